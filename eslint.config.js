@@ -1,0 +1,21 @@
+// Lint: typescript-eslint's recommended rules, plus the dependency direction of the layers:
+// nothing below the HTTP edge imports it.
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'bench/results/**'] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/http/**', 'src/app.ts', 'src/cli.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/http/**', '../http/*'], message: 'services must not depend on the HTTP layer' }] }],
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'read configuration in src/config.ts only' }],
+    },
+  },
+);

@@ -1,0 +1,151 @@
+// Chat accounts as the operator links and changes them. Provider secrets are sealed at rest
+// and never leave this module in clear.
+import crypto from 'node:crypto';
+import type { Directory } from '../auth/directory.js';
+import type { Db, Queryable } from '../db/db.js';
+import { PLAN_LIMITS, type Plan } from '../plans/plans.js';
+import type { Sealer } from '../shared/crypto.js';
+import { errors, operatorErrors } from '../shared/errors.js';
+import type { AccountStatus, AccountType, SendPolicyMode } from '../shared/vocab.js';
+import { ACCOUNT_COLUMNS, toAccountRecord } from './account-record.js';
+import { toPublicAccount } from './account-view.js';
+
+export type OfficialInput = {
+  phoneNumberId?: string;
+  wabaId?: string;
+  accessToken?: string;
+  appSecret?: string | null;
+  integrationId?: string | null;
+  managementToken?: string | null;
+  wabaVerification?: 'verified' | 'unverifiable' | 'unreachable';
+  verifiedName?: string | null;
+};
+
+export type AccountInput = {
+  type?: AccountType;
+  phoneNumber?: string;
+  displayName?: string;
+  status?: AccountStatus;
+  lastErrorCode?: string | null;
+  official?: OfficialInput;
+  sendPolicy?: { mode: SendPolicyMode; testRecipients?: string[] };
+  throughputMps?: number;
+};
+
+export type AccountAdmin = ReturnType<typeof createAccountAdmin>;
+
+export function createAccountAdmin(deps: { db: Db; sealer: Sealer; directory: Pick<Directory, 'invalidate'>; publicBaseUrl: string }) {
+  const { db, sealer, directory, publicBaseUrl } = deps;
+  const seal = (v: string | null | undefined) => (v === undefined ? undefined : v === null ? null : sealer.seal(v));
+
+  async function view(tx: Queryable, id: string) {
+    const rows = await tx.query<Record<string, unknown>>(
+      `SELECT ${ACCOUNT_COLUMNS}, (SELECT plan FROM customers c WHERE c.id = a.customer_id) AS plan
+         FROM chat_accounts a WHERE id = $1`,
+      [id],
+    );
+    const r = rows[0]!;
+    const record = toAccountRecord(r);
+    return { ...toPublicAccount(record, r.plan as Plan, publicBaseUrl), customerId: record.customerId, throughputMps: record.throughputMps };
+  }
+
+  function uniqueViolation(err: unknown): boolean {
+    return typeof err === 'object' && err !== null && (err as { code?: string }).code === '23505';
+  }
+
+  return {
+    async create(customerId: string, input: AccountInput & { type: AccountType; phoneNumber: string; displayName: string }) {
+      if (input.type === 'OFFICIAL') {
+        const o = input.official;
+        const missing = (['phoneNumberId', 'wabaId', 'accessToken'] as const).filter((k) => !o?.[k]);
+        if (missing.length > 0) throw errors.validation(missing.map((k) => ({ path: `official.${k}`, message: 'is required for an OFFICIAL account' })));
+      } else if (input.official !== undefined || input.sendPolicy !== undefined) {
+        throw errors.validation([{ path: input.official ? 'official' : 'sendPolicy', message: 'applies to OFFICIAL accounts only' }]);
+      }
+      try {
+        return await db.transaction(async (tx) => {
+          const customers = await tx.query<{ plan: Plan }>('SELECT plan FROM customers WHERE id = $1 FOR UPDATE', [customerId]);
+          const plan = customers[0]?.plan;
+          if (!plan) throw errors.notFound();
+          const [{ n } = { n: 0 }] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM chat_accounts WHERE customer_id = $1', [customerId]);
+          const limit = PLAN_LIMITS[plan].accounts;
+          if (n >= limit) throw errors.limitReached(`chat accounts on plan ${plan}`, limit);
+          const id = crypto.randomUUID();
+          const o = input.official ?? {};
+          const status = input.status ?? 'CONNECTED';
+          await tx.query(
+            `INSERT INTO chat_accounts (id, customer_id, type, status, phone_number, display_name, connected_at,
+                phone_number_id, waba_id, access_token_enc, app_secret_enc, integration_id, management_token_enc,
+                waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps)
+             VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $4 = 'CONNECTED' THEN now() END,
+                $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+            [
+              id, customerId, input.type, status, input.phoneNumber, input.displayName,
+              o.phoneNumberId ?? null, o.wabaId ?? null, seal(o.accessToken) ?? null, seal(o.appSecret) ?? null,
+              o.integrationId ?? null, seal(o.managementToken) ?? null,
+              input.type === 'OFFICIAL' ? (o.wabaVerification ?? 'unverifiable') : null, o.verifiedName ?? null,
+              input.type === 'OFFICIAL' ? (input.sendPolicy?.mode ?? 'PRODUCTION') : null,
+              input.sendPolicy?.testRecipients ?? [], input.throughputMps ?? 80,
+            ],
+          );
+          await directory.invalidate(tx, customerId);
+          return view(tx, id);
+        });
+      } catch (err) {
+        if (uniqueViolation(err)) throw operatorErrors.alreadyExists('an account with this phoneNumberId');
+        throw err;
+      }
+    },
+
+    async update(id: string, input: AccountInput) {
+      try {
+        return await db.transaction(async (tx) => {
+          const rows = await tx.query<{ customer_id: string; type: AccountType }>(
+            'SELECT customer_id, type FROM chat_accounts WHERE id = $1 FOR UPDATE',
+            [id],
+          );
+          const current = rows[0];
+          if (!current) throw errors.notFound();
+          const type = input.type ?? current.type;
+          if (type === 'DIRECT' && (input.official !== undefined || input.sendPolicy !== undefined)) {
+            throw errors.validation([{ path: input.official ? 'official' : 'sendPolicy', message: 'applies to OFFICIAL accounts only' }]);
+          }
+          const o = input.official ?? {};
+          // Each column changes only when its field was given; $n::boolean flags say "given".
+          const sets: string[] = [];
+          const params: unknown[] = [id];
+          const set = (column: string, value: unknown) => {
+            if (value === undefined) return;
+            params.push(value);
+            sets.push(`${column} = $${params.length}`);
+          };
+          set('type', input.type);
+          set('status', input.status);
+          if (input.status === 'CONNECTED') sets.push('connected_at = COALESCE(connected_at, now())');
+          set('phone_number', input.phoneNumber);
+          set('display_name', input.displayName);
+          set('last_error_code', input.lastErrorCode);
+          set('phone_number_id', o.phoneNumberId);
+          set('waba_id', o.wabaId);
+          set('access_token_enc', seal(o.accessToken));
+          set('app_secret_enc', seal(o.appSecret));
+          set('integration_id', o.integrationId);
+          set('management_token_enc', seal(o.managementToken));
+          set('waba_verification', o.wabaVerification);
+          set('verified_name', o.verifiedName);
+          set('send_policy_mode', input.sendPolicy?.mode);
+          set('test_recipients', input.sendPolicy?.testRecipients);
+          set('throughput_mps', input.throughputMps);
+          if (sets.length > 0) {
+            await tx.query(`UPDATE chat_accounts SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, params);
+          }
+          await directory.invalidate(tx, current.customer_id);
+          return view(tx, id);
+        });
+      } catch (err) {
+        if (uniqueViolation(err)) throw operatorErrors.alreadyExists('an account with this phoneNumberId');
+        throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,50 @@
+// The chat account as the rest of the service sees it (secrets stay sealed until a sender needs them).
+import type { AccountStatus, AccountType, SendPolicyMode } from '../shared/vocab.js';
+
+export type AccountRecord = {
+  id: string;
+  customerId: string;
+  type: AccountType;
+  status: AccountStatus;
+  phoneNumber: string;
+  displayName: string;
+  connectedAt: Date | null;
+  lastErrorCode: string | null;
+  phoneNumberId: string | null;
+  wabaId: string | null;
+  integrationId: string | null;
+  hasManagementToken: boolean;
+  wabaVerification: string | null;
+  verifiedName: string | null;
+  sendPolicyMode: SendPolicyMode | null;
+  testRecipients: string[];
+  throughputMps: number;
+  createdAt: Date;
+};
+
+export const ACCOUNT_COLUMNS = `id, customer_id, type, status, phone_number, display_name, connected_at, last_error_code,
+  phone_number_id, waba_id, integration_id, management_token_enc IS NOT NULL AS has_management_token,
+  waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, created_at`;
+
+export function toAccountRecord(r: Record<string, unknown>): AccountRecord {
+  return {
+    id: r.id as string,
+    customerId: r.customer_id as string,
+    type: r.type as AccountType,
+    status: r.status as AccountStatus,
+    phoneNumber: r.phone_number as string,
+    displayName: r.display_name as string,
+    connectedAt: (r.connected_at as Date | null) ?? null,
+    lastErrorCode: (r.last_error_code as string | null) ?? null,
+    phoneNumberId: (r.phone_number_id as string | null) ?? null,
+    wabaId: (r.waba_id as string | null) ?? null,
+    integrationId: (r.integration_id as string | null) ?? null,
+    hasManagementToken: r.has_management_token === true,
+    wabaVerification: (r.waba_verification as string | null) ?? null,
+    verifiedName: (r.verified_name as string | null) ?? null,
+    sendPolicyMode: (r.send_policy_mode as SendPolicyMode | null) ?? null,
+    testRecipients: (r.test_recipients as string[] | null) ?? [],
+    throughputMps: Number(r.throughput_mps),
+    createdAt: r.created_at as Date,
+  };
+}

@@ -1,0 +1,61 @@
+// The public shape of a chat account (GET /chat-accounts), capabilities derived from type and plan.
+import type { Plan } from '../plans/plans.js';
+import { PLAN_LIMITS } from '../plans/plans.js';
+import { CHANNEL_DIRECT, CHANNEL_OFFICIAL } from '../shared/vocab.js';
+import type { AccountRecord } from './account-record.js';
+
+/**
+ * What the service can do today, whatever the account. Flip a flag when its capability ships:
+ * the template catalog and the provider status-webhook receiver are not built yet, so they are
+ * not reported as enabled.
+ */
+export const SERVICE_FEATURES = {
+  templateCatalog: false,
+  statusWebhooks: false,
+} as const;
+
+export type PublicAccount = ReturnType<typeof toPublicAccount>;
+
+export function toPublicAccount(a: AccountRecord, plan: Plan, publicBaseUrl: string) {
+  const official = a.type === 'OFFICIAL';
+  const templatesInPlan = PLAN_LIMITS[plan].templates;
+  const capability = (supported: boolean, enabled: boolean) => ({ supported, enabled: supported && enabled });
+  return {
+    id: a.id,
+    type: a.type,
+    status: a.status,
+    phoneNumber: a.phoneNumber,
+    displayName: a.displayName,
+    connectedAt: (a.connectedAt ?? a.createdAt).toISOString(),
+    channel: official ? CHANNEL_OFFICIAL : CHANNEL_DIRECT,
+    lastErrorCode: a.lastErrorCode,
+    official: official
+      ? {
+          phoneNumberId: a.phoneNumberId,
+          wabaId: a.wabaId,
+          wabaVerification: a.wabaVerification ?? 'unverifiable',
+          verifiedName: a.verifiedName,
+        }
+      : null,
+    sendPolicy: official
+      ? { mode: a.sendPolicyMode ?? 'GLOBAL', testRecipientsCount: a.sendPolicyMode === 'GLOBAL' || a.sendPolicyMode === null ? null : a.testRecipients.length }
+      : null,
+    webhook: official
+      ? {
+          integrationId: a.integrationId,
+          callbackUrl: `${publicBaseUrl}/provider/webhooks/${a.integrationId !== null ? `integrations/${encodeURIComponent(a.integrationId)}` : 'app'}`,
+        }
+      : null,
+    capabilities: {
+      text: capability(true, true),
+      media: capability(true, true),
+      template: capability(official, templatesInPlan),
+      namedTemplateParameters: { ...capability(official, templatesInPlan), scope: 'body' as const },
+      templateManagement: {
+        ...capability(official, templatesInPlan && a.hasManagementToken && SERVICE_FEATURES.templateCatalog),
+        verifiedAt: null as string | null,
+      },
+      statusWebhooks: capability(official, SERVICE_FEATURES.statusWebhooks),
+    },
+  };
+}

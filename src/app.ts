@@ -1,0 +1,132 @@
+// The composition root: builds every service by hand and wires the roles of this process.
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import pino, { type Logger } from 'pino';
+import { createAccountAdmin } from './accounts/account-admin.js';
+import { createDirectory } from './auth/directory.js';
+import type { Config } from './config.js';
+import { createCustomerService } from './customers/customer-service.js';
+import type { Db } from './db/db.js';
+import { migrate } from './db/migrate.js';
+import { openDb } from './db/open-db.js';
+import { createDispatcher } from './dispatch/dispatcher.js';
+import { registerAdminRoutes } from './http/routes/admin-routes.js';
+import { registerChatAccountRoutes } from './http/routes/chat-accounts-routes.js';
+import { registerMessageRoutes } from './http/routes/messages-routes.js';
+import { registerMetaRoutes } from './http/routes/meta-routes.js';
+import { apiKeyAuth, createServer, type Server } from './http/server.js';
+import { createKeyService } from './keys/key-service.js';
+import { createMessageQueries } from './messages/message-queries.js';
+import { createSendService } from './messages/send-service.js';
+import { createPurger } from './purge/purger.js';
+import { createSealer } from './shared/crypto.js';
+
+export type Role = 'all' | 'api' | 'worker';
+
+export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
+  return pino({
+    level: config.logLevel,
+    redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', '*.accessToken', '*.appSecret', '*.managementToken', '*.key'], censor: '[redacted]' },
+  });
+}
+
+/** Embedded mode only: a key generated once and kept beside the data (PostgreSQL mode requires ENCRYPTION_KEY). */
+function embeddedEncryptionKey(dataDir: string): Buffer {
+  const file = path.join(dataDir, 'encryption.key');
+  fs.mkdirSync(dataDir, { recursive: true });
+  if (!fs.existsSync(file)) fs.writeFileSync(file, crypto.randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
+  return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
+}
+
+export type App = {
+  db: Db;
+  log: Logger;
+  server: Server | null;
+  /** Listens (api role) and starts the workers (worker role). Returns the bound address, if any. */
+  start(): Promise<string | null>;
+  stop(): Promise<void>;
+};
+
+export async function createApp(config: Config, opts: { role?: Role; db?: Db; log?: Logger } = {}): Promise<App> {
+  const role = opts.role ?? 'all';
+  const log = opts.log ?? createLogger(config);
+  const db = opts.db ?? (await openDb(config));
+  const applied = await migrate(db);
+  if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  if (config.unsafeAllowPrivateUrls) log.warn('UNSAFE_ALLOW_PRIVATE_URLS=true: outbound URLs may use http and private or loopback hosts; never in production');
+
+  const sealer = createSealer(config.encryptionKey ?? embeddedEncryptionKey(config.dataDir));
+  const directory = createDirectory(db);
+  const sends = createSendService({ db, maxSendAttempts: config.maxSendAttempts });
+
+  let server: Server | null = null;
+  if (role !== 'worker') {
+    server = createServer({ log, bodyLimit: config.bodyLimitBytes });
+    registerMetaRoutes(server, { db });
+    const api = server;
+    void api.register(async (plain) => {
+      const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+      scope.addHook('onRequest', apiKeyAuth(directory.authenticate));
+      registerMessageRoutes(scope, { directory, sends, queries: createMessageQueries(db), allowPrivateUrls: config.unsafeAllowPrivateUrls });
+      registerChatAccountRoutes(scope, { directory, publicBaseUrl: config.publicBaseUrl });
+    });
+    if (config.adminToken !== null) {
+      const adminToken = config.adminToken;
+      void api.register(async (plain) =>
+        registerAdminRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {
+          adminToken,
+          customers: createCustomerService({ db, directory }),
+          accounts: createAccountAdmin({ db, sealer, directory, publicBaseUrl: config.publicBaseUrl }),
+          keys: createKeyService({ db, sealer, directory }),
+        }),
+      );
+    } else {
+      log.info('ADMIN_TOKEN is not set: the operator API is off');
+    }
+  }
+
+  const workers =
+    role === 'api'
+      ? []
+      : [
+          createDispatcher({
+            db,
+            log,
+            options: {
+              batchSize: config.workerBatchSize,
+              leaseSeconds: config.workerLeaseSeconds,
+              pollMs: config.workerPollMs,
+              sandboxStepMs: config.sandboxStepMs,
+            },
+          }),
+          createPurger({ db, log, intervalSeconds: config.purgeIntervalSeconds }),
+        ];
+
+  let stopListening: (() => Promise<void>) | null = null;
+  let stopped = false;
+
+  return {
+    db,
+    log,
+    server,
+    async start() {
+      stopListening = await directory.start();
+      for (const w of workers) await w.start();
+      if (!server) return null;
+      const address = await server.listen({ port: config.port, host: config.host });
+      log.info({ address, role, database: db.kind }, 'chatgate listening');
+      return address;
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await server?.close(); // stops accepting and waits for requests in flight
+      await sends.drain();
+      for (const w of workers) await w.stop();
+      await stopListening?.();
+      if (!opts.db) await db.close();
+    },
+  };
+}

@@ -1,0 +1,131 @@
+// Who is calling and what they own, cached per process so the send hot path costs no query
+// for authentication or account resolution. Every change to keys, customers or accounts
+// NOTIFYs `chatgate_cache` in its own transaction; each process drops the entry it names.
+// Revocation is also re-checked inside the send transaction, so no message is ever written
+// with a key whose revocation has committed.
+import type { Db, Queryable } from '../db/db.js';
+import { notify } from '../db/db.js';
+import { ACCOUNT_COLUMNS, type AccountRecord, toAccountRecord } from '../accounts/account-record.js';
+import type { Plan } from '../plans/plans.js';
+import { sha256Hex } from '../shared/crypto.js';
+import type { TemplateAccess } from '../shared/vocab.js';
+
+export type Principal = {
+  keyId: string;
+  customerId: string;
+  sandbox: boolean;
+  /** The one chat account a scoped key is limited to, or null. */
+  scopeAccountId: string | null;
+  templateAccess: TemplateAccess;
+};
+
+export type Tenant = {
+  customerId: string;
+  plan: Plan;
+  defaultCountry: string | null;
+  accounts: AccountRecord[];
+};
+
+const CHANNEL = 'chatgate_cache';
+const TTL_MS = 60_000; // safety net should a notification be missed
+const MAX_ENTRIES = 50_000;
+
+type Entry<T> = { value: T; at: number };
+
+export type Directory = ReturnType<typeof createDirectory>;
+
+export function createDirectory(db: Db) {
+  const keys = new Map<string, Entry<Principal | null>>();
+  const tenants = new Map<string, Entry<Tenant | null>>();
+  const keyHashesByCustomer = new Map<string, Set<string>>();
+
+  function fresh<T>(e: Entry<T> | undefined): e is Entry<T> {
+    return e !== undefined && Date.now() - e.at < TTL_MS;
+  }
+  function put<T>(map: Map<string, Entry<T>>, k: string, value: T) {
+    if (map.size >= MAX_ENTRIES) map.clear();
+    map.set(k, { value, at: Date.now() });
+  }
+
+  function drop(payload: string) {
+    const [kind, id] = payload.split(':');
+    if (kind === 'customer' && id) {
+      tenants.delete(id);
+      for (const h of keyHashesByCustomer.get(id) ?? []) keys.delete(h);
+      keyHashesByCustomer.delete(id);
+    } else {
+      keys.clear();
+      tenants.clear();
+    }
+  }
+
+  async function loadPrincipal(hash: string): Promise<Principal | null> {
+    const rows = await db.query<Record<string, unknown>>(
+      `SELECT id, customer_id, sandbox, chat_account_id, template_access FROM api_keys
+        WHERE key_hash = $1 AND revoked_at IS NULL`,
+      [hash],
+    );
+    const r = rows[0];
+    if (!r) return null;
+    return {
+      keyId: r.id as string,
+      customerId: r.customer_id as string,
+      sandbox: r.sandbox as boolean,
+      scopeAccountId: (r.chat_account_id as string | null) ?? null,
+      templateAccess: r.template_access as TemplateAccess,
+    };
+  }
+
+  async function loadTenant(customerId: string): Promise<Tenant | null> {
+    const [customers, accounts] = await Promise.all([
+      db.query<Record<string, unknown>>('SELECT plan, default_country FROM customers WHERE id = $1', [customerId]),
+      db.query<Record<string, unknown>>(
+        `SELECT ${ACCOUNT_COLUMNS} FROM chat_accounts WHERE customer_id = $1 ORDER BY created_at, id`,
+        [customerId],
+      ),
+    ]);
+    const c = customers[0];
+    if (!c) return null;
+    return {
+      customerId,
+      plan: c.plan as Plan,
+      defaultCountry: (c.default_country as string | null) ?? null,
+      accounts: accounts.map(toAccountRecord),
+    };
+  }
+
+  return {
+    async start(): Promise<() => Promise<void>> {
+      return db.listen(CHANNEL, drop);
+    },
+
+    /** The principal of a raw API key, or null when unknown or revoked. */
+    async authenticate(rawKey: string): Promise<Principal | null> {
+      const hash = sha256Hex(rawKey);
+      const cached = keys.get(hash);
+      if (fresh(cached)) return cached.value;
+      const principal = await loadPrincipal(hash);
+      put(keys, hash, principal);
+      if (principal) {
+        const set = keyHashesByCustomer.get(principal.customerId) ?? new Set<string>();
+        set.add(hash);
+        keyHashesByCustomer.set(principal.customerId, set);
+      }
+      return principal;
+    },
+
+    async tenant(customerId: string): Promise<Tenant | null> {
+      const cached = tenants.get(customerId);
+      if (fresh(cached)) return cached.value;
+      const tenant = await loadTenant(customerId);
+      put(tenants, customerId, tenant);
+      return tenant;
+    },
+
+    /** Call inside the transaction that changes a customer, its accounts or keys. */
+    async invalidate(tx: Queryable, customerId: string): Promise<void> {
+      drop(`customer:${customerId}`); // this process at once; the others on commit
+      await notify(tx, CHANNEL, `customer:${customerId}`);
+    },
+  };
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// chatgate: serve [--role all|api|worker] | migrate | admin ... (the one place that reads process.env)
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { runAdminCli } from './admin/admin-cli.js';
+import { createApp, createLogger, type Role } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { migrate } from './db/migrate.js';
+import { openDb } from './db/open-db.js';
+
+const USAGE = `usage: chatgate <command>
+  serve [--role all|api|worker]   run the HTTP API and/or the workers (default all)
+  migrate                         apply database migrations and exit
+  admin ...                       operator commands (chatgate admin --help)`;
+
+async function serve(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } }, strict: true });
+  const role = values.role as Role;
+  if (!['all', 'api', 'worker'].includes(role)) throw new ConfigError([`--role must be all, api or worker (got "${role}")`]);
+  const config = loadConfig(process.env);
+  const app = await createApp(config, { role });
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      app.log.error('shutdown timed out; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    force.unref();
+    app.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        app.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  await app.start();
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (fs.existsSync('.env')) process.loadEnvFile('.env');
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve':
+      await serve(rest);
+      return -1; // keep running
+    case 'migrate': {
+      const config = loadConfig(process.env);
+      const db = await openDb(config);
+      const applied = await migrate(db);
+      createLogger(config).info({ applied }, 'migrations up to date');
+      await db.close();
+      return 0;
+    }
+    case 'admin': {
+      const port = process.env.PORT ?? '3000';
+      return runAdminCli(rest, {
+        baseUrl: (process.env.CHATGATE_URL ?? `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
+        adminToken: process.env.ADMIN_TOKEN ?? null,
+      });
+    }
+    default:
+      console.log(USAGE);
+      return command === undefined || command === '--help' ? 0 : 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError) console.error(err.message);
+    else console.error(err);
+    process.exit(1);
+  },
+);

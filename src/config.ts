@@ -1,0 +1,140 @@
+// Configuration is read from the environment once, validated, and passed in.
+// Nothing else in src/ reads process.env.
+import path from 'node:path';
+
+export type Config = {
+  port: number;
+  host: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  dbPoolSize: number;
+  adminToken: string | null;
+  publicBaseUrl: string;
+  providerBaseUrl: string;
+  providerApiVersion: string;
+  providerAppSecret: string | null;
+  providerVerifyToken: string | null;
+  unsafeAllowPrivateUrls: boolean;
+  retryTimeScale: number;
+  purgeIntervalSeconds: number;
+  /** 32-byte key (base64) for secrets at rest; null means "generate one under DATA_DIR" (embedded mode only). */
+  encryptionKey: Buffer | null;
+  logLevel: string;
+  maxSendAttempts: number;
+  workerBatchSize: number;
+  workerLeaseSeconds: number;
+  workerPollMs: number;
+  sandboxStepMs: number;
+  bodyLimitBytes: number;
+  shutdownTimeoutMs: number;
+};
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Parses and validates every setting; collects all problems so one start-up names them all. */
+export function loadConfig(env: Env): Config {
+  const problems: string[] = [];
+  const str = (name: string): string | null => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? null : v.trim();
+  };
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = str(name);
+    if (raw === null) return def;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+      return def;
+    }
+    return Number(raw);
+  };
+  const num = (name: string, def: number, minExclusive: number, max: number): number => {
+    const raw = str(name);
+    if (raw === null) return def;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= minExclusive || n > max) {
+      problems.push(`${name} must be a number above ${minExclusive} and at most ${max} (got "${raw}")`);
+      return def;
+    }
+    return n;
+  };
+  const bool = (name: string): boolean => {
+    const raw = str(name);
+    if (raw === null) return false;
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    problems.push(`${name} must be true or false (got "${raw}")`);
+    return false;
+  };
+  const url = (name: string, def: string | null): string | null => {
+    const raw = str(name) ?? def;
+    if (raw === null) return null;
+    try {
+      const u = new URL(raw);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+      return raw.replace(/\/+$/, '');
+    } catch {
+      problems.push(`${name} must be an http(s) URL (got "${raw}")`);
+      return def;
+    }
+  };
+
+  const port = int('PORT', 3000, 0, 65535);
+  const host = str('HOST') ?? '127.0.0.1';
+  const databaseUrl = str('DATABASE_URL');
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push('DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  const adminToken = str('ADMIN_TOKEN');
+  if (adminToken !== null && adminToken.length < 16) {
+    problems.push('ADMIN_TOKEN must be at least 16 characters long');
+  }
+  let encryptionKey: Buffer | null = null;
+  const rawKey = str('ENCRYPTION_KEY');
+  if (rawKey !== null) {
+    const decoded = Buffer.from(rawKey, 'base64');
+    if (decoded.length !== 32) problems.push('ENCRYPTION_KEY must be 32 bytes encoded in base64 (openssl rand -base64 32)');
+    else encryptionKey = decoded;
+  } else if (databaseUrl !== null) {
+    problems.push('ENCRYPTION_KEY is required with DATABASE_URL (every process must share it): openssl rand -base64 32');
+  }
+  const logLevel = str('LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const config: Config = {
+    port,
+    host,
+    databaseUrl,
+    dataDir: path.resolve(str('DATA_DIR') ?? './data'),
+    dbPoolSize: int('DB_POOL_SIZE', 20, 2, 500),
+    adminToken,
+    publicBaseUrl: url('PUBLIC_BASE_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`) ?? '',
+    providerBaseUrl: url('PROVIDER_BASE_URL', 'https://graph.facebook.com') ?? '',
+    providerApiVersion: str('PROVIDER_API_VERSION') ?? 'v23.0',
+    providerAppSecret: str('PROVIDER_APP_SECRET'),
+    providerVerifyToken: str('PROVIDER_VERIFY_TOKEN'),
+    unsafeAllowPrivateUrls: bool('UNSAFE_ALLOW_PRIVATE_URLS'),
+    retryTimeScale: num('RETRY_TIME_SCALE', 1, 0, 1000),
+    purgeIntervalSeconds: int('PURGE_INTERVAL_SECONDS', 3 * 3600, 1, 30 * 86400),
+    encryptionKey,
+    logLevel,
+    maxSendAttempts: int('MAX_SEND_ATTEMPTS', 5, 1, 50),
+    workerBatchSize: int('WORKER_BATCH_SIZE', 200, 1, 5000),
+    workerLeaseSeconds: int('WORKER_LEASE_SECONDS', 30, 1, 3600),
+    workerPollMs: int('WORKER_POLL_MS', 1000, 10, 60000),
+    sandboxStepMs: int('SANDBOX_STEP_MS', 1000, 0, 60000),
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
+  };
+  if (!/^v\d+\.\d+$/.test(config.providerApiVersion)) problems.push('PROVIDER_API_VERSION must look like v23.0');
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,84 @@
+// Customers: created and changed by the operator.
+import crypto from 'node:crypto';
+import type { Directory } from '../auth/directory.js';
+import type { Db } from '../db/db.js';
+import type { Plan } from '../plans/plans.js';
+import { PLAN_LIMITS, quotaMonth } from '../plans/plans.js';
+import { errors } from '../shared/errors.js';
+
+export type Customer = {
+  id: string;
+  name: string;
+  plan: Plan;
+  defaultCountry: string | null;
+  createdAt: string;
+  updatedAt: string;
+};
+
+const COLUMNS = 'id, name, plan, default_country, created_at, updated_at';
+
+function toCustomer(r: Record<string, unknown>): Customer {
+  return {
+    id: r.id as string,
+    name: r.name as string,
+    plan: r.plan as Plan,
+    defaultCountry: (r.default_country as string | null) ?? null,
+    createdAt: (r.created_at as Date).toISOString(),
+    updatedAt: (r.updated_at as Date).toISOString(),
+  };
+}
+
+export type CustomerService = ReturnType<typeof createCustomerService>;
+
+export function createCustomerService(deps: { db: Db; directory: Pick<Directory, 'invalidate'> }) {
+  const { db, directory } = deps;
+  return {
+    async create(input: { name: string; plan: Plan; defaultCountry?: string | null }): Promise<Customer> {
+      const rows = await db.query<Record<string, unknown>>(
+        `INSERT INTO customers (id, name, plan, default_country) VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`,
+        [crypto.randomUUID(), input.name, input.plan, input.defaultCountry ?? null],
+      );
+      return toCustomer(rows[0]!);
+    },
+
+    async get(id: string): Promise<Customer & { usage: { month: string; used: number; limit: number } }> {
+      const { month } = quotaMonth(new Date());
+      const rows = await db.query<Record<string, unknown>>(
+        `SELECT ${COLUMNS}, COALESCE((SELECT used FROM quota_usage q WHERE q.customer_id = c.id AND q.month = $2), 0) AS used
+           FROM customers c WHERE id = $1`,
+        [id, month],
+      );
+      const r = rows[0];
+      if (!r) throw errors.notFound();
+      const c = toCustomer(r);
+      return { ...c, usage: { month, used: Number(r.used), limit: PLAN_LIMITS[c.plan].messagesPerMonth } };
+    },
+
+    /** A plan change also re-clips the lifetime of stored messages to the new retention. */
+    async update(id: string, patch: { name?: string; plan?: Plan; defaultCountry?: string | null }): Promise<Customer> {
+      return db.transaction(async (tx) => {
+        const rows = await tx.query<Record<string, unknown>>(
+          `UPDATE customers SET
+              name = COALESCE($2, name),
+              plan = COALESCE($3, plan),
+              default_country = CASE WHEN $4::boolean THEN $5 ELSE default_country END,
+              updated_at = now()
+            WHERE id = $1 RETURNING ${COLUMNS}`,
+          [id, patch.name ?? null, patch.plan ?? null, patch.defaultCountry !== undefined, patch.defaultCountry ?? null],
+        );
+        const r = rows[0];
+        if (!r) throw errors.notFound();
+        const customer = toCustomer(r);
+        if (patch.plan !== undefined) {
+          await tx.query(
+            `UPDATE messages SET expires_at = created_at + make_interval(days => $2)
+              WHERE customer_id = $1 AND expires_at > created_at + make_interval(days => $2)`,
+            [id, PLAN_LIMITS[customer.plan].retentionDays],
+          );
+        }
+        await directory.invalidate(tx, id);
+        return customer;
+      });
+    },
+  };
+}

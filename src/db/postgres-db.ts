@@ -1,0 +1,37 @@
+// PostgreSQL server driver (postgres.js): a pool of connections, pipelined statements,
+// LISTEN on a dedicated connection that reconnects by itself.
+import postgres from 'postgres';
+import type { Db, Queryable } from './db.js';
+
+type Sql = postgres.Sql | postgres.TransactionSql;
+
+function wrap(sql: Sql): Queryable {
+  return {
+    async query<T>(text: string, params?: readonly unknown[]) {
+      const rows = await sql.unsafe(text, (params ?? []) as postgres.ParameterOrJSON<never>[], { prepare: true });
+      return rows as unknown as T[];
+    },
+    async exec(text: string) {
+      await sql.unsafe(text);
+    },
+  };
+}
+
+export async function openPostgresDb(url: string, poolSize: number): Promise<Db> {
+  const sql = postgres(url, {
+    max: poolSize,
+    onnotice: () => {},
+    connection: { application_name: 'chatgate' },
+  });
+  await sql`SELECT 1`; // fail fast at start-up when the server is unreachable
+  return {
+    kind: 'postgres',
+    ...wrap(sql),
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>) => sql.begin((tx) => fn(wrap(tx))) as Promise<T>,
+    async listen(channel, onPayload) {
+      const sub = await sql.listen(channel, onPayload);
+      return () => sub.unlisten();
+    },
+    close: () => sql.end({ timeout: 5 }),
+  };
+}

@@ -1,0 +1,158 @@
+// The operator API (contract in docs/architecture.md), guarded by Authorization: Bearer <ADMIN_TOKEN>.
+import { Type } from '@sinclair/typebox';
+import { isSupportedCountry } from 'libphonenumber-js';
+import type { AccountAdmin } from '../../accounts/account-admin.js';
+import type { CustomerService } from '../../customers/customer-service.js';
+import type { KeyService } from '../../keys/key-service.js';
+import { PLANS } from '../../plans/plans.js';
+import { safeEqual } from '../../shared/crypto.js';
+import { errors } from '../../shared/errors.js';
+import { COUNTRY_PATTERN, E164, Uuid } from '../../shared/schemas.js';
+import { ACCOUNT_STATUSES, ACCOUNT_TYPES, SEND_POLICY_MODES, TEMPLATE_ACCESS, WABA_VERIFICATIONS } from '../../shared/vocab.js';
+import type { Server } from '../server.js';
+
+const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Country = Type.Union([Type.String({ pattern: COUNTRY_PATTERN }), Type.Null()]);
+const Secret = Type.String({ minLength: 1, maxLength: 4096 });
+const ProviderId = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$' });
+
+const Official = Type.Object(
+  {
+    phoneNumberId: Type.Optional(ProviderId),
+    wabaId: Type.Optional(ProviderId),
+    accessToken: Type.Optional(Secret),
+    appSecret: Type.Optional(Type.Union([Secret, Type.Null()])),
+    integrationId: Type.Optional(Type.Union([ProviderId, Type.Null()])),
+    managementToken: Type.Optional(Type.Union([Secret, Type.Null()])),
+    wabaVerification: Type.Optional(literals(WABA_VERIFICATIONS)),
+    verifiedName: Type.Optional(Type.Union([Name, Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+
+const AccountFields = {
+  type: literals(ACCOUNT_TYPES),
+  phoneNumber: E164(),
+  displayName: Name,
+  status: Type.Optional(literals(ACCOUNT_STATUSES)),
+  lastErrorCode: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()])),
+  official: Type.Optional(Official),
+  sendPolicy: Type.Optional(
+    Type.Object(
+      { mode: literals(SEND_POLICY_MODES), testRecipients: Type.Optional(Type.Array(E164(), { maxItems: 1000 })) },
+      { additionalProperties: false },
+    ),
+  ),
+  throughputMps: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+};
+
+const IdParam = Type.Object({ id: Uuid() });
+
+function checkCountry(country: string | null | undefined) {
+  if (country && !isSupportedCountry(country)) {
+    throw errors.validation([{ path: 'defaultCountry', message: 'is not a country with known phone numbering' }]);
+  }
+}
+
+export function registerAdminRoutes(
+  app: Server,
+  deps: { adminToken: string; customers: CustomerService; accounts: AccountAdmin; keys: KeyService },
+) {
+  app.addHook('onRequest', async (request) => {
+    const header = request.headers.authorization ?? '';
+    const token = header.startsWith('Bearer ') ? header.slice(7) : '';
+    if (!safeEqual(token, deps.adminToken)) throw errors.unauthorized();
+  });
+  const tags = ['operator'];
+  const security = [{ operator: [] }];
+
+  app.post(
+    '/admin/customers',
+    {
+      schema: {
+        tags, security, summary: 'Create a customer',
+        body: Type.Object({ name: Name, plan: literals(PLANS), defaultCountry: Type.Optional(Country) }, { additionalProperties: false }),
+      },
+    },
+    async (request, reply) => {
+      checkCountry(request.body.defaultCountry);
+      return reply.code(201).send(await deps.customers.create(request.body));
+    },
+  );
+
+  app.get('/admin/customers/:id', { schema: { tags, security, summary: 'A customer with this month\'s usage', params: IdParam } }, async (request) =>
+    deps.customers.get(request.params.id),
+  );
+
+  app.patch(
+    '/admin/customers/:id',
+    {
+      schema: {
+        tags, security, summary: 'Change a customer\'s plan, default country or name',
+        params: IdParam,
+        body: Type.Object(
+          { name: Type.Optional(Name), plan: Type.Optional(literals(PLANS)), defaultCountry: Type.Optional(Country) },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request) => {
+      checkCountry(request.body.defaultCountry);
+      return deps.customers.update(request.params.id, request.body);
+    },
+  );
+
+  app.post(
+    '/admin/customers/:id/chat-accounts',
+    {
+      schema: {
+        tags, security, summary: 'Link a chat account',
+        params: IdParam,
+        body: Type.Object(AccountFields, { additionalProperties: false }),
+      },
+    },
+    async (request, reply) => reply.code(201).send(await deps.accounts.create(request.params.id, request.body)),
+  );
+
+  app.patch(
+    '/admin/chat-accounts/:id',
+    {
+      schema: {
+        tags, security, summary: 'Change a chat account',
+        params: IdParam,
+        body: Type.Partial(Type.Object(AccountFields), { additionalProperties: false }),
+      },
+    },
+    async (request) => deps.accounts.update(request.params.id, request.body),
+  );
+
+  app.post(
+    '/admin/customers/:id/api-keys',
+    {
+      schema: {
+        tags, security, summary: 'Create an API key (the full key is shown once, in this answer)',
+        params: IdParam,
+        body: Type.Object(
+          {
+            sandbox: Type.Optional(Type.Boolean()),
+            chatAccountId: Type.Optional(Type.Union([Uuid(), Type.Null()])),
+            templateAccess: Type.Optional(literals(TEMPLATE_ACCESS)),
+            name: Type.Optional(Type.Union([Name, Type.Null()])),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request, reply) => reply.code(201).send(await deps.keys.create(request.params.id, request.body ?? {})),
+  );
+
+  app.get('/admin/customers/:id/api-keys', { schema: { tags, security, summary: 'A customer\'s keys, masked', params: IdParam } }, async (request) => ({
+    apiKeys: await deps.keys.list(request.params.id),
+  }));
+
+  app.delete('/admin/api-keys/:id', { schema: { tags, security, summary: 'Revoke a key, at once and for good', params: IdParam } }, async (request, reply) => {
+    await deps.keys.revoke(request.params.id);
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,106 @@
+// /messages: send, read one, list.
+import { Type } from '@sinclair/typebox';
+import type { Directory } from '../../auth/directory.js';
+import type { MessageQueries } from '../../messages/message-queries.js';
+import { crossFieldProblems, type SendRequest, SendRequestSchema } from '../../messages/send-request.js';
+import type { SendService } from '../../messages/send-service.js';
+import { errors } from '../../shared/errors.js';
+import { ErrorBody, Timestamp, Uuid } from '../../shared/schemas.js';
+import { MESSAGE_STATUSES, CHANNEL_OFFICIAL } from '../../shared/vocab.js';
+import type { Server } from '../server.js';
+import { principalOf } from '../server.js';
+import { toProblems } from '../validation.js';
+import { resolveReadScope } from './read-scope.js';
+
+const Ack = Type.Object({ messageId: Type.String(), externalId: Type.String(), status: Type.String(), queued: Type.Boolean() });
+
+const ListQuery = Type.Object(
+  {
+    status: Type.Optional(Type.Union(MESSAGE_STATUSES.map((s) => Type.Literal(s)))),
+    externalId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    providerMessageId: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+    channel: Type.Optional(Type.Literal(CHANNEL_OFFICIAL)),
+    chatAccountId: Type.Optional(Uuid()),
+    since: Type.Optional(Timestamp()),
+    until: Type.Optional(Timestamp()),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    cursor: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  { additionalProperties: false },
+);
+
+export function registerMessageRoutes(
+  app: Server,
+  deps: { directory: Pick<Directory, 'tenant'>; sends: SendService; queries: MessageQueries; allowPrivateUrls: boolean },
+) {
+  const tenantOf = async (customerId: string) => {
+    const tenant = await deps.directory.tenant(customerId);
+    if (!tenant) throw errors.invalidKey();
+    return tenant;
+  };
+
+  app.post(
+    '/messages',
+    {
+      attachValidation: true,
+      schema: {
+        summary: 'Queue one message',
+        tags: ['messages'],
+        security: [{ apiKey: [] }],
+        body: SendRequestSchema,
+        response: { 200: Ack, 201: Ack, '4xx': ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const problems = [
+        ...toProblems((request.validationError?.validation ?? []) as never),
+        ...crossFieldProblems(request.body, { allowPrivateUrls: deps.allowPrivateUrls }),
+      ];
+      if (problems.length > 0) throw errors.validation(problems);
+      const principal = principalOf(request);
+      const result = await deps.sends.send(principal, await tenantOf(principal.customerId), request.body as SendRequest);
+      return reply.code(result.created ? 201 : 200).send(result.ack);
+    },
+  );
+
+  app.get(
+    '/messages/:id',
+    {
+      schema: {
+        summary: 'One message, by messageId or by your externalId',
+        tags: ['messages'],
+        security: [{ apiKey: [] }],
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }),
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      return deps.queries.get({ customerId: principal.customerId, accountId: principal.scopeAccountId }, request.params.id);
+    },
+  );
+
+  app.get(
+    '/messages',
+    {
+      schema: {
+        summary: 'Messages, newest first, with cursor pagination',
+        tags: ['messages'],
+        security: [{ apiKey: [] }],
+        querystring: ListQuery,
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const q = request.query;
+      const tenant = await tenantOf(principal.customerId);
+      const scope = resolveReadScope(principal, tenant, q.chatAccountId);
+      return deps.queries.list(scope, {
+        ...q,
+        since: q.since !== undefined ? new Date(q.since) : undefined,
+        until: q.until !== undefined ? new Date(q.until) : undefined,
+        limit: q.limit ?? 50,
+        chatAccountId: undefined,
+      });
+    },
+  );
+}

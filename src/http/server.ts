@@ -1,0 +1,113 @@
+// The HTTP edge: Fastify with TypeBox schemas, one error mapping, request ids, auth for the public API.
+import crypto from 'node:crypto';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyRequest,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from 'fastify';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from 'pino';
+import type { Principal, Tenant } from '../auth/directory.js';
+import { AppError, errors } from '../shared/errors.js';
+import { toProblems, validatorCompiler } from './validation.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export type Server = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
+
+export function createServer(opts: { log: Logger; bodyLimit: number }): Server {
+  const app = Fastify({
+    loggerInstance: opts.log,
+    disableRequestLogging: true,
+    bodyLimit: opts.bodyLimit,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+    },
+    routerOptions: { maxParamLength: 500 },
+    ajv: { customOptions: { strict: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Server;
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.decorateRequest('principal', null);
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.routeOptions.url ?? request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), customerId: request.principal?.customerId },
+      'request',
+    );
+  });
+
+  app.setNotFoundHandler((_request, reply) => {
+    void reply.code(404).send({ error: 'not_found' });
+  });
+
+  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
+    if (err instanceof AppError) return reply.code(err.status).send(err.body());
+    if (err.validation) {
+      return reply.code(400).send(errors.validation(toProblems(err.validation as never)).body());
+    }
+    switch (err.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return reply.code(413).send(errors.payloadTooLarge().body());
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return reply.code(415).send(errors.unsupportedMediaType().body());
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+        return reply.code(400).send(errors.validation([{ path: '', message: 'body must be a valid JSON document' }]).body());
+    }
+    if (err instanceof SyntaxError || (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500)) {
+      return reply.code(err.statusCode ?? 400).send({ error: 'bad_request', message: err.message });
+    }
+    request.log.error({ err }, 'unhandled error');
+    return reply.code(500).send({ error: 'Internal server error' });
+  });
+
+  void app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'ChatGate API', version: '0.1.0', description: 'Chat message delivery service. Authenticate with the x-api-key header.' },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          operator: { type: 'http', scheme: 'bearer' },
+        },
+      },
+    },
+  });
+  return app;
+}
+
+/** The public API's authentication, as an onRequest hook (before body parsing and validation). */
+export function apiKeyAuth(authenticate: (raw: string) => Promise<Principal | null>) {
+  return async (request: FastifyRequest) => {
+    const raw = request.headers['x-api-key'];
+    if (raw === undefined || raw === '') throw errors.missingKey();
+    if (typeof raw !== 'string' || raw.length > 200) throw errors.invalidKey();
+    const principal = await authenticate(raw);
+    if (!principal) throw errors.invalidKey();
+    request.principal = principal;
+  };
+}
+
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw errors.invalidKey();
+  return request.principal;
+}
+
+export type TenantOf = (request: FastifyRequest) => Promise<{ principal: Principal; tenant: Tenant }>;

@@ -1,0 +1,81 @@
+// Request validation: two Ajv instances (bodies as sent; query strings and path params coerced
+// from text), every problem collected and answered as validation_error with details[{path,message}].
+import Ajv, { type ErrorObject } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import { type Problem } from '../shared/errors.js';
+import { PATTERN_MESSAGES } from '../shared/schemas.js';
+
+function makeAjv(coerce: boolean) {
+  const ajv = new Ajv.default({
+    allErrors: true,
+    coerceTypes: coerce,
+    useDefaults: false,
+    removeAdditional: false,
+    strict: false,
+    allowUnionTypes: true,
+  });
+  addFormats.default(ajv, ['date-time', 'uri', 'email']);
+  ajv.addKeyword('x-cross-field'); // documentation marker only
+  return ajv;
+}
+
+const bodyAjv = makeAjv(false);
+const textAjv = makeAjv(true);
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const ajv = httpPart === 'body' ? bodyAjv : textAjv;
+  return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+};
+
+function joinPath(instancePath: string, extra?: string): string {
+  const parts = instancePath.split('/').filter((p) => p !== '').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (extra !== undefined) parts.push(extra);
+  return parts.join('.');
+}
+
+function describe(e: ErrorObject): Problem | null {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return { path: joinPath(e.instancePath, String(p.missingProperty)), message: 'is required' };
+    case 'additionalProperties':
+      return { path: joinPath(e.instancePath, String(p.additionalProperty)), message: 'is not a known field' };
+    case 'type':
+      return { path: joinPath(e.instancePath), message: `must be ${String(p.type).replace(',', ' or ')}` };
+    case 'minLength':
+      return { path: joinPath(e.instancePath), message: p.limit === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters` };
+    case 'maxLength':
+      return { path: joinPath(e.instancePath), message: `must be at most ${String(p.limit)} characters` };
+    case 'pattern':
+      return { path: joinPath(e.instancePath), message: PATTERN_MESSAGES[String(p.pattern)] ?? `must match ${String(p.pattern)}` };
+    case 'const':
+      return { path: joinPath(e.instancePath), message: `must be ${JSON.stringify(p.allowedValue)}` };
+    case 'enum':
+      return { path: joinPath(e.instancePath), message: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+    case 'format':
+      return { path: joinPath(e.instancePath), message: p.format === 'date-time' ? 'must be an ISO 8601 timestamp' : `must be a valid ${String(p.format)}` };
+    case 'if':
+    case 'anyOf':
+    case 'oneOf':
+      return null; // the branch errors already say what is wrong
+    default:
+      return { path: joinPath(e.instancePath), message: e.message ?? 'is invalid' };
+  }
+}
+
+/** Ajv errors as the spec's details, one per problem, without duplicates. */
+export function toProblems(errs: readonly ErrorObject[]): Problem[] {
+  const seen = new Set<string>();
+  const out: Problem[] = [];
+  for (const e of errs) {
+    const d = describe(e);
+    if (!d) continue;
+    const k = `${d.path}\u0000${d.message}`;
+    if (!seen.has(k)) {
+      seen.add(k);
+      out.push(d);
+    }
+  }
+  return out;
+}

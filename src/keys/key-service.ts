@@ -1,0 +1,94 @@
+// API keys: only a SHA-256 hash is used for lookup; an encrypted copy lets the portal reveal a key.
+import crypto from 'node:crypto';
+import type { Directory } from '../auth/directory.js';
+import type { Db } from '../db/db.js';
+import type { Sealer } from '../shared/crypto.js';
+import { randomHex, sha256Hex } from '../shared/crypto.js';
+import { errors } from '../shared/errors.js';
+import type { TemplateAccess } from '../shared/vocab.js';
+
+export const MAX_ACTIVE_KEYS = 5;
+export const LIVE_PREFIX = 'ak_live_';
+export const TEST_PREFIX = 'ak_test_';
+
+/** 8-character prefix + 64 hex characters (256 random bits) = 72 characters. */
+export function generateKey(sandbox: boolean): string {
+  return `${sandbox ? TEST_PREFIX : LIVE_PREFIX}${randomHex(32)}`;
+}
+
+export function maskKey(prefix: string, hint: string): string {
+  return `${prefix}${'*'.repeat(8)}${hint}`;
+}
+
+type KeyRow = Record<string, unknown>;
+
+function toKeyView(r: KeyRow) {
+  const sandbox = r.sandbox as boolean;
+  return {
+    id: r.id as string,
+    name: (r.name as string | null) ?? null,
+    sandbox,
+    chatAccountId: (r.chat_account_id as string | null) ?? null,
+    templateAccess: r.template_access as TemplateAccess,
+    maskedKey: maskKey(sandbox ? TEST_PREFIX : LIVE_PREFIX, r.key_hint as string),
+    createdAt: (r.created_at as Date).toISOString(),
+    revokedAt: r.revoked_at ? (r.revoked_at as Date).toISOString() : null,
+  };
+}
+
+export type KeyService = ReturnType<typeof createKeyService>;
+
+export function createKeyService(deps: { db: Db; sealer: Sealer; directory: Pick<Directory, 'invalidate'> }) {
+  const { db, sealer, directory } = deps;
+  const COLUMNS = 'id, name, sandbox, chat_account_id, template_access, key_hint, created_at, revoked_at';
+  return {
+    async create(
+      customerId: string,
+      input: { sandbox?: boolean; chatAccountId?: string | null; templateAccess?: TemplateAccess; name?: string | null },
+    ) {
+      return db.transaction(async (tx) => {
+        // Locking the customer row serialises key creation, so the active-key cap holds under concurrency.
+        const customers = await tx.query('SELECT id FROM customers WHERE id = $1 FOR UPDATE', [customerId]);
+        if (customers.length === 0) throw errors.notFound();
+        if (input.chatAccountId) {
+          const owned = await tx.query('SELECT 1 FROM chat_accounts WHERE id = $1 AND customer_id = $2', [input.chatAccountId, customerId]);
+          if (owned.length === 0) throw errors.invalidChatAccount();
+        }
+        const [{ n } = { n: 0 }] = await tx.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM api_keys WHERE customer_id = $1 AND revoked_at IS NULL',
+          [customerId],
+        );
+        if (n >= MAX_ACTIVE_KEYS) throw errors.limitReached('active API keys per customer', MAX_ACTIVE_KEYS);
+        const sandbox = input.sandbox ?? false;
+        const key = generateKey(sandbox);
+        const rows = await tx.query<KeyRow>(
+          `INSERT INTO api_keys (id, customer_id, chat_account_id, name, sandbox, template_access, key_hash, key_enc, key_hint)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+          [
+            crypto.randomUUID(), customerId, input.chatAccountId ?? null, input.name ?? null, sandbox,
+            input.templateAccess ?? 'none', sha256Hex(key), sealer.seal(key), key.slice(-4),
+          ],
+        );
+        return { ...toKeyView(rows[0]!), key };
+      });
+    },
+
+    async list(customerId: string) {
+      const rows = await db.query<KeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE customer_id = $1 ORDER BY created_at, id`, [customerId]);
+      return rows.map(toKeyView);
+    },
+
+    /** Revocation is immediate and irreversible; revoking a revoked key is a no-op. */
+    async revoke(id: string): Promise<void> {
+      await db.transaction(async (tx) => {
+        const rows = await tx.query<{ customer_id: string }>(
+          'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING customer_id',
+          [id],
+        );
+        const customerId = rows[0]?.customer_id;
+        if (!customerId) throw errors.notFound();
+        await directory.invalidate(tx, customerId);
+      });
+    },
+  };
+}

@@ -1,0 +1,156 @@
+// One transaction for a whole batch of accepted sends: quota rows locked, messages inserted
+// idempotently, quota charged for what was really created, workers woken. A constant number of
+// statements whatever the batch size.
+import type { Db, Queryable } from '../db/db.js';
+import { notify } from '../db/db.js';
+import { quotaMonth } from '../plans/plans.js';
+
+export type NewMessage = {
+  id: string;
+  customerId: string;
+  chatAccountId: string;
+  apiKeyId: string;
+  externalId: string;
+  payloadHash: string;
+  recipient: string;
+  channel: string;
+  contentJson: string;
+  metadataJson: string | null;
+  sandbox: boolean;
+  createdAt: Date;
+  expiresAt: Date;
+  maxAttempts: number;
+  /** Monthly quota of the customer's plan; null for sandbox sends, which use none. */
+  quotaLimit: number | null;
+};
+
+export type Ack = { messageId: string; externalId: string; status: string; queued: boolean };
+
+export type InsertOutcome =
+  | { kind: 'created'; ack: Ack }
+  | { kind: 'repeat'; ack: Ack }
+  | { kind: 'conflict' }
+  | { kind: 'quota_exceeded'; limit: number; used: number; resetsAt: string }
+  | { kind: 'revoked' };
+
+export const MESSAGES_READY = 'chatgate_messages_ready';
+
+const INSERT_SQL = `
+  INSERT INTO messages (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
+                        content, metadata, sandbox, status, max_attempts, created_at, expires_at, due_at)
+  SELECT t.id, t.customer_id, t.chat_account_id, t.api_key_id, t.external_id, t.payload_hash, t.recipient, t.channel,
+         t.content::jsonb, t.metadata::jsonb, t.sandbox, 'pending', t.max_attempts, t.created_at, t.expires_at, t.created_at
+    FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[],
+                $9::text[], $10::text[], $11::boolean[], $12::int[], $13::timestamptz[], $14::timestamptz[])
+         AS t(id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
+              content, metadata, sandbox, max_attempts, created_at, expires_at)
+   WHERE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.revoked_at IS NULL)
+  ON CONFLICT (customer_id, external_id) DO NOTHING
+  RETURNING id`;
+
+const columns = (items: NewMessage[]) => [
+  items.map((m) => m.id),
+  items.map((m) => m.customerId),
+  items.map((m) => m.chatAccountId),
+  items.map((m) => m.apiKeyId),
+  items.map((m) => m.externalId),
+  items.map((m) => m.payloadHash),
+  items.map((m) => m.recipient),
+  items.map((m) => m.channel),
+  items.map((m) => m.contentJson),
+  items.map((m) => m.metadataJson),
+  items.map((m) => m.sandbox),
+  items.map((m) => m.maxAttempts),
+  items.map((m) => m.createdAt.toISOString()),
+  items.map((m) => m.expiresAt.toISOString()),
+];
+
+/** Locks this month's quota rows of the customers in the batch, in id order (no deadlocks). */
+async function lockQuota(tx: Queryable, customerIds: string[], month: string): Promise<Map<string, number>> {
+  if (customerIds.length === 0) return new Map();
+  await tx.query(
+    `INSERT INTO quota_usage (customer_id, month) SELECT c, $2::date FROM unnest($1::uuid[]) AS c
+     ON CONFLICT DO NOTHING`,
+    [customerIds, month],
+  );
+  const rows = await tx.query<{ customer_id: string; used: number }>(
+    `SELECT customer_id, used FROM quota_usage WHERE customer_id = ANY($1::uuid[]) AND month = $2::date
+      ORDER BY customer_id FOR UPDATE`,
+    [customerIds, month],
+  );
+  return new Map(rows.map((r) => [r.customer_id, Number(r.used)]));
+}
+
+async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promise<InsertOutcome[]> {
+  const { month, resetsAt } = quotaMonth(now);
+  const charged = [...new Set(items.filter((m) => m.quotaLimit !== null).map((m) => m.customerId))].sort();
+  const used = await lockQuota(tx, charged, month);
+
+  const inserted = new Set((await tx.query<{ id: string }>(INSERT_SQL, columns(items))).map((r) => r.id));
+
+  // Admit what was created in arrival order until each customer's quota is full; undo the rest.
+  const outcomes: (InsertOutcome | null)[] = items.map(() => null);
+  const excess: string[] = [];
+  const admitted = new Map<string, number>();
+  items.forEach((m, i) => {
+    if (!inserted.has(m.id)) return;
+    if (m.quotaLimit !== null) {
+      const soFar = (used.get(m.customerId) ?? 0) + (admitted.get(m.customerId) ?? 0);
+      if (soFar >= m.quotaLimit) {
+        excess.push(m.id);
+        outcomes[i] = { kind: 'quota_exceeded', limit: m.quotaLimit, used: soFar, resetsAt };
+        return;
+      }
+      admitted.set(m.customerId, (admitted.get(m.customerId) ?? 0) + 1);
+    }
+    outcomes[i] = { kind: 'created', ack: { messageId: m.id, externalId: m.externalId, status: 'pending', queued: true } };
+  });
+
+  // Requests that inserted nothing: an existing message with that externalId, or a revoked key.
+  const others = items.filter((_, i) => outcomes[i] === null);
+  if (others.length > 0) {
+    const existing = await tx.query<{ id: string; customer_id: string; external_id: string; payload_hash: string; status: string }>(
+      `SELECT m.id, m.customer_id, m.external_id, m.payload_hash, m.status FROM messages m
+         JOIN unnest($1::uuid[], $2::text[]) AS k(customer_id, external_id)
+           ON m.customer_id = k.customer_id AND m.external_id = k.external_id`,
+      [others.map((m) => m.customerId), others.map((m) => m.externalId)],
+    );
+    const byKey = new Map(existing.map((r) => [`${r.customer_id}\u0000${r.external_id}`, r]));
+    const excessSet = new Set(excess);
+    items.forEach((m, i) => {
+      if (outcomes[i] !== null) return;
+      const row = byKey.get(`${m.customerId}\u0000${m.externalId}`);
+      if (row === undefined) outcomes[i] = { kind: 'revoked' };
+      else if (row.payload_hash !== m.payloadHash) outcomes[i] = { kind: 'conflict' };
+      else if (excessSet.has(row.id)) {
+        // Its twin in this batch was refused for quota: so is it.
+        outcomes[i] = outcomes[items.findIndex((x) => x.id === row.id)] ?? { kind: 'conflict' };
+      } else outcomes[i] = { kind: 'repeat', ack: { messageId: row.id, externalId: row.external_id, status: row.status, queued: true } };
+    });
+  }
+
+  if (excess.length > 0) await tx.query('DELETE FROM messages WHERE id = ANY($1::uuid[])', [excess]);
+  if (admitted.size > 0) {
+    await tx.query(
+      `UPDATE quota_usage q SET used = q.used + d.n
+         FROM unnest($1::uuid[], $2::int[]) AS d(customer_id, n)
+        WHERE q.customer_id = d.customer_id AND q.month = $3::date`,
+      [[...admitted.keys()], [...admitted.values()], month],
+    );
+  }
+  if (inserted.size > excess.length) await notify(tx, MESSAGES_READY);
+  return outcomes as InsertOutcome[];
+}
+
+const DEADLOCK = '40P01';
+
+/** Writes one batch; a deadlock between concurrent batches (crossing unique-key waits) is retried. */
+export async function insertBatch(db: Db, items: NewMessage[], now = new Date()): Promise<InsertOutcome[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction((tx) => insertOnce(tx, items, now));
+    } catch (err) {
+      if (attempt >= 3 || (err as { code?: string }).code !== DEADLOCK) throw err;
+    }
+  }
+}

@@ -1,0 +1,77 @@
+// Reading a customer's messages. Every query starts from the customer id, and from the scoped
+// account when the key has one.
+import type { Db } from '../db/db.js';
+import { decodeCursor, encodeCursor } from '../shared/cursor.js';
+import { errors } from '../shared/errors.js';
+import { MESSAGE_COLUMNS, type Message, toMessage } from './message-view.js';
+
+export type Scope = { customerId: string; accountId: string | null };
+
+export type ListFilter = {
+  status?: string;
+  externalId?: string;
+  providerMessageId?: string;
+  channel?: string;
+  chatAccountId?: string;
+  since?: Date;
+  until?: Date;
+  limit: number;
+  cursor?: string;
+};
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function createMessageQueries(db: Db) {
+  return {
+    /** By messageId or by the caller's externalId; a messageId match wins. */
+    async get(scope: Scope, id: string): Promise<Message> {
+      const rows = await db.query<Record<string, unknown>>(
+        `SELECT ${MESSAGE_COLUMNS} FROM messages
+          WHERE customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2)
+            AND (external_id = $3 OR ($4::uuid IS NOT NULL AND id = $4::uuid))
+          ORDER BY (id = $4::uuid) IS TRUE DESC LIMIT 1`,
+        [scope.customerId, scope.accountId, id, UUID.test(id) ? id.toLowerCase() : null],
+      );
+      const r = rows[0];
+      if (!r) throw errors.messageNotFound();
+      return toMessage(r);
+    },
+
+    /** Newest first; the cursor is the (createdAt, id) of the last row of the previous page. */
+    async list(scope: Scope, f: ListFilter): Promise<{ messages: Message[]; nextCursor: string | null }> {
+      const where = ['customer_id = $1'];
+      const params: unknown[] = [scope.customerId];
+      const add = (clause: (n: string) => string, value: unknown) => {
+        params.push(value);
+        where.push(clause(`$${params.length}`));
+      };
+      if (scope.accountId !== null) add((n) => `chat_account_id = ${n}::uuid`, scope.accountId);
+      if (f.chatAccountId !== undefined) add((n) => `chat_account_id = ${n}::uuid`, f.chatAccountId);
+      if (f.status !== undefined) add((n) => `status = ${n}`, f.status);
+      if (f.externalId !== undefined) add((n) => `external_id = ${n}`, f.externalId);
+      if (f.providerMessageId !== undefined) add((n) => `provider_message_id = ${n}`, f.providerMessageId);
+      if (f.channel !== undefined) add((n) => `channel = ${n}`, f.channel);
+      if (f.since !== undefined) add((n) => `created_at >= ${n}::timestamptz`, f.since.toISOString());
+      if (f.until !== undefined) add((n) => `created_at <= ${n}::timestamptz`, f.until.toISOString());
+      if (f.cursor !== undefined) {
+        const pos = decodeCursor(f.cursor);
+        params.push(pos.createdAt.toISOString(), pos.id);
+        where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+      }
+      params.push(f.limit + 1);
+      const rows = await db.query<Record<string, unknown>>(
+        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE ${where.join(' AND ')}
+          ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+        params,
+      );
+      const page = rows.slice(0, f.limit);
+      const last = page[page.length - 1];
+      const nextCursor =
+        rows.length > f.limit && last ? encodeCursor({ createdAt: last.created_at as Date, id: last.id as string }) : null;
+      const now = new Date();
+      return { messages: page.map((r) => toMessage(r, now)), nextCursor };
+    },
+  };
+}
+
+export type MessageQueries = ReturnType<typeof createMessageQueries>;

@@ -1,0 +1,98 @@
+// POST /messages: the request schema and the rules JSON Schema cannot say on its own
+// (which content field goes with which content.type, url xor mediaId, URL safety, metadata size).
+import { type Static, Type } from '@sinclair/typebox';
+import { checkOutboundUrl } from '../outbound/address-guard.js';
+import type { Problem } from '../shared/errors.js';
+import { E164, LANGUAGE_PATTERN, TEMPLATE_NAME_PATTERN, Uuid } from '../shared/schemas.js';
+import { CHANNEL_OFFICIAL, CONTENT_TYPES } from '../shared/vocab.js';
+
+export const MAX_METADATA_BYTES = 16 * 1024;
+export const MAX_TEMPLATE_VALUES = 100;
+
+const TemplateValues = Type.Array(Type.String({ minLength: 1, maxLength: 32768 }), { maxItems: MAX_TEMPLATE_VALUES });
+
+const MediaRef = (withFilename: boolean) =>
+  Type.Object(
+    {
+      url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+      mediaId: Type.Optional(Uuid()),
+      ...(withFilename ? { filename: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) } : {}),
+    },
+    { additionalProperties: false },
+  );
+
+export const SendRequestSchema = Type.Object(
+  {
+    externalId: Type.String({ minLength: 1, maxLength: 200 }),
+    channel: Type.Optional(Type.Literal(CHANNEL_OFFICIAL)),
+    to: Type.Object({ type: Type.Literal('phone'), phoneE164: E164() }, { additionalProperties: false }),
+    content: Type.Object(
+      {
+        type: Type.Union(CONTENT_TYPES.map((t) => Type.Literal(t))),
+        text: Type.Optional(Type.String({ minLength: 1, maxLength: 10000 })),
+        template: Type.Optional(
+          Type.Object(
+            {
+              name: Type.String({ minLength: 1, maxLength: 512, pattern: TEMPLATE_NAME_PATTERN }),
+              language: Type.String({ minLength: 2, maxLength: 20, pattern: LANGUAGE_PATTERN }),
+              components: Type.Optional(
+                Type.Object({ body: Type.Optional(TemplateValues), header: Type.Optional(TemplateValues) }, { additionalProperties: false }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+        image: Type.Optional(MediaRef(false)),
+        document: Type.Optional(MediaRef(true)),
+        caption: Type.Optional(Type.String({ maxLength: 1024 })),
+      },
+      { additionalProperties: false },
+    ),
+    chatAccountId: Type.Optional(Uuid()),
+    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    ttlSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false, 'x-cross-field': true },
+);
+
+export type SendRequest = Static<typeof SendRequestSchema>;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const CONTENT_FIELDS = ['text', 'template', 'image', 'document'] as const;
+
+/**
+ * Cross-field rules, run on the raw body next to schema validation so that one answer lists
+ * every problem. Tolerates any shape: the schema reports type errors, this adds the rest.
+ */
+export function crossFieldProblems(body: unknown, opts: { allowPrivateUrls: boolean }): Problem[] {
+  if (!isObject(body) || !isObject(body.content)) return [];
+  const content = body.content;
+  const type = content.type;
+  const problems: Problem[] = [];
+  if (typeof type !== 'string' || !(CONTENT_TYPES as readonly string[]).includes(type)) return problems;
+  for (const field of CONTENT_FIELDS) {
+    const present = content[field] !== undefined;
+    if (field === type && !present) problems.push({ path: `content.${field}`, message: `is required when content.type is ${type}` });
+    if (field !== type && present) problems.push({ path: `content.${field}`, message: `is not allowed when content.type is ${type}` });
+  }
+  if (content.caption !== undefined && type !== 'image' && type !== 'document') {
+    problems.push({ path: 'content.caption', message: 'is allowed only for image and document content' });
+  }
+  if (type === 'image' || type === 'document') {
+    const media = content[type];
+    if (isObject(media)) {
+      const hasUrl = media.url !== undefined;
+      const hasId = media.mediaId !== undefined;
+      if (hasUrl === hasId) problems.push({ path: `content.${type}`, message: 'must have exactly one of url or mediaId' });
+      if (typeof media.url === 'string' && media.url.length <= 2048) {
+        const reason = checkOutboundUrl(media.url, { allowPrivate: opts.allowPrivateUrls });
+        if (reason !== null) problems.push({ path: `content.${type}.url`, message: reason });
+      }
+    }
+  }
+  if (isObject(body.metadata) && Buffer.byteLength(JSON.stringify(body.metadata)) > MAX_METADATA_BYTES) {
+    problems.push({ path: 'metadata', message: `must be at most ${MAX_METADATA_BYTES} bytes as JSON` });
+  }
+  return problems;
+}

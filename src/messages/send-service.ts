@@ -1,0 +1,103 @@
+// Accepting a send: account resolution, plan gates, then the group-committed idempotent insert.
+import crypto from 'node:crypto';
+import type { AccountRecord } from '../accounts/account-record.js';
+import type { Principal, Tenant } from '../auth/directory.js';
+import type { Db } from '../db/db.js';
+import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
+import { canonicalJson, sha256Hex } from '../shared/crypto.js';
+import { errors } from '../shared/errors.js';
+import { createGroupCommit } from '../shared/group-commit.js';
+import { CHANNEL_OFFICIAL } from '../shared/vocab.js';
+import { type Ack, type InsertOutcome, insertBatch, type NewMessage } from './insert-batch.js';
+import type { SendRequest } from './send-request.js';
+
+/** Resolves the sending account: the key's scope, the given id, or the customer's only official account. */
+export function resolveSendAccount(principal: Principal, tenant: Tenant, requested: string | undefined): AccountRecord {
+  const wanted = requested?.toLowerCase();
+  if (principal.scopeAccountId !== null) {
+    if (wanted !== undefined && wanted !== principal.scopeAccountId) throw errors.keyScopeViolation();
+    const scoped = tenant.accounts.find((a) => a.id === principal.scopeAccountId);
+    if (!scoped || scoped.type !== 'OFFICIAL') throw errors.invalidChatAccount();
+    return scoped;
+  }
+  if (wanted !== undefined) {
+    const account = tenant.accounts.find((a) => a.id === wanted);
+    if (!account || account.type !== 'OFFICIAL') throw errors.invalidChatAccount();
+    return account;
+  }
+  const officials = tenant.accounts.filter((a) => a.type === 'OFFICIAL');
+  if (officials.length !== 1) throw errors.chatAccountRequired();
+  return officials[0]!;
+}
+
+export type SendResult = { created: boolean; ack: Ack };
+
+export type SendService = ReturnType<typeof createSendService>;
+
+export function createSendService(deps: { db: Db; maxSendAttempts: number }) {
+  const { db, maxSendAttempts } = deps;
+  const group = createGroupCommit<NewMessage, InsertOutcome>((items) => insertBatch(db, items), {
+    maxBatch: 500,
+    // PGlite is one connection: more than one batch in flight would only queue behind it.
+    maxInFlight: db.kind === 'pglite' ? 1 : 4,
+  });
+
+  return {
+    async send(principal: Principal, tenant: Tenant, req: SendRequest): Promise<SendResult> {
+      const account = resolveSendAccount(principal, tenant, req.chatAccountId);
+      if (req.content.type === 'template' && !principal.sandbox && !PLAN_LIMITS[tenant.plan].templates) {
+        throw errors.templatesNotAvailable();
+      }
+      const media = req.content.image ?? req.content.document;
+      // No upload exists until the media store ships, so every mediaId is unknown.
+      if (media?.mediaId !== undefined) throw errors.invalidMedia('media_not_found');
+
+      const now = new Date();
+      const ttl = effectiveTtlSeconds(tenant.plan, req.ttlSeconds);
+      const payloadHash = sha256Hex(
+        canonicalJson({
+          externalId: req.externalId,
+          channel: CHANNEL_OFFICIAL,
+          to: req.to,
+          content: req.content,
+          chatAccountId: account.id,
+          metadata: req.metadata ?? null,
+          ttlSeconds: req.ttlSeconds ?? null,
+          sandbox: principal.sandbox,
+        }),
+      );
+      const outcome = await group.submit({
+        id: crypto.randomUUID(),
+        customerId: tenant.customerId,
+        chatAccountId: account.id,
+        apiKeyId: principal.keyId,
+        externalId: req.externalId,
+        payloadHash,
+        recipient: req.to.phoneE164,
+        channel: CHANNEL_OFFICIAL,
+        contentJson: JSON.stringify(req.content),
+        metadataJson: req.metadata === undefined ? null : JSON.stringify(req.metadata),
+        sandbox: principal.sandbox,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + ttl * 1000),
+        maxAttempts: maxSendAttempts,
+        quotaLimit: principal.sandbox ? null : PLAN_LIMITS[tenant.plan].messagesPerMonth,
+      });
+      switch (outcome.kind) {
+        case 'created':
+          return { created: true, ack: outcome.ack };
+        case 'repeat':
+          return { created: false, ack: outcome.ack };
+        case 'conflict':
+          throw errors.conflict();
+        case 'quota_exceeded':
+          throw errors.quotaExceeded(outcome.limit, outcome.used, outcome.resetsAt);
+        case 'revoked':
+          throw errors.invalidKey();
+      }
+    },
+
+    /** Waits for batches in flight (graceful shutdown). */
+    drain: () => group.drain(),
+  };
+}

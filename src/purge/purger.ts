@@ -1,0 +1,70 @@
+// The purger: deletes messages past their lifetime (TTL clipped to plan retention) and old events.
+// Every process runs the loop; a run-record row under an advisory lock lets one process per
+// interval do the pass, and each chunk is its own short transaction.
+import type { Logger } from 'pino';
+import type { Db } from '../db/db.js';
+
+const LOCK_KEY = 727_002;
+const CHUNK = 5000;
+/** Events outlive nothing they describe: the longest message retention is 30 days. */
+const EVENT_RETENTION_DAYS = 30;
+
+export type PurgeResult = { messages: number; events: number };
+
+/** One purge pass, whoever's turn it is. Returns null when another process holds the turn. */
+export async function purgeOnce(db: Db, intervalSeconds: number, force = false): Promise<PurgeResult | null> {
+  const myTurn = await db.transaction(async (tx) => {
+    const [lock] = await tx.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [LOCK_KEY]);
+    if (!lock?.ok) return false;
+    await tx.query(`INSERT INTO purge_runs (name, last_run_at) VALUES ('purger', '-infinity') ON CONFLICT DO NOTHING`);
+    const claimed = await tx.query(
+      `UPDATE purge_runs SET last_run_at = now()
+        WHERE name = 'purger' AND ($2 OR last_run_at <= now() - make_interval(secs => $1)) RETURNING name`,
+      [intervalSeconds * 0.9, force],
+    );
+    return claimed.length > 0;
+  });
+  if (!myTurn) return null;
+  const chunked = async (sql: string) => {
+    let total = 0;
+    for (;;) {
+      const rows = await db.query(sql, [CHUNK]);
+      total += rows.length;
+      if (rows.length < CHUNK) return total;
+    }
+  };
+  const messages = await chunked(
+    `DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE expires_at <= now() LIMIT $1) RETURNING id`,
+  );
+  const events = await chunked(
+    `DELETE FROM events WHERE id IN (SELECT id FROM events WHERE created_at < now() - interval '${EVENT_RETENTION_DAYS} days' LIMIT $1) RETURNING id`,
+  );
+  return { messages, events };
+}
+
+export function createPurger(deps: { db: Db; log: Logger; intervalSeconds: number }) {
+  const { db, log, intervalSeconds } = deps;
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<unknown> = Promise.resolve();
+
+  const tick = () => {
+    running = purgeOnce(db, intervalSeconds)
+      .then((r) => {
+        if (r) log.info({ purged: r }, 'purge pass done');
+      })
+      .catch((err: unknown) => log.error({ err }, 'purge pass failed'));
+  };
+
+  return {
+    start() {
+      tick();
+      // Check often (at most every minute); the run record decides whether a pass is due.
+      timer = setInterval(tick, Math.min(intervalSeconds, 60) * 1000);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      await running;
+    },
+  };
+}

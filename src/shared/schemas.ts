@@ -1,0 +1,24 @@
+// TypeBox building blocks shared by routes; the error messages for patterns live beside them.
+import { Type } from '@sinclair/typebox';
+
+export const E164_PATTERN = '^\\+[0-9]{7,15}$';
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+export const COUNTRY_PATTERN = '^[A-Z]{2}$';
+export const TEMPLATE_NAME_PATTERN = '^[a-z0-9_]+$';
+export const LANGUAGE_PATTERN = '^[a-z]{2,3}([_-][A-Za-z0-9]{2,8})*$';
+
+/** Human wording for each pattern, used when a value does not match it. */
+export const PATTERN_MESSAGES: Record<string, string> = {
+  [E164_PATTERN]: 'must be + followed by 7 to 15 digits',
+  [UUID_PATTERN]: 'must be a UUID',
+  [COUNTRY_PATTERN]: 'must be an ISO 3166 alpha-2 country code such as US',
+  [TEMPLATE_NAME_PATTERN]: 'must contain only lower-case letters, digits and underscores',
+  [LANGUAGE_PATTERN]: 'must be a language code such as en or en_US',
+};
+
+export const Uuid = (opts: Record<string, unknown> = {}) => Type.String({ pattern: UUID_PATTERN, ...opts });
+export const E164 = (opts: Record<string, unknown> = {}) => Type.String({ pattern: E164_PATTERN, ...opts });
+export const Timestamp = (opts: Record<string, unknown> = {}) => Type.String({ format: 'date-time', ...opts });
+export const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+
+export const ErrorBody = Type.Object({ error: Type.String() }, { additionalProperties: true });

@@ -1,0 +1,32 @@
+// Vocabularies of the spec, one place each.
+export const MESSAGE_STATUSES = ['pending', 'queued', 'sent', 'delivered', 'read', 'failed'] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+export const FINAL_STATUSES: readonly MessageStatus[] = ['sent', 'delivered', 'read', 'failed'];
+
+export const CONTENT_TYPES = ['text', 'template', 'image', 'document'] as const;
+export type ContentType = (typeof CONTENT_TYPES)[number];
+
+export const ACCOUNT_TYPES = ['OFFICIAL', 'DIRECT'] as const;
+export type AccountType = (typeof ACCOUNT_TYPES)[number];
+export const ACCOUNT_STATUSES = ['PENDING', 'AUTHENTICATING', 'CONNECTED', 'DISCONNECTED', 'BANNED', 'ERROR'] as const;
+export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
+export const SEND_POLICY_MODES = ['DISABLED', 'TEST', 'PRODUCTION', 'GLOBAL'] as const;
+export type SendPolicyMode = (typeof SEND_POLICY_MODES)[number];
+export const WABA_VERIFICATIONS = ['verified', 'unverifiable', 'unreachable'] as const;
+
+export const TEMPLATE_ACCESS = ['none', 'read', 'manage'] as const;
+export type TemplateAccess = (typeof TEMPLATE_ACCESS)[number];
+
+export const CHANNEL_OFFICIAL = 'chat_official';
+export const CHANNEL_DIRECT = 'chat_direct';
+
+export const EVENT_TYPES = ['message.status', 'message.inbound', 'sender.first_inbound', 'webhook.test'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Send-failure codes stored in error.code / lastErrorCode. */
+export const SEND_ERROR_CODES = {
+  SANDBOX_SIMULATED_FAILURE: 'SANDBOX_SIMULATED_FAILURE',
+  SANDBOX_BLOCKED: 'SANDBOX_BLOCKED',
+  MEDIA_UNAVAILABLE: 'MEDIA_UNAVAILABLE',
+  ACCOUNT_NOT_CONNECTED: 'ACCOUNT_NOT_CONNECTED',
+} as const;

@@ -1,0 +1,164 @@
+// Starts the real service on loopback over a fresh database: PGlite in memory by default, or a
+// new PostgreSQL database when DATABASE_URL is set (created here, dropped on close).
+import crypto from 'node:crypto';
+import postgres from 'postgres';
+import pino from 'pino';
+import { createApp, type App, type Role } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { Db } from '../../src/db/db.js';
+import { openPgliteDb } from '../../src/db/pglite-db.js';
+import { openPostgresDb } from '../../src/db/postgres-db.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+export const serverUrl = process.env.DATABASE_URL ?? null;
+export const backend = serverUrl ? 'postgres' : 'pglite';
+
+export type TestDatabase = { db: Db; url: string | null; drop(): Promise<void> };
+
+/** A fresh, empty database for one test file. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  if (!serverUrl) {
+    const db = await openPgliteDb(null);
+    return { db, url: null, drop: () => db.close() };
+  }
+  const name = `chatgate_test_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const db = await openPostgresDb(url.toString(), 10);
+  return {
+    db,
+    url: url.toString(),
+    async drop() {
+      await db.close();
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ADMIN_TOKEN,
+    ENCRYPTION_KEY,
+    DATA_DIR: '/nonexistent-chatgate-test-dir',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    SANDBOX_STEP_MS: '50',
+    WORKER_POLL_MS: '200',
+    RETRY_TIME_SCALE: '0.001',
+    PUBLIC_BASE_URL: 'https://chatgate.test',
+    ...overrides,
+  });
+}
+
+export type Service = {
+  url: string;
+  app: App;
+  db: Db;
+  database: TestDatabase;
+  config: Config;
+  stop(): Promise<void>;
+};
+
+/** The whole service (API and workers unless a role is given) on a fresh database. */
+export async function startService(opts: { env?: Record<string, string>; role?: Role; database?: TestDatabase } = {}): Promise<Service> {
+  const database = opts.database ?? (await createTestDatabase());
+  const config = testConfig(opts.env);
+  const app = await createApp(config, { db: database.db, role: opts.role ?? 'all', log: pino({ level: config.logLevel }) });
+  const address = await app.start();
+  return {
+    url: address ?? '',
+    app,
+    db: database.db,
+    database,
+    config,
+    async stop() {
+      await app.stop();
+      if (!opts.database) await database.drop();
+    },
+  };
+}
+
+export type Reply<T = any> = { status: number; body: T; headers: Headers };
+
+export async function call<T = any>(url: string, method: string, path: string, opts: { key?: string; admin?: boolean; body?: unknown; headers?: Record<string, string> } = {}): Promise<Reply<T>> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.key !== undefined) headers['x-api-key'] = opts.key;
+  if (opts.admin) headers.authorization = `Bearer ${ADMIN_TOKEN}`;
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(`${url}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === '' ? null : JSON.parse(text);
+  } catch {
+    /* not JSON: keep the text */
+  }
+  return { status: res.status, body: parsed as T, headers: res.headers };
+}
+
+let phoneCounter = 0;
+const uniquePhoneNumberId = () => `pn${Date.now()}${phoneCounter++}${crypto.randomBytes(3).toString('hex')}`;
+
+export type Tenant = { customerId: string; accountId: string; key: string; sandboxKey: string };
+
+/** A customer with one OFFICIAL account, a live key and a sandbox key, all through the operator API. */
+export async function createTenant(url: string, opts: { plan?: string; defaultCountry?: string; accounts?: number } = {}): Promise<Tenant & { accountIds: string[] }> {
+  const customer = await call(url, 'POST', '/admin/customers', { admin: true, body: { name: 'Test Co', plan: opts.plan ?? 'pro', defaultCountry: opts.defaultCountry ?? 'US' } });
+  if (customer.status !== 201) throw new Error(`customer: ${customer.status} ${JSON.stringify(customer.body)}`);
+  const customerId = customer.body.id as string;
+  const accountIds: string[] = [];
+  for (let i = 0; i < (opts.accounts ?? 1); i++) accountIds.push(await createAccount(url, customerId));
+  const key = await createKey(url, customerId, {});
+  const sandboxKey = await createKey(url, customerId, { sandbox: true });
+  return { customerId, accountId: accountIds[0]!, accountIds, key, sandboxKey };
+}
+
+export async function createAccount(url: string, customerId: string, body: Record<string, unknown> = {}): Promise<string> {
+  const res = await call(url, 'POST', `/admin/customers/${customerId}/chat-accounts`, {
+    admin: true,
+    body: {
+      type: 'OFFICIAL',
+      phoneNumber: '+15550100200',
+      displayName: 'Test account',
+      official: { phoneNumberId: uniquePhoneNumberId(), wabaId: 'waba1', accessToken: 'EAAG-secret-token' },
+      ...body,
+    },
+  });
+  if (res.status !== 201) throw new Error(`account: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.id as string;
+}
+
+export async function createKey(url: string, customerId: string, body: Record<string, unknown>): Promise<string> {
+  const res = await call(url, 'POST', `/admin/customers/${customerId}/api-keys`, { admin: true, body });
+  if (res.status !== 201) throw new Error(`key: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.key as string;
+}
+
+export function textMessage(externalId: string, extra: Record<string, unknown> = {}) {
+  return { externalId, to: { type: 'phone', phoneE164: '+15551230000' }, content: { type: 'text', text: 'hello' }, ...extra };
+}
+
+/** Polls until check returns a value (not undefined/false) or the deadline passes. */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 15_000, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

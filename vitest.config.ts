@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Each file gets its own database; two files at a time suits a 2-core machine.
+    maxWorkers: 2,
+    pool: 'forks',
+  },
+});
