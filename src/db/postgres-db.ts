@@ -5,10 +5,27 @@ import type { Db, Queryable } from './db.js';
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
+/**
+ * JS arrays go over the wire as PostgreSQL array literals (text). The client would otherwise
+ * infer the element type (a boolean[] arrives as boolean); every array parameter in our SQL
+ * carries an explicit cast such as $1::uuid[], so text is always the right input.
+ */
+function arrayLiteral(values: readonly unknown[]): string {
+  const items = values.map((v) => {
+    if (v === null || v === undefined) return 'NULL';
+    if (typeof v === 'boolean') return v ? 't' : 'f';
+    if (typeof v === 'number') return String(v);
+    return `"${String(v).replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+  });
+  return `{${items.join(',')}}`;
+}
+
+const toWire = (params: readonly unknown[]) => params.map((p) => (Array.isArray(p) ? arrayLiteral(p) : p));
+
 function wrap(sql: Sql): Queryable {
   return {
     async query<T>(text: string, params?: readonly unknown[]) {
-      const rows = await sql.unsafe(text, (params ?? []) as postgres.ParameterOrJSON<never>[], { prepare: true });
+      const rows = await sql.unsafe(text, toWire(params ?? []) as postgres.ParameterOrJSON<never>[], { prepare: true });
       return rows as unknown as T[];
     },
     async exec(text: string) {

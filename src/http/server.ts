@@ -1,6 +1,7 @@
 // The HTTP edge: Fastify with TypeBox schemas, one error mapping, request ids, auth for the public API.
 import crypto from 'node:crypto';
 import Fastify, {
+  LogController,
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
@@ -29,7 +30,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 export function createServer(opts: { log: Logger; bodyLimit: number }): Server {
   const app = Fastify({
     loggerInstance: opts.log,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }), // one line per request, from onResponse
     bodyLimit: opts.bodyLimit,
     requestIdHeader: false,
     genReqId: (req) => {

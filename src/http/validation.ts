@@ -64,18 +64,24 @@ function describe(e: ErrorObject): Problem | null {
   }
 }
 
-/** Ajv errors as the spec's details, one per problem, without duplicates. */
+/**
+ * Ajv errors as the spec's details: one problem per path. Branches of a union at one path
+ * (literal alternatives, "or null") fold into a single message.
+ */
 export function toProblems(errs: readonly ErrorObject[]): Problem[] {
-  const seen = new Set<string>();
-  const out: Problem[] = [];
+  const byPath = new Map<string, { problem: Problem; allowed: unknown[] }>();
   for (const e of errs) {
     const d = describe(e);
     if (!d) continue;
-    const k = `${d.path}\u0000${d.message}`;
-    if (!seen.has(k)) {
-      seen.add(k);
-      out.push(d);
+    const entry = byPath.get(d.path);
+    const allowed = e.keyword === 'const' ? [(e.params as { allowedValue: unknown }).allowedValue] : [];
+    if (!entry) {
+      byPath.set(d.path, { problem: d, allowed });
+      continue;
     }
+    entry.allowed.push(...allowed);
+    if (entry.allowed.length > 1) entry.problem = { path: d.path, message: `must be one of ${entry.allowed.map((v) => JSON.stringify(v)).join(', ')}` };
+    else if (entry.problem.message === 'must be null') entry.problem = d; // the non-null branch says more
   }
-  return out;
+  return [...byPath.values()].map((v) => v.problem);
 }
