@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { checkOutboundUrl, isBlockedAddress } from './address-guard.js';
+
+describe('checkOutboundUrl', () => {
+  it.each([
+    'https://127.0.0.1/x', 'https://2130706433/x', 'https://0x7f.0.0.1/x', 'https://0177.0.0.1/x', 'https://127.1/x', 'https://0/x',
+    'https://10.0.0.1/', 'https://172.16.5.4/', 'https://192.168.1.1/', 'https://169.254.169.254/latest/meta-data', 'https://100.64.0.1/',
+    'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://[::ffff:7f00:1]/', 'https://[fd12:3456::1]/', 'https://[fe80::1]/', 'https://[::]/',
+    'https://localhost/', 'https://LOCALHOST./', 'https://api.localhost/', 'https://printer.local/', 'https://db.internal/', 'https://intranet/',
+  ])('refuses %s', (url) => {
+    expect(checkOutboundUrl(url, { allowPrivate: false })).toMatch(/private|loopback/);
+  });
+
+  it('refuses other schemes and credentials', () => {
+    expect(checkOutboundUrl('http://example.com/', { allowPrivate: false })).toBe('must use https');
+    expect(checkOutboundUrl('ftp://example.com/', { allowPrivate: false })).toBe('must use https');
+    expect(checkOutboundUrl('https://u:p@example.com/', { allowPrivate: false })).toBe('must not contain credentials');
+    expect(checkOutboundUrl('not a url', { allowPrivate: false })).toBe('not a valid URL');
+  });
+
+  it('accepts public hosts, and private ones only when allowed', () => {
+    expect(checkOutboundUrl('https://cdn.example.com/a.png', { allowPrivate: false })).toBeNull();
+    expect(checkOutboundUrl('https://8.8.8.8/a.png', { allowPrivate: false })).toBeNull();
+    expect(checkOutboundUrl('https://[2606:4700::1111]/', { allowPrivate: false })).toBeNull();
+    expect(checkOutboundUrl('http://127.0.0.1:8080/a.png', { allowPrivate: true })).toBeNull();
+    expect(checkOutboundUrl('https://u:p@127.0.0.1/', { allowPrivate: true })).toBe('must not contain credentials');
+  });
+
+  it('classifies resolved addresses', () => {
+    expect(isBlockedAddress('127.0.0.1')).toBe(true);
+    expect(isBlockedAddress('::ffff:10.0.0.1')).toBe(true);
+    expect(isBlockedAddress('93.184.216.34')).toBe(false);
+    expect(isBlockedAddress('not-an-ip')).toBe(true);
+  });
+});

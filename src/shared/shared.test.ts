@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { canonicalJson, createSealer, safeEqual } from './crypto.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { createGroupCommit } from './group-commit.js';
+
+describe('canonicalJson', () => {
+  it('is independent of key order', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (obj) => {
+        const reversed = Object.fromEntries(Object.entries(obj).reverse());
+        expect(canonicalJson(reversed)).toBe(canonicalJson(obj));
+      }),
+    );
+    expect(canonicalJson({ b: 1, a: [{ d: 1, c: 2 }] })).toBe('{"a":[{"c":2,"d":1}],"b":1}');
+  });
+});
+
+describe('sealer', () => {
+  const sealer = createSealer(Buffer.alloc(32, 3));
+  it('round-trips and never shows the plain text', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 4 }), (plain) => {
+        const sealed = sealer.seal(plain);
+        expect(sealed.includes(plain)).toBe(false);
+        expect(sealer.open(sealed)).toBe(plain);
+      }),
+    );
+  });
+  it('refuses tampered or foreign ciphertext', () => {
+    const sealed = sealer.seal('token');
+    const parts = sealed.split('.');
+    parts[3] = Buffer.from('other').toString('base64url');
+    expect(() => sealer.open(parts.join('.'))).toThrow();
+    expect(() => createSealer(Buffer.alloc(32, 4)).open(sealed)).toThrow();
+  });
+});
+
+describe('safeEqual', () => {
+  it('compares exactly', () => {
+    expect(safeEqual('abc', 'abc')).toBe(true);
+    expect(safeEqual('abc', 'abd')).toBe(false);
+    expect(safeEqual('abc', 'abcd')).toBe(false);
+  });
+});
+
+describe('cursor', () => {
+  it('round-trips positions', () => {
+    const p = { createdAt: new Date('2026-11-22T01:02:03.456Z'), id: '6f1c2c9e-9d7a-4b7e-8a57-0a3b1c2d3e4f' };
+    expect(decodeCursor(encodeCursor(p))).toEqual(p);
+  });
+  it('rejects anything else with invalid_cursor', () => {
+    fc.assert(
+      fc.property(fc.string(), (s) => {
+        try {
+          decodeCursor(s);
+        } catch (err) {
+          expect((err as { code: string }).code).toBe('invalid_cursor');
+        }
+      }),
+    );
+  });
+});
+
+describe('group commit', () => {
+  it('batches what arrives while a batch is in flight, keeping each caller its own result', async () => {
+    const batches: number[][] = [];
+    const group = createGroupCommit<number, number>(
+      async (items) => {
+        batches.push(items);
+        await new Promise((r) => setTimeout(r, 10));
+        return items.map((i) => i * 2);
+      },
+      { maxBatch: 100, maxInFlight: 1 },
+    );
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => group.submit(i)));
+    expect(results).toEqual(Array.from({ length: 50 }, (_, i) => i * 2));
+    expect(batches[0]).toEqual([0]); // a lone first request goes at once
+    expect(batches.length).toBe(2);
+  });
+  it('rejects every caller of a failed batch and carries on', async () => {
+    let fail = true;
+    const group = createGroupCommit<number, number>(async (items) => {
+      if (fail) {
+        fail = false;
+        throw new Error('boom');
+      }
+      return items;
+    }, { maxBatch: 10, maxInFlight: 1 });
+    await expect(group.submit(1)).rejects.toThrow('boom');
+    await expect(group.submit(2)).resolves.toBe(2);
+    await group.drain();
+  });
+});
