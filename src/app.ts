@@ -16,11 +16,14 @@ import { registerAdminRoutes } from './http/routes/admin-routes.js';
 import { registerChatAccountRoutes } from './http/routes/chat-accounts-routes.js';
 import { registerMessageRoutes } from './http/routes/messages-routes.js';
 import { registerMetaRoutes } from './http/routes/meta-routes.js';
+import { registerProviderWebhookRoutes } from './http/routes/provider-webhook-routes.js';
 import { apiKeyAuth, createServer, type Server } from './http/server.js';
 import { createKeyService } from './keys/key-service.js';
 import { createMessageQueries } from './messages/message-queries.js';
 import { createSendService } from './messages/send-service.js';
+import { createProviderClient } from './provider/cloud-api.js';
 import { createPurger } from './purge/purger.js';
+import { createReceiptService } from './receipts/receipt-service.js';
 import { createSealer } from './shared/crypto.js';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -60,6 +63,7 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
   const sealer = createSealer(config.encryptionKey ?? embeddedEncryptionKey(config.dataDir));
   const directory = createDirectory(db);
   const sends = createSendService({ db, maxSendAttempts: config.maxSendAttempts });
+  const provider = createProviderClient({ baseUrl: config.providerBaseUrl, apiVersion: config.providerApiVersion, timeoutMs: config.providerTimeoutMs });
 
   let server: Server | null = null;
   if (role !== 'worker') {
@@ -72,6 +76,8 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
       registerMessageRoutes(scope, { directory, sends, queries: createMessageQueries(db), allowPrivateUrls: config.unsafeAllowPrivateUrls });
       registerChatAccountRoutes(scope, { directory, publicBaseUrl: config.publicBaseUrl });
     });
+    const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log });
+    void api.register(async (plain) => registerProviderWebhookRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), { receipts, verifyToken: config.providerVerifyToken }));
     if (config.adminToken !== null) {
       const adminToken = config.adminToken;
       void api.register(async (plain) =>
@@ -94,11 +100,16 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
           createDispatcher({
             db,
             log,
+            provider,
+            sealer,
+            invalidateCustomer: directory.invalidate,
             options: {
               batchSize: config.workerBatchSize,
               leaseSeconds: config.workerLeaseSeconds,
               pollMs: config.workerPollMs,
               sandboxStepMs: config.sandboxStepMs,
+              retryTimeScale: config.retryTimeScale,
+              maxInFlight: config.workerMaxInFlight,
             },
           }),
           createPurger({ db, log, intervalSeconds: config.purgeIntervalSeconds }),
@@ -126,6 +137,7 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
       await sends.drain();
       for (const w of workers) await w.stop();
       await stopListening?.();
+      await provider.close();
       if (!opts.db) await db.close();
     },
   };

@@ -4,13 +4,15 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { runAdminCli } from './admin/admin-cli.js';
 import { createApp, createLogger, type Role } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, loadEmulatorConfig } from './config.js';
+import { createEmulator } from './emulator/emulator-server.js';
 import { migrate } from './db/migrate.js';
 import { openDb } from './db/open-db.js';
 
 const USAGE = `usage: chatgate <command>
   serve [--role all|api|worker]   run the HTTP API and/or the workers (default all)
   migrate                         apply database migrations and exit
+  emulator                        run the provider emulator (EMULATOR_PORT, default 4010)
   admin ...                       operator commands (chatgate admin --help)`;
 
 async function serve(args: string[]): Promise<void> {
@@ -56,6 +58,16 @@ async function main(argv: string[]): Promise<number> {
       createLogger(config).info({ applied }, 'migrations up to date');
       await db.close();
       return 0;
+    }
+    case 'emulator': {
+      const config = loadEmulatorConfig(process.env);
+      const { app } = createEmulator(config);
+      const address = await app.listen({ port: config.port, host: config.host });
+      console.log(JSON.stringify({ msg: 'provider emulator listening', address, callbackUrl: config.callbackUrl, signing: config.appSecret !== null }));
+      const stop = () => void app.close().then(() => process.exit(0));
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
+      return -1;
     }
     case 'admin': {
       const port = process.env.PORT ?? '3000';

@@ -13,6 +13,7 @@ export type Config = {
   providerBaseUrl: string;
   providerApiVersion: string;
   providerAppSecret: string | null;
+  providerTimeoutMs: number;
   providerVerifyToken: string | null;
   unsafeAllowPrivateUrls: boolean;
   retryTimeScale: number;
@@ -24,6 +25,7 @@ export type Config = {
   workerBatchSize: number;
   workerLeaseSeconds: number;
   workerPollMs: number;
+  workerMaxInFlight: number;
   sandboxStepMs: number;
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
@@ -120,6 +122,7 @@ export function loadConfig(env: Env): Config {
     providerBaseUrl: url('PROVIDER_BASE_URL', 'https://graph.facebook.com') ?? '',
     providerApiVersion: str('PROVIDER_API_VERSION') ?? 'v23.0',
     providerAppSecret: str('PROVIDER_APP_SECRET'),
+    providerTimeoutMs: int('PROVIDER_TIMEOUT_MS', 15000, 100, 120000),
     providerVerifyToken: str('PROVIDER_VERIFY_TOKEN'),
     unsafeAllowPrivateUrls: bool('UNSAFE_ALLOW_PRIVATE_URLS'),
     retryTimeScale: num('RETRY_TIME_SCALE', 1, 0, 1000),
@@ -130,6 +133,7 @@ export function loadConfig(env: Env): Config {
     workerBatchSize: int('WORKER_BATCH_SIZE', 200, 1, 5000),
     workerLeaseSeconds: int('WORKER_LEASE_SECONDS', 30, 1, 3600),
     workerPollMs: int('WORKER_POLL_MS', 1000, 10, 60000),
+    workerMaxInFlight: int('WORKER_MAX_IN_FLIGHT', 1000, 1, 20000),
     sandboxStepMs: int('SANDBOX_STEP_MS', 1000, 0, 60000),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
@@ -137,4 +141,19 @@ export function loadConfig(env: Env): Config {
   if (!/^v\d+\.\d+$/.test(config.providerApiVersion)) problems.push('PROVIDER_API_VERSION must look like v23.0');
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+export type EmulatorConfig = { port: number; host: string; callbackUrl: string | null; appSecret: string | null; latencyMs: number; logLevel: string };
+
+/** Settings of `chatgate emulator`. */
+export function loadEmulatorConfig(env: Env): EmulatorConfig {
+  const problems: string[] = [];
+  const port = Number(env.EMULATOR_PORT ?? '4010');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push('EMULATOR_PORT must be a whole number from 0 to 65535');
+  const latencyMs = Number(env.EMULATOR_LATENCY_MS ?? '0');
+  if (!Number.isFinite(latencyMs) || latencyMs < 0 || latencyMs > 60000) problems.push('EMULATOR_LATENCY_MS must be from 0 to 60000');
+  const callbackUrl = env.EMULATOR_CALLBACK_URL?.trim() || null;
+  if (callbackUrl !== null && !/^https?:\/\//.test(callbackUrl)) problems.push('EMULATOR_CALLBACK_URL must be an http(s) URL');
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { port, host: env.EMULATOR_HOST?.trim() || '127.0.0.1', callbackUrl, appSecret: env.PROVIDER_APP_SECRET?.trim() || null, latencyMs, logLevel: env.LOG_LEVEL?.trim() || 'warn' };
 }

@@ -99,7 +99,7 @@ describe('reading messages and accounts', () => {
       capabilities: {
         text: { supported: true, enabled: true }, media: { supported: true, enabled: true }, template: { supported: true, enabled: true },
         namedTemplateParameters: { supported: true, enabled: true, scope: 'body' },
-        templateManagement: { supported: true, enabled: false, verifiedAt: null }, statusWebhooks: { supported: true, enabled: false },
+        templateManagement: { supported: true, enabled: false, verifiedAt: null }, statusWebhooks: { supported: true, enabled: true },
       },
     });
     expect(JSON.stringify(res.body)).not.toContain('EAAG-secret-token');

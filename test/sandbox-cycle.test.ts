@@ -63,10 +63,14 @@ describe('sandbox cycles', () => {
     expect(events[0]!.data).toMatchObject({ status: 'failed', previousStatus: 'queued', timestamp: m.failedAt, error: m.error });
   });
 
-  it('leaves live messages to the provider path (not simulated)', async () => {
+  it('never simulates live messages: they go to the provider (unreachable here)', async () => {
     const id = await sendTo('live-1', '+15551234588', t.key);
-    await waitFor(await sendTo('sb-after-live', '+15551234500'), 'delivered');
-    expect((await call(svc.url, 'GET', `/messages/${id}`, { key: t.key })).body).toMatchObject({ status: 'pending', sandbox: false, attemptCount: 0 });
-    expect(await eventsOf(id)).toHaveLength(0);
+    const m = await eventually(async () => {
+      const r = (await call(svc.url, 'GET', `/messages/${id}`, { key: t.key })).body;
+      return r.attemptCount >= 1 ? r : undefined;
+    });
+    expect(m).toMatchObject({ sandbox: false, lastErrorCode: 'PROVIDER_UNREACHABLE', sentAt: null, deliveredAt: null });
+    expect(m.providerMessageId).toBeNull();
+    expect((await eventsOf(id)).filter((e) => e.data.status !== 'failed')).toHaveLength(0);
   });
 });

@@ -6,12 +6,11 @@ import type { AccountRecord } from './account-record.js';
 
 /**
  * What the service can do today, whatever the account. Flip a flag when its capability ships:
- * the template catalog and the provider status-webhook receiver are not built yet, so they are
- * not reported as enabled.
+ * the template catalog is not built yet, so it is not reported as enabled.
  */
 export const SERVICE_FEATURES = {
   templateCatalog: false,
-  statusWebhooks: false,
+  statusWebhooks: true,
 } as const;
 
 export type PublicAccount = ReturnType<typeof toPublicAccount>;

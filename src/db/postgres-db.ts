@@ -20,6 +20,8 @@ function arrayLiteral(values: readonly unknown[]): string {
   return `{${items.join(',')}}`;
 }
 
+// JSON goes as text too, cast in SQL ($1::text::jsonb): a string sent for a jsonb parameter would
+// otherwise be encoded a second time.
 const toWire = (params: readonly unknown[]) => params.map((p) => (Array.isArray(p) ? arrayLiteral(p) : p));
 
 function wrap(sql: Sql): Queryable {

@@ -1,20 +1,30 @@
 // Claiming due messages: FOR UPDATE SKIP LOCKED so concurrent workers never take the same row,
 // and a lease so a crashed worker's rows become claimable again once it expires.
 import type { Db } from '../db/db.js';
+import type { SendContent } from '../provider/payload.js';
 import type { MessageStatus } from '../shared/vocab.js';
 
-export type Claimed = { id: string; status: MessageStatus; recipient: string; sandbox: boolean; customerId: string; chatAccountId: string };
+export type Claimed = {
+  id: string;
+  status: MessageStatus;
+  recipient: string;
+  sandbox: boolean;
+  customerId: string;
+  chatAccountId: string;
+  content: SendContent;
+  attemptCount: number;
+  maxAttempts: number;
+};
 
-export async function claimDue(db: Db, workerId: string, limit: number, leaseSeconds: number): Promise<Claimed[]> {
-  // Live sends wait for the provider client; until then only sandbox rows are claimed.
+export async function claimDue(db: Pick<Db, 'query'>, workerId: string, limit: number, leaseSeconds: number): Promise<Claimed[]> {
   const rows = await db.query<Record<string, unknown>>(
     `UPDATE messages m SET locked_by = $1, locked_until = now() + make_interval(secs => $2),
             status = CASE WHEN m.status = 'pending' THEN 'queued' ELSE m.status END
        FROM (SELECT id FROM messages
-              WHERE due_at <= now() AND (locked_until IS NULL OR locked_until < now()) AND sandbox
+              WHERE due_at <= now() AND (locked_until IS NULL OR locked_until < now())
               ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED) d
       WHERE m.id = d.id
-      RETURNING m.id, m.status, m.recipient, m.sandbox, m.customer_id, m.chat_account_id`,
+      RETURNING m.id, m.status, m.recipient, m.sandbox, m.customer_id, m.chat_account_id, m.content, m.attempt_count, m.max_attempts`,
     [workerId, leaseSeconds, limit],
   );
   return rows.map((r) => ({
@@ -24,10 +34,13 @@ export async function claimDue(db: Db, workerId: string, limit: number, leaseSec
     sandbox: r.sandbox as boolean,
     customerId: r.customer_id as string,
     chatAccountId: r.chat_account_id as string,
+    content: r.content as SendContent,
+    attemptCount: Number(r.attempt_count),
+    maxAttempts: Number(r.max_attempts),
   }));
 }
 
 /** Hands back every lease of this worker (graceful shutdown), so others need not wait for expiry. */
-export async function releaseLeases(db: Db, workerId: string): Promise<void> {
+export async function releaseLeases(db: Pick<Db, 'query'>, workerId: string): Promise<void> {
   await db.query('UPDATE messages SET locked_by = NULL, locked_until = NULL WHERE locked_by = $1', [workerId]);
 }

@@ -1,11 +1,21 @@
 // The dispatcher worker: claims due messages in batches and moves each one step forward.
+// Sandbox messages are simulated; live ones are checked against their account, paced into
+// per-account slots shared by every worker process, sent through the provider client, and
+// their outcomes are written back in group-committed batches.
 import os from 'node:os';
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Db } from '../db/db.js';
+import { loadSendAccounts, markAccountError, type SendAccount } from '../accounts/send-accounts.js';
+import type { Db, Queryable } from '../db/db.js';
 import { MESSAGES_READY } from '../messages/insert-batch.js';
+import type { ProviderClient } from '../provider/cloud-api.js';
+import { applyParkedReceipts } from '../receipts/apply-receipt.js';
+import type { Sealer } from '../shared/crypto.js';
+import { createGroupCommit } from '../shared/group-commit.js';
 import { createWorkerLoop } from '../shared/worker-loop.js';
-import { claimDue, releaseLeases } from './claim.js';
+import { type Claimed, claimDue, releaseLeases } from './claim.js';
+import { recordAttempt, refuseBeforeSending, type AttemptResult } from './live-send.js';
+import { reserveSlots } from './pacing.js';
 import { simulateSandboxStep } from './sandbox-simulator.js';
 import { applyTransitions, type Transition } from './transitions.js';
 
@@ -14,23 +24,129 @@ export type DispatcherOptions = {
   leaseSeconds: number;
   pollMs: number;
   sandboxStepMs: number;
+  retryTimeScale: number;
+  /** Live sends in flight at once in this process. */
+  maxInFlight: number;
 };
 
-export function createDispatcher(deps: { db: Db; log: Logger; options: DispatcherOptions }) {
-  const { db, log, options } = deps;
+type Outcome = { result: AttemptResult; message: Claimed };
+
+const earliest = (ts: Transition[]) => ts.reduce<Date | null>((min, t) => (t.nextDueAt && (!min || t.nextDueAt < min) ? t.nextDueAt : min), null);
+
+export function createDispatcher(deps: {
+  db: Db;
+  log: Logger;
+  options: DispatcherOptions;
+  provider: ProviderClient;
+  sealer: Sealer;
+  invalidateCustomer: (tx: Queryable, customerId: string) => Promise<void>;
+}) {
+  const { db, log, options, provider } = deps;
   const workerId = `${os.hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
   let unlisten: (() => Promise<void>) | null = null;
+  let inFlight = 0;
+  let idlePasses = 0;
+
+  // Outcomes of sends are written together: one transaction for many messages.
+  const outcomes = createGroupCommit<Outcome, void>(
+    async (items) => {
+      await db.transaction(async (tx) => {
+        await applyTransitions(tx, workerId, items.map((o) => o.result.transition));
+        const wamids = items.flatMap((o) => (o.result.transition.providerMessageId ? [o.result.transition.providerMessageId] : []));
+        if (wamids.length > 0) await applyParkedReceipts(tx, wamids);
+        for (const o of items) {
+          const v = o.result.verdict;
+          if (v?.action === 'account') {
+            await markAccountError(tx, o.message.chatAccountId, v.accountStatus, v.errorCode);
+            await deps.invalidateCustomer(tx, o.message.customerId);
+            log.warn({ accountId: o.message.chatAccountId, errorCode: v.errorCode, status: v.accountStatus }, 'chat account marked after a provider error');
+          }
+        }
+      });
+      for (const o of items) if (o.result.transition.nextDueAt) loop.wake(o.result.transition.nextDueAt);
+      return items.map(() => undefined);
+    },
+    { maxBatch: 500, maxInFlight: db.kind === 'pglite' ? 1 : 2 },
+  );
+
+  // Last send of each account in this process: a timer that fires late must not let the
+  // following ones catch up faster than the account's interval.
+  const lastSend = new Map<string, number>();
+
+  function sendAt(m: Claimed, account: SendAccount, delayMs: number, intervalMs: number) {
+    inFlight++;
+    const fire = () => {
+      const wait = (lastSend.get(account.id) ?? -Infinity) + intervalMs - performance.now();
+      if (wait > 0) {
+        setTimeout(fire, Math.ceil(wait));
+        return;
+      }
+      lastSend.set(account.id, performance.now());
+      void provider
+        .send({ phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! }, m.recipient, m.content, m.id)
+        .then((outcome) => outcomes.submit({ message: m, result: recordAttempt(m, outcome, new Date(), options.retryTimeScale) }))
+        .catch((err: unknown) => log.error({ err, messageId: m.id }, 'recording a send outcome failed; the lease will expire and the message be retried'))
+        .finally(() => {
+          inFlight--;
+          loop.wake();
+        });
+    };
+    setTimeout(fire, Math.max(0, delayMs));
+  }
+
+  /** Sends or refuses each live message; returns when deferred ones become due, if any. */
+  async function dispatchLive(live: Claimed[]): Promise<Date | null> {
+    const now = new Date();
+    const accounts = await loadSendAccounts(db, deps.sealer, [...new Set(live.map((m) => m.chatAccountId))]);
+    const refused: Transition[] = [];
+    const byAccount = new Map<string, Claimed[]>();
+    for (const m of live) {
+      const account = accounts.get(m.chatAccountId);
+      const refusal = refuseBeforeSending(m, account, now);
+      if (refusal) refused.push(refusal);
+      else byAccount.set(m.chatAccountId, [...(byAccount.get(m.chatAccountId) ?? []), m]);
+    }
+    // At most one second of an account's throughput per batch; the rest waits for its turn.
+    const wants = [...byAccount].map(([accountId, ms]) => {
+      const mps = accounts.get(accountId)!.throughputMps;
+      return { accountId, count: Math.min(ms.length, Math.max(1, mps)), mps };
+    });
+    const reservations = await reserveSlots(db, wants);
+    const deferred: Transition[] = [];
+    for (const [accountId, ms] of byAccount) {
+      const r = reservations.get(accountId)!;
+      const account = accounts.get(accountId)!;
+      ms.forEach((m, i) => {
+        if (i < r.count) sendAt(m, account, r.startMs + i * r.intervalMs - r.dbNowMs, r.intervalMs);
+        else {
+          const freeAt = new Date(now.getTime() + (r.startMs + r.count * r.intervalMs - r.dbNowMs));
+          deferred.push({ id: m.id, from: m.status, to: m.status, at: now, nextDueAt: freeAt, attempted: false });
+        }
+      });
+    }
+    if (refused.length + deferred.length > 0) await db.transaction((tx) => applyTransitions(tx, workerId, [...refused, ...deferred]));
+    return earliest(deferred);
+  }
 
   async function pass() {
-    const claimed = await claimDue(db, workerId, options.batchSize, options.leaseSeconds);
-    if (claimed.length === 0) return { didWork: false };
+    const room = options.maxInFlight - inFlight;
+    if (room <= 0) return { didWork: false };
+    const claimed = await claimDue(db, workerId, Math.min(options.batchSize, room), options.leaseSeconds);
+    if (claimed.length === 0) {
+      // Now and then, sweep receipts parked in a race with a commit (never lost, at worst late).
+      if (++idlePasses % 10 === 0) await db.transaction((tx) => applyParkedReceipts(tx, null));
+      return { didWork: false };
+    }
+    idlePasses = 0;
     const now = new Date();
-    const transitions = claimed
-      .map((m) => simulateSandboxStep(m, now, options.sandboxStepMs))
-      .filter((t): t is Transition => t !== null);
-    await db.transaction((tx) => applyTransitions(tx, workerId, transitions));
-    const nextDueAt = transitions.reduce<Date | null>((min, t) => (t.nextDueAt && (!min || t.nextDueAt < min) ? t.nextDueAt : min), null);
-    log.debug({ worker: workerId, claimed: claimed.length }, 'dispatched batch');
+    const sandbox = claimed.filter((m) => m.sandbox);
+    const live = claimed.filter((m) => !m.sandbox);
+    const simulated = sandbox.map((m) => simulateSandboxStep(m, now, options.sandboxStepMs)).filter((t): t is Transition => t !== null);
+    if (simulated.length > 0) await db.transaction((tx) => applyTransitions(tx, workerId, simulated));
+    const liveDue = live.length > 0 ? await dispatchLive(live) : null;
+    const simulatedDue = earliest(simulated);
+    const nextDueAt = liveDue && simulatedDue ? (liveDue < simulatedDue ? liveDue : simulatedDue) : (liveDue ?? simulatedDue);
+    log.debug({ worker: workerId, sandbox: sandbox.length, live: live.length }, 'dispatched batch');
     return { didWork: true, nextDueAt };
   }
 
@@ -45,6 +161,8 @@ export function createDispatcher(deps: { db: Db; log: Logger; options: Dispatche
     async stop() {
       await loop.stop();
       await unlisten?.();
+      while (inFlight > 0) await new Promise((r) => setTimeout(r, 20));
+      await outcomes.drain();
       await releaseLeases(db, workerId);
     },
   };

@@ -36,7 +36,7 @@ export async function applyTransitions(tx: Queryable, workerId: string, transiti
         read_at = CASE WHEN t.to_status = 'read' THEN t.at ELSE m.read_at END,
         failed_at = CASE WHEN t.to_status = 'failed' THEN t.at ELSE m.failed_at END,
         provider_message_id = COALESCE(t.provider_message_id, m.provider_message_id),
-        error = COALESCE(t.error::jsonb, m.error),
+        error = CASE WHEN t.to_status = 'sent' THEN NULL ELSE COALESCE(t.error::jsonb, m.error) END,
         last_error_code = COALESCE(t.error::jsonb ->> 'code', m.last_error_code),
         attempt_count = m.attempt_count + CASE WHEN t.attempted THEN 1 ELSE 0 END,
         last_attempt_at = CASE WHEN t.attempted THEN t.at ELSE m.last_attempt_at END,

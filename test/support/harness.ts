@@ -51,6 +51,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     WORKER_POLL_MS: '200',
     RETRY_TIME_SCALE: '0.001',
     PUBLIC_BASE_URL: 'https://chatgate.test',
+    // Nothing listens there: tests that send live start an emulator and point here themselves.
+    PROVIDER_BASE_URL: 'http://127.0.0.1:9',
     ...overrides,
   });
 }

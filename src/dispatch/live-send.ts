@@ -1,0 +1,54 @@
+// Deciding a live message's fate: the account's state and send policy first (no provider call
+// when they forbid it), then the provider's answer mapped through the one error table.
+import type { SendAccount } from '../accounts/send-accounts.js';
+import type { SendOutcome } from '../provider/cloud-api.js';
+import { classifyProviderError, pairRateDelayMs, type Verdict } from '../provider/error-map.js';
+import { backoffDelayMs, SEND_SCHEDULE_MS } from '../shared/backoff.js';
+import { SEND_ERROR_CODES } from '../shared/vocab.js';
+import type { Claimed } from './claim.js';
+import type { SendErrorDetail, Transition } from './transitions.js';
+
+const fail = (m: Claimed, now: Date, error: SendErrorDetail, attempted: boolean): Transition => ({
+  id: m.id, from: m.status, to: 'failed', at: now, error, nextDueAt: null, attempted,
+});
+
+/** A refusal before any provider call, or null when the message may be sent. */
+export function refuseBeforeSending(m: Claimed, account: SendAccount | undefined, now: Date): Transition | null {
+  if (!account || account.type !== 'OFFICIAL' || !account.phoneNumberId || !account.accessToken) {
+    return fail(m, now, { code: SEND_ERROR_CODES.ACCOUNT_NOT_CONNECTED, message: 'The chat account has no usable provider credentials' }, false);
+  }
+  if (account.status !== 'CONNECTED') {
+    return fail(m, now, { code: account.lastErrorCode ?? SEND_ERROR_CODES.ACCOUNT_NOT_CONNECTED, message: `The chat account is ${account.status}; the operator must reconnect it` }, false);
+  }
+  if (account.sendPolicyMode === 'DISABLED') {
+    return fail(m, now, { code: SEND_ERROR_CODES.SEND_DISABLED, message: 'Sending is disabled for this chat account (send policy DISABLED)' }, false);
+  }
+  if (account.sendPolicyMode === 'TEST' && !account.testRecipients.has(m.recipient)) {
+    return fail(m, now, { code: SEND_ERROR_CODES.SANDBOX_BLOCKED, message: 'The chat account is in TEST mode and the recipient is not a test recipient' }, false);
+  }
+  return null;
+}
+
+export type AttemptResult = { transition: Transition; verdict: Verdict | null };
+
+/** The transition that records one send attempt's outcome. */
+export function recordAttempt(m: Claimed, outcome: SendOutcome, now: Date, retryTimeScale: number): AttemptResult {
+  if (outcome.ok) {
+    return { transition: { id: m.id, from: m.status, to: 'sent', at: now, providerMessageId: outcome.providerMessageId, nextDueAt: null, attempted: true }, verdict: null };
+  }
+  const verdict: Verdict = outcome.transport !== null
+    ? { action: 'retry', errorCode: outcome.transport === 'timeout' ? 'PROVIDER_TIMEOUT' : 'PROVIDER_UNREACHABLE' }
+    : classifyProviderError(outcome.detail?.code ?? null, outcome.detail?.subcode ?? null, outcome.httpStatus);
+  const error: SendErrorDetail = {
+    code: verdict.errorCode,
+    message: outcome.summary,
+    ...(outcome.detail ? { provider: { ...outcome.detail, source: 'send_attempt' as const } } : {}),
+  };
+  const attempt = m.attemptCount + 1;
+  if (verdict.action === 'retry' && attempt < m.maxAttempts) {
+    const minMs = verdict.perRecipient ? pairRateDelayMs(attempt) : verdict.minDelayMs;
+    const delay = backoffDelayMs(attempt, SEND_SCHEDULE_MS, { scale: retryTimeScale, minMs });
+    return { transition: { id: m.id, from: m.status, to: 'queued', at: now, error, nextDueAt: new Date(now.getTime() + delay), attempted: true }, verdict };
+  }
+  return { transition: fail(m, now, error, true), verdict };
+}

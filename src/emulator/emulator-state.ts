@@ -1,0 +1,75 @@
+// The emulator's in-memory world: numbers, failure rules, what it received, receipt settings.
+
+export type FailureRule = {
+  id: number;
+  /** Recipient digits (no +); a trailing * matches a prefix, a leading * a suffix. Absent: any. */
+  to?: string;
+  phoneNumberId?: string;
+  /** How many sends it applies to; absent: all. */
+  times?: number;
+  /** Answer with this HTTP status and the Graph error envelope of `error` (or a bare body). */
+  httpStatus?: number;
+  error?: { code: number; subcode?: number; message?: string };
+  /** Accept the connection and never answer (the client times out). */
+  hang?: boolean;
+  /** Accept the send, then report it failed in a receipt with this error. */
+  asyncFailure?: { code: number; title?: string };
+};
+
+export type ReceiptSettings = {
+  /** Statuses posted after an accepted send, in this order unless shuffled. */
+  statuses: ('sent' | 'delivered' | 'read')[];
+  delayMs: number;
+  order: 'in-order' | 'reverse' | 'shuffle';
+  /** Extra copies of each receipt. */
+  duplicates: number;
+  /** Receipts per POST (batched into one payload). */
+  batch: boolean;
+  enabled: boolean;
+  /** Post the receipts, and wait for them, before answering the send (the race with our commit). */
+  beforeResponse: boolean;
+  /** Leave biz_opaque_callback_data out of receipts (match by wamid only). */
+  omitCallbackData: boolean;
+};
+
+export type NumberSettings = { accessToken?: string; throughputMps?: number; wabaId?: string; displayPhoneNumber?: string; verifiedName?: string };
+
+export type SentRecord = { phoneNumberId: string; to: string; type: string; messageId: string | null; wamid: string; at: number; payload: Record<string, unknown> };
+
+export function matchesRecipient(pattern: string | undefined, to: string): boolean {
+  if (pattern === undefined) return true;
+  const p = pattern.replace(/^\+/, '');
+  if (p.endsWith('*')) return to.startsWith(p.slice(0, -1));
+  if (p.startsWith('*')) return to.endsWith(p.slice(1));
+  return to === p;
+}
+
+export function createEmulatorState() {
+  let nextRule = 1;
+  return {
+    numbers: new Map<string, NumberSettings>(),
+    rules: [] as FailureRule[],
+    sent: [] as SentRecord[],
+    receipts: { statuses: ['sent', 'delivered'], delayMs: 20, order: 'in-order', duplicates: 0, batch: false, enabled: true, beforeResponse: false, omitCallbackData: false } as ReceiptSettings,
+    latencyMs: 0,
+    /** Per-number throughput enforced with the provider's 130429 (default 80/s as the provider). */
+    defaultThroughputMps: 80,
+    pairRateLimit: false,
+    templates: new Map<string, Record<string, unknown>[]>(),
+    media: new Map<string, { mimeType: string; size: number }>(),
+    addRule(rule: Omit<FailureRule, 'id'>): FailureRule {
+      const r = { ...rule, id: nextRule++ };
+      this.rules.push(r);
+      return r;
+    },
+    /** The first rule that applies to this send, consuming one of its `times`. */
+    takeRule(phoneNumberId: string, to: string): FailureRule | null {
+      const rule = this.rules.find((r) => (r.phoneNumberId === undefined || r.phoneNumberId === phoneNumberId) && matchesRecipient(r.to, to) && (r.times === undefined || r.times > 0));
+      if (!rule) return null;
+      if (rule.times !== undefined) rule.times--;
+      return rule;
+    },
+  };
+}
+
+export type EmulatorState = ReturnType<typeof createEmulatorState>;

@@ -1,0 +1,54 @@
+// The provider's webhook (each account's webhook.callbackUrl): the GET verification handshake and
+// signed POSTs of receipts. Bodies are kept raw: the signature covers the exact bytes.
+import { Type } from '@sinclair/typebox';
+import type { ReceiptService, WebhookChannel } from '../../receipts/receipt-service.js';
+import { safeEqual } from '../../shared/crypto.js';
+import type { Server } from '../server.js';
+
+const MAX_WEBHOOK_BYTES = 5 * 1024 * 1024;
+
+const Handshake = Type.Object({
+  'hub.mode': Type.Optional(Type.String({ maxLength: 100 })),
+  'hub.verify_token': Type.Optional(Type.String({ maxLength: 1000 })),
+  'hub.challenge': Type.Optional(Type.String({ maxLength: 1000 })),
+});
+
+export function registerProviderWebhookRoutes(app: Server, deps: { receipts: ReceiptService; verifyToken: string | null }) {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_WEBHOOK_BYTES }, (_req, body, done) => done(null, body));
+
+  const routes: { path: string; channel: (params: Record<string, string>) => WebhookChannel }[] = [
+    { path: '/provider/webhooks/app', channel: () => ({ kind: 'app' }) },
+    { path: '/provider/webhooks/integrations/:integrationId', channel: (p) => ({ kind: 'integration', integrationId: p.integrationId! }) },
+  ];
+  const hide = { hide: true };
+
+  for (const route of routes) {
+    app.get(route.path, { schema: { ...hide, querystring: Handshake } }, async (request, reply) => {
+      const q = request.query;
+      const token = q['hub.verify_token'] ?? '';
+      if (q['hub.mode'] !== 'subscribe' || deps.verifyToken === null || !safeEqual(token, deps.verifyToken)) {
+        return reply.code(403).type('text/plain').send('Forbidden');
+      }
+      return reply.type('text/plain').send(q['hub.challenge'] ?? '');
+    });
+
+    app.post(route.path, { schema: hide }, async (request, reply) => {
+      const channel = route.channel(request.params as Record<string, string>);
+      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const signature = request.headers['x-hub-signature-256'];
+      if (!(await deps.receipts.authenticate(channel, raw, typeof signature === 'string' ? signature : undefined))) {
+        return reply.code(401).send({ error: 'invalid_signature' });
+      }
+      let payload: unknown;
+      try {
+        payload = JSON.parse(raw.toString('utf8'));
+      } catch {
+        return reply.code(400).send({ error: 'validation_error', details: [{ path: '', message: 'body must be a valid JSON document' }] });
+      }
+      const counts = await deps.receipts.ingest(channel, payload);
+      // A failure of ours (not of the payload) asks the provider to deliver again.
+      return reply.code(counts.failed > 0 ? 500 : 200).send({ received: true });
+    });
+  }
+}

@@ -1,0 +1,86 @@
+// One table from the provider's error codes to what we do: retry, fail the message, or fail it
+// and mark the account (whose other messages then fail without a call; see docs/api.md).
+// Classified by `code` (the provider's advice), never by HTTP status alone.
+import type { AccountStatus } from '../shared/vocab.js';
+
+export type Verdict =
+  | { action: 'retry'; errorCode: string; minDelayMs?: number; perRecipient?: boolean }
+  | { action: 'fail'; errorCode: string }
+  | { action: 'account'; errorCode: string; accountStatus: AccountStatus };
+
+type Rule = Verdict | ((subcode: number | null) => Verdict);
+
+const retry = (errorCode: string, extra: Partial<Extract<Verdict, { action: 'retry' }>> = {}): Verdict => ({ action: 'retry', errorCode, ...extra });
+const fail = (errorCode: string): Verdict => ({ action: 'fail', errorCode });
+const account = (errorCode: string, accountStatus: AccountStatus): Verdict => ({ action: 'account', errorCode, accountStatus });
+
+const RULES: Record<number, Rule> = {
+  // Credentials and permissions: the account needs the operator.
+  0: account('AUTH_REJECTED', 'ERROR'),
+  190: account('AUTH_REJECTED', 'ERROR'),
+  3: account('PERMISSION_DENIED', 'ERROR'),
+  10: account('PERMISSION_DENIED', 'ERROR'),
+  131005: account('PERMISSION_DENIED', 'ERROR'),
+  368: account('ACCOUNT_RESTRICTED', 'BANNED'),
+  131031: account('ACCOUNT_LOCKED', 'ERROR'),
+  131042: account('ACCOUNT_PAYMENT_ISSUE', 'ERROR'),
+  33: account('PHONE_NUMBER_DELETED', 'DISCONNECTED'),
+  133010: account('PHONE_NUMBER_NOT_REGISTERED', 'DISCONNECTED'),
+  131045: account('PHONE_NUMBER_REGISTRATION_ERROR', 'ERROR'),
+  131048: account('SPAM_RATE_LIMITED', 'ERROR'),
+  131064: account('MESSAGING_LIMITED', 'ERROR'),
+  // Transient: throttling and provider trouble.
+  4: retry('PROVIDER_RATE_LIMITED'),
+  80007: retry('PROVIDER_RATE_LIMITED'),
+  130429: retry('PROVIDER_RATE_LIMITED'),
+  131056: retry('RECIPIENT_RATE_LIMITED', { perRecipient: true }),
+  1: retry('PROVIDER_UNAVAILABLE'),
+  2: retry('PROVIDER_UNAVAILABLE'),
+  131000: retry('PROVIDER_UNAVAILABLE'),
+  131016: retry('PROVIDER_UNAVAILABLE'),
+  131057: retry('PROVIDER_UNAVAILABLE', { minDelayMs: 60_000 }),
+  133004: retry('PROVIDER_UNAVAILABLE'),
+  // Permanent for this message.
+  100: fail('INVALID_PARAMETER'),
+  131008: fail('INVALID_PARAMETER'),
+  131009: fail('INVALID_PARAMETER'),
+  135000: fail('INVALID_PARAMETER'),
+  131021: fail('INVALID_RECIPIENT'),
+  131026: fail('UNDELIVERABLE'),
+  130497: fail('RECIPIENT_COUNTRY_NOT_ALLOWED'),
+  130403: fail('RECIPIENT_BLOCKED'),
+  130472: fail('RECIPIENT_IN_EXPERIMENT'),
+  131047: fail('REENGAGEMENT_REQUIRED'),
+  131049: fail('ECOSYSTEM_LIMITED'),
+  131050: fail('RECIPIENT_OPTED_OUT'),
+  131051: fail('UNSUPPORTED_MESSAGE_TYPE'),
+  131053: fail('MEDIA_UNAVAILABLE'),
+  131037: fail('DISPLAY_NAME_NOT_APPROVED'),
+  131063: fail('MARKETING_DISABLED'),
+  132000: fail('TEMPLATE_PARAMETERS_INVALID'),
+  132012: fail('TEMPLATE_PARAMETERS_INVALID'),
+  132018: fail('TEMPLATE_PARAMETERS_INVALID'),
+  132001: fail('TEMPLATE_NOT_FOUND'),
+  132005: fail('TEMPLATE_TOO_LONG'),
+  132007: fail('TEMPLATE_POLICY_VIOLATION'),
+  132015: fail('TEMPLATE_PAUSED'),
+  132016: fail('TEMPLATE_DISABLED'),
+};
+
+/** What to do with a provider error. Unknown codes: 5xx-like ones are retried, the rest fail. */
+export function classifyProviderError(code: number | null, subcode: number | null, httpStatus: number | null): Verdict {
+  if (code !== null) {
+    const rule = RULES[code];
+    if (typeof rule === 'function') return rule(subcode);
+    if (rule) return rule;
+    if (code >= 200 && code <= 299) return account('PERMISSION_DENIED', 'ERROR');
+    if (code >= 133000 && code <= 133015) return fail('PHONE_NUMBER_REGISTRATION_ERROR');
+  }
+  if (httpStatus === 429 || (httpStatus !== null && httpStatus >= 500)) return retry(httpStatus === 429 ? 'PROVIDER_RATE_LIMITED' : 'PROVIDER_UNAVAILABLE');
+  return fail('PROVIDER_ERROR');
+}
+
+/** Pair-rate back-off for one recipient: 4^X seconds (X = 0, 1, 2 …), as the provider advises. */
+export function pairRateDelayMs(attempt: number): number {
+  return 1000 * 4 ** Math.max(0, attempt - 1);
+}

@@ -1,0 +1,43 @@
+// Our message content → the provider's send payload. Our messageId rides in
+// biz_opaque_callback_data so every status receipt can be matched even before the send's
+// answer is saved.
+
+export type SendContent = {
+  type: 'text' | 'template' | 'image' | 'document';
+  text?: string;
+  template?: { name: string; language: string; components?: { body?: string[]; header?: string[] } };
+  image?: { url?: string; mediaId?: string };
+  document?: { url?: string; mediaId?: string; filename?: string };
+  caption?: string;
+};
+
+const textParams = (values: string[]) => values.map((text) => ({ type: 'text', text }));
+
+/** Media go by provider media id when known, else by link (the provider fetches the URL). */
+function mediaObject(ref: { url?: string; providerMediaId?: string }, extra: Record<string, string | undefined>) {
+  const base = ref.providerMediaId !== undefined ? { id: ref.providerMediaId } : { link: ref.url };
+  return Object.fromEntries(Object.entries({ ...base, ...extra }).filter(([, v]) => v !== undefined));
+}
+
+export function buildSendPayload(to: string, content: SendContent, messageId: string, providerMediaId?: string): Record<string, unknown> {
+  const envelope = { messaging_product: 'whatsapp', recipient_type: 'individual', to: to.replace(/^\+/, ''), biz_opaque_callback_data: messageId };
+  switch (content.type) {
+    case 'text':
+      return { ...envelope, type: 'text', text: { preview_url: false, body: content.text ?? '' } };
+    case 'template': {
+      const t = content.template!;
+      const components = [
+        ...(t.components?.header?.length ? [{ type: 'header', parameters: textParams(t.components.header) }] : []),
+        ...(t.components?.body?.length ? [{ type: 'body', parameters: textParams(t.components.body) }] : []),
+      ];
+      return { ...envelope, type: 'template', template: { name: t.name, language: { code: t.language }, ...(components.length ? { components } : {}) } };
+    }
+    case 'image':
+      return { ...envelope, type: 'image', image: mediaObject({ url: content.image?.url, providerMediaId }, { caption: content.caption }) };
+    case 'document': {
+      const d = content.document ?? {};
+      const filename = d.filename ?? (d.url ? decodeURIComponent(new URL(d.url).pathname.split('/').pop() ?? '') || undefined : undefined);
+      return { ...envelope, type: 'document', document: mediaObject({ url: d.url, providerMediaId }, { caption: content.caption, filename }) };
+    }
+  }
+}

@@ -1,0 +1,97 @@
+// Applying one provider receipt to its message: status only moves forward (sent → delivered →
+// read; failed only before delivery), each real step writes one message.status event with the
+// provider's time, and a receipt that beats the send's own commit is parked, never lost.
+import type { Queryable } from '../db/db.js';
+import { writeEvents } from '../events/outbox.js';
+import { classifyProviderError } from '../provider/error-map.js';
+import type { StatusReceipt } from './parse-webhook.js';
+
+const RANK: Record<string, number> = { pending: -1, queued: -1, sent: 1, delivered: 2, read: 3, failed: 9 };
+const FORWARD = ['sent', 'delivered', 'read'] as const;
+
+type Row = { id: string; customer_id: string; status: string; external_id: string; channel: string; recipient: string; chat_account_id: string };
+
+/** Returns 'applied', 'ignored' (stale or duplicate) or 'parked' (no such message yet). */
+export async function applyReceipt(tx: Queryable, accountId: string, r: StatusReceipt): Promise<'applied' | 'ignored' | 'parked'> {
+  const rows = await tx.query<Row>(
+    `SELECT id, customer_id, status, external_id, channel, recipient, chat_account_id FROM messages
+      WHERE chat_account_id = $1 AND (provider_message_id = $2 OR id = $3::uuid)
+      ORDER BY (id = $3::uuid) IS TRUE DESC LIMIT 1 FOR UPDATE`,
+    [accountId, r.providerMessageId, r.messageId],
+  );
+  const m = rows[0];
+  if (!m) {
+    await tx.query(
+      `INSERT INTO pending_receipts (chat_account_id, provider_message_id, status, occurred_at, error) VALUES ($1, $2, $3, $4, $5::text::jsonb)`,
+      [accountId, r.providerMessageId, r.status, r.occurredAt.toISOString(), r.error ? JSON.stringify(r.error) : null],
+    );
+    return 'parked';
+  }
+  const current = RANK[m.status] ?? 9;
+  const steps: string[] =
+    r.status === 'failed' ? (current <= 1 ? ['failed'] : []) : FORWARD.filter((s) => RANK[s]! > current && RANK[s]! <= RANK[r.status]!);
+  if (steps.length === 0) return 'ignored';
+
+  const at = r.occurredAt.toISOString();
+  const error =
+    r.status === 'failed'
+      ? {
+          code: classifyProviderError(r.error?.code ?? null, null, null).errorCode,
+          message: r.error?.details ?? r.error?.title ?? 'The provider reported the message as failed',
+          provider: { code: r.error?.code ?? null, subcode: null, message: r.error?.title ?? null, fbtraceId: null, source: 'status_webhook' as const },
+        }
+      : null;
+  const final = steps[steps.length - 1]!;
+  await tx.query(
+    `UPDATE messages SET status = $2,
+        sent_at = CASE WHEN $3::boolean THEN COALESCE(sent_at, $6::timestamptz) ELSE sent_at END,
+        delivered_at = CASE WHEN $4::boolean THEN COALESCE(delivered_at, $6::timestamptz) ELSE delivered_at END,
+        read_at = CASE WHEN $5::boolean THEN COALESCE(read_at, $6::timestamptz) ELSE read_at END,
+        failed_at = CASE WHEN $2 = 'failed' THEN $6::timestamptz ELSE failed_at END,
+        error = COALESCE($7::text::jsonb, error),
+        last_error_code = COALESCE($7::text::jsonb ->> 'code', last_error_code),
+        provider_message_id = COALESCE(provider_message_id, $8),
+        attempt_count = CASE WHEN status IN ('pending', 'queued') THEN attempt_count + 1 ELSE attempt_count END,
+        last_attempt_at = CASE WHEN status IN ('pending', 'queued') THEN COALESCE(last_attempt_at, now()) ELSE last_attempt_at END,
+        due_at = NULL, locked_by = NULL, locked_until = NULL
+      WHERE id = $1`,
+    [m.id, final, steps.includes('sent'), steps.includes('delivered'), steps.includes('read'), at, error ? JSON.stringify(error) : null, r.providerMessageId],
+  );
+  let previous = m.status;
+  await writeEvents(
+    tx,
+    steps.map((status) => {
+      const event = {
+        customerId: m.customer_id,
+        type: 'message.status' as const,
+        createdAt: new Date(),
+        data: {
+          messageId: m.id, externalId: m.external_id, status, previousStatus: previous, channel: m.channel, recipient: m.recipient,
+          chatAccountId: m.chat_account_id, timestamp: at,
+          error: error ? { code: error.code, message: error.message, provider: { code: error.provider.code, subcode: null, message: error.provider.message, fbtraceId: null } } : null,
+        },
+      };
+      previous = status;
+      return event;
+    }),
+  );
+  return 'applied';
+}
+
+/** Re-applies parked receipts whose message is now known (after its send was saved). */
+export async function applyParkedReceipts(tx: Queryable, providerMessageIds: string[] | null, limit = 500): Promise<number> {
+  const parked = await tx.query<{ id: string; chat_account_id: string; provider_message_id: string; status: string; occurred_at: Date; error: StatusReceipt['error'] }>(
+    `DELETE FROM pending_receipts p WHERE p.id IN (
+        SELECT p2.id FROM pending_receipts p2 JOIN messages m ON m.provider_message_id = p2.provider_message_id AND m.chat_account_id = p2.chat_account_id
+         WHERE $1::text[] IS NULL OR p2.provider_message_id = ANY($1::text[]) ORDER BY p2.id LIMIT $2)
+      RETURNING p.id, p.chat_account_id, p.provider_message_id, p.status, p.occurred_at, p.error`,
+    [providerMessageIds, limit],
+  );
+  parked.sort((a, b) => Number(a.id) - Number(b.id));
+  for (const p of parked) {
+    await applyReceipt(tx, p.chat_account_id, {
+      phoneNumberId: '', providerMessageId: p.provider_message_id, status: p.status as StatusReceipt['status'], occurredAt: p.occurred_at, messageId: null, error: p.error,
+    });
+  }
+  return parked.length;
+}

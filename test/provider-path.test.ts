@@ -1,0 +1,251 @@
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { APP_SECRET, type Emulator, providerEnv, startEmulator, VERIFY_TOKEN } from './support/emulator.js';
+import { call, createAccount, createKey, createTenant, eventually, type Service, startService, textMessage } from './support/harness.js';
+
+type Event = { type: string; data: Record<string, any> };
+
+describe('live sends through the provider emulator', () => {
+  let emu: Emulator;
+  let svc: Service;
+  let n = 0;
+  const ext = () => `live-${n++}`;
+
+  beforeAll(async () => {
+    emu = await startEmulator();
+    svc = await startService({ env: { ...providerEnv(emu), WORKER_POLL_MS: '50' } });
+    await emu.settings({ callbackUrl: `${svc.url}/provider/webhooks/app` });
+  });
+  afterAll(async () => {
+    await svc.stop();
+    await emu.stop();
+  });
+  beforeEach(async () => {
+    await emu.clearRules();
+    await emu.settings({ statuses: ['sent', 'delivered'], order: 'in-order', duplicates: 0, batch: false, enabled: true, delayMs: 5, beforeResponse: false, omitCallbackData: false, latencyMs: 0 });
+  });
+
+  const tenant = async (account: Record<string, unknown> = {}) => {
+    const customer = await call(svc.url, 'POST', '/admin/customers', { admin: true, body: { name: 'Live', plan: 'pro' } });
+    const phoneNumberId = `pn${crypto.randomBytes(5).toString('hex')}`;
+    const accountId = await createAccount(svc.url, customer.body.id, { official: { phoneNumberId, wabaId: 'w1', accessToken: 'EAAG-live-token' }, ...account });
+    return { customerId: customer.body.id as string, accountId, phoneNumberId, key: await createKey(svc.url, customer.body.id, {}) };
+  };
+  const send = async (key: string, body: Record<string, unknown>) => {
+    const res = await call(svc.url, 'POST', '/messages', { key, body });
+    expect(res.status).toBe(201);
+    return res.body.messageId as string;
+  };
+  const message = async (key: string, id: string) => (await call(svc.url, 'GET', `/messages/${id}`, { key })).body;
+  const waitStatus = (key: string, id: string, status: string, timeoutMs = 15_000) =>
+    eventually(async () => {
+      const m = await message(key, id);
+      return m.status === status ? m : undefined;
+    }, timeoutMs);
+  const events = (id: string) => svc.db.query<Event>(`SELECT type, data FROM events WHERE data->>'messageId' = $1 ORDER BY created_at`, [id]);
+  const sentTo = (phoneNumberId: string) => emu.sent().filter((s) => s.phoneNumberId === phoneNumberId);
+
+  it('sends text with the bearer token and our messageId, then follows the receipts', async () => {
+    const t = await tenant();
+    const id = await send(t.key, textMessage(ext(), { to: { type: 'phone', phoneE164: '+15551230001' } }));
+    const m = await waitStatus(t.key, id, 'delivered');
+    expect(m).toMatchObject({ attemptCount: 1, error: null, lastErrorCode: null });
+    expect(m.providerMessageId).toMatch(/^wamid\./);
+    const [record] = sentTo(t.phoneNumberId);
+    expect(record).toMatchObject({ to: '15551230001', type: 'text', messageId: id, wamid: m.providerMessageId });
+    expect(emu.state.sent.find((s) => s.messageId === id)!.payload).toMatchObject({
+      messaging_product: 'whatsapp', to: '15551230001', type: 'text', text: { body: 'hello' }, biz_opaque_callback_data: id,
+    });
+    const ev = await events(id);
+    expect(ev.map((e) => [e.data.previousStatus, e.data.status])).toEqual([['queued', 'sent'], ['sent', 'delivered']]);
+  });
+
+  it('sends templates with positional header and body values', async () => {
+    const t = await tenant();
+    const id = await send(t.key, { ...textMessage(ext()), content: { type: 'template', template: { name: 'order_update', language: 'en_US', components: { header: ['#42'], body: ['Ann', 'Friday'] } } } });
+    await waitStatus(t.key, id, 'delivered');
+    expect(emu.state.sent.find((s) => s.messageId === id)!.payload.template).toEqual({
+      name: 'order_update', language: { code: 'en_US' },
+      components: [
+        { type: 'header', parameters: [{ type: 'text', text: '#42' }] },
+        { type: 'body', parameters: [{ type: 'text', text: 'Ann' }, { type: 'text', text: 'Friday' }] },
+      ],
+    });
+  });
+
+  it('fails at once on a permanent error, with a sanitized provider detail', async () => {
+    const t = await tenant();
+    await emu.rule({ phoneNumberId: t.phoneNumberId, error: { code: 131026, message: 'Message undeliverable' }, httpStatus: 400 });
+    const id = await send(t.key, textMessage(ext()));
+    const m = await waitStatus(t.key, id, 'failed');
+    expect(m).toMatchObject({ attemptCount: 1, lastErrorCode: 'UNDELIVERABLE' });
+    expect(m.error).toMatchObject({ code: 'UNDELIVERABLE', provider: { code: 131026, subcode: null, source: 'send_attempt', fbtraceId: expect.stringMatching(/^Emu/) } });
+    expect(JSON.stringify(m)).not.toContain('EAAG-live-token');
+    const [ev] = await events(id);
+    expect(ev!.data.error).toEqual({ code: 'UNDELIVERABLE', message: m.error.message, provider: { code: 131026, subcode: null, message: m.error.provider.message, fbtraceId: m.error.provider.fbtraceId } });
+  });
+
+  it('retries transient failures (5xx, rate limit, timeout) and then succeeds', async () => {
+    const t = await tenant();
+    await emu.rule({ phoneNumberId: t.phoneNumberId, httpStatus: 503, times: 1 });
+    await emu.rule({ phoneNumberId: t.phoneNumberId, error: { code: 130429, message: 'Rate limit hit' }, httpStatus: 400, times: 1 });
+    await emu.rule({ phoneNumberId: t.phoneNumberId, hang: true, times: 1 });
+    const id = await send(t.key, textMessage(ext()));
+    const m = await waitStatus(t.key, id, 'delivered');
+    expect(m.attemptCount).toBe(4);
+    expect(m.error).toBeNull();
+    expect(m.lastErrorCode).toBe('PROVIDER_TIMEOUT');
+    expect(m.processing).toMatchObject({ attemptCount: 4, maxAttempts: 5, nextAttemptAt: null, queueState: 'done' });
+    expect((await events(id)).map((e) => e.data.status)).toEqual(['sent', 'delivered']);
+  });
+
+  it('fails after 5 attempts when the provider stays down', async () => {
+    const t = await tenant();
+    await emu.rule({ phoneNumberId: t.phoneNumberId, error: { code: 131000, message: 'Something went wrong' }, httpStatus: 500 });
+    const id = await send(t.key, textMessage(ext()));
+    const m = await waitStatus(t.key, id, 'failed');
+    expect(m).toMatchObject({ attemptCount: 5, lastErrorCode: 'PROVIDER_UNAVAILABLE' });
+    expect(sentTo(t.phoneNumberId)).toHaveLength(0);
+    expect((await events(id)).map((e) => e.data.status)).toEqual(['failed']);
+  });
+
+  it('marks the account on a rejected token and fails its other messages without calling', async () => {
+    const t = await tenant();
+    await emu.number(t.phoneNumberId, { accessToken: 'the-right-token' });
+    const first = await send(t.key, textMessage(ext()));
+    expect(await waitStatus(t.key, first, 'failed')).toMatchObject({ attemptCount: 1, lastErrorCode: 'AUTH_REJECTED', error: { code: 'AUTH_REJECTED', provider: { code: 190 } } });
+    const account = (await call(svc.url, 'GET', '/chat-accounts', { key: t.key })).body.accounts[0];
+    expect(account).toMatchObject({ status: 'ERROR', lastErrorCode: 'AUTH_REJECTED' });
+    const second = await send(t.key, textMessage(ext()));
+    expect(await waitStatus(t.key, second, 'failed')).toMatchObject({ attemptCount: 0, lastErrorCode: 'AUTH_REJECTED' });
+    // The operator fixes the token and reconnects: sending works again.
+    await call(svc.url, 'PATCH', `/admin/chat-accounts/${t.accountId}`, { admin: true, body: { status: 'CONNECTED', lastErrorCode: null, official: { accessToken: 'the-right-token' } } });
+    const third = await send(t.key, textMessage(ext()));
+    await waitStatus(t.key, third, 'delivered');
+  });
+
+  it('backs off one recipient on the pair-rate error', async () => {
+    const t = await tenant();
+    await emu.rule({ phoneNumberId: t.phoneNumberId, to: '15551239999', error: { code: 131056, message: 'pair rate limit hit' }, httpStatus: 400, times: 2 });
+    const limited = await send(t.key, textMessage(ext(), { to: { type: 'phone', phoneE164: '+15551239999' } }));
+    const other = await send(t.key, textMessage(ext(), { to: { type: 'phone', phoneE164: '+15551230002' } }));
+    expect(await waitStatus(t.key, other, 'delivered')).toMatchObject({ attemptCount: 1 });
+    expect(await waitStatus(t.key, limited, 'delivered')).toMatchObject({ attemptCount: 3, lastErrorCode: 'RECIPIENT_RATE_LIMITED' });
+  });
+
+  describe('send policies', () => {
+    it('DISABLED sends nothing', async () => {
+      const t = await tenant({ sendPolicy: { mode: 'DISABLED' } });
+      const id = await send(t.key, textMessage(ext()));
+      expect(await waitStatus(t.key, id, 'failed')).toMatchObject({ attemptCount: 0, lastErrorCode: 'SEND_DISABLED' });
+      expect(sentTo(t.phoneNumberId)).toHaveLength(0);
+    });
+    it('TEST sends only to test recipients', async () => {
+      const t = await tenant({ sendPolicy: { mode: 'TEST', testRecipients: ['+15551110000'] } });
+      const ok = await send(t.key, textMessage(ext(), { to: { type: 'phone', phoneE164: '+15551110000' } }));
+      const blocked = await send(t.key, textMessage(ext(), { to: { type: 'phone', phoneE164: '+15551110001' } }));
+      await waitStatus(t.key, ok, 'delivered');
+      expect(await waitStatus(t.key, blocked, 'failed')).toMatchObject({ lastErrorCode: 'SANDBOX_BLOCKED', error: { code: 'SANDBOX_BLOCKED' } });
+      expect(sentTo(t.phoneNumberId).map((s) => s.to)).toEqual(['15551110000']);
+    });
+    it.each(['PRODUCTION', 'GLOBAL'])('%s sends to anyone', async (mode) => {
+      const t = await tenant({ sendPolicy: { mode } });
+      await waitStatus(t.key, await send(t.key, textMessage(ext())), 'delivered');
+    });
+  });
+
+  describe('receipts', () => {
+    it('applies out-of-order, duplicated and batched receipts once each, never backwards', async () => {
+      const t = await tenant();
+      await emu.settings({ statuses: ['sent', 'delivered', 'read'], order: 'reverse', duplicates: 2, batch: true });
+      const id = await send(t.key, textMessage(ext()));
+      const m = await waitStatus(t.key, id, 'read');
+      await new Promise((r) => setTimeout(r, 200));
+      expect((await message(t.key, id)).status).toBe('read');
+      expect(m.sentAt).not.toBeNull();
+      expect(m.deliveredAt).not.toBeNull();
+      expect((await events(id)).map((e) => e.data.status)).toEqual(['sent', 'delivered', 'read']);
+    });
+
+    it('applies receipts that arrive before the send answer was saved', async () => {
+      const t = await tenant();
+      await emu.settings({ statuses: ['sent', 'delivered'], beforeResponse: true, delayMs: 0 });
+      const withId = await send(t.key, textMessage(ext()));
+      await waitStatus(t.key, withId, 'delivered');
+      await emu.settings({ omitCallbackData: true });
+      const byWamidOnly = await send(t.key, textMessage(ext()));
+      const m = await waitStatus(t.key, byWamidOnly, 'delivered');
+      expect(m.providerMessageId).toMatch(/^wamid\./);
+      for (const id of [withId, byWamidOnly]) expect((await events(id)).map((e) => e.data.status)).toEqual(['sent', 'delivered']);
+      const [{ n }] = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM pending_receipts');
+      expect(n).toBe(0);
+    });
+
+    it('records a failed receipt with source status_webhook', async () => {
+      const t = await tenant();
+      await emu.rule({ phoneNumberId: t.phoneNumberId, asyncFailure: { code: 131047, title: 'Re-engagement message' } });
+      const id = await send(t.key, textMessage(ext()));
+      const m = await waitStatus(t.key, id, 'failed');
+      expect(m.error).toMatchObject({ code: 'REENGAGEMENT_REQUIRED', provider: { code: 131047, source: 'status_webhook' } });
+      expect((await events(id)).map((e) => [e.data.previousStatus, e.data.status])).toEqual([['queued', 'sent'], ['sent', 'failed']]);
+    });
+
+    it('refuses a bad signature without touching state', async () => {
+      const t = await tenant();
+      await emu.settings({ enabled: false });
+      const id = await send(t.key, textMessage(ext()));
+      const m = await waitStatus(t.key, id, 'sent');
+      const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'w1', changes: [{ field: 'messages', value: { metadata: { phone_number_id: t.phoneNumberId }, statuses: [{ id: m.providerMessageId, status: 'read', timestamp: '1790000000', recipient_id: '15551230000' }] } }] }] });
+      const sign = (secret: string) => `sha256=${crypto.createHmac('sha256', secret).update(body).digest('hex')}`;
+      for (const signature of [undefined, 'sha256=00', sign('wrong-secret'), sign(APP_SECRET).replace('sha256=', 'sha1=')]) {
+        const res = await call(svc.url, 'POST', '/provider/webhooks/app', { body, headers: signature ? { 'x-hub-signature-256': signature } : {} });
+        expect(res).toMatchObject({ status: 401, body: { error: 'invalid_signature' } });
+      }
+      expect((await message(t.key, id)).status).toBe('sent');
+      const ok = await call(svc.url, 'POST', '/provider/webhooks/app', { body, headers: { 'x-hub-signature-256': sign(APP_SECRET) } });
+      expect(ok.status).toBe(200);
+      expect(await message(t.key, id)).toMatchObject({ status: 'read', readAt: '2026-09-21T14:13:20.000Z', deliveredAt: '2026-09-21T14:13:20.000Z' });
+    });
+
+    it('processes each status of a batch on its own', async () => {
+      const t = await tenant();
+      await emu.settings({ enabled: false });
+      const id = await send(t.key, textMessage(ext()));
+      const m = await waitStatus(t.key, id, 'sent');
+      const statuses = [
+        { id: 'wamid.unknown', status: 'delivered', timestamp: '1790000000' },
+        { status: 'delivered' },
+        { id: m.providerMessageId, status: 'bogus', timestamp: '1790000000' },
+        { id: m.providerMessageId, status: 'delivered', timestamp: '1790000001' },
+      ];
+      const body = JSON.stringify({ entry: [{ changes: [{ value: { metadata: { phone_number_id: 'someone-else' }, statuses } }, { value: { metadata: { phone_number_id: t.phoneNumberId }, statuses } }] }] });
+      const res = await call(svc.url, 'POST', '/provider/webhooks/app', { body, headers: { 'x-hub-signature-256': `sha256=${crypto.createHmac('sha256', APP_SECRET).update(body).digest('hex')}` } });
+      expect(res.status).toBe(200);
+      expect((await message(t.key, id)).status).toBe('delivered');
+    });
+
+    it('answers the verification handshake', async () => {
+      const ok = await fetch(`${svc.url}/provider/webhooks/app?hub.mode=subscribe&hub.verify_token=${VERIFY_TOKEN}&hub.challenge=1158201444`);
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('content-type')).toContain('text/plain');
+      expect(await ok.text()).toBe('1158201444');
+      const wrong = await fetch(`${svc.url}/provider/webhooks/integrations/int-9?hub.mode=subscribe&hub.verify_token=nope&hub.challenge=1`);
+      expect(wrong.status).toBe(403);
+      const mode = await fetch(`${svc.url}/provider/webhooks/app?hub.mode=unsubscribe&hub.verify_token=${VERIFY_TOKEN}&hub.challenge=1`);
+      expect(mode.status).toBe(403);
+    });
+  });
+
+  it('paces an account at its throughput', async () => {
+    const t = await tenant({ throughputMps: 20 });
+    await emu.settings({ enabled: false });
+    const ids = await Promise.all(Array.from({ length: 50 }, () => send(t.key, textMessage(ext()))));
+    await eventually(async () => sentTo(t.phoneNumberId).length === 50, 20_000);
+    const times = sentTo(t.phoneNumberId).map((s) => s.at).sort((a, b) => a - b);
+    let maxInWindow = 0;
+    for (let i = 0; i < times.length; i++) maxInWindow = Math.max(maxInWindow, times.filter((x) => x >= times[i]! && x < times[i]! + 1000).length);
+    expect(maxInWindow).toBeLessThanOrEqual(20);
+    expect(times[times.length - 1]! - times[0]!).toBeGreaterThanOrEqual(2000);
+    expect(ids).toHaveLength(50);
+  });
+});

@@ -1,0 +1,36 @@
+// The provider emulator on loopback, with helpers for its control API.
+import { createEmulator } from '../../src/emulator/emulator-server.js';
+import type { FailureRule, ReceiptSettings } from '../../src/emulator/emulator-state.js';
+
+export const APP_SECRET = 'emulator-app-secret-0123456789';
+export const VERIFY_TOKEN = 'verify-token-0123456789';
+
+export type Emulator = Awaited<ReturnType<typeof startEmulator>>;
+
+export async function startEmulator(opts: { latencyMs?: number } = {}) {
+  const { app, state } = createEmulator({ callbackUrl: null, appSecret: APP_SECRET, latencyMs: opts.latencyMs ?? 0 });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  const control = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${url}/__emulator${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+    return res.json() as Promise<any>;
+  };
+  return {
+    url,
+    state,
+    settings: (s: Partial<ReceiptSettings> & { latencyMs?: number; defaultThroughputMps?: number; pairRateLimit?: boolean; callbackUrl?: string }) => control('PUT', '/settings', s),
+    rule: (r: Omit<FailureRule, 'id'>) => control('POST', '/rules', r),
+    clearRules: () => control('DELETE', '/rules'),
+    number: (phoneNumberId: string, s: Record<string, unknown>) => control('PUT', `/numbers/${phoneNumberId}`, s),
+    sent: () => state.sent,
+    stop: () => app.close(),
+  };
+}
+
+/** Service settings that point the service at this emulator. */
+export const providerEnv = (emulator: { url: string }) => ({
+  PROVIDER_BASE_URL: emulator.url,
+  PROVIDER_APP_SECRET: APP_SECRET,
+  PROVIDER_VERIFY_TOKEN: VERIFY_TOKEN,
+  PROVIDER_TIMEOUT_MS: '500',
+  RETRY_TIME_SCALE: '0.001',
+});
