@@ -11,6 +11,16 @@ export type SendContent = {
   caption?: string;
 };
 
+/** The last path segment of a URL, decoded when it can be (a bad %-escape keeps it as is). */
+export function lastUrlSegment(url: string): string | undefined {
+  const segment = new URL(url).pathname.split('/').pop() ?? '';
+  try {
+    return decodeURIComponent(segment) || undefined;
+  } catch {
+    return segment || undefined;
+  }
+}
+
 const textParams = (values: string[]) => values.map((text) => ({ type: 'text', text }));
 
 /** Media go by provider media id when known, else by link (the provider fetches the URL). */
@@ -36,7 +46,7 @@ export function buildSendPayload(to: string, content: SendContent, messageId: st
       return { ...envelope, type: 'image', image: mediaObject({ url: content.image?.url, providerMediaId }, { caption: content.caption }) };
     case 'document': {
       const d = content.document ?? {};
-      const filename = d.filename ?? (d.url ? decodeURIComponent(new URL(d.url).pathname.split('/').pop() ?? '') || undefined : undefined);
+      const filename = d.filename ?? (d.url ? lastUrlSegment(d.url) : undefined);
       return { ...envelope, type: 'document', document: mediaObject({ url: d.url, providerMediaId }, { caption: content.caption, filename }) };
     }
   }

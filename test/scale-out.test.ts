@@ -1,0 +1,83 @@
+// Several worker processes on one PostgreSQL: shared pacing, no duplicate send while leases hold,
+// and takeover of a killed worker's messages. PostgreSQL only (PGlite is one process).
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Emulator, providerEnv, startEmulator } from './support/emulator.js';
+import { backend, call, createAccount, createKey, createTestDatabase, ENCRYPTION_KEY, eventually, type Service, startService, textMessage, type TestDatabase } from './support/harness.js';
+
+describe.runIf(backend === 'postgres')('worker processes sharing one PostgreSQL', () => {
+  let database: TestDatabase;
+  let api: Service;
+  let emu: Emulator;
+  const children: ChildProcess[] = [];
+
+  const spawnWorker = (env: Record<string, string> = {}) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--role', 'worker'], {
+      env: { ...process.env, ...providerEnv(emu), DATABASE_URL: database.url!, ENCRYPTION_KEY, LOG_LEVEL: 'warn', WORKER_POLL_MS: '100', ...env },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    children.push(child);
+    return child;
+  };
+  const tenant = async (throughputMps: number) => {
+    const customer = await call(api.url, 'POST', '/admin/customers', { admin: true, body: { name: 'Scale', plan: 'pro' } });
+    const phoneNumberId = `pn${crypto.randomBytes(5).toString('hex')}`;
+    await createAccount(api.url, customer.body.id, { official: { phoneNumberId, wabaId: 'w', accessToken: 'tok' }, throughputMps });
+    return { phoneNumberId, key: await createKey(api.url, customer.body.id, {}) };
+  };
+  const sendMany = async (key: string, prefix: string, count: number) => {
+    const replies = await Promise.all(Array.from({ length: count }, (_, i) => call(api.url, 'POST', '/messages', { key, body: textMessage(`${prefix}-${i}`) })));
+    for (const r of replies) expect(r.status).toBe(201);
+  };
+  const count = async (sql: string) => (await database.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM messages WHERE ${sql}`))[0]!.n;
+
+  beforeAll(async () => {
+    emu = await startEmulator();
+    database = await createTestDatabase();
+    api = await startService({ role: 'api', database, env: providerEnv(emu) });
+    await emu.settings({ callbackUrl: `${api.url}/provider/webhooks/app`, enabled: false });
+  });
+  afterAll(async () => {
+    for (const c of children) c.kill('SIGKILL');
+    await api.stop();
+    await database.drop();
+    await emu.stop();
+  });
+
+  it('two workers together never exceed an account\'s throughput', async () => {
+    const t = await tenant(25);
+    await emu.number(t.phoneNumberId, { throughputMps: 25 }); // the emulator answers 130429 above it
+    const workers = [spawnWorker(), spawnWorker()];
+    await sendMany(t.key, 'pace', 100);
+    await eventually(async () => (await count(`status = 'sent'`)) === 100, 30_000, 100);
+    const times = emu.sent().filter((s) => s.phoneNumberId === t.phoneNumberId).map((s) => s.at).sort((a, b) => a - b);
+    expect(times).toHaveLength(100);
+    let maxInWindow = 0;
+    for (const start of times) maxInWindow = Math.max(maxInWindow, times.filter((x) => x >= start && x < start + 1000).length);
+    expect(maxInWindow).toBeLessThanOrEqual(25);
+    expect(await count('attempt_count <> 1')).toBe(0); // no send met the emulator's rate limit
+    for (const w of workers) w.kill('SIGTERM');
+    await Promise.all(workers.map((w) => new Promise((r) => w.once('exit', r))));
+  });
+
+  it('takes over a killed worker\'s messages after its lease, with duplicates bounded by what was in flight', async () => {
+    await database.db.query('DELETE FROM messages');
+    emu.state.sent.length = 0;
+    await emu.settings({ latencyMs: 300 });
+    const t = await tenant(1000);
+    const victim = spawnWorker({ WORKER_LEASE_SECONDS: '3', WORKER_MAX_IN_FLIGHT: '40', WORKER_BATCH_SIZE: '40' });
+    await sendMany(t.key, 'kill', 300);
+    await eventually(async () => emu.sent().length >= 40, 20_000, 20);
+    victim.kill('SIGKILL');
+    const killedAt = Date.now();
+    spawnWorker({ WORKER_LEASE_SECONDS: '3', WORKER_MAX_IN_FLIGHT: '40', WORKER_BATCH_SIZE: '40' });
+    await eventually(async () => (await count(`status IN ('sent', 'failed')`)) === 300, 60_000, 100);
+    expect(Date.now() - killedAt).toBeLessThan(60_000);
+    expect(await count(`status = 'failed'`)).toBe(0);
+    const sends = emu.sent().filter((s) => s.phoneNumberId === t.phoneNumberId);
+    const distinct = new Set(sends.map((s) => s.messageId));
+    expect(distinct.size).toBe(300);
+    expect(sends.length - 300).toBeLessThanOrEqual(40);
+  });
+});
