@@ -76,11 +76,17 @@ export async function runAdminCli(argv: string[], env: { baseUrl: string; adminT
     return 2;
   }
   const [method, path, body] = route();
-  const res = await fetch(`${env.baseUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${env.adminToken}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
+  let res: Response;
+  try {
+    res = await fetch(`${env.baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${env.adminToken}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    });
+  } catch {
+    console.error(`cannot reach the service at ${env.baseUrl} (is it running? set CHATGATE_URL or PORT)`);
+    return 1;
+  }
   const text = await res.text();
   if (text) console.log(text.startsWith('{') ? JSON.stringify(JSON.parse(text), null, 2) : text);
   else console.log(`${res.status} ${res.statusText}`);
