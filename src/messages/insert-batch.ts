@@ -2,7 +2,6 @@
 // idempotently, quota charged for what was really created, workers woken. A constant number of
 // statements whatever the batch size.
 import type { Db, Queryable } from '../db/db.js';
-import { notify } from '../db/db.js';
 import { quotaMonth } from '../plans/plans.js';
 
 export type NewMessage = {
@@ -65,17 +64,16 @@ const columns = (items: NewMessage[]) => [
   items.map((m) => m.expiresAt.toISOString()),
 ];
 
-/** Locks this month's quota rows of the customers in the batch, in id order (no deadlocks). */
+/**
+ * Locks this month's quota rows of the customers in the batch, creating missing ones, and reads
+ * their usage: one statement. Rows are taken in customer id order, so batches never deadlock.
+ */
 async function lockQuota(tx: Queryable, customerIds: string[], month: string): Promise<Map<string, number>> {
   if (customerIds.length === 0) return new Map();
-  await tx.query(
-    `INSERT INTO quota_usage (customer_id, month) SELECT c, $2::date FROM unnest($1::uuid[]) AS c
-     ON CONFLICT DO NOTHING`,
-    [customerIds, month],
-  );
   const rows = await tx.query<{ customer_id: string; used: number }>(
-    `SELECT customer_id, used FROM quota_usage WHERE customer_id = ANY($1::uuid[]) AND month = $2::date
-      ORDER BY customer_id FOR UPDATE`,
+    `INSERT INTO quota_usage AS q (customer_id, month) SELECT c, $2::date FROM unnest($1::uuid[]) AS c ORDER BY c
+     ON CONFLICT (customer_id, month) DO UPDATE SET used = q.used
+     RETURNING customer_id, used`,
     [customerIds, month],
   );
   return new Map(rows.map((r) => [r.customer_id, Number(r.used)]));
@@ -130,15 +128,18 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
   }
 
   if (excess.length > 0) await tx.query('DELETE FROM messages WHERE id = ANY($1::uuid[])', [excess]);
-  if (admitted.size > 0) {
+  // Charge what was admitted and wake the workers, in one statement.
+  if (admitted.size > 0 || inserted.size > excess.length) {
     await tx.query(
-      `UPDATE quota_usage q SET used = q.used + d.n
-         FROM unnest($1::uuid[], $2::int[]) AS d(customer_id, n)
-        WHERE q.customer_id = d.customer_id AND q.month = $3::date`,
-      [[...admitted.keys()], [...admitted.values()], month],
+      `WITH charged AS (
+         UPDATE quota_usage q SET used = q.used + d.n
+           FROM unnest($1::uuid[], $2::int[]) AS d(customer_id, n)
+          WHERE q.customer_id = d.customer_id AND q.month = $3::date
+          RETURNING 1)
+       SELECT pg_notify($4, '') WHERE $5::boolean`,
+      [[...admitted.keys()], [...admitted.values()], month, MESSAGES_READY, inserted.size > excess.length],
     );
   }
-  if (inserted.size > excess.length) await notify(tx, MESSAGES_READY);
   return outcomes as InsertOutcome[];
 }
 
