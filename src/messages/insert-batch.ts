@@ -34,18 +34,33 @@ export type InsertOutcome =
 
 export const MESSAGES_READY = 'chatgate_messages_ready';
 
-const INSERT_SQL = `
-  INSERT INTO messages (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
-                        content, metadata, sandbox, status, max_attempts, created_at, expires_at, due_at)
-  SELECT t.id, t.customer_id, t.chat_account_id, t.api_key_id, t.external_id, t.payload_hash, t.recipient, t.channel,
-         t.content::jsonb, t.metadata::jsonb, t.sandbox, 'pending', t.max_attempts, t.created_at, t.expires_at, t.created_at
-    FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[],
-                $9::text[], $10::text[], $11::boolean[], $12::int[], $13::timestamptz[], $14::timestamptz[])
-         AS t(id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
-              content, metadata, sandbox, max_attempts, created_at, expires_at)
-   WHERE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.revoked_at IS NULL)
-  ON CONFLICT (customer_id, external_id) DO NOTHING
-  RETURNING id`;
+/**
+ * One statement: lock (creating if missing) this month's quota rows of the charged customers, in
+ * customer id order so batches never deadlock, and read their usage; insert the messages
+ * idempotently, re-checking each key's revocation. The usage read is the latest committed one and
+ * stays ours until commit, so admitting by it cannot overshoot.
+ */
+const LOCK_AND_INSERT_SQL = `
+  WITH quota AS (
+    INSERT INTO quota_usage AS q (customer_id, month)
+    SELECT c, $15::date FROM unnest($16::uuid[]) AS c ORDER BY c
+    ON CONFLICT (customer_id, month) DO UPDATE SET used = q.used
+    RETURNING customer_id, used),
+  inserted AS (
+    INSERT INTO messages (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
+                          content, metadata, sandbox, status, max_attempts, created_at, expires_at, due_at)
+    SELECT t.id, t.customer_id, t.chat_account_id, t.api_key_id, t.external_id, t.payload_hash, t.recipient, t.channel,
+           t.content::jsonb, t.metadata::jsonb, t.sandbox, 'pending', t.max_attempts, t.created_at, t.expires_at, t.created_at
+      FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[],
+                  $9::text[], $10::text[], $11::boolean[], $12::int[], $13::timestamptz[], $14::timestamptz[])
+           AS t(id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
+                content, metadata, sandbox, max_attempts, created_at, expires_at)
+     WHERE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.revoked_at IS NULL)
+    ON CONFLICT (customer_id, external_id) DO NOTHING
+    RETURNING id)
+  SELECT 'q' AS kind, customer_id::text AS id, used FROM quota
+  UNION ALL
+  SELECT 'm', id::text, NULL FROM inserted`;
 
 const columns = (items: NewMessage[]) => [
   items.map((m) => m.id),
@@ -64,27 +79,12 @@ const columns = (items: NewMessage[]) => [
   items.map((m) => m.expiresAt.toISOString()),
 ];
 
-/**
- * Locks this month's quota rows of the customers in the batch, creating missing ones, and reads
- * their usage: one statement. Rows are taken in customer id order, so batches never deadlock.
- */
-async function lockQuota(tx: Queryable, customerIds: string[], month: string): Promise<Map<string, number>> {
-  if (customerIds.length === 0) return new Map();
-  const rows = await tx.query<{ customer_id: string; used: number }>(
-    `INSERT INTO quota_usage AS q (customer_id, month) SELECT c, $2::date FROM unnest($1::uuid[]) AS c ORDER BY c
-     ON CONFLICT (customer_id, month) DO UPDATE SET used = q.used
-     RETURNING customer_id, used`,
-    [customerIds, month],
-  );
-  return new Map(rows.map((r) => [r.customer_id, Number(r.used)]));
-}
-
 async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promise<InsertOutcome[]> {
   const { month, resetsAt } = quotaMonth(now);
   const charged = [...new Set(items.filter((m) => m.quotaLimit !== null).map((m) => m.customerId))].sort();
-  const used = await lockQuota(tx, charged, month);
-
-  const inserted = new Set((await tx.query<{ id: string }>(INSERT_SQL, columns(items))).map((r) => r.id));
+  const rows = await tx.query<{ kind: 'q' | 'm'; id: string; used: number | null }>(LOCK_AND_INSERT_SQL, [...columns(items), month, charged]);
+  const used = new Map(rows.filter((r) => r.kind === 'q').map((r) => [r.id, Number(r.used)]));
+  const inserted = new Set(rows.filter((r) => r.kind === 'm').map((r) => r.id));
 
   // Admit what was created in arrival order until each customer's quota is full; undo the rest.
   const outcomes: (InsertOutcome | null)[] = items.map(() => null);

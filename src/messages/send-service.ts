@@ -38,8 +38,9 @@ export function createSendService(deps: { db: Db; maxSendAttempts: number }) {
   const { db, maxSendAttempts } = deps;
   const group = createGroupCommit<NewMessage, InsertOutcome>((items) => insertBatch(db, items), {
     maxBatch: 500,
-    // PGlite is one connection: more than one batch in flight would only queue behind it.
-    maxInFlight: db.kind === 'pglite' ? 1 : 4,
+    // One batch at a time: concurrent batches would hold the same customers' quota rows and
+    // only queue behind each other (PGlite is one connection anyway).
+    maxInFlight: 1,
   });
 
   return {

@@ -1,6 +1,8 @@
 // Group commit: requests that arrive while a batch is being written wait and go together in the
-// next one, so many concurrent requests share one transaction (one commit, one fsync) while a
-// lone request still goes out at once, with no timer delay.
+// next one, so many concurrent requests share one transaction (one commit, one fsync). When idle,
+// a batch starts on setImmediate: requests already read in this turn of the event loop join it,
+// and a lone request waits only for that turn. (Starting at once would make 1-row batches on
+// PGlite, whose queries resolve in microtasks: no socket is read while a batch is "in flight".)
 export type GroupCommit<I, O> = { submit(item: I): Promise<O>; drain(): Promise<void> };
 
 type Pending<I, O> = { item: I; resolve: (o: O) => void; reject: (e: unknown) => void };
@@ -12,6 +14,16 @@ export function createGroupCommit<I, O>(
   let queue: Pending<I, O>[] = [];
   let inFlight = 0;
   let idle: (() => void)[] = [];
+  let scheduled = false;
+
+  function schedule() {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      pump();
+    });
+  }
 
   function pump() {
     while (queue.length > 0 && inFlight < opts.maxInFlight) {
@@ -25,7 +37,7 @@ export function createGroupCommit<I, O>(
         )
         .finally(() => {
           inFlight--;
-          pump();
+          schedule();
           if (inFlight === 0 && queue.length === 0) {
             const waiters = idle;
             idle = [];
@@ -39,7 +51,7 @@ export function createGroupCommit<I, O>(
     submit(item) {
       return new Promise<O>((resolve, reject) => {
         queue.push({ item, resolve, reject });
-        pump();
+        schedule();
       });
     },
     drain() {

@@ -63,20 +63,30 @@ describe('cursor', () => {
 });
 
 describe('group commit', () => {
-  it('batches what arrives while a batch is in flight, keeping each caller its own result', async () => {
+  it('batches what arrives in one turn, then what arrived while a batch was in flight', async () => {
     const batches: number[][] = [];
     const group = createGroupCommit<number, number>(
       async (items) => {
         batches.push(items);
-        await new Promise((r) => setTimeout(r, 10));
+        await new Promise((r) => setTimeout(r, 20));
         return items.map((i) => i * 2);
       },
       { maxBatch: 100, maxInFlight: 1 },
     );
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => group.submit(i)));
-    expect(results).toEqual(Array.from({ length: 50 }, (_, i) => i * 2));
-    expect(batches[0]).toEqual([0]); // a lone first request goes at once
-    expect(batches.length).toBe(2);
+    const first = Array.from({ length: 10 }, (_, i) => group.submit(i));
+    await new Promise((r) => setTimeout(r, 5)); // the first batch is now in flight
+    const later = Array.from({ length: 5 }, (_, i) => group.submit(100 + i));
+    expect(await Promise.all([...first, ...later])).toEqual([...Array.from({ length: 10 }, (_, i) => i * 2), 200, 202, 204, 206, 208]);
+    expect(batches).toEqual([Array.from({ length: 10 }, (_, i) => i), [100, 101, 102, 103, 104]]);
+  });
+  it('never puts more than maxBatch in one batch', async () => {
+    const sizes: number[] = [];
+    const group = createGroupCommit<number, number>(async (items) => {
+      sizes.push(items.length);
+      return items;
+    }, { maxBatch: 7, maxInFlight: 1 });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => group.submit(i)));
+    expect(sizes).toEqual([7, 7, 6]);
   });
   it('rejects every caller of a failed batch and carries on', async () => {
     let fail = true;

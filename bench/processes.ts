@@ -1,0 +1,83 @@
+// Child processes of the bench: servers and the load generator each get their own process (and
+// event loop), so the load generator never steals the server's loop and RSS is per server.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+
+/** output: stdout and stderr interleaved (the server's log); stdout: stdout alone (the load result). */
+export type Child = { name: string; proc: ChildProcess; pid: number; output: string[]; stdout: string[]; exited: Promise<number | null> };
+
+const live = new Set<Child>();
+
+/** Runs a TypeScript file with node --import tsx (not npx, whose pid would not be the server's). */
+export function startTs(name: string, file: string, env: Record<string, string>, nodeArgs: string[] = []): Child {
+  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', file], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const stdout: string[] = [];
+  proc.stdout!.setEncoding('utf8').on('data', (s: string) => {
+    output.push(s);
+    stdout.push(s);
+  });
+  proc.stderr!.setEncoding('utf8').on('data', (s: string) => output.push(s));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const child: Child = { name, proc, pid: proc.pid!, output, stdout, exited };
+  live.add(child);
+  void exited.then(() => live.delete(child));
+  return child;
+}
+
+/** SIGTERM, then SIGKILL if it has not exited in time. Only ever signals our own children by pid. */
+export async function stop(child: Child, graceMs = 10_000): Promise<void> {
+  if (child.proc.exitCode !== null || child.proc.signalCode !== null) return;
+  child.proc.kill('SIGTERM');
+  const timer = setTimeout(() => child.proc.kill('SIGKILL'), graceMs);
+  await child.exited;
+  clearTimeout(timer);
+}
+
+export async function stopAll(): Promise<void> {
+  await Promise.all([...live].map((c) => stop(c, 3000)));
+}
+
+/** A free loopback port (the tiny race until the server binds it is acceptable for a bench). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitHealthy(child: Child, url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.proc.exitCode !== null) throw new Error(`${child.name} exited early:\n${child.output.join('')}`);
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${child.name} not healthy after ${timeoutMs} ms:\n${child.output.join('')}`);
+}
+
+/** Current and peak resident set size of a process, in MB, from /proc (Linux). */
+export function memoryMb(pid: number): { rssMb: number | null; peakRssMb: number | null } {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string) => {
+      const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+      return m ? Math.round(Number(m[1]) / 102.4) / 10 : null;
+    };
+    return { rssMb: kb('VmRSS'), peakRssMb: kb('VmHWM') };
+  } catch {
+    return { rssMb: null, peakRssMb: null };
+  }
+}
