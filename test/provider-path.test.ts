@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { APP_SECRET, type Emulator, providerEnv, startEmulator, VERIFY_TOKEN } from './support/emulator.js';
-import { call, createAccount, createKey, createTenant, eventually, type Service, startService, textMessage } from './support/harness.js';
+import { call, createAccount, createKey, eventually, type Service, startService, textMessage } from './support/harness.js';
 
 type Event = { type: string; data: Record<string, any> };
 
@@ -177,8 +177,8 @@ describe('live sends through the provider emulator', () => {
       const m = await waitStatus(t.key, byWamidOnly, 'delivered');
       expect(m.providerMessageId).toMatch(/^wamid\./);
       for (const id of [withId, byWamidOnly]) expect((await events(id)).map((e) => e.data.status)).toEqual(['sent', 'delivered']);
-      const [{ n }] = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM pending_receipts');
-      expect(n).toBe(0);
+      const [row] = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM pending_receipts');
+      expect(row!.n).toBe(0);
     });
 
     it('records a failed receipt with source status_webhook', async () => {
