@@ -31,6 +31,9 @@ export type DispatcherOptions = {
 
 type Outcome = { result: AttemptResult; message: Claimed };
 
+/** How late a timer may fire and still send (see sendAt). */
+const MAX_LATE_MS = 25;
+
 const earliest = (ts: Transition[]) => ts.reduce<Date | null>((min, t) => (t.nextDueAt && (!min || t.nextDueAt < min) ? t.nextDueAt : min), null);
 
 export function createDispatcher(deps: {
@@ -69,29 +72,33 @@ export function createDispatcher(deps: {
     { maxBatch: 500, maxInFlight: db.kind === 'pglite' ? 1 : 2 },
   );
 
-  // Last send of each account in this process: a timer that fires late must not let the
-  // following ones catch up faster than the account's interval.
-  const lastSend = new Map<string, number>();
-
-  function sendAt(m: Claimed, account: SendAccount, delayMs: number, intervalMs: number) {
+  /**
+   * Fires a send at its slot. A send whose timer fires more than MAX_LATE_MS after its slot goes
+   * back to the queue instead: a late burst could otherwise overlap another worker's next slots
+   * and push one second over the account's cap.
+   */
+  function sendAt(m: Claimed, account: SendAccount, delayMs: number) {
     inFlight++;
-    const fire = () => {
-      const wait = (lastSend.get(account.id) ?? -Infinity) + intervalMs - performance.now();
-      if (wait > 0) {
-        setTimeout(fire, Math.ceil(wait));
+    const due = performance.now() + Math.max(0, delayMs);
+    setTimeout(() => {
+      const done = () => {
+        inFlight--;
+        loop.wake();
+      };
+      if (performance.now() - due > MAX_LATE_MS) {
+        const now = new Date();
+        void outcomes
+          .submit({ message: m, result: { transition: { id: m.id, from: m.status, to: m.status, at: now, nextDueAt: now, attempted: false }, verdict: null } })
+          .catch((err: unknown) => log.error({ err, messageId: m.id }, 'returning a late send to the queue failed; its lease will expire'))
+          .finally(done);
         return;
       }
-      lastSend.set(account.id, performance.now());
       void provider
         .send({ phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! }, m.recipient, m.content, m.id)
         .then((outcome) => outcomes.submit({ message: m, result: recordAttempt(m, outcome, new Date(), options.retryTimeScale) }))
         .catch((err: unknown) => log.error({ err, messageId: m.id }, 'recording a send outcome failed; the lease will expire and the message be retried'))
-        .finally(() => {
-          inFlight--;
-          loop.wake();
-        });
-    };
-    setTimeout(fire, Math.max(0, delayMs));
+        .finally(done);
+    }, Math.max(0, delayMs));
   }
 
   /** Sends or refuses each live message; returns when deferred ones become due, if any. */
@@ -117,10 +124,12 @@ export function createDispatcher(deps: {
       const r = reservations.get(accountId)!;
       const account = accounts.get(accountId)!;
       ms.forEach((m, i) => {
-        if (i < r.count) sendAt(m, account, r.startMs + i * r.intervalMs - r.dbNowMs, r.intervalMs);
+        if (i < r.count) sendAt(m, account, r.startMs + i * r.intervalMs - r.dbNowMs);
         else {
-          const freeAt = new Date(now.getTime() + (r.startMs + r.count * r.intervalMs - r.dbNowMs));
-          deferred.push({ id: m.id, from: m.status, to: m.status, at: now, nextDueAt: freeAt, attempted: false });
+          // Claimed again half a reservation before this one runs out, so the next slots are
+          // reserved in time and the account's schedule has no gap.
+          const endMs = r.startMs + r.count * r.intervalMs - r.dbNowMs;
+          deferred.push({ id: m.id, from: m.status, to: m.status, at: now, nextDueAt: new Date(now.getTime() + endMs / 2), attempted: false });
         }
       });
     }

@@ -3,14 +3,19 @@
 // workers together never exceed the account's throughput. Slot times are in database time.
 import type { Db } from '../db/db.js';
 
-/** Sends are paced slightly under the cap so timer jitter can never push a second over it. */
-export const PACING_MARGIN = 0.97;
+/**
+ * Slots per second for a cap: slightly under it (3 %, and at least one slot a second for low
+ * caps), so that timer and network jitter never fit one slot too many into any one-second window.
+ */
+export function pacedRate(capMps: number): number {
+  return capMps < 2 ? capMps * 0.97 : Math.min(capMps * 0.97, capMps - 1);
+}
 
 export type Reservation = { accountId: string; count: number; startMs: number; intervalMs: number; dbNowMs: number };
 
 export async function reserveSlots(db: Pick<Db, 'query'>, wants: { accountId: string; count: number; mps: number }[]): Promise<Map<string, Reservation>> {
   if (wants.length === 0) return new Map();
-  const intervals = wants.map((w) => 1000 / (w.mps * PACING_MARGIN));
+  const intervals = wants.map((w) => 1000 / pacedRate(w.mps));
   const rows = await db.query<{ account_id: string; next_slot_at: Date; now: Date }>(
     `INSERT INTO account_pacing AS p (account_id, next_slot_at)
      SELECT t.a, now() + make_interval(secs => t.s) FROM unnest($1::uuid[], $2::float8[]) AS t(a, s)
