@@ -4,6 +4,7 @@
 //   1. one account capped at 80/s and one at 1,000/s: sends/s (target ≥ 0.95 × cap, never above)
 //   2. many accounts at once: aggregate sends/s, each recording `sent` and its event (target ≥ 5,000/s)
 //   3. accept → sent latency when lightly loaded (p50, target ≤ 50 ms), with 0 and 100 ms provider latency
+//   BENCH_DISPATCH_ACCOUNTS (40), BENCH_DISPATCH_PER_ACCOUNT (500), BENCH_CPU_PROF=1 (worker profiles)
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,7 +85,8 @@ async function main() {
     const sentCount = async () => Number((await sql`SELECT count(*)::int AS n FROM messages WHERE status = 'sent'`)[0]!.n);
     const runWorker = async (expected: number) => {
       await json(`${emuUrl}/__emulator/sent`, { method: 'DELETE' });
-      worker = startTs('chatgate-worker', path.join(here, 'serve-chatgate.ts'), { ...common, BENCH_ROLE: 'worker' });
+      const prof = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(here, 'results', 'dispatch-prof')}`] : [];
+      worker = startTs('chatgate-worker', path.join(here, 'serve-chatgate.ts'), { ...common, BENCH_ROLE: 'worker' }, prof);
       const deadline = Date.now() + 300_000;
       while ((await sentCount()) < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
       const rss = memoryMb(worker.pid);
@@ -101,7 +103,8 @@ async function main() {
       const { sent, rss } = await runWorker(count);
       const times = sent.filter((s) => s.phoneNumberId === a.phoneNumberId).map((s) => s.at);
       const rate = ((times.length - 1) * 1000) / (Math.max(...times) - Math.min(...times));
-      results[`cap${mps}`] = { cap: mps, messages: times.length, sendsPerSec: Math.round(rate * 10) / 10, ratioToCap: Math.round((rate / mps) * 1000) / 1000, maxInAnySecond: maxPerSecond(times), workerRssMb: rss.rssMb };
+      const retried = Number((await sql`SELECT count(*)::int AS n FROM messages WHERE attempt_count > 1`)[0]!.n);
+      results[`cap${mps}`] = { cap: mps, messages: times.length, sendsPerSec: Math.round(rate * 10) / 10, ratioToCap: Math.round((rate / mps) * 1000) / 1000, maxInAnySecond: maxPerSecond(times), retriedAfterRateLimit: retried, workerRssMb: rss.rssMb };
     }
 
     // 2. many accounts at once

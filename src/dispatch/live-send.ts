@@ -3,7 +3,7 @@
 import type { SendAccount } from '../accounts/send-accounts.js';
 import type { SendOutcome } from '../provider/cloud-api.js';
 import { classifyProviderError, pairRateDelayMs, type Verdict } from '../provider/error-map.js';
-import { backoffDelayMs, SEND_SCHEDULE_MS } from '../shared/backoff.js';
+import { backoffDelayMs, SEND_SCHEDULE_MS, THROTTLE_SCHEDULE_MS } from '../shared/backoff.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
 import type { Claimed } from './claim.js';
 import type { SendErrorDetail, Transition } from './transitions.js';
@@ -47,7 +47,7 @@ export function recordAttempt(m: Claimed, outcome: SendOutcome, now: Date, retry
   const attempt = m.attemptCount + 1;
   if (verdict.action === 'retry' && attempt < m.maxAttempts) {
     const minMs = verdict.perRecipient ? pairRateDelayMs(attempt) : verdict.minDelayMs;
-    const delay = backoffDelayMs(attempt, SEND_SCHEDULE_MS, { scale: retryTimeScale, minMs });
+    const delay = backoffDelayMs(attempt, verdict.throttled ? THROTTLE_SCHEDULE_MS : SEND_SCHEDULE_MS, { scale: retryTimeScale, minMs });
     return { transition: { id: m.id, from: m.status, to: 'queued', at: now, error, nextDueAt: new Date(now.getTime() + delay), attempted: true }, verdict };
   }
   return { transition: fail(m, now, error, true), verdict };

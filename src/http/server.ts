@@ -5,6 +5,7 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
+  type FastifyReply,
   type FastifyRequest,
   type RawReplyDefaultExpression,
   type RawRequestDefaultExpression,
@@ -15,6 +16,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Principal, Tenant } from '../auth/directory.js';
 import { AppError, errors } from '../shared/errors.js';
+import { findInputProblem } from './input-guard.js';
 import { toProblems, validatorCompiler } from './validation.js';
 
 declare module 'fastify' {
@@ -38,11 +40,26 @@ export function createServer(opts: { log: Logger; bodyLimit: number }): Server {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
     },
     routerOptions: { maxParamLength: 500 },
+    // Router-level failures (bad %-escapes, over-long parameters) answer in our error shape too.
+    frameworkErrors: (err, _request, reply) => {
+      void (reply as unknown as FastifyReply).code(400).send({ error: 'bad_request', message: err.message });
+    },
     ajv: { customOptions: { strict: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Server;
 
   app.setValidatorCompiler(validatorCompiler);
   app.decorateRequest('principal', null);
+
+  // Only what the route reads: its path parameters, the query it declares (a cursor is checked
+  // by its own decoder: invalid_cursor), and a parsed JSON body.
+  app.addHook('preValidation', async (request) => {
+    if (request.is404) return;
+    const declaresQuery = request.routeOptions.schema?.querystring !== undefined;
+    const query = declaresQuery ? Object.fromEntries(Object.entries(request.query as Record<string, unknown>).filter(([k]) => k !== 'cursor')) : null;
+    const problem =
+      findInputProblem(request.params, '') ?? findInputProblem(query, '') ?? (Buffer.isBuffer(request.body) ? null : findInputProblem(request.body, ''));
+    if (problem) throw errors.validation([problem]);
+  });
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -71,6 +88,11 @@ export function createServer(opts: { log: Logger; bodyLimit: number }): Server {
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
         return reply.code(400).send(errors.validation([{ path: '', message: 'body must be a valid JSON document' }]).body());
+      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+        return reply.code(400).send({ error: 'bad_request', message: err.message });
+    }
+    if (err instanceof SyntaxError && /prototype property/.test(err.message)) {
+      return reply.code(400).send(errors.validation([{ path: '', message: 'must not contain __proto__ or constructor.prototype keys' }]).body());
     }
     if (err instanceof SyntaxError || (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500)) {
       return reply.code(err.statusCode ?? 400).send({ error: 'bad_request', message: err.message });

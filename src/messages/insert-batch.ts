@@ -30,7 +30,9 @@ export type InsertOutcome =
   | { kind: 'repeat'; ack: Ack }
   | { kind: 'conflict' }
   | { kind: 'quota_exceeded'; limit: number; used: number; resetsAt: string }
-  | { kind: 'revoked' };
+  | { kind: 'revoked' }
+  /** The database refused this request's row (the batch was retried row by row to find it). */
+  | { kind: 'error'; error: unknown };
 
 export const MESSAGES_READY = 'chatgate_messages_ready';
 
@@ -146,12 +148,33 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
 const DEADLOCK = '40P01';
 
 /** Writes one batch; a deadlock between concurrent batches (crossing unique-key waits) is retried. */
-export async function insertBatch(db: Db, items: NewMessage[], now = new Date()): Promise<InsertOutcome[]> {
+async function insertWithRetry(db: Db, items: NewMessage[], now: Date): Promise<InsertOutcome[]> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction((tx) => insertOnce(tx, items, now));
     } catch (err) {
       if (attempt >= 3 || (err as { code?: string }).code !== DEADLOCK) throw err;
     }
+  }
+}
+
+/**
+ * Writes a batch of sends. Should the database refuse the batch, each request is tried alone, so
+ * one bad row (of any customer) fails only its own request.
+ */
+export async function insertBatch(db: Db, items: NewMessage[], now = new Date()): Promise<InsertOutcome[]> {
+  try {
+    return await insertWithRetry(db, items, now);
+  } catch (err) {
+    if (items.length === 1) return [{ kind: 'error', error: err }];
+    const outcomes: InsertOutcome[] = [];
+    for (const item of items) {
+      try {
+        outcomes.push(...(await insertWithRetry(db, [item], now)));
+      } catch (itemErr) {
+        outcomes.push({ kind: 'error', error: itemErr });
+      }
+    }
+    return outcomes;
   }
 }

@@ -95,6 +95,8 @@ export function createSendService(deps: { db: Db; maxSendAttempts: number }) {
           throw errors.quotaExceeded(outcome.limit, outcome.used, outcome.resetsAt);
         case 'revoked':
           throw errors.invalidKey();
+        case 'error':
+          throw outcome.error;
       }
     },
 

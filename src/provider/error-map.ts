@@ -4,7 +4,7 @@
 import type { AccountStatus } from '../shared/vocab.js';
 
 export type Verdict =
-  | { action: 'retry'; errorCode: string; minDelayMs?: number; perRecipient?: boolean }
+  | { action: 'retry'; errorCode: string; minDelayMs?: number; perRecipient?: boolean; throttled?: boolean }
   | { action: 'fail'; errorCode: string }
   | { action: 'account'; errorCode: string; accountStatus: AccountStatus };
 
@@ -30,9 +30,10 @@ const RULES: Record<number, Rule> = {
   131048: account('SPAM_RATE_LIMITED', 'ERROR'),
   131064: account('MESSAGING_LIMITED', 'ERROR'),
   // Transient: throttling and provider trouble.
-  4: retry('PROVIDER_RATE_LIMITED'),
-  80007: retry('PROVIDER_RATE_LIMITED'),
-  130429: retry('PROVIDER_RATE_LIMITED'),
+  // Throughput throttling clears within about a second: retried on the short schedule.
+  4: retry('PROVIDER_RATE_LIMITED', { throttled: true }),
+  80007: retry('PROVIDER_RATE_LIMITED', { throttled: true }),
+  130429: retry('PROVIDER_RATE_LIMITED', { throttled: true }),
   131056: retry('RECIPIENT_RATE_LIMITED', { perRecipient: true }),
   1: retry('PROVIDER_UNAVAILABLE'),
   2: retry('PROVIDER_UNAVAILABLE'),
@@ -76,7 +77,8 @@ export function classifyProviderError(code: number | null, subcode: number | nul
     if (code >= 200 && code <= 299) return account('PERMISSION_DENIED', 'ERROR');
     if (code >= 133000 && code <= 133015) return fail('PHONE_NUMBER_REGISTRATION_ERROR');
   }
-  if (httpStatus === 429 || (httpStatus !== null && httpStatus >= 500)) return retry(httpStatus === 429 ? 'PROVIDER_RATE_LIMITED' : 'PROVIDER_UNAVAILABLE');
+  if (httpStatus === 429) return retry('PROVIDER_RATE_LIMITED', { throttled: true });
+  if (httpStatus !== null && httpStatus >= 500) return retry('PROVIDER_UNAVAILABLE');
   return fail('PROVIDER_ERROR');
 }
 

@@ -4,6 +4,9 @@
 /** Delays after send attempt 1, 2, 3, 4 (a 5th failure is final with the default 5 attempts). */
 export const SEND_SCHEDULE_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000] as const;
 
+/** After a throughput rate limit (130429 and kin), which clears within about a second. */
+export const THROTTLE_SCHEDULE_MS = [1_000, 2_000, 4_000, 8_000, 16_000] as const;
+
 export type BackoffOptions = {
   /** Multiplies the whole delay (RETRY_TIME_SCALE). */
   scale: number;

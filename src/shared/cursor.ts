@@ -17,7 +17,7 @@ export function decodeCursor(cursor: string): Position {
     const [at, id] = parsed as unknown[];
     if (typeof at !== 'string' || typeof id !== 'string' || !UUID.test(id)) throw new Error('fields');
     const createdAt = new Date(at);
-    if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at) throw new Error('date');
+    if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at || !/^\d{4}-/.test(at) || createdAt.getUTCFullYear() < 1) throw new Error('date');
     return { createdAt, id };
   } catch {
     throw errors.invalidCursor();

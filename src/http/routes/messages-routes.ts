@@ -29,6 +29,15 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** A query timestamp as a Date within years 1–9999 (what both JavaScript and SQL can hold). */
+function parseTimestamp(value: string | undefined, path: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const d = new Date(value);
+  const year = d.getUTCFullYear();
+  if (Number.isNaN(d.getTime()) || year < 1 || year > 9999) throw errors.validation([{ path, message: 'must be an ISO 8601 timestamp between years 1 and 9999' }]);
+  return d;
+}
+
 export function registerMessageRoutes(
   app: Server,
   deps: { directory: Pick<Directory, 'tenant'>; sends: SendService; queries: MessageQueries; allowPrivateUrls: boolean },
@@ -92,12 +101,14 @@ export function registerMessageRoutes(
     async (request) => {
       const principal = principalOf(request);
       const q = request.query;
+      const since = parseTimestamp(q.since, 'since');
+      const until = parseTimestamp(q.until, 'until');
       const tenant = await tenantOf(principal.customerId);
       const scope = resolveReadScope(principal, tenant, q.chatAccountId);
       return deps.queries.list(scope, {
         ...q,
-        since: q.since !== undefined ? new Date(q.since) : undefined,
-        until: q.until !== undefined ? new Date(q.until) : undefined,
+        since,
+        until,
         limit: q.limit ?? 50,
         chatAccountId: undefined,
       });
