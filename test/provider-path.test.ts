@@ -225,6 +225,28 @@ describe('live sends through the provider emulator', () => {
       expect((await message(t.key, id)).status).toBe('delivered');
     });
 
+    it('routes an integration\'s receipts with its own secret, and only to its own accounts', async () => {
+      const t = await tenant({ official: { phoneNumberId: `pn${crypto.randomBytes(5).toString('hex')}`, wabaId: 'w', accessToken: 'tok', integrationId: 'int-7', appSecret: 'integration-secret-7' } });
+      const shared = await tenant();
+      await emu.settings({ enabled: false });
+      const id = await send(t.key, textMessage(ext()));
+      const m = await waitStatus(t.key, id, 'sent');
+      const other = await waitStatus(shared.key, await send(shared.key, textMessage(ext())), 'sent');
+      const phoneNumberId = (await call(svc.url, 'GET', '/chat-accounts', { key: t.key })).body.accounts[0].official.phoneNumberId;
+      const receipt = (pn: string, wamid: string) => JSON.stringify({ entry: [{ changes: [{ value: { metadata: { phone_number_id: pn }, statuses: [{ id: wamid, status: 'delivered', timestamp: '1790000000' }] } }] }] });
+      const post = (path: string, body: string, secret: string) =>
+        call(svc.url, 'POST', path, { body, headers: { 'x-hub-signature-256': `sha256=${crypto.createHmac('sha256', secret).update(body).digest('hex')}` } });
+      expect((await post('/provider/webhooks/integrations/int-7', receipt(phoneNumberId, m.providerMessageId), APP_SECRET)).status).toBe(401);
+      expect((await post('/provider/webhooks/integrations/int-7', receipt(phoneNumberId, m.providerMessageId), 'integration-secret-7')).status).toBe(200);
+      expect((await message(t.key, id)).status).toBe('delivered');
+      // The shared app's account cannot be reached through the integration's callback, nor the reverse.
+      expect((await post('/provider/webhooks/integrations/int-7', receipt(shared.phoneNumberId, other.providerMessageId), 'integration-secret-7')).status).toBe(200);
+      expect((await message(shared.key, other.messageId)).status).toBe('sent');
+      const again = receipt(phoneNumberId, m.providerMessageId).replace('delivered', 'read');
+      expect((await post('/provider/webhooks/app', again, APP_SECRET)).status).toBe(200);
+      expect((await message(t.key, id)).status).toBe('delivered');
+    });
+
     it('answers the verification handshake', async () => {
       const ok = await fetch(`${svc.url}/provider/webhooks/app?hub.mode=subscribe&hub.verify_token=${VERIFY_TOKEN}&hub.challenge=1158201444`);
       expect(ok.status).toBe(200);

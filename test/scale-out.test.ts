@@ -24,7 +24,7 @@ describe.runIf(backend === 'postgres')('worker processes sharing one PostgreSQL'
     const customer = await call(api.url, 'POST', '/admin/customers', { admin: true, body: { name: 'Scale', plan: 'pro' } });
     const phoneNumberId = `pn${crypto.randomBytes(5).toString('hex')}`;
     await createAccount(api.url, customer.body.id, { official: { phoneNumberId, wabaId: 'w', accessToken: 'tok' }, throughputMps });
-    return { phoneNumberId, key: await createKey(api.url, customer.body.id, {}) };
+    return { customerId: customer.body.id as string, phoneNumberId, key: await createKey(api.url, customer.body.id, {}) };
   };
   const sendMany = async (key: string, prefix: string, count: number) => {
     const replies = await Promise.all(Array.from({ length: count }, (_, i) => call(api.url, 'POST', '/messages', { key, body: textMessage(`${prefix}-${i}`) })));
@@ -43,6 +43,27 @@ describe.runIf(backend === 'postgres')('worker processes sharing one PostgreSQL'
     await api.stop();
     await database.drop();
     await emu.stop();
+  });
+
+  it('a key revoked through one API process stops working in another at once', async () => {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const other = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--role', 'api'], {
+      env: { ...process.env, ...providerEnv(emu), DATABASE_URL: database.url!, ENCRYPTION_KEY, LOG_LEVEL: 'warn', PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    children.push(other);
+    const otherUrl = `http://127.0.0.1:${port}`;
+    await eventually(async () => (await fetch(`${otherUrl}/healthz`)).ok, 30_000, 100);
+    const t = await tenant(80);
+    const [key] = (await call(api.url, 'GET', `/admin/customers/${t.customerId}/api-keys`, { admin: true })).body.apiKeys;
+    // The other process has the key cached now.
+    expect((await call(otherUrl, 'POST', '/messages', { key: t.key, body: textMessage('before-revoke') })).status).toBe(201);
+    expect((await call(api.url, 'DELETE', `/admin/api-keys/${key.id}`, { admin: true })).status).toBe(204);
+    // A send is refused at once (checked in its own transaction), reads as soon as the NOTIFY lands.
+    expect(await call(otherUrl, 'POST', '/messages', { key: t.key, body: textMessage('after-revoke') })).toMatchObject({ status: 401, body: { error: 'Invalid API key' } });
+    await eventually(async () => (await call(otherUrl, 'GET', '/messages', { key: t.key })).status === 401, 2000, 10);
+    other.kill('SIGTERM');
+    await database.db.query('DELETE FROM messages');
   });
 
   it('two workers together never exceed an account\'s throughput', async () => {
