@@ -22,7 +22,11 @@ import { createKeyService } from './keys/key-service.js';
 import { createMessageQueries } from './messages/message-queries.js';
 import { createSendService } from './messages/send-service.js';
 import { createProviderClient } from './provider/cloud-api.js';
+import { createOutboundClient, type Resolve, systemResolve } from './outbound/outbound-client.js';
 import { createPurger } from './purge/purger.js';
+import { createDeliverer } from './webhooks/deliverer.js';
+import { createEndpointService } from './webhooks/endpoint-service.js';
+import { registerWebhookRoutes } from './http/routes/webhook-routes.js';
 import { createReceiptService } from './receipts/receipt-service.js';
 import { createSealer } from './shared/crypto.js';
 
@@ -52,7 +56,7 @@ export type App = {
   stop(): Promise<void>;
 };
 
-export async function createApp(config: Config, opts: { role?: Role; db?: Db; log?: Logger } = {}): Promise<App> {
+export async function createApp(config: Config, opts: { role?: Role; db?: Db; log?: Logger; resolve?: Resolve } = {}): Promise<App> {
   const role = opts.role ?? 'all';
   const log = opts.log ?? createLogger(config);
   const db = opts.db ?? (await openDb(config));
@@ -63,6 +67,8 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
   const sealer = createSealer(config.encryptionKey ?? embeddedEncryptionKey(config.dataDir));
   const directory = createDirectory(db);
   const sends = createSendService({ db, maxSendAttempts: config.maxSendAttempts });
+  const resolve = opts.resolve ?? systemResolve;
+  const outbound = createOutboundClient({ allowPrivate: config.unsafeAllowPrivateUrls, resolve });
   const provider = createProviderClient({ baseUrl: config.providerBaseUrl, apiVersion: config.providerApiVersion, timeoutMs: config.providerTimeoutMs });
 
   let server: Server | null = null;
@@ -75,6 +81,7 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
       scope.addHook('onRequest', apiKeyAuth(directory.authenticate));
       registerMessageRoutes(scope, { directory, sends, queries: createMessageQueries(db), allowPrivateUrls: config.unsafeAllowPrivateUrls });
       registerChatAccountRoutes(scope, { directory, publicBaseUrl: config.publicBaseUrl });
+      registerWebhookRoutes(scope, { directory, endpoints: createEndpointService({ db, sealer, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve }) });
     });
     const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log });
     void api.register(async (plain) => registerProviderWebhookRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), { receipts, verifyToken: config.providerVerifyToken }));
@@ -112,6 +119,13 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
               maxInFlight: config.workerMaxInFlight,
             },
           }),
+          createDeliverer({
+            db,
+            log,
+            sealer,
+            client: outbound,
+            options: { batchSize: config.workerBatchSize, leaseSeconds: 60, pollMs: config.workerPollMs, retryTimeScale: config.retryTimeScale, perEndpointConcurrency: 8, maxInFlight: 1000 },
+          }),
           createPurger({ db, log, intervalSeconds: config.purgeIntervalSeconds }),
         ];
 
@@ -138,6 +152,7 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
       for (const w of workers) await w.stop();
       await stopListening?.();
       await provider.close();
+      await outbound.close();
       if (!opts.db) await db.close();
     },
   };

@@ -1,30 +1,57 @@
-// The transactional outbox: events are written in the transaction of the change that causes them.
-// Delivering them to webhook endpoints is the deliverer's job (a later capability).
+// The transactional outbox: events are written in the transaction of the change that causes them,
+// with one delivery row per active endpoint subscribed to the event (plans with webhooks only),
+// so a crash can delay an event, never lose it. The deliverer is woken by NOTIFY.
 import crypto from 'node:crypto';
 import type { Queryable } from '../db/db.js';
 import type { EventType } from '../shared/vocab.js';
 
 export type OutboxEvent = { customerId: string; type: EventType; data: Record<string, unknown>; createdAt: Date };
 
+export const DELIVERIES_READY = 'chatgate_deliveries_ready';
+
 export const newEventId = () => `evt_${crypto.randomUUID()}`;
 
-export async function writeEvents(tx: Queryable, events: OutboxEvent[]): Promise<void> {
-  if (events.length === 0) return;
+/** The spec's envelope, exactly as a receiver gets it (and as it is signed). */
+export function envelopeJson(id: string, type: string, createdAt: Date, data: unknown): string {
+  return JSON.stringify({ eventId: id, type, createdAt: createdAt.toISOString(), data });
+}
+
+/**
+ * Writes events and their deliveries. `onlyEndpointId` targets one endpoint whatever it subscribes
+ * to (the test event); otherwise every active subscribed endpoint of the customer gets one.
+ */
+export async function writeEvents(tx: Queryable, events: OutboxEvent[], onlyEndpointId: string | null = null): Promise<string[]> {
+  if (events.length === 0) return [];
+  const ids = events.map(() => newEventId());
   await tx.query(
-    `INSERT INTO events (id, customer_id, type, data, created_at)
-     SELECT t.id, t.customer_id, t.type, t.data::jsonb, t.created_at
-       FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[]) AS t(id, customer_id, type, data, created_at)`,
+    `WITH inserted AS (
+       INSERT INTO events (id, customer_id, type, data, created_at)
+       SELECT t.id, t.customer_id, t.type, t.data::jsonb, t.created_at
+         FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[]) AS t(id, customer_id, type, data, created_at)),
+     deliveries AS (
+       INSERT INTO webhook_deliveries (id, customer_id, endpoint_id, event_id, event_type, payload, status, next_attempt_at)
+       SELECT gen_random_uuid(), t.customer_id, e.id, t.id, t.type, t.payload, 'pending', now()
+         FROM unnest($1::text[], $2::uuid[], $3::text[], $6::text[]) AS t(id, customer_id, type, payload)
+         JOIN webhook_endpoints e ON e.customer_id = t.customer_id
+         JOIN customers c ON c.id = t.customer_id AND c.plan IN ('basic', 'pro')
+        WHERE CASE WHEN $7::uuid IS NULL THEN e.is_active AND t.type = ANY (e.events) ELSE e.id = $7::uuid END
+       RETURNING 1)
+     SELECT pg_notify($8, '') FROM (SELECT 1 FROM deliveries LIMIT 1) AS any_delivery`,
     [
-      events.map(() => newEventId()),
+      ids,
       events.map((e) => e.customerId),
       events.map((e) => e.type),
       events.map((e) => JSON.stringify(e.data)),
       events.map((e) => e.createdAt.toISOString()),
+      events.map((e, i) => envelopeJson(ids[i]!, e.type, e.createdAt, e.data)),
+      onlyEndpointId,
+      DELIVERIES_READY,
     ],
   );
+  return ids;
 }
 
-/** The spec's envelope, as a receiver gets it. */
+/** The spec's envelope of a stored event row. */
 export function toEnvelope(row: { id: string; type: string; data: unknown; created_at: Date }) {
   return { eventId: row.id, type: row.type, createdAt: row.created_at.toISOString(), data: row.data };
 }

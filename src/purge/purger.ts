@@ -9,7 +9,7 @@ const CHUNK = 5000;
 /** Events outlive nothing they describe: the longest message retention is 30 days. */
 const EVENT_RETENTION_DAYS = 30;
 
-export type PurgeResult = { messages: number; events: number; receipts: number };
+export type PurgeResult = { messages: number; events: number; receipts: number; deliveries: number };
 
 /** One purge pass, whoever's turn it is. Returns null when another process holds the turn. */
 export async function purgeOnce(db: Db, intervalSeconds: number, force = false): Promise<PurgeResult | null> {
@@ -43,7 +43,11 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
   const receipts = await chunked(
     `DELETE FROM pending_receipts WHERE id IN (SELECT id FROM pending_receipts WHERE received_at < now() - interval '7 days' LIMIT $1) RETURNING id`,
   );
-  return { messages, events, receipts };
+  // Delivery history lives as long as the events it delivered.
+  const deliveries = await chunked(
+    `DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE created_at < now() - interval '${EVENT_RETENTION_DAYS} days' AND status <> 'pending' LIMIT $1) RETURNING id`,
+  );
+  return { messages, events, receipts, deliveries };
 }
 
 export function createPurger(deps: { db: Db; log: Logger; intervalSeconds: number }) {

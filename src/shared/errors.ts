@@ -33,6 +33,9 @@ export const errors = {
   invalidChatAccount: () => new AppError(422, 'invalid_chat_account'),
   invalidMedia: (code: 'media_not_found' | 'media_type_mismatch') => new AppError(422, 'invalid_media', { code }),
   chatAccountRequired: () => new AppError(422, 'chat_account_required'),
+  invalidWebhookUrl: (reason: string) => new AppError(400, 'invalid_webhook_url', { reason }),
+  webhookEndpointNotFound: () => new AppError(404, 'webhook_endpoint_not_found'),
+  webhookDeliveryNotFound: () => new AppError(404, 'webhook_delivery_not_found'),
   quotaExceeded: (limit: number, used: number, resetsAt: string) =>
     new AppError(429, 'quota_exceeded', { limit, used, resetsAt }),
   // Operator API and HTTP plumbing (not in the public spec's table; documented in docs/api.md)

@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import type { Db } from '../../src/db/db.js';
 import { openPgliteDb } from '../../src/db/pglite-db.js';
 import { openPostgresDb } from '../../src/db/postgres-db.js';
+import type { Resolve } from '../../src/outbound/outbound-client.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -67,10 +68,10 @@ export type Service = {
 };
 
 /** The whole service (API and workers unless a role is given) on a fresh database. */
-export async function startService(opts: { env?: Record<string, string>; role?: Role; database?: TestDatabase } = {}): Promise<Service> {
+export async function startService(opts: { env?: Record<string, string>; role?: Role; database?: TestDatabase; resolve?: Resolve } = {}): Promise<Service> {
   const database = opts.database ?? (await createTestDatabase());
   const config = testConfig(opts.env);
-  const app = await createApp(config, { db: database.db, role: opts.role ?? 'all', log: pino({ level: config.logLevel }) });
+  const app = await createApp(config, { db: database.db, role: opts.role ?? 'all', log: pino({ level: config.logLevel }), resolve: opts.resolve });
   const address = await app.start();
   return {
     url: address ?? '',

@@ -1,0 +1,197 @@
+// Webhook endpoints of a customer: management, secrets (sealed; shown once), the test event,
+// delivery history and redelivery. Every query starts from the customer id.
+import crypto from 'node:crypto';
+import type { Db } from '../db/db.js';
+import { writeEvents } from '../events/outbox.js';
+import { checkOutboundUrl, isBlockedAddress } from '../outbound/address-guard.js';
+import type { Resolve } from '../outbound/outbound-client.js';
+import type { Sealer } from '../shared/crypto.js';
+import { decodeCursor, encodeCursor } from '../shared/cursor.js';
+import { errors } from '../shared/errors.js';
+
+export const MAX_ACTIVE_ENDPOINTS = 5;
+export const SUBSCRIBABLE_EVENTS = ['message.status', 'message.inbound', 'sender.first_inbound'] as const;
+/** How long the previous secret keeps signing after a rotation. */
+export const ROTATION_OVERLAP_HOURS = 24;
+const RESOLVE_TIMEOUT_MS = 3000;
+
+type Row = Record<string, unknown>;
+const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
+
+const COLUMNS = 'id, url, description, events, is_active, last_success_at, last_failure_at, last_failure_reason, created_at, updated_at';
+
+function toEndpoint(r: Row) {
+  return {
+    id: r.id as string,
+    url: r.url as string,
+    description: r.description as string,
+    events: r.events as string[],
+    isActive: r.is_active as boolean,
+    lastSuccessAt: iso(r.last_success_at),
+    lastFailureAt: iso(r.last_failure_at),
+    lastFailureReason: (r.last_failure_reason as string | null) ?? null,
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+  };
+}
+
+export const newSecret = () => `whsec_${crypto.randomBytes(32).toString('base64url')}`;
+
+export type EndpointService = ReturnType<typeof createEndpointService>;
+
+export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPrivateUrls: boolean; resolve: Resolve }) {
+  const { db, sealer } = deps;
+
+  /** The URL rules: https, no credentials, no private or loopback destination in any spelling. */
+  async function checkUrl(url: string): Promise<void> {
+    const literal = checkOutboundUrl(url, { allowPrivate: deps.allowPrivateUrls });
+    if (literal) throw errors.invalidWebhookUrl(literal);
+    if (deps.allowPrivateUrls) return;
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    if (/^[\d.]+$/.test(host) || host.includes(':')) return; // an IP literal, already checked
+    const addresses = await Promise.race([
+      deps.resolve(host).catch(() => null),
+      new Promise<null>((r) => setTimeout(() => r(null), RESOLVE_TIMEOUT_MS).unref()),
+    ]);
+    // A name that does not resolve now is accepted: the delivery-time guard checks every connection.
+    if (addresses?.some((a) => isBlockedAddress(a.address))) throw errors.invalidWebhookUrl('resolves to a private or loopback address');
+  }
+
+  async function lockedCount(tx: Pick<Db, 'query'>, customerId: string, exceptId: string | null): Promise<number> {
+    await tx.query('SELECT id FROM customers WHERE id = $1 FOR UPDATE', [customerId]);
+    const [row] = await tx.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM webhook_endpoints WHERE customer_id = $1 AND is_active AND id IS DISTINCT FROM $2::uuid',
+      [customerId, exceptId],
+    );
+    return row?.n ?? 0;
+  }
+
+  async function getRow(customerId: string, id: string): Promise<Row> {
+    const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 AND id = $2`, [customerId, id]);
+    if (!rows[0]) throw errors.webhookEndpointNotFound();
+    return rows[0];
+  }
+
+  return {
+    async create(customerId: string, input: { url: string; events?: string[]; description?: string }) {
+      await checkUrl(input.url);
+      const secret = newSecret();
+      const row = await db.transaction(async (tx) => {
+        if ((await lockedCount(tx, customerId, null)) >= MAX_ACTIVE_ENDPOINTS) throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
+        const rows = await tx.query<Row>(
+          `INSERT INTO webhook_endpoints (id, customer_id, url, description, events, secret_enc) VALUES ($1, $2, $3, $4, $5::text[], $6) RETURNING ${COLUMNS}`,
+          [crypto.randomUUID(), customerId, input.url, input.description ?? '', [...new Set(input.events ?? SUBSCRIBABLE_EVENTS)], sealer.seal(secret)],
+        );
+        return rows[0]!;
+      });
+      return { ...toEndpoint(row), secret };
+    },
+
+    async list(customerId: string) {
+      const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 ORDER BY created_at, id`, [customerId]);
+      return rows.map(toEndpoint);
+    },
+
+    get: async (customerId: string, id: string) => toEndpoint(await getRow(customerId, id)),
+
+    async update(customerId: string, id: string, patch: { url?: string; events?: string[]; description?: string; isActive?: boolean }) {
+      await getRow(customerId, id);
+      if (patch.url !== undefined) await checkUrl(patch.url);
+      const row = await db.transaction(async (tx) => {
+        if (patch.isActive === true && (await lockedCount(tx, customerId, id)) >= MAX_ACTIVE_ENDPOINTS) {
+          throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
+        }
+        const rows = await tx.query<Row>(
+          `UPDATE webhook_endpoints SET url = COALESCE($3, url), events = COALESCE($4::text[], events),
+                  description = COALESCE($5, description), is_active = COALESCE($6, is_active), updated_at = now()
+            WHERE customer_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+          [customerId, id, patch.url ?? null, patch.events ? [...new Set(patch.events)] : null, patch.description ?? null, patch.isActive ?? null],
+        );
+        if (!rows[0]) throw errors.webhookEndpointNotFound();
+        return rows[0];
+      });
+      return toEndpoint(row);
+    },
+
+    /** Deletes the endpoint with its delivery history (cascade). */
+    async remove(customerId: string, id: string): Promise<void> {
+      const rows = await db.query('DELETE FROM webhook_endpoints WHERE customer_id = $1 AND id = $2 RETURNING id', [customerId, id]);
+      if (rows.length === 0) throw errors.webhookEndpointNotFound();
+    },
+
+    /** A new secret, shown once; the previous one keeps signing for 24 hours. */
+    async rotateSecret(customerId: string, id: string) {
+      const secret = newSecret();
+      const rows = await db.query<Row>(
+        `UPDATE webhook_endpoints SET previous_secret_enc = secret_enc, previous_secret_expires_at = now() + make_interval(hours => $4),
+                secret_enc = $3, updated_at = now()
+          WHERE customer_id = $1 AND id = $2 RETURNING ${COLUMNS}, previous_secret_expires_at`,
+        [customerId, id, sealer.seal(secret), ROTATION_OVERLAP_HOURS],
+      );
+      if (!rows[0]) throw errors.webhookEndpointNotFound();
+      return { ...toEndpoint(rows[0]), secret, previousSecretExpiresAt: iso(rows[0].previous_secret_expires_at) };
+    },
+
+    /** Queues a webhook.test event to this endpoint alone (active or not). */
+    async sendTest(customerId: string, id: string) {
+      await getRow(customerId, id);
+      const [eventId] = await db.transaction((tx) =>
+        writeEvents(tx, [{ customerId, type: 'webhook.test', createdAt: new Date(), data: { webhookEndpointId: id, message: 'This is a test event from ChatGate.' } }], id),
+      );
+      return { eventId: eventId!, queued: true };
+    },
+
+    /** Delivery history, newest first, each with its attempts. */
+    async deliveries(customerId: string, id: string, page: { limit: number; cursor?: string }) {
+      await getRow(customerId, id);
+      const params: unknown[] = [customerId, id, page.limit + 1];
+      let after = '';
+      if (page.cursor !== undefined) {
+        const pos = decodeCursor(page.cursor);
+        params.push(pos.createdAt.toISOString(), pos.id);
+        after = 'AND (d.created_at, d.id) < ($4::timestamptz, $5::uuid)';
+      }
+      const rows = await db.query<Row>(
+        `SELECT d.id, d.event_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at, d.last_status_code, d.created_at, d.completed_at,
+                COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'statusCode', a.status_code, 'durationMs', a.duration_ms,
+                                                            'responseBody', a.response_body, 'error', a.error) ORDER BY a.id)
+                            FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
+           FROM webhook_deliveries d WHERE d.customer_id = $1 AND d.endpoint_id = $2 ${after}
+          ORDER BY d.created_at DESC, d.id DESC LIMIT $3`,
+        params,
+      );
+      const items = rows.slice(0, page.limit);
+      const last = items[items.length - 1];
+      return {
+        deliveries: items.map((r) => ({
+          id: r.id as string,
+          eventId: r.event_id as string,
+          eventType: r.event_type as string,
+          status: r.status as string,
+          attemptCount: Number(r.attempt_count),
+          nextAttemptAt: r.status === 'pending' ? iso(r.next_attempt_at) : null,
+          lastStatusCode: (r.last_status_code as number | null) ?? null,
+          createdAt: iso(r.created_at)!,
+          completedAt: iso(r.completed_at),
+          attempts: (typeof r.attempts === 'string' ? JSON.parse(r.attempts) : r.attempts) as unknown[],
+        })),
+        nextCursor: rows.length > page.limit && last ? encodeCursor({ createdAt: last.created_at as Date, id: last.id as string }) : null,
+      };
+    },
+
+    /** Sends a delivery again now, with the same eventId and body, and a fresh attempt budget. */
+    async redeliver(customerId: string, id: string, deliveryId: string) {
+      const rows = await db.transaction(async (tx) => {
+        const updated = await tx.query<Row>(
+          `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = now(), completed_at = NULL, locked_by = NULL, locked_until = NULL
+            WHERE customer_id = $1 AND endpoint_id = $2 AND id = $3 RETURNING id, event_id`,
+          [customerId, id, deliveryId],
+        );
+        if (updated.length > 0) await tx.query(`SELECT pg_notify('chatgate_deliveries_ready', '')`);
+        return updated;
+      });
+      if (!rows[0]) throw errors.webhookDeliveryNotFound();
+      return { deliveryId: rows[0].id as string, eventId: rows[0].event_id as string, queued: true };
+    },
+  };
+}
