@@ -124,7 +124,7 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
             log,
             sealer,
             client: outbound,
-            options: { batchSize: config.workerBatchSize, leaseSeconds: 60, pollMs: config.workerPollMs, retryTimeScale: config.retryTimeScale, perEndpointConcurrency: 8, maxInFlight: 1000 },
+            options: { batchSize: config.workerBatchSize, leaseSeconds: 60, pollMs: config.workerPollMs, retryTimeScale: config.retryTimeScale, perEndpointConcurrency: 16, maxInFlight: 1000 },
           }),
           createPurger({ db, log, intervalSeconds: config.purgeIntervalSeconds }),
         ];

@@ -22,7 +22,7 @@ const MAX_RESPONSE_BODY = 1024;
 
 type Claimed = { id: string; endpointId: string; eventId: string; eventType: string; payload: string; attemptCount: number };
 type Endpoint = { id: string; url: string; isActive: boolean; secrets: string[] };
-type Result = { delivery: Claimed; at: Date; post: PostResult | null; skipped?: 'inactive' | 'busy' };
+type Result = { delivery: Claimed; at: Date; post: PostResult | null; skipped?: 'inactive' };
 
 export type DelivererOptions = { batchSize: number; leaseSeconds: number; pollMs: number; retryTimeScale: number; perEndpointConcurrency: number; maxInFlight: number };
 
@@ -45,7 +45,6 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
     async (items) => {
       const now = new Date();
       const rows = items.map((r) => {
-        if (r.skipped === 'busy') return { id: r.delivery.id, status: 'pending', attempts: r.delivery.attemptCount, next: new Date(now.getTime() + 1000), code: null };
         if (r.skipped === 'inactive') return { id: r.delivery.id, status: 'failed', attempts: r.delivery.attemptCount, next: null, code: null };
         const attempts = r.delivery.attemptCount + 1;
         const ok = succeeded(r);
@@ -102,6 +101,17 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
     );
   }
 
+  // Claimed deliveries wait here per endpoint until one of its few request slots frees up.
+  const queues = new Map<string, { endpoint: Endpoint; waiting: Claimed[] }>();
+  const backlog = (id: string) => (busy.get(id) ?? 0) + (queues.get(id)?.waiting.length ?? 0);
+
+  function pump(endpointId: string) {
+    const q = queues.get(endpointId);
+    if (!q) return;
+    while (q.waiting.length > 0 && (busy.get(endpointId) ?? 0) < options.perEndpointConcurrency) deliver(q.waiting.shift()!, q.endpoint);
+    if (q.waiting.length === 0 && (busy.get(endpointId) ?? 0) === 0) queues.delete(endpointId);
+  }
+
   function deliver(d: Claimed, endpoint: Endpoint) {
     inFlight++;
     busy.set(endpoint.id, (busy.get(endpoint.id) ?? 0) + 1);
@@ -120,13 +130,16 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
       .finally(() => {
         inFlight--;
         busy.set(endpoint.id, (busy.get(endpoint.id) ?? 1) - 1);
+        pump(endpoint.id);
         loop.wake();
       });
   }
 
   async function pass() {
-    const room = options.maxInFlight - inFlight;
+    const room = options.maxInFlight - inFlight - [...queues.values()].reduce((n, q) => n + q.waiting.length, 0);
     if (room <= 0) return { didWork: false };
+    // Endpoints with a full local backlog are not claimed for: a slow one cannot fill the batch.
+    const full = [...queues.keys()].filter((id) => backlog(id) >= options.perEndpointConcurrency * 4);
     const rows = await db.query<Record<string, unknown>>(
       `UPDATE webhook_deliveries d SET locked_by = $1, locked_until = now() + make_interval(secs => $2)
          FROM (SELECT id FROM webhook_deliveries
@@ -135,7 +148,7 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
                 ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) x
         WHERE d.id = x.id
         RETURNING d.id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.attempt_count`,
-      [workerId, options.leaseSeconds, Math.min(options.batchSize, room), [...busy].filter(([, n]) => n >= options.perEndpointConcurrency).map(([id]) => id)],
+      [workerId, options.leaseSeconds, Math.min(options.batchSize, room), full],
     );
     if (rows.length === 0) return { didWork: false };
     const claimed: Claimed[] = rows.map((r) => ({
@@ -143,16 +156,27 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
       payload: r.payload as string, attemptCount: Number(r.attempt_count),
     }));
     const endpoints = await loadEndpoints([...new Set(claimed.map((d) => d.endpointId))]);
-    const skipped: Result[] = [];
+    const dropped: Result[] = [];
+    const overflow: string[] = [];
     for (const d of claimed) {
       const endpoint = endpoints.get(d.endpointId);
       // Deactivated since the event: nothing is sent (the test event goes to inactive endpoints too).
-      if (!endpoint || (!endpoint.isActive && d.eventType !== 'webhook.test')) skipped.push({ delivery: d, at: new Date(), post: null, skipped: 'inactive' });
-      else if ((busy.get(endpoint.id) ?? 0) >= options.perEndpointConcurrency) skipped.push({ delivery: d, at: new Date(), post: null, skipped: 'busy' });
-      else deliver(d, endpoint);
+      if (!endpoint || (!endpoint.isActive && d.eventType !== 'webhook.test')) {
+        dropped.push({ delivery: d, at: new Date(), post: null, skipped: 'inactive' });
+        continue;
+      }
+      if (backlog(endpoint.id) >= options.perEndpointConcurrency * 4) {
+        overflow.push(d.id);
+        continue;
+      }
+      const q = queues.get(endpoint.id) ?? { endpoint, waiting: [] };
+      q.waiting.push(d);
+      queues.set(endpoint.id, q);
     }
-    if (skipped.length > 0) await Promise.all(skipped.map((s) => results.submit(s)));
-    return { didWork: skipped.length < claimed.length };
+    for (const id of queues.keys()) pump(id);
+    if (overflow.length > 0) await db.query('UPDATE webhook_deliveries SET locked_by = NULL, locked_until = NULL WHERE id = ANY($1::uuid[]) AND locked_by = $2', [overflow, workerId]);
+    if (dropped.length > 0) await Promise.all(dropped.map((s) => results.submit(s)));
+    return { didWork: overflow.length + dropped.length < claimed.length };
   }
 
   const loop = createWorkerLoop({ name: 'deliverer', pollMs: options.pollMs, log, pass });
