@@ -27,7 +27,11 @@ import { createPurger } from './purge/purger.js';
 import { createDeliverer } from './webhooks/deliverer.js';
 import { createEndpointService } from './webhooks/endpoint-service.js';
 import { registerWebhookRoutes } from './http/routes/webhook-routes.js';
+import { registerInboundRoutes } from './http/routes/inbound-routes.js';
+import { createSenderService } from './senders/sender-service.js';
+import { createSettingsService } from './inbound/settings-service.js';
 import { createReceiptService } from './receipts/receipt-service.js';
+import { createInboundService } from './inbound/inbound-service.js';
 import { createSealer } from './shared/crypto.js';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -81,9 +85,11 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
       scope.addHook('onRequest', apiKeyAuth(directory.authenticate));
       registerMessageRoutes(scope, { directory, sends, queries: createMessageQueries(db), allowPrivateUrls: config.unsafeAllowPrivateUrls });
       registerChatAccountRoutes(scope, { directory, publicBaseUrl: config.publicBaseUrl });
+      registerInboundRoutes(scope, { directory, senders: createSenderService({ db }), settings: createSettingsService({ db, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve }) });
       registerWebhookRoutes(scope, { directory, endpoints: createEndpointService({ db, sealer, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve }) });
     });
-    const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log });
+    const inbound = createInboundService({ db, log, client: outbound });
+    const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log, inbound });
     void api.register(async (plain) => registerProviderWebhookRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), { receipts, verifyToken: config.providerVerifyToken }));
     if (config.adminToken !== null) {
       const adminToken = config.adminToken;
@@ -93,6 +99,7 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
           customers: createCustomerService({ db, directory }),
           accounts: createAccountAdmin({ db, sealer, directory, publicBaseUrl: config.publicBaseUrl }),
           keys: createKeyService({ db, sealer, directory }),
+          inbound,
         }),
       );
     } else {

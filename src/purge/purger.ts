@@ -9,7 +9,7 @@ const CHUNK = 5000;
 /** Events outlive nothing they describe: the longest message retention is 30 days. */
 const EVENT_RETENTION_DAYS = 30;
 
-export type PurgeResult = { messages: number; events: number; receipts: number; deliveries: number };
+export type PurgeResult = { messages: number; events: number; receipts: number; deliveries: number; inbound: number };
 
 /** One purge pass, whoever's turn it is. Returns null when another process holds the turn. */
 export async function purgeOnce(db: Db, intervalSeconds: number, force = false): Promise<PurgeResult | null> {
@@ -47,7 +47,16 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
   const deliveries = await chunked(
     `DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE created_at < now() - interval '${EVENT_RETENTION_DAYS} days' AND status <> 'pending' LIMIT $1) RETURNING id`,
   );
-  return { messages, events, receipts, deliveries };
+  // Inbox content follows plan retention; the sender aggregate is never purged. Receptions (the
+  // dedupe of provider retries, which stop after 7 days) go after 8.
+  const inbound = await chunked(
+    `DELETE FROM inbound_messages WHERE id IN (SELECT id FROM inbound_messages WHERE expires_at <= now() LIMIT $1) RETURNING id`,
+  );
+  await chunked(
+    `DELETE FROM inbound_receptions WHERE (chat_account_id, provider_message_id) IN (
+       SELECT chat_account_id, provider_message_id FROM inbound_receptions WHERE received_at < now() - interval '8 days' LIMIT $1) RETURNING 1`,
+  );
+  return { messages, events, receipts, deliveries, inbound };
 }
 
 export function createPurger(deps: { db: Db; log: Logger; intervalSeconds: number }) {

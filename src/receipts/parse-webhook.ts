@@ -53,3 +53,92 @@ export function parseStatusReceipts(payload: unknown): { receipts: StatusReceipt
   }
   return { receipts, skipped };
 }
+
+export type InboundMessage = {
+  phoneNumberId: string;
+  providerMessageId: string;
+  /** E.164 when the platform gave the number (`from` / wa_id), else null. */
+  fromPhone: string | null;
+  /** The platform's privacy identifier of the sender, when given. */
+  userId: string | null;
+  fromDisplayName: string;
+  messageType: string;
+  text: string | null;
+  displayText: string | null;
+  /** The provider id of the quoted message, when the user replied to one. */
+  contextId: string | null;
+  receivedAt: Date;
+};
+
+const VOICE = (m: Record<string, unknown>) => obj(m.audio).voice === true;
+
+/** Our messageType, the text (body or caption) and a short human summary of one inbound message. */
+function describeInbound(m: Record<string, unknown>): { messageType: string; text: string | null; displayText: string | null } {
+  const type = str(m.type) ?? 'unknown';
+  const caption = (k: string) => str(obj(m[k]).caption);
+  switch (type) {
+    case 'text':
+      return { messageType: 'text', text: str(obj(m.text).body), displayText: str(obj(m.text).body) };
+    case 'image':
+    case 'video':
+    case 'document':
+    case 'sticker':
+      return { messageType: type, text: caption(type), displayText: caption(type) ?? `[${type}]` };
+    case 'audio':
+      return { messageType: VOICE(m) ? 'voice_note' : 'audio', text: null, displayText: VOICE(m) ? '[voice note]' : '[audio]' };
+    case 'reaction':
+      return { messageType: 'reaction', text: str(obj(m.reaction).emoji), displayText: str(obj(m.reaction).emoji) };
+    case 'location': {
+      const l = obj(m.location);
+      return { messageType: 'location', text: str(l.name) ?? str(l.address), displayText: `[location ${String(l.latitude)},${String(l.longitude)}]` };
+    }
+    case 'contacts':
+      return { messageType: 'contact', text: null, displayText: '[contact]' };
+    case 'button':
+      return { messageType: 'button', text: str(obj(m.button).text), displayText: str(obj(m.button).text) };
+    case 'interactive': {
+      const i = obj(m.interactive);
+      const reply = obj(i.button_reply ?? i.list_reply);
+      return { messageType: 'interactive', text: str(reply.title), displayText: str(reply.title) };
+    }
+    default:
+      return { messageType: type, text: null, displayText: null };
+  }
+}
+
+/** Inbound messages of a webhook payload (`value.messages[]` with `value.contacts[]`). */
+export function parseInboundMessages(payload: unknown): { messages: InboundMessage[]; skipped: number } {
+  const messages: InboundMessage[] = [];
+  let skipped = 0;
+  for (const entry of asArray(obj(payload).entry)) {
+    for (const change of asArray(obj(entry).changes)) {
+      const value = obj(obj(change).value);
+      const phoneNumberId = str(obj(value.metadata).phone_number_id);
+      const contacts = asArray(value.contacts).map(obj);
+      for (const raw of asArray(value.messages)) {
+        const m = obj(raw);
+        const id = str(m.id);
+        const seconds = Number(m.timestamp);
+        const waId = str(m.from);
+        const userId = str(m.from_user_id) ?? str(m.user_id);
+        if (!phoneNumberId || !id || !Number.isFinite(seconds) || seconds <= 0 || seconds > 1e11 || (!waId && !userId)) {
+          skipped++;
+          continue;
+        }
+        const contact = contacts.find((c) => (waId && str(c.wa_id) === waId) || (userId && str(c.user_id) === userId)) ?? contacts[0] ?? {};
+        const digits = waId && /^\d{6,15}$/.test(waId) ? waId : null;
+        messages.push({
+          phoneNumberId,
+          providerMessageId: id.slice(0, 500),
+          fromPhone: digits ? `+${digits}` : null,
+          userId: userId?.slice(0, 200) ?? null,
+          fromDisplayName: (str(obj(contact.profile).name) ?? '').slice(0, 200),
+          ...describeInbound(m),
+          contextId: str(obj(m.context).id)?.slice(0, 500) ?? null,
+          receivedAt: new Date(seconds * 1000),
+        });
+      }
+    }
+  }
+  return { messages, skipped };
+}

@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
 import type { Sealer } from '../shared/crypto.js';
 import { applyReceipt } from './apply-receipt.js';
-import { parseStatusReceipts } from './parse-webhook.js';
+import type { InboundService } from '../inbound/inbound-service.js';
+import { parseInboundMessages, parseStatusReceipts } from './parse-webhook.js';
 
 /** Where the webhook came in: the shared app, or one integration of its own. */
 export type WebhookChannel = { kind: 'app' } | { kind: 'integration'; integrationId: string };
@@ -19,7 +20,7 @@ export function verifySignature(raw: Buffer, header: string | undefined, secret:
   return given.length === expected.length && crypto.timingSafeEqual(given, expected);
 }
 
-export function createReceiptService(deps: { db: Db; sealer: Sealer; appSecret: string | null; log: Logger }) {
+export function createReceiptService(deps: { db: Db; sealer: Sealer; appSecret: string | null; log: Logger; inbound: InboundService }) {
   const { db, sealer, log } = deps;
 
   async function secretFor(channel: WebhookChannel): Promise<string | null> {
@@ -69,6 +70,16 @@ export function createReceiptService(deps: { db: Db; sealer: Sealer; appSecret: 
           log.error({ err, providerMessageId: r.providerMessageId }, 'applying a provider receipt failed');
         }
       }
+      // Inbound messages carried by the same webhook.
+      const inbound = parseInboundMessages(payload);
+      const items = [];
+      for (const message of inbound.messages) {
+        const account = await deps.inbound.account({ phoneNumberId: message.phoneNumberId, integrationId: channel.kind === 'integration' ? channel.integrationId : null });
+        if (account) items.push({ account, message });
+        else counts.unknownAccount++;
+      }
+      counts.skipped += inbound.skipped;
+      counts.failed += (await deps.inbound.ingest(items)).failed;
       if (counts.unknownAccount + counts.skipped > 0) log.warn({ counts }, 'provider webhook items not applied');
       return counts;
     },

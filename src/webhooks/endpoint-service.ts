@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import type { Db } from '../db/db.js';
 import { writeEvents } from '../events/outbox.js';
-import { checkOutboundUrl, isBlockedAddress } from '../outbound/address-guard.js';
+import { checkDestinationUrl } from '../outbound/destination-check.js';
 import type { Resolve } from '../outbound/outbound-client.js';
 import type { Sealer } from '../shared/crypto.js';
 import { decodeCursor, encodeCursor } from '../shared/cursor.js';
@@ -13,7 +13,6 @@ export const MAX_ACTIVE_ENDPOINTS = 5;
 export const SUBSCRIBABLE_EVENTS = ['message.status', 'message.inbound', 'sender.first_inbound'] as const;
 /** How long the previous secret keeps signing after a rotation. */
 export const ROTATION_OVERLAP_HOURS = 24;
-const RESOLVE_TIMEOUT_MS = 3000;
 
 type Row = Record<string, unknown>;
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
@@ -42,19 +41,9 @@ export type EndpointService = ReturnType<typeof createEndpointService>;
 export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPrivateUrls: boolean; resolve: Resolve }) {
   const { db, sealer } = deps;
 
-  /** The URL rules: https, no credentials, no private or loopback destination in any spelling. */
   async function checkUrl(url: string): Promise<void> {
-    const literal = checkOutboundUrl(url, { allowPrivate: deps.allowPrivateUrls });
-    if (literal) throw errors.invalidWebhookUrl(literal);
-    if (deps.allowPrivateUrls) return;
-    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-    if (/^[\d.]+$/.test(host) || host.includes(':')) return; // an IP literal, already checked
-    const addresses = await Promise.race([
-      deps.resolve(host).catch(() => null),
-      new Promise<null>((r) => setTimeout(() => r(null), RESOLVE_TIMEOUT_MS).unref()),
-    ]);
-    // A name that does not resolve now is accepted: the delivery-time guard checks every connection.
-    if (addresses?.some((a) => isBlockedAddress(a.address))) throw errors.invalidWebhookUrl('resolves to a private or loopback address');
+    const reason = await checkDestinationUrl(url, { allowPrivate: deps.allowPrivateUrls, resolve: deps.resolve });
+    if (reason) throw errors.invalidWebhookUrl(reason);
   }
 
   async function lockedCount(tx: Pick<Db, 'query'>, customerId: string, exceptId: string | null): Promise<number> {

@@ -3,7 +3,9 @@ import { Type } from '@sinclair/typebox';
 import { isSupportedCountry } from 'libphonenumber-js';
 import type { AccountAdmin } from '../../accounts/account-admin.js';
 import type { CustomerService } from '../../customers/customer-service.js';
+import type { InboundService } from '../../inbound/inbound-service.js';
 import type { KeyService } from '../../keys/key-service.js';
+import { normalizePhone } from '../../senders/phone.js';
 import { PLANS } from '../../plans/plans.js';
 import { safeEqual } from '../../shared/crypto.js';
 import { errors } from '../../shared/errors.js';
@@ -57,7 +59,7 @@ function checkCountry(country: string | null | undefined) {
 
 export function registerAdminRoutes(
   app: Server,
-  deps: { adminToken: string; customers: CustomerService; accounts: AccountAdmin; keys: KeyService },
+  deps: { adminToken: string; customers: CustomerService; accounts: AccountAdmin; keys: KeyService; inbound: InboundService },
 ) {
   app.addHook('onRequest', async (request) => {
     const header = request.headers.authorization ?? '';
@@ -150,6 +152,49 @@ export function registerAdminRoutes(
   app.get('/admin/customers/:id/api-keys', { schema: { tags, security, summary: 'A customer\'s keys, masked', params: IdParam } }, async (request) => ({
     apiKeys: await deps.keys.list(request.params.id),
   }));
+
+  // Inbound messages of a DIRECT channel, posted by its connector (also usable for OFFICIAL ones).
+  app.post(
+    '/admin/chat-accounts/:id/inbound',
+    {
+      schema: {
+        tags, security, summary: 'Ingest an inbound message received by a connector',
+        params: IdParam,
+        body: Type.Object(
+          {
+            providerMessageId: Type.String({ minLength: 1, maxLength: 200 }),
+            from: Type.String({ minLength: 1, maxLength: 40 }),
+            fromDisplayName: Type.Optional(Type.String({ maxLength: 200 })),
+            messageType: Type.Optional(Type.String({ minLength: 1, maxLength: 40, pattern: '^[a-z_]+$' })),
+            text: Type.Optional(Type.Union([Type.String({ maxLength: 10000 }), Type.Null()])),
+            receivedAt: Type.Optional(Type.String({ format: 'date-time' })),
+            replyToProviderMessageId: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request, reply) => {
+      const account = await deps.inbound.account({ id: request.params.id });
+      if (!account) throw errors.notFound();
+      const b = request.body;
+      const from = normalizePhone(b.from, null);
+      if (!from) throw errors.validation([{ path: 'from', message: 'must be an international phone number' }]);
+      const receivedAt = b.receivedAt ? new Date(b.receivedAt) : new Date();
+      if (Number.isNaN(receivedAt.getTime()) || receivedAt.getUTCFullYear() < 2000 || receivedAt.getUTCFullYear() > 9999) {
+        throw errors.validation([{ path: 'receivedAt', message: 'must be a recent ISO 8601 timestamp' }]);
+      }
+      const result = await deps.inbound.ingest([{
+        account,
+        message: {
+          phoneNumberId: '', providerMessageId: b.providerMessageId, fromPhone: from, userId: null, fromDisplayName: b.fromDisplayName ?? '',
+          messageType: b.messageType ?? 'text', text: b.text ?? null, displayText: b.text ?? null, contextId: b.replyToProviderMessageId ?? null, receivedAt,
+        },
+      }]);
+      if (result.failed > 0) throw new Error('inbound ingestion failed');
+      return reply.code(202).send({ ingested: result.ingested === 1, duplicate: result.duplicates === 1 });
+    },
+  );
 
   app.delete('/admin/api-keys/:id', { schema: { tags, security, summary: 'Revoke a key, at once and for good', params: IdParam } }, async (request, reply) => {
     await deps.keys.revoke(request.params.id);

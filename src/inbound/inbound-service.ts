@@ -1,0 +1,78 @@
+// Inbound messages from any channel: ingestion (one transaction each), then forwarding by rules
+// (Pro) through the guarded outbound client: one attempt, 10 s, no signature.
+import type { Logger } from 'pino';
+import type { Db } from '../db/db.js';
+import type { OutboundClient } from '../outbound/outbound-client.js';
+import { PLAN_LIMITS, type Plan } from '../plans/plans.js';
+import type { InboundMessage } from '../receipts/parse-webhook.js';
+import { type InboundAccount, ingestInbound } from './ingest.js';
+import { type Condition, matches } from './forwarding-match.js';
+
+export const FORWARD_TIMEOUT_MS = 10_000;
+
+export type InboundService = ReturnType<typeof createInboundService>;
+
+export function createInboundService(deps: { db: Db; log: Logger; client: OutboundClient }) {
+  const { db, log, client } = deps;
+
+  async function forward(account: InboundAccount, text: string | null, data: Record<string, unknown>) {
+    const rules = await db.query<{ id: string; condition_type: Condition['type']; pattern: string; case_sensitive: boolean; url: string }>(
+      `SELECT id, condition_type, pattern, case_sensitive, url FROM forwarding_rules
+        WHERE customer_id = $1 AND is_active AND (chat_account_id IS NULL OR chat_account_id = $2)`,
+      [account.customerId, account.id],
+    );
+    const body = JSON.stringify(data);
+    await Promise.all(
+      rules
+        .filter((r) => matches({ type: r.condition_type, pattern: r.pattern, caseSensitive: r.case_sensitive }, text))
+        .map(async (r) => {
+          const res = await client.post(r.url, body, { 'content-type': 'application/json', 'user-agent': 'ChatGate-Forwarding/1.0', 'x-svc-forward-rule': r.id }, FORWARD_TIMEOUT_MS);
+          if (res.error !== null || res.statusCode! >= 300) log.warn({ ruleId: r.id, status: res.statusCode, error: res.error }, 'forwarding an inbound message failed (single attempt)');
+        }),
+    );
+  }
+
+  return {
+    /** Ingests messages for accounts already resolved; returns how many were new. */
+    async ingest(items: { account: InboundAccount; message: InboundMessage }[]): Promise<{ ingested: number; duplicates: number; failed: number }> {
+      let ingested = 0;
+      let duplicates = 0;
+      let failed = 0;
+      const forwards: Promise<void>[] = [];
+      for (const { account, message } of items) {
+        let result;
+        try {
+          result = await db.transaction((tx) => ingestInbound(tx, account, message));
+        } catch (err) {
+          failed++; // the provider delivers again; the reception row keeps that idempotent
+          log.error({ err, providerMessageId: message.providerMessageId }, 'ingesting an inbound message failed');
+          continue;
+        }
+        if (result.kind === 'duplicate') {
+          duplicates++;
+          continue;
+        }
+        ingested++;
+        if (PLAN_LIMITS[account.plan].inbox) {
+          forwards.push(forward(account, message.text, result.eventData).catch((err: unknown) => log.error({ err }, 'forwarding failed')));
+        }
+      }
+      // Forwarding never holds up the provider's webhook answer.
+      void Promise.all(forwards);
+      return { ingested, duplicates, failed };
+    },
+
+    /** The account as ingestion needs it, or null when unknown. */
+    async account(where: { id: string } | { phoneNumberId: string; integrationId: string | null }): Promise<InboundAccount | null> {
+      const rows = await db.query<{ id: string; customer_id: string; plan: Plan; type: string }>(
+        'id' in where
+          ? `SELECT a.id, a.customer_id, c.plan, a.type FROM chat_accounts a JOIN customers c ON c.id = a.customer_id WHERE a.id = $1`
+          : `SELECT a.id, a.customer_id, c.plan, a.type FROM chat_accounts a JOIN customers c ON c.id = a.customer_id
+              WHERE a.phone_number_id = $1 AND a.type = 'OFFICIAL' AND (CASE WHEN $2::text IS NULL THEN a.integration_id IS NULL ELSE a.integration_id = $2 END)`,
+        'id' in where ? [where.id] : [where.phoneNumberId, where.integrationId],
+      );
+      const r = rows[0];
+      return r ? { id: r.id, customerId: r.customer_id, plan: r.plan, channel: r.type === 'OFFICIAL' ? 'chat_official' : 'chat_direct' } : null;
+    },
+  };
+}

@@ -1,0 +1,118 @@
+// The inbox filter of an account and the customer's forwarding rules (plan Pro).
+import crypto from 'node:crypto';
+import type { Db } from '../db/db.js';
+import { checkDestinationUrl } from '../outbound/destination-check.js';
+import type { Resolve } from '../outbound/outbound-client.js';
+import { AppError, errors } from '../shared/errors.js';
+import { checkPattern, type Condition } from './forwarding-match.js';
+
+export const MAX_FILTER_NUMBERS = 10_000;
+export const MAX_RULES = 50;
+
+type Row = Record<string, unknown>;
+const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
+
+function toRule(r: Row) {
+  return {
+    id: r.id as string,
+    name: r.name as string,
+    chatAccountId: (r.chat_account_id as string | null) ?? null,
+    condition: { type: r.condition_type as Condition['type'], pattern: r.pattern as string, caseSensitive: r.case_sensitive as boolean },
+    destination: { type: 'http' as const, url: r.url as string },
+    isActive: r.is_active as boolean,
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+  };
+}
+
+export type RuleInput = {
+  name?: string;
+  chatAccountId?: string | null;
+  condition?: { type: Condition['type']; pattern: string; caseSensitive?: boolean };
+  destination?: { type: 'http'; url: string };
+  isActive?: boolean;
+};
+
+export const ruleNotFound = () => new AppError(404, 'forwarding_rule_not_found');
+
+export type SettingsService = ReturnType<typeof createSettingsService>;
+
+export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean; resolve: Resolve }) {
+  const { db } = deps;
+
+  async function validate(input: RuleInput) {
+    const problems = [];
+    if (input.condition) {
+      const reason = checkPattern({ type: input.condition.type, pattern: input.condition.pattern, caseSensitive: input.condition.caseSensitive ?? false });
+      if (reason) problems.push({ path: 'condition.pattern', message: reason });
+    }
+    if (problems.length > 0) throw errors.validation(problems);
+    if (input.destination) {
+      const reason = await checkDestinationUrl(input.destination.url, { allowPrivate: deps.allowPrivateUrls, resolve: deps.resolve });
+      if (reason) throw errors.validation([{ path: 'destination.url', message: reason }]);
+    }
+  }
+
+  return {
+    async getFilter(customerId: string, accountId: string) {
+      const [row] = await db.query<{ mode: string; numbers: string[] }>('SELECT mode, numbers FROM inbox_filters WHERE customer_id = $1 AND chat_account_id = $2', [customerId, accountId]);
+      return { chatAccountId: accountId, mode: row?.mode ?? 'off', numbers: row?.numbers ?? [] };
+    },
+
+    async setFilter(customerId: string, accountId: string, mode: string, numbers: string[]) {
+      await db.query(
+        `INSERT INTO inbox_filters (chat_account_id, customer_id, mode, numbers) VALUES ($1, $2, $3, $4::text[])
+         ON CONFLICT (chat_account_id) DO UPDATE SET mode = EXCLUDED.mode, numbers = EXCLUDED.numbers, updated_at = now()`,
+        [accountId, customerId, mode, [...new Set(numbers)]],
+      );
+      return { chatAccountId: accountId, mode, numbers: [...new Set(numbers)] };
+    },
+
+    async createRule(customerId: string, input: RuleInput & { condition: NonNullable<RuleInput['condition']>; destination: NonNullable<RuleInput['destination']> }) {
+      await validate(input);
+      return db.transaction(async (tx) => {
+        await tx.query('SELECT id FROM customers WHERE id = $1 FOR UPDATE', [customerId]);
+        const [count] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM forwarding_rules WHERE customer_id = $1', [customerId]);
+        if ((count?.n ?? 0) >= MAX_RULES) throw errors.limitReached('forwarding rules', MAX_RULES);
+        const [row] = await tx.query<Row>(
+          `INSERT INTO forwarding_rules (id, customer_id, chat_account_id, name, condition_type, pattern, case_sensitive, url, is_active)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+          [crypto.randomUUID(), customerId, input.chatAccountId ?? null, input.name ?? '', input.condition.type, input.condition.pattern,
+            input.condition.caseSensitive ?? false, input.destination.url, input.isActive ?? true],
+        );
+        return toRule(row!);
+      });
+    },
+
+    async listRules(customerId: string) {
+      return (await db.query<Row>('SELECT * FROM forwarding_rules WHERE customer_id = $1 ORDER BY created_at, id', [customerId])).map(toRule);
+    },
+
+    async getRule(customerId: string, id: string) {
+      const [row] = await db.query<Row>('SELECT * FROM forwarding_rules WHERE customer_id = $1 AND id = $2', [customerId, id]);
+      if (!row) throw ruleNotFound();
+      return toRule(row);
+    },
+
+    async updateRule(customerId: string, id: string, input: RuleInput) {
+      const current = await this.getRule(customerId, id);
+      const condition = input.condition ? { ...current.condition, ...input.condition } : undefined;
+      await validate({ ...input, condition });
+      const [row] = await db.query<Row>(
+        `UPDATE forwarding_rules SET name = COALESCE($3, name), chat_account_id = CASE WHEN $4::boolean THEN $5::uuid ELSE chat_account_id END,
+                condition_type = COALESCE($6, condition_type), pattern = COALESCE($7, pattern), case_sensitive = COALESCE($8, case_sensitive),
+                url = COALESCE($9, url), is_active = COALESCE($10, is_active), updated_at = now()
+          WHERE customer_id = $1 AND id = $2 RETURNING *`,
+        [customerId, id, input.name ?? null, input.chatAccountId !== undefined, input.chatAccountId ?? null, condition?.type ?? null,
+          condition?.pattern ?? null, condition?.caseSensitive ?? null, input.destination?.url ?? null, input.isActive ?? null],
+      );
+      if (!row) throw ruleNotFound();
+      return toRule(row);
+    },
+
+    async deleteRule(customerId: string, id: string) {
+      const rows = await db.query('DELETE FROM forwarding_rules WHERE customer_id = $1 AND id = $2 RETURNING id', [customerId, id]);
+      if (rows.length === 0) throw ruleNotFound();
+    },
+  };
+}
