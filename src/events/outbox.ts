@@ -29,8 +29,9 @@ export async function writeEvents(tx: Queryable, events: OutboxEvent[], onlyEndp
        SELECT t.id, t.customer_id, t.type, t.data::jsonb, t.created_at
          FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[]) AS t(id, customer_id, type, data, created_at)),
      deliveries AS (
-       INSERT INTO webhook_deliveries (id, customer_id, endpoint_id, event_id, event_type, payload, status, next_attempt_at)
-       SELECT gen_random_uuid(), t.customer_id, e.id, t.id, t.type, t.payload, 'pending', now()
+       -- created_at to the millisecond, as page cursors carry it.
+       INSERT INTO webhook_deliveries (id, customer_id, endpoint_id, event_id, event_type, payload, status, next_attempt_at, created_at)
+       SELECT gen_random_uuid(), t.customer_id, e.id, t.id, t.type, t.payload, 'pending', now(), date_trunc('milliseconds', now())
          FROM unnest($1::text[], $2::uuid[], $3::text[], $6::text[]) AS t(id, customer_id, type, payload)
          JOIN webhook_endpoints e ON e.customer_id = t.customer_id
          JOIN customers c ON c.id = t.customer_id AND c.plan IN ('basic', 'pro')

@@ -170,6 +170,7 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
         continue;
       }
       const q = queues.get(endpoint.id) ?? { endpoint, waiting: [] };
+      q.endpoint = endpoint; // the row just read: a URL change or a rotation applies from now on
       q.waiting.push(d);
       queues.set(endpoint.id, q);
     }

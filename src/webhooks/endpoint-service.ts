@@ -162,7 +162,10 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
           lastStatusCode: (r.last_status_code as number | null) ?? null,
           createdAt: iso(r.created_at)!,
           completedAt: iso(r.completed_at),
-          attempts: (typeof r.attempts === 'string' ? JSON.parse(r.attempts) : r.attempts) as unknown[],
+          attempts: ((typeof r.attempts === 'string' ? JSON.parse(r.attempts) : r.attempts) as { attemptedAt: string }[]).map((a) => ({
+            ...a,
+            attemptedAt: new Date(a.attemptedAt).toISOString(),
+          })),
         })),
         nextCursor: rows.length > page.limit && last ? encodeCursor({ createdAt: last.created_at as Date, id: last.id as string }) : null,
       };
@@ -170,6 +173,7 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
 
     /** Sends a delivery again now, with the same eventId and body, and a fresh attempt budget. */
     async redeliver(customerId: string, id: string, deliveryId: string) {
+      await getRow(customerId, id);
       const rows = await db.transaction(async (tx) => {
         const updated = await tx.query<Row>(
           `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = now(), completed_at = NULL, locked_by = NULL, locked_until = NULL
