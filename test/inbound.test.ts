@@ -171,7 +171,7 @@ describe('inbound messages and the sender aggregate', () => {
     expect(firsts.find((e) => e.data.from === '+16505551500')!.data.inboundMessageId).toBeNull();
     expect(firsts.find((e) => e.data.from === '+16505551501')!.data.inboundMessageId).toEqual(expect.any(String));
     await call(svc.url, 'PUT', `/chat-accounts/${t.accountIds[0]}/inbox-filter`, { key: t.key, body: { mode: 'whitelist', numbers: ['+16505551502'] } });
-    await deliver(t.phoneNumberIds[0]!, [textFrom('16505551501', 'now filtered'), textFrom('16505551502', 'listed')]);
+    await deliver(t.phoneNumberIds[0]!, [textFrom('16505551501', 'now filtered'), textFrom('16505551502', 'listed', { timestamp: String(Math.floor(Date.now() / 1000) + 5) })]);
     expect((await call(svc.url, 'GET', '/inbound-messages', { key: t.key })).body.inboundMessages.map((m: { text: string }) => m.text)).toEqual(['listed', 'allowed']);
     expect(await call(svc.url, 'PUT', `/chat-accounts/${t.accountIds[0]}/inbox-filter`, { key: t.key, body: { mode: 'whitelist', numbers: ['x'] } })).toMatchObject({ status: 400, body: { details: [{ path: 'numbers.0' }] } });
   });

@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
 import type { OutboundClient } from '../outbound/outbound-client.js';
 import { PLAN_LIMITS, type Plan } from '../plans/plans.js';
-import type { InboundMessage } from '../receipts/parse-webhook.js';
-import { type InboundAccount, ingestInbound } from './ingest.js';
+import { createGroupCommit } from '../shared/group-commit.js';
+import { type InboundAccount, type InboundItem, type Ingested, ingestBatch } from './ingest.js';
 import { type Condition, matches } from './forwarding-match.js';
 
 export const FORWARD_TIMEOUT_MS = 10_000;
@@ -14,6 +14,9 @@ export type InboundService = ReturnType<typeof createInboundService>;
 
 export function createInboundService(deps: { db: Db; log: Logger; client: OutboundClient }) {
   const { db, log, client } = deps;
+  // Accounts by webhook route: a plan or routing change applies within these few seconds.
+  const ACCOUNT_CACHE_MS = 5000;
+  const accountCache = new Map<string, { account: InboundAccount; at: number }>();
 
   async function forward(account: InboundAccount, text: string | null, data: Record<string, unknown>) {
     const rules = await db.query<{ id: string; condition_type: Condition['type']; pattern: string; case_sensitive: boolean; url: string }>(
@@ -32,47 +35,69 @@ export function createInboundService(deps: { db: Db; log: Logger; client: Outbou
     );
   }
 
+  // Concurrent webhooks' messages share one transaction (group commit); a batch the database
+  // refuses is retried message by message, so one bad item fails alone.
+  const group = createGroupCommit<InboundItem, Ingested | { kind: 'failed' }>(
+    async (items) => {
+      try {
+        return await db.transaction((tx) => ingestBatch(tx, items));
+      } catch (err) {
+        if (items.length === 1) {
+          log.error({ err, providerMessageId: items[0]!.message.providerMessageId }, 'ingesting an inbound message failed');
+          return [{ kind: 'failed' as const }];
+        }
+        const out: (Ingested | { kind: 'failed' })[] = [];
+        for (const item of items) out.push(...(await db.transaction((tx) => ingestBatch(tx, [item])).catch((e: unknown) => {
+          log.error({ err: e, providerMessageId: item.message.providerMessageId }, 'ingesting an inbound message failed');
+          return [{ kind: 'failed' as const }];
+        })));
+        return out;
+      }
+    },
+    { maxBatch: 500, maxInFlight: db.kind === 'pglite' ? 1 : 2 },
+  );
+
   return {
-    /** Ingests messages for accounts already resolved; returns how many were new. */
-    async ingest(items: { account: InboundAccount; message: InboundMessage }[]): Promise<{ ingested: number; duplicates: number; failed: number }> {
+    /** Ingests messages for accounts already resolved. A failed one is redelivered by the provider (idempotently). */
+    async ingest(items: InboundItem[]): Promise<{ ingested: number; duplicates: number; failed: number }> {
+      const results = await Promise.all(items.map((item) => group.submit(item)));
       let ingested = 0;
       let duplicates = 0;
       let failed = 0;
-      const forwards: Promise<void>[] = [];
-      for (const { account, message } of items) {
-        let result;
-        try {
-          result = await db.transaction((tx) => ingestInbound(tx, account, message));
-        } catch (err) {
-          failed++; // the provider delivers again; the reception row keeps that idempotent
-          log.error({ err, providerMessageId: message.providerMessageId }, 'ingesting an inbound message failed');
-          continue;
+      results.forEach((result, i) => {
+        if (result.kind === 'failed') failed++;
+        else if (result.kind === 'duplicate') duplicates++;
+        else {
+          ingested++;
+          const { account, message } = items[i]!;
+          // Forwarding never holds up the provider's webhook answer.
+          if (PLAN_LIMITS[account.plan].inbox) void forward(account, message.text, result.eventData).catch((err: unknown) => log.error({ err }, 'forwarding failed'));
         }
-        if (result.kind === 'duplicate') {
-          duplicates++;
-          continue;
-        }
-        ingested++;
-        if (PLAN_LIMITS[account.plan].inbox) {
-          forwards.push(forward(account, message.text, result.eventData).catch((err: unknown) => log.error({ err }, 'forwarding failed')));
-        }
-      }
-      // Forwarding never holds up the provider's webhook answer.
-      void Promise.all(forwards);
+      });
       return { ingested, duplicates, failed };
     },
 
-    /** The account as ingestion needs it, or null when unknown. */
+    /** The account as ingestion needs it, or null when unknown (cached a few seconds per webhook route). */
     async account(where: { id: string } | { phoneNumberId: string; integrationId: string | null }): Promise<InboundAccount | null> {
-      const rows = await db.query<{ id: string; customer_id: string; plan: Plan; type: string }>(
-        'id' in where
-          ? `SELECT a.id, a.customer_id, c.plan, a.type FROM chat_accounts a JOIN customers c ON c.id = a.customer_id WHERE a.id = $1`
-          : `SELECT a.id, a.customer_id, c.plan, a.type FROM chat_accounts a JOIN customers c ON c.id = a.customer_id
-              WHERE a.phone_number_id = $1 AND a.type = 'OFFICIAL' AND (CASE WHEN $2::text IS NULL THEN a.integration_id IS NULL ELSE a.integration_id = $2 END)`,
-        'id' in where ? [where.id] : [where.phoneNumberId, where.integrationId],
-      );
-      const r = rows[0];
-      return r ? { id: r.id, customerId: r.customer_id, plan: r.plan, channel: r.type === 'OFFICIAL' ? 'chat_official' : 'chat_direct' } : null;
+      const cacheKey = 'id' in where ? `id:${where.id}` : `pn:${where.phoneNumberId}:${where.integrationId ?? ''}`;
+      const hit = accountCache.get(cacheKey);
+      if (hit && Date.now() - hit.at < ACCOUNT_CACHE_MS) return hit.account;
+      const account = await loadAccount(where);
+      if (accountCache.size > 10_000) accountCache.clear();
+      if (account) accountCache.set(cacheKey, { account, at: Date.now() });
+      return account;
     },
   };
+
+  async function loadAccount(where: { id: string } | { phoneNumberId: string; integrationId: string | null }): Promise<InboundAccount | null> {
+    const rows = await db.query<{ id: string; customer_id: string; plan: Plan; type: string }>(
+      'id' in where
+        ? `SELECT a.id, a.customer_id, c.plan, a.type FROM chat_accounts a JOIN customers c ON c.id = a.customer_id WHERE a.id = $1`
+        : `SELECT a.id, a.customer_id, c.plan, a.type FROM chat_accounts a JOIN customers c ON c.id = a.customer_id
+            WHERE a.phone_number_id = $1 AND a.type = 'OFFICIAL' AND (CASE WHEN $2::text IS NULL THEN a.integration_id IS NULL ELSE a.integration_id = $2 END)`,
+      'id' in where ? [where.id] : [where.phoneNumberId, where.integrationId],
+    );
+    const r = rows[0];
+    return r ? { id: r.id, customerId: r.customer_id, plan: r.plan, channel: r.type === 'OFFICIAL' ? 'chat_official' : 'chat_direct' } : null;
+  }
 }

@@ -1,9 +1,10 @@
-// Ingesting one inbound message: dedupe provider retries, resolve the sender's number, update the
-// sender aggregate (before any inbox filter), store it in the inbox (Pro, filters permitting),
-// and write message.inbound and, the first time, sender.first_inbound, all in one transaction.
+// Ingesting inbound messages, a batch in one transaction with a constant number of statements:
+// dedupe provider retries, resolve hidden numbers, update the sender aggregate (before any inbox
+// filter), store what the inbox keeps (Pro, filters permitting), and write message.inbound and,
+// the first time a number writes, sender.first_inbound.
 import crypto from 'node:crypto';
 import type { Queryable } from '../db/db.js';
-import { writeEvents } from '../events/outbox.js';
+import { type OutboxEvent, writeEvents } from '../events/outbox.js';
 import { PLAN_LIMITS, type Plan } from '../plans/plans.js';
 import type { InboundMessage } from '../receipts/parse-webhook.js';
 
@@ -13,7 +14,9 @@ export type Ingested =
   | { kind: 'duplicate' }
   | { kind: 'ingested'; inboundMessageId: string; stored: boolean; from: string | null; firstInbound: boolean; eventData: Record<string, unknown> };
 
-type Filter = { mode: 'off' | 'whitelist' | 'blacklist'; numbers: string[] };
+export type InboundItem = { account: InboundAccount; message: InboundMessage };
+
+type Filter = { chat_account_id: string; mode: 'off' | 'whitelist' | 'blacklist'; numbers: string[] };
 
 function passes(filter: Filter | undefined, from: string | null): boolean {
   if (!filter || filter.mode === 'off' || from === null) return true;
@@ -21,82 +24,137 @@ function passes(filter: Filter | undefined, from: string | null): boolean {
   return filter.mode === 'whitelist' ? listed : !listed;
 }
 
-export async function ingestInbound(tx: Queryable, account: InboundAccount, m: InboundMessage): Promise<Ingested> {
-  const fresh = await tx.query(
-    `INSERT INTO inbound_receptions (chat_account_id, provider_message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1`,
-    [account.id, m.providerMessageId],
+const key = (...parts: string[]) => parts.join('\u0000');
+
+export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<Ingested[]> {
+  // 1. Receptions: the first sight of (account, provider message id) wins, in this batch or any.
+  const fresh = await tx.query<{ chat_account_id: string; provider_message_id: string }>(
+    `INSERT INTO inbound_receptions (chat_account_id, provider_message_id)
+     SELECT DISTINCT a, m FROM unnest($1::uuid[], $2::text[]) AS t(a, m)
+     ON CONFLICT DO NOTHING RETURNING chat_account_id, provider_message_id`,
+    [items.map((i) => i.account.id), items.map((i) => i.message.providerMessageId)],
   );
-  if (fresh.length === 0) return { kind: 'duplicate' };
+  const unclaimed = new Set(fresh.map((r) => key(r.chat_account_id, r.provider_message_id)));
+  const live = items.map((item) => unclaimed.delete(key(item.account.id, item.message.providerMessageId)));
+  const todo = items.filter((_, i) => live[i]);
 
-  // A privacy identifier resolves through an earlier message that carried it with the number.
-  let from = m.fromPhone;
-  if (m.userId !== null) {
-    if (from !== null) {
-      await tx.query(
-        `INSERT INTO sender_identities (chat_account_id, user_id, phone_e164) VALUES ($1, $2, $3)
-         ON CONFLICT (chat_account_id, user_id) DO UPDATE SET phone_e164 = EXCLUDED.phone_e164`,
-        [account.id, m.userId, from],
-      );
-    } else {
-      const [known] = await tx.query<{ phone_e164: string }>('SELECT phone_e164 FROM sender_identities WHERE chat_account_id = $1 AND user_id = $2', [account.id, m.userId]);
-      from = known?.phone_e164 ?? null;
-    }
+  // 2. Hidden numbers: learn (identifier → number) pairs, then resolve identifiers alone.
+  const learned = new Map<string, string>();
+  for (const { account, message: m } of todo) if (m.userId && m.fromPhone) learned.set(key(account.id, m.userId), m.fromPhone);
+  if (learned.size > 0) {
+    const pairs = [...learned].map(([k, phone]) => [...k.split('\u0000'), phone] as [string, string, string]);
+    await tx.query(
+      `INSERT INTO sender_identities (chat_account_id, user_id, phone_e164) SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])
+       ON CONFLICT (chat_account_id, user_id) DO UPDATE SET phone_e164 = EXCLUDED.phone_e164`,
+      [pairs.map((p) => p[0]), pairs.map((p) => p[1]), pairs.map((p) => p[2])],
+    );
   }
+  const unknown = todo.filter(({ account, message: m }) => m.userId && !m.fromPhone && !learned.has(key(account.id, m.userId)));
+  if (unknown.length > 0) {
+    const rows = await tx.query<{ chat_account_id: string; user_id: string; phone_e164: string }>(
+      `SELECT s.chat_account_id, s.user_id, s.phone_e164 FROM sender_identities s
+         JOIN unnest($1::uuid[], $2::text[]) AS t(a, u) ON s.chat_account_id = t.a AND s.user_id = t.u`,
+      [unknown.map((i) => i.account.id), unknown.map((i) => i.message.userId)],
+    );
+    for (const r of rows) learned.set(key(r.chat_account_id, r.user_id), r.phone_e164);
+  }
+  const fromOf = ({ account, message: m }: InboundItem) => m.fromPhone ?? (m.userId ? (learned.get(key(account.id, m.userId)) ?? null) : null);
 
-  let firstInbound = false;
-  let firstInboundAt: Date | null = null;
-  if (from !== null) {
-    // The primary key makes exactly one insert win under concurrency; firstInboundAt never changes.
-    const [sender] = await tx.query<{ first_inbound_at: Date; created: boolean }>(
+  // 3. The aggregate, one row per (account, number) of the batch; the primary key makes exactly
+  //    one insert win under concurrency, and firstInboundAt never changes afterwards.
+  const agg = new Map<string, { account: InboundAccount; phone: string; first: Date; last: Date; count: number; name: string }>();
+  for (const item of todo) {
+    const phone = fromOf(item);
+    if (!phone) continue;
+    const k = key(item.account.id, phone);
+    const a = agg.get(k) ?? { account: item.account, phone, first: item.message.receivedAt, last: item.message.receivedAt, count: 0, name: '' };
+    if (item.message.receivedAt < a.first) a.first = item.message.receivedAt;
+    if (item.message.receivedAt > a.last) a.last = item.message.receivedAt;
+    a.count++;
+    a.name = item.message.fromDisplayName || a.name;
+    agg.set(k, a);
+  }
+  const senders = new Map<string, { created: boolean; firstInboundAt: Date }>();
+  if (agg.size > 0) {
+    const rows = [...agg.values()];
+    const result = await tx.query<{ chat_account_id: string; phone_e164: string; first_inbound_at: Date; created: boolean }>(
       `INSERT INTO senders AS s (chat_account_id, customer_id, phone_e164, first_inbound_at, last_inbound_at, inbound_count, display_name)
-       VALUES ($1, $2, $3, $4, $4, 1, NULLIF($5, ''))
+       SELECT a, c, p, f, l, n, NULLIF(d, '') FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[], $7::text[])
+         AS t(a, c, p, f, l, n, d) ORDER BY a, p
        ON CONFLICT (chat_account_id, phone_e164) DO UPDATE SET
          last_inbound_at = greatest(s.last_inbound_at, EXCLUDED.last_inbound_at),
-         inbound_count = s.inbound_count + 1,
+         inbound_count = s.inbound_count + EXCLUDED.inbound_count,
          display_name = COALESCE(EXCLUDED.display_name, s.display_name)
-       RETURNING first_inbound_at, (xmax = 0) AS created`,
-      [account.id, account.customerId, from, m.receivedAt.toISOString(), m.fromDisplayName],
+       RETURNING chat_account_id, phone_e164, first_inbound_at, (xmax = 0) AS created`,
+      [rows.map((r) => r.account.id), rows.map((r) => r.account.customerId), rows.map((r) => r.phone), rows.map((r) => r.first.toISOString()),
+        rows.map((r) => r.last.toISOString()), rows.map((r) => r.count), rows.map((r) => r.name)],
     );
-    firstInbound = sender!.created;
-    firstInboundAt = sender!.first_inbound_at;
+    for (const r of result) senders.set(key(r.chat_account_id, r.phone_e164), { created: r.created, firstInboundAt: r.first_inbound_at });
   }
 
-  const [filter] = PLAN_LIMITS[account.plan].inbox
-    ? await tx.query<Filter>('SELECT mode, numbers FROM inbox_filters WHERE chat_account_id = $1', [account.id])
-    : [];
-  const stored = PLAN_LIMITS[account.plan].inbox && passes(filter, from);
-  const inboundMessageId = crypto.randomUUID();
-  if (stored) {
+  // 4. The inbox: plan Pro, and the account's filter.
+  const inboxAccounts = [...new Set(todo.filter((i) => PLAN_LIMITS[i.account.plan].inbox).map((i) => i.account.id))];
+  const filters = inboxAccounts.length === 0 ? [] : await tx.query<Filter>('SELECT chat_account_id, mode, numbers FROM inbox_filters WHERE chat_account_id = ANY($1::uuid[])', [inboxAccounts]);
+  const filterOf = new Map(filters.map((f) => [f.chat_account_id, f]));
+  const prepared = todo.map((item) => {
+    const from = fromOf(item);
+    return { item, from, id: crypto.randomUUID(), stored: PLAN_LIMITS[item.account.plan].inbox && passes(filterOf.get(item.account.id), from) };
+  });
+  const toStore = prepared.filter((p) => p.stored);
+  if (toStore.length > 0) {
     await tx.query(
       `INSERT INTO inbound_messages (id, customer_id, chat_account_id, channel, provider_message_id, from_e164, from_display_name, message_type,
                                      text, display_text, reply_to_provider_message_id, received_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12::timestamptz + make_interval(days => $13))`,
-      [inboundMessageId, account.customerId, account.id, account.channel, m.providerMessageId, from, m.fromDisplayName, m.messageType,
-        m.text, m.displayText, m.contextId, m.receivedAt.toISOString(), PLAN_LIMITS[account.plan].retentionDays],
+       SELECT id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, r + make_interval(days => d)
+         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::int[])
+           AS t(id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, d)`,
+      [
+        toStore.map((p) => p.id), toStore.map((p) => p.item.account.customerId), toStore.map((p) => p.item.account.id), toStore.map((p) => p.item.account.channel),
+        toStore.map((p) => p.item.message.providerMessageId), toStore.map((p) => p.from), toStore.map((p) => p.item.message.fromDisplayName),
+        toStore.map((p) => p.item.message.messageType), toStore.map((p) => p.item.message.text), toStore.map((p) => p.item.message.displayText),
+        toStore.map((p) => p.item.message.contextId), toStore.map((p) => p.item.message.receivedAt.toISOString()), toStore.map((p) => PLAN_LIMITS[p.item.account.plan].retentionDays),
+      ],
     );
   }
 
-  let replyTo: Record<string, unknown> | undefined;
-  if (m.contextId !== null) {
-    const [ours] = await tx.query<{ id: string; external_id: string }>(
-      'SELECT id, external_id FROM messages WHERE chat_account_id = $1 AND provider_message_id = $2 LIMIT 1',
-      [account.id, m.contextId],
+  // 5. Replies to our own messages, for the event's replyTo.
+  const replies = prepared.filter((p) => p.item.message.contextId !== null);
+  const ours = new Map<string, { id: string; external_id: string }>();
+  if (replies.length > 0) {
+    const rows = await tx.query<{ chat_account_id: string; provider_message_id: string; id: string; external_id: string }>(
+      `SELECT m.chat_account_id, m.provider_message_id, m.id, m.external_id FROM messages m
+         JOIN unnest($1::uuid[], $2::text[]) AS t(a, pm) ON m.chat_account_id = t.a AND m.provider_message_id = t.pm`,
+      [replies.map((p) => p.item.account.id), replies.map((p) => p.item.message.contextId)],
     );
-    replyTo = { providerMessageId: m.contextId, messageId: ours?.id ?? null, externalId: ours?.external_id ?? null };
+    for (const r of rows) ours.set(key(r.chat_account_id, r.provider_message_id), r);
   }
-  const receivedAt = m.receivedAt.toISOString();
-  const eventData = {
-    inboundMessageId, chatAccountId: account.id, channel: account.channel, from, fromDisplayName: m.fromDisplayName,
-    messageType: m.messageType, text: m.text, receivedAt, ...(replyTo ? { replyTo } : {}),
-  };
-  await writeEvents(tx, [
-    { customerId: account.customerId, type: 'message.inbound', createdAt: new Date(), data: eventData },
-    ...(firstInbound
-      ? [{
-          customerId: account.customerId, type: 'sender.first_inbound' as const, createdAt: new Date(),
-          data: { chatAccountId: account.id, channel: account.channel, from, fromDisplayName: m.fromDisplayName, firstInboundAt: firstInboundAt!.toISOString(), inboundMessageId: stored ? inboundMessageId : null },
-        }]
-      : []),
-  ]);
-  return { kind: 'ingested', inboundMessageId, stored, from, firstInbound, eventData };
+
+  // 6. Events: message.inbound for each; sender.first_inbound for each number seen for the first time.
+  const events: OutboxEvent[] = [];
+  const firstDone = new Set<string>();
+  const results = new Map<InboundItem, Ingested>();
+  for (const { item, from, id, stored } of prepared) {
+    const { account, message: m } = item;
+    const quoted = m.contextId !== null ? ours.get(key(account.id, m.contextId)) : undefined;
+    const eventData = {
+      inboundMessageId: id, chatAccountId: account.id, channel: account.channel, from, fromDisplayName: m.fromDisplayName,
+      messageType: m.messageType, text: m.text, receivedAt: m.receivedAt.toISOString(),
+      ...(m.contextId !== null ? { replyTo: { providerMessageId: m.contextId, messageId: quoted?.id ?? null, externalId: quoted?.external_id ?? null } } : {}),
+    };
+    events.push({ customerId: account.customerId, type: 'message.inbound', createdAt: new Date(), data: eventData });
+    const sk = from ? key(account.id, from) : null;
+    const sender = sk ? senders.get(sk) : undefined;
+    // The earliest message of the batch from a new number is the one that made it "first".
+    const isFirst = sender?.created === true && !firstDone.has(sk!) && m.receivedAt.getTime() === agg.get(sk!)!.first.getTime();
+    if (isFirst) {
+      firstDone.add(sk!);
+      events.push({
+        customerId: account.customerId, type: 'sender.first_inbound', createdAt: new Date(),
+        data: { chatAccountId: account.id, channel: account.channel, from, fromDisplayName: m.fromDisplayName, firstInboundAt: sender!.firstInboundAt.toISOString(), inboundMessageId: stored ? id : null },
+      });
+    }
+    results.set(item, { kind: 'ingested', inboundMessageId: id, stored, from, firstInbound: isFirst, eventData });
+  }
+  await writeEvents(tx, events);
+  return items.map((item) => results.get(item) ?? { kind: 'duplicate' });
 }
