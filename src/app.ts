@@ -124,6 +124,8 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
               sandboxStepMs: config.sandboxStepMs,
               retryTimeScale: config.retryTimeScale,
               maxInFlight: config.workerMaxInFlight,
+              // Booked slots must fire, and their send finish, inside the claim's lease.
+              pacingHorizonMs: Math.min(10_000, config.workerLeaseSeconds * 1000 - config.providerTimeoutMs - 1000),
             },
           }),
           createDeliverer({

@@ -20,6 +20,11 @@ describe('loadConfig', () => {
     }
   });
 
+  it('requires the lease to outlast a provider request', () => {
+    expect(() => loadConfig({ WORKER_LEASE_SECONDS: '10', PROVIDER_TIMEOUT_MS: '9000' })).toThrow(/WORKER_LEASE_SECONDS must exceed PROVIDER_TIMEOUT_MS/);
+    expect(loadConfig({ WORKER_LEASE_SECONDS: '3', PROVIDER_TIMEOUT_MS: '500' }).workerLeaseSeconds).toBe(3);
+  });
+
   it('requires a 32-byte ENCRYPTION_KEY with PostgreSQL', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://x@y/z' })).toThrow(/ENCRYPTION_KEY is required/);
     expect(() => loadConfig({ DATABASE_URL: 'postgres://x@y/z', ENCRYPTION_KEY: 'c2hvcnQ=' })).toThrow(/32 bytes/);

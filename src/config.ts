@@ -139,6 +139,9 @@ export function loadConfig(env: Env): Config {
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
   };
   if (!/^v\d+\.\d+$/.test(config.providerApiVersion)) problems.push('PROVIDER_API_VERSION must look like v23.0');
+  if (config.workerLeaseSeconds * 1000 < config.providerTimeoutMs + 2000) {
+    problems.push('WORKER_LEASE_SECONDS must exceed PROVIDER_TIMEOUT_MS by at least 2 seconds (a claimed send must finish inside its lease)');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

@@ -47,7 +47,7 @@ describe('dispatcher claims', () => {
   it('re-claims a lease left by a dead worker once it expires, and not before', async () => {
     await database.db.query(`DELETE FROM messages`);
     await sendMany(api, t.sandboxKey, 'lease', 20);
-    await database.db.query(`UPDATE messages SET status = 'queued', locked_by = 'dead-worker', locked_until = now() + interval '1.5 seconds'`);
+    await database.db.query(`UPDATE messages SET status = 'queued', locked_by = 'dead-worker', locked_until = now() + interval '4 seconds'`);
     const worker = await createApp(testConfig({ WORKER_POLL_MS: '100' }), { db: database.db, role: 'worker', log: pino({ level: 'silent' }) });
     await worker.start();
     try {
@@ -86,7 +86,7 @@ describe.runIf(backend === 'postgres')('worker processes on PostgreSQL', () => {
 
   const spawnWorker = () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--role', 'worker'], {
-      env: { ...process.env, DATABASE_URL: database.url!, ENCRYPTION_KEY, LOG_LEVEL: 'warn', SANDBOX_STEP_MS: '50', WORKER_BATCH_SIZE: '20', WORKER_LEASE_SECONDS: '2' },
+      env: { ...process.env, DATABASE_URL: database.url!, ENCRYPTION_KEY, LOG_LEVEL: 'warn', SANDBOX_STEP_MS: '50', WORKER_BATCH_SIZE: '20', WORKER_LEASE_SECONDS: '3', PROVIDER_TIMEOUT_MS: '500' },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     children.push(child);

@@ -280,3 +280,45 @@ describe('live sends through the provider emulator', () => {
     expect(times[times.length - 1]! - times[0]!).toBeGreaterThanOrEqual(2000);
   });
 });
+
+describe('a backlog paced over more than a lease', () => {
+  let emu: Emulator;
+  let svc: Service;
+  beforeAll(async () => {
+    emu = await startEmulator();
+    svc = await startService({ env: { ...providerEnv(emu), WORKER_LEASE_SECONDS: '3', PROVIDER_TIMEOUT_MS: '500', WORKER_POLL_MS: '50' } });
+    await emu.settings({ enabled: false });
+  });
+  afterAll(async () => {
+    await svc.stop();
+    await emu.stop();
+  });
+
+  it('books no slot past the lease, so no message is sent twice; shutdown does not wait for booked slots', async () => {
+    const c = await call(svc.url, 'POST', '/admin/customers', { admin: true, body: { name: 'Slow', plan: 'pro' } });
+    const phoneNumberId = `pn${crypto.randomBytes(5).toString('hex')}`;
+    const accountId = await createAccount(svc.url, c.body.id, { official: { phoneNumberId, wabaId: 'w', accessToken: 't' }, throughputMps: 10 });
+    const apiKey = await createKey(svc.url, c.body.id, {});
+    const [keyRow] = await svc.db.query<{ id: string }>('SELECT id FROM api_keys WHERE customer_id = $1', [c.body.id]);
+    expect(apiKey).toMatch(/^ak_live_/);
+    const now = new Date();
+    await insertBatch(svc.db, Array.from({ length: 80 }, (_, i) => ({
+      id: crypto.randomUUID(), customerId: c.body.id, chatAccountId: accountId, apiKeyId: keyRow!.id, externalId: `slow-${i}`, payloadHash: 'h',
+      recipient: '+15551230000', channel: 'chat_official', contentJson: JSON.stringify({ type: 'text', text: 'hi' }), metadataJson: null, sandbox: false,
+      createdAt: now, expiresAt: new Date(now.getTime() + 86400_000), maxAttempts: 5, quotaLimit: 20000,
+    })));
+    // 80 messages at 10/s take 8 s, well past the 3 s lease: before booking was bounded, rows were re-claimed and sent again.
+    await eventually(async () => emu.sent().filter((s) => s.phoneNumberId === phoneNumberId).length >= 50, 20_000, 100);
+    const [booked] = await svc.db.query<{ ahead_ms: number }>(`SELECT extract(epoch FROM next_slot_at - now()) * 1000 AS ahead_ms FROM account_pacing WHERE account_id = $1`, [accountId]);
+    expect(Number(booked!.ahead_ms)).toBeLessThan(3000);
+    await svc.app.stop(); // with messages still booked or queued: those are handed back, not sent
+    const sent = emu.sent().filter((s) => s.phoneNumberId === phoneNumberId);
+    expect(new Set(sent.map((s) => s.messageId)).size).toBe(sent.length);
+    expect(sent.length).toBeLessThan(80);
+    const [left] = await svc.db.query<{ locked: number; open: number }>(
+      `SELECT count(*) FILTER (WHERE locked_by IS NOT NULL)::int AS locked, count(*) FILTER (WHERE status IN ('pending', 'queued'))::int AS open FROM messages WHERE chat_account_id = $1`,
+      [accountId],
+    );
+    expect(left).toEqual({ locked: 0, open: 80 - sent.length });
+  });
+});

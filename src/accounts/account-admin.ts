@@ -121,7 +121,8 @@ export function createAccountAdmin(deps: { db: Db; sealer: Sealer; directory: Pi
           };
           set('type', input.type);
           set('status', input.status);
-          if (input.status === 'CONNECTED') sets.push('connected_at = COALESCE(connected_at, now())');
+          // connectedAt: when the account was last set CONNECTED.
+          if (input.status === 'CONNECTED') sets.push("connected_at = CASE WHEN status = 'CONNECTED' THEN COALESCE(connected_at, now()) ELSE now() END");
           set('phone_number', input.phoneNumber);
           set('display_name', input.displayName);
           set('last_error_code', input.lastErrorCode);

@@ -47,7 +47,11 @@ export function createDirectory(db: Db) {
     map.set(k, { value, at: Date.now() });
   }
 
+  // Bumped by every invalidation: a load that started before one is not cached (it may be stale).
+  let generation = 0;
+
   function drop(payload: string) {
+    generation++;
     const [kind, id] = payload.split(':');
     if (kind === 'customer' && id) {
       tenants.delete(id);
@@ -96,7 +100,8 @@ export function createDirectory(db: Db) {
 
   return {
     async start(): Promise<() => Promise<void>> {
-      return db.listen(CHANNEL, drop);
+      // On (re)connect everything is dropped: invalidations sent while disconnected are lost.
+      return db.listen(CHANNEL, drop, () => drop('all'));
     },
 
     /** The principal of a raw API key, or null when unknown or revoked. */
@@ -104,7 +109,9 @@ export function createDirectory(db: Db) {
       const hash = sha256Hex(rawKey);
       const cached = keys.get(hash);
       if (fresh(cached)) return cached.value;
+      const before = generation;
       const principal = await loadPrincipal(hash);
+      if (generation !== before) return principal; // an invalidation raced the load: do not cache it
       put(keys, hash, principal);
       if (principal) {
         const set = keyHashesByCustomer.get(principal.customerId) ?? new Set<string>();
@@ -117,8 +124,9 @@ export function createDirectory(db: Db) {
     async tenant(customerId: string): Promise<Tenant | null> {
       const cached = tenants.get(customerId);
       if (fresh(cached)) return cached.value;
+      const before = generation;
       const tenant = await loadTenant(customerId);
-      put(tenants, customerId, tenant);
+      if (generation === before) put(tenants, customerId, tenant);
       return tenant;
     },
 

@@ -11,8 +11,11 @@ export interface Queryable {
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
-  /** Subscribes to NOTIFY on a channel; the returned function unsubscribes. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Subscribes to NOTIFY on a channel; the returned function unsubscribes. `onListen` runs each
+   * time the subscription is (re)established: notifications sent while it was down are lost.
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onListen?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

@@ -47,8 +47,8 @@ export async function openPostgresDb(url: string, poolSize: number): Promise<Db>
     kind: 'postgres',
     ...wrap(sql),
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) => sql.begin((tx) => fn(wrap(tx))) as Promise<T>,
-    async listen(channel, onPayload) {
-      const sub = await sql.listen(channel, onPayload);
+    async listen(channel, onPayload, onListen) {
+      const sub = await sql.listen(channel, onPayload, onListen);
       return () => sub.unlisten();
     },
     close: () => sql.end({ timeout: 5 }),

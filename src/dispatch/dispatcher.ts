@@ -7,6 +7,8 @@ import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import { loadSendAccounts, markAccountError, type SendAccount } from '../accounts/send-accounts.js';
 import type { Db, Queryable } from '../db/db.js';
+import { retryTransient } from '../db/retry.js';
+import type { AccountStatus } from '../shared/vocab.js';
 import { MESSAGES_READY } from '../messages/insert-batch.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import { applyParkedReceipts } from '../receipts/apply-receipt.js';
@@ -27,9 +29,13 @@ export type DispatcherOptions = {
   retryTimeScale: number;
   /** Live sends in flight at once in this process. */
   maxInFlight: number;
+  /** How far ahead an account's send slots may be booked: inside the lease, with room for the send. */
+  pacingHorizonMs: number;
 };
 
 type Outcome = { result: AttemptResult; message: Claimed };
+
+const PARKED_SWEEP_MS = 5000;
 
 /** How late a timer may fire and still send (see sendAt). */
 const MAX_LATE_MS = 25;
@@ -48,44 +54,52 @@ export function createDispatcher(deps: {
   const workerId = `${os.hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
   let unlisten: (() => Promise<void>) | null = null;
   let inFlight = 0;
-  let idlePasses = 0;
+  let lastSweep = Date.now();
 
   // Outcomes of sends are written together: one transaction for many messages.
   const outcomes = createGroupCommit<Outcome, void>(
     async (items) => {
-      await db.transaction(async (tx) => {
-        await applyTransitions(tx, workerId, items.map((o) => o.result.transition));
-        const wamids = items.flatMap((o) => (o.result.transition.providerMessageId ? [o.result.transition.providerMessageId] : []));
-        if (wamids.length > 0) await applyParkedReceipts(tx, wamids);
-        for (const o of items) {
-          const v = o.result.verdict;
-          if (v?.action === 'account') {
-            await markAccountError(tx, o.message.chatAccountId, v.accountStatus, v.errorCode);
-            await deps.invalidateCustomer(tx, o.message.customerId);
-            log.warn({ accountId: o.message.chatAccountId, errorCode: v.errorCode, status: v.accountStatus }, 'chat account marked after a provider error');
+      // Accounts to mark, once each and in id order (no deadlock between concurrent batches).
+      const marks = new Map<string, { customerId: string; status: AccountStatus; errorCode: string }>();
+      for (const o of items) {
+        const v = o.result.verdict;
+        if (v?.action === 'account') marks.set(o.message.chatAccountId, { customerId: o.message.customerId, status: v.accountStatus, errorCode: v.errorCode });
+      }
+      await retryTransient(() =>
+        db.transaction(async (tx) => {
+          await applyTransitions(tx, workerId, items.map((o) => o.result.transition));
+          const wamids = items.flatMap((o) => (o.result.transition.providerMessageId ? [o.result.transition.providerMessageId] : []));
+          if (wamids.length > 0) await applyParkedReceipts(tx, wamids);
+          for (const [accountId, mark] of [...marks].sort(([a], [b]) => (a < b ? -1 : 1))) {
+            await markAccountError(tx, accountId, mark.status, mark.errorCode);
+            await deps.invalidateCustomer(tx, mark.customerId);
           }
-        }
-      });
+        }),
+      );
+      for (const [accountId, mark] of marks) log.warn({ accountId, errorCode: mark.errorCode, status: mark.status }, 'chat account marked after a provider error');
       for (const o of items) if (o.result.transition.nextDueAt) loop.wake(o.result.transition.nextDueAt);
       return items.map(() => undefined);
     },
     { maxBatch: 500, maxInFlight: db.kind === 'pglite' ? 1 : 2 },
   );
 
+  // Timers of sends not fired yet: cancelled on shutdown (their rows' leases are released then).
+  const timers = new Set<NodeJS.Timeout>();
+
   /**
-   * Fires a send at its slot. A send whose timer fires more than MAX_LATE_MS after its slot goes
-   * back to the queue instead: a late burst could otherwise overlap another worker's next slots
-   * and push one second over the account's cap.
+   * Fires a send at its slot (epoch ms). A send whose timer fires more than MAX_LATE_MS after its
+   * slot goes back to the queue instead: a late burst could otherwise overlap another worker's
+   * next slots and push one second over the account's cap.
    */
-  function sendAt(m: Claimed, account: SendAccount, delayMs: number) {
+  function sendAt(m: Claimed, account: SendAccount, slotMs: number) {
     inFlight++;
-    const due = performance.now() + Math.max(0, delayMs);
-    setTimeout(() => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
       const done = () => {
         inFlight--;
         loop.wake();
       };
-      if (performance.now() - due > MAX_LATE_MS) {
+      if (Date.now() - slotMs > MAX_LATE_MS) {
         const now = new Date();
         void outcomes
           .submit({ message: m, result: { transition: { id: m.id, from: m.status, to: m.status, at: now, nextDueAt: now, attempted: false }, verdict: null } })
@@ -98,7 +112,8 @@ export function createDispatcher(deps: {
         .then((outcome) => outcomes.submit({ message: m, result: recordAttempt(m, outcome, new Date(), options.retryTimeScale) }))
         .catch((err: unknown) => log.error({ err, messageId: m.id }, 'recording a send outcome failed; the lease will expire and the message be retried'))
         .finally(done);
-    }, Math.max(0, delayMs));
+    }, Math.max(0, slotMs - Date.now()));
+    timers.add(timer);
   }
 
   /** Sends or refuses each live message; returns when deferred ones become due, if any. */
@@ -118,18 +133,18 @@ export function createDispatcher(deps: {
       const mps = accounts.get(accountId)!.throughputMps;
       return { accountId, count: Math.min(ms.length, Math.max(1, mps)), mps };
     });
-    const reservations = await reserveSlots(db, wants);
+    const reservations = await reserveSlots(db, wants, options.pacingHorizonMs);
     const deferred: Transition[] = [];
     for (const [accountId, ms] of byAccount) {
-      const r = reservations.get(accountId)!;
+      const r = reservations.get(accountId);
       const account = accounts.get(accountId)!;
       ms.forEach((m, i) => {
-        if (i < r.count) sendAt(m, account, r.startMs + i * r.intervalMs - r.dbNowMs);
+        if (r && i < r.count) sendAt(m, account, r.startMs + i * r.intervalMs);
         else {
-          // Claimed again half a reservation before this one runs out, so the next slots are
-          // reserved in time and the account's schedule has no gap.
-          const endMs = r.startMs + r.count * r.intervalMs - r.dbNowMs;
-          deferred.push({ id: m.id, from: m.status, to: m.status, at: now, nextDueAt: new Date(now.getTime() + endMs / 2), attempted: false });
+          // Claimed again half-way through the booked schedule, so the next slots are reserved in
+          // time and the account's schedule has no gap (and no reservation runs past the lease).
+          const bookedUntil = r ? r.startMs + r.count * r.intervalMs : Date.now() + options.pacingHorizonMs;
+          deferred.push({ id: m.id, from: m.status, to: m.status, at: now, nextDueAt: new Date(Math.max(Date.now(), (Date.now() + bookedUntil) / 2)), attempted: false });
         }
       });
     }
@@ -141,12 +156,12 @@ export function createDispatcher(deps: {
     const room = options.maxInFlight - inFlight;
     if (room <= 0) return { didWork: false };
     const claimed = await claimDue(db, workerId, Math.min(options.batchSize, room), options.leaseSeconds);
-    if (claimed.length === 0) {
-      // Now and then, sweep receipts parked in a race with a commit (never lost, at worst late).
-      if (++idlePasses % 10 === 0) await db.transaction((tx) => applyParkedReceipts(tx, null));
-      return { didWork: false };
+    // Every few seconds, busy or not, sweep receipts parked in a race with a commit (never lost).
+    if (Date.now() - lastSweep > PARKED_SWEEP_MS) {
+      lastSweep = Date.now();
+      await retryTransient(() => db.transaction((tx) => applyParkedReceipts(tx, null)));
     }
-    idlePasses = 0;
+    if (claimed.length === 0) return { didWork: false };
     const now = new Date();
     const sandbox = claimed.filter((m) => m.sandbox);
     const live = claimed.filter((m) => !m.sandbox);
@@ -170,6 +185,9 @@ export function createDispatcher(deps: {
     async stop() {
       await loop.stop();
       await unlisten?.();
+      for (const t of timers) clearTimeout(t); // not sent: their leases are released below
+      inFlight -= timers.size;
+      timers.clear();
       while (inFlight > 0) await new Promise((r) => setTimeout(r, 20));
       await outcomes.drain();
       await releaseLeases(db, workerId);

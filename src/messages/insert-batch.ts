@@ -2,6 +2,7 @@
 // idempotently, quota charged for what was really created, workers woken. A constant number of
 // statements whatever the batch size.
 import type { Db, Queryable } from '../db/db.js';
+import { retryTransient } from '../db/retry.js';
 import { quotaMonth } from '../plans/plans.js';
 
 export type NewMessage = {
@@ -121,11 +122,11 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
       if (outcomes[i] !== null) return;
       const row = byKey.get(`${m.customerId}\u0000${m.externalId}`);
       if (row === undefined) outcomes[i] = { kind: 'revoked' };
-      else if (row.payload_hash !== m.payloadHash) outcomes[i] = { kind: 'conflict' };
       else if (excessSet.has(row.id)) {
-        // Its twin in this batch was refused for quota: so is it.
+        // Its twin in this batch was refused for quota (and is undone): so is it.
         outcomes[i] = outcomes[items.findIndex((x) => x.id === row.id)] ?? { kind: 'conflict' };
-      } else outcomes[i] = { kind: 'repeat', ack: { messageId: row.id, externalId: row.external_id, status: row.status, queued: true } };
+      } else if (row.payload_hash !== m.payloadHash) outcomes[i] = { kind: 'conflict' };
+      else outcomes[i] = { kind: 'repeat', ack: { messageId: row.id, externalId: row.external_id, status: row.status, queued: true } };
     });
   }
 
@@ -145,18 +146,8 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
   return outcomes as InsertOutcome[];
 }
 
-const DEADLOCK = '40P01';
-
 /** Writes one batch; a deadlock between concurrent batches (crossing unique-key waits) is retried. */
-async function insertWithRetry(db: Db, items: NewMessage[], now: Date): Promise<InsertOutcome[]> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await db.transaction((tx) => insertOnce(tx, items, now));
-    } catch (err) {
-      if (attempt >= 3 || (err as { code?: string }).code !== DEADLOCK) throw err;
-    }
-  }
-}
+const insertWithRetry = (db: Db, items: NewMessage[], now: Date) => retryTransient(() => db.transaction((tx) => insertOnce(tx, items, now)));
 
 /**
  * Writes a batch of sends. Should the database refuse the batch, each request is tried alone, so

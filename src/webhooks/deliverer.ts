@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
 import { DELIVERIES_READY } from '../events/outbox.js';
 import type { OutboundClient, PostResult } from '../outbound/outbound-client.js';
+import { retryTransient } from '../db/retry.js';
 import { backoffDelayMs } from '../shared/backoff.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit } from '../shared/group-commit.js';
@@ -53,7 +54,7 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
         return { id: r.delivery.id, status: ok ? 'succeeded' : final ? 'failed' : 'pending', attempts, next, code: r.post?.statusCode ?? null };
       });
       const attempted = items.filter((r) => r.post !== null);
-      await db.transaction(async (tx) => {
+      await retryTransient(() => db.transaction(async (tx) => {
         await tx.query(
           `UPDATE webhook_deliveries d SET status = t.status, attempt_count = t.attempts, next_attempt_at = t.next,
                   last_status_code = COALESCE(t.code, d.last_status_code), locked_by = NULL, locked_until = NULL,
@@ -71,16 +72,28 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
             attempted.map((r) => r.post!.durationMs), attempted.map((r) => r.post!.body.slice(0, MAX_RESPONSE_BODY)), attempted.map((r) => r.post!.error),
           ],
         );
+        // One row per endpoint (an UPDATE … FROM applies only one source row per target), in id order.
+        const stats = new Map<string, { success: Date | null; failure: Date | null; reason: string | null }>();
+        for (const r of attempted) {
+          const s = stats.get(r.delivery.endpointId) ?? { success: null, failure: null, reason: null };
+          if (succeeded(r)) s.success = !s.success || r.at > s.success ? r.at : s.success;
+          else if (!s.failure || r.at >= s.failure) {
+            s.failure = r.at;
+            s.reason = reason(r.post!);
+          }
+          stats.set(r.delivery.endpointId, s);
+        }
+        const ids = [...stats.keys()].sort();
         await tx.query(
           `UPDATE webhook_endpoints e SET
-              last_success_at = CASE WHEN t.ok THEN greatest(e.last_success_at, t.at) ELSE e.last_success_at END,
-              last_failure_at = CASE WHEN t.ok THEN e.last_failure_at ELSE greatest(e.last_failure_at, t.at) END,
-              last_failure_reason = CASE WHEN t.ok THEN e.last_failure_reason ELSE t.reason END
-             FROM unnest($1::uuid[], $2::boolean[], $3::timestamptz[], $4::text[]) AS t(id, ok, at, reason)
+              last_success_at = CASE WHEN t.ok_at IS NULL THEN e.last_success_at ELSE greatest(e.last_success_at, t.ok_at) END,
+              last_failure_at = CASE WHEN t.fail_at IS NULL THEN e.last_failure_at ELSE greatest(e.last_failure_at, t.fail_at) END,
+              last_failure_reason = CASE WHEN t.fail_at IS NULL OR t.fail_at < e.last_failure_at THEN e.last_failure_reason ELSE t.reason END
+             FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[], $4::text[]) AS t(id, ok_at, fail_at, reason)
             WHERE e.id = t.id`,
-          [attempted.map((r) => r.delivery.endpointId), attempted.map(succeeded), attempted.map((r) => r.at.toISOString()), attempted.map((r) => (succeeded(r) ? null : reason(r.post!)))],
+          [ids, ids.map((id) => stats.get(id)!.success?.toISOString() ?? null), ids.map((id) => stats.get(id)!.failure?.toISOString() ?? null), ids.map((id) => stats.get(id)!.reason)],
         );
-      });
+      }));
       for (const r of rows) if (r.next) loop.wake(r.next);
       return items.map(() => undefined);
     },
@@ -191,6 +204,7 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
     async stop() {
       await loop.stop();
       await unlisten?.();
+      for (const q of queues.values()) q.waiting.length = 0; // not sent: their leases are released below
       while (inFlight > 0) await new Promise((r) => setTimeout(r, 20));
       await results.drain();
       await db.query('UPDATE webhook_deliveries SET locked_by = NULL, locked_until = NULL WHERE locked_by = $1', [workerId]);
