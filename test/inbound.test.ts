@@ -157,6 +157,13 @@ describe('inbound messages and the sender aggregate', () => {
     expect((await call(svc.url, 'GET', '/inbound-messages', { key: t.sandboxKey })).body).toEqual({ inboundMessages: [], nextCursor: null });
     const basic = await customer('basic');
     expect(await call(svc.url, 'GET', '/inbound-messages', { key: basic.key })).toMatchObject({ status: 403, body: { error: 'feature_not_available', plan: 'basic' } });
+    // Another customer's inbox, and another account of the same customer, show none of these.
+    const stranger = await customer('pro');
+    expect((await call(svc.url, 'GET', '/inbound-messages', { key: stranger.key })).body.inboundMessages).toEqual([]);
+    expect(await call(svc.url, 'GET', `/inbound-messages?chatAccountId=${stranger.accountIds[0]}`, { key: t.key })).toMatchObject({ status: 404, body: { error: 'account_not_found' } });
+    const second = await createAccount(svc.url, t.customerId, { official: { phoneNumberId: `pn${crypto.randomBytes(5).toString('hex')}`, wabaId: 'w', accessToken: 't' } });
+    expect((await call(svc.url, 'GET', `/inbound-messages?chatAccountId=${second}`, { key: t.key })).body.inboundMessages).toEqual([]);
+    expect((await call(svc.url, 'GET', `/inbound-messages?chatAccountId=${t.accountIds[0]}`, { key: t.key })).body.inboundMessages).toHaveLength(3);
   });
 
   it('filters the inbox by whitelist or blacklist while the aggregate still counts', async () => {
