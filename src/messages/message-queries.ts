@@ -1,7 +1,7 @@
 // Reading a customer's messages. Every query starts from the customer id, and from the scoped
 // account when the key has one.
 import type { Db } from '../db/db.js';
-import { decodeCursor, encodeCursor } from '../shared/cursor.js';
+import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
 import { MESSAGE_COLUMNS, type Message, toMessage } from './message-view.js';
 
@@ -64,12 +64,9 @@ export function createMessageQueries(db: Db) {
           ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
         params,
       );
-      const page = rows.slice(0, f.limit);
-      const last = page[page.length - 1];
-      const nextCursor =
-        rows.length > f.limit && last ? encodeCursor({ createdAt: last.created_at as Date, id: last.id as string }) : null;
+      const page = toPage(rows, f.limit, (r) => ({ createdAt: r.created_at as Date, id: r.id as string }));
       const now = new Date();
-      return { messages: page.map((r) => toMessage(r, now)), nextCursor };
+      return { messages: page.rows.map((r) => toMessage(r, now)), nextCursor: page.nextCursor };
     },
   };
 }

@@ -2,7 +2,7 @@
 import type { AccountRecord } from '../accounts/account-record.js';
 import type { Principal, Tenant } from '../auth/directory.js';
 import type { Db } from '../db/db.js';
-import { decodeCursor, encodeCursor } from '../shared/cursor.js';
+import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
 
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
@@ -98,10 +98,9 @@ export function createSenderService(deps: { db: Db }) {
           WHERE ${where.join(' AND ')} ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length}`,
         params,
       );
-      const page = rows.slice(0, f.limit);
-      const last = page[page.length - 1];
+      const page = toPage(rows, f.limit, (r) => ({ createdAt: r.received_at as Date, id: r.id as string }));
       return {
-        inboundMessages: page.map((r) => ({
+        inboundMessages: page.rows.map((r) => ({
           inboundMessageId: r.id as string,
           chatAccountId: r.chat_account_id as string,
           channel: r.channel as string,
@@ -115,7 +114,7 @@ export function createSenderService(deps: { db: Db }) {
             ? { providerMessageId: r.reply_to_provider_message_id as string, messageId: (r.reply_message_id as string | null) ?? null, externalId: (r.reply_external_id as string | null) ?? null }
             : null,
         })),
-        nextCursor: rows.length > f.limit && last ? encodeCursor({ createdAt: last.received_at as Date, id: last.id as string }) : null,
+        nextCursor: page.nextCursor,
       };
     },
   };

@@ -23,3 +23,13 @@ export function decodeCursor(cursor: string): Position {
     throw errors.invalidCursor();
   }
 }
+
+/**
+ * A page from rows fetched with LIMIT limit + 1 (newest first): the first `limit` rows, and the
+ * cursor of the last one when more exist.
+ */
+export function toPage<R>(rows: R[], limit: number, positionOf: (row: R) => Position): { rows: R[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { rows: page, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(positionOf(last)) : null };
+}

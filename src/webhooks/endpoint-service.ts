@@ -6,7 +6,7 @@ import { writeEvents } from '../events/outbox.js';
 import { checkDestinationUrl } from '../outbound/destination-check.js';
 import type { Resolve } from '../outbound/outbound-client.js';
 import type { Sealer } from '../shared/crypto.js';
-import { decodeCursor, encodeCursor } from '../shared/cursor.js';
+import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
 
 export const MAX_ACTIVE_ENDPOINTS = 5;
@@ -149,8 +149,7 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
           ORDER BY d.created_at DESC, d.id DESC LIMIT $3`,
         params,
       );
-      const items = rows.slice(0, page.limit);
-      const last = items[items.length - 1];
+      const { rows: items, nextCursor } = toPage(rows, page.limit, (r) => ({ createdAt: r.created_at as Date, id: r.id as string }));
       return {
         deliveries: items.map((r) => ({
           id: r.id as string,
@@ -167,7 +166,7 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
             attemptedAt: new Date(a.attemptedAt).toISOString(),
           })),
         })),
-        nextCursor: rows.length > page.limit && last ? encodeCursor({ createdAt: last.created_at as Date, id: last.id as string }) : null,
+        nextCursor,
       };
     },
 

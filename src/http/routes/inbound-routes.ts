@@ -11,7 +11,7 @@ import { errors } from '../../shared/errors.js';
 import { Timestamp, Uuid } from '../../shared/schemas.js';
 import type { Server } from '../server.js';
 import { principalOf } from '../server.js';
-import { resolveReadScope } from './read-scope.js';
+import { parseTimestamp, resolveReadScope } from './read-scope.js';
 
 const Phone = Type.String({ minLength: 1, maxLength: 40 });
 const Condition = Type.Object({
@@ -84,13 +84,7 @@ export function registerInboundRoutes(app: Server, deps: { directory: Pick<Direc
     const q = request.query;
     const scope = resolveReadScope(principal, tenant, q.chatAccountId);
     const from = q.from !== undefined ? normalize(tenant, q.from, 'from') : undefined;
-    const when = (v: string | undefined, path: string) => {
-      if (v === undefined) return undefined;
-      const d = new Date(v);
-      if (Number.isNaN(d.getTime()) || d.getUTCFullYear() < 1 || d.getUTCFullYear() > 9999) throw errors.validation([{ path, message: 'must be an ISO 8601 timestamp between years 1 and 9999' }]);
-      return d;
-    };
-    const page = { from, since: when(q.since, 'since'), until: when(q.until, 'until'), limit: q.limit ?? 50, cursor: q.cursor };
+    const page = { from, since: parseTimestamp(q.since, 'since'), until: parseTimestamp(q.until, 'until'), limit: q.limit ?? 50, cursor: q.cursor };
     if (principal.sandbox) {
       if (q.cursor !== undefined) await deps.senders.inbox({ customerId: tenant.customerId, accountId: scope.accountId }, { ...page, limit: 1 }); // validates the cursor
       return { inboundMessages: [], nextCursor: null };

@@ -10,7 +10,7 @@ import { MESSAGE_STATUSES, CHANNEL_OFFICIAL } from '../../shared/vocab.js';
 import type { Server } from '../server.js';
 import { principalOf } from '../server.js';
 import { toProblems } from '../validation.js';
-import { resolveReadScope } from './read-scope.js';
+import { parseTimestamp, resolveReadScope } from './read-scope.js';
 
 const Ack = Type.Object({ messageId: Type.String(), externalId: Type.String(), status: Type.String(), queued: Type.Boolean() });
 
@@ -28,15 +28,6 @@ const ListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-
-/** A query timestamp as a Date within years 1–9999 (what both JavaScript and SQL can hold). */
-function parseTimestamp(value: string | undefined, path: string): Date | undefined {
-  if (value === undefined) return undefined;
-  const d = new Date(value);
-  const year = d.getUTCFullYear();
-  if (Number.isNaN(d.getTime()) || year < 1 || year > 9999) throw errors.validation([{ path, message: 'must be an ISO 8601 timestamp between years 1 and 9999' }]);
-  return d;
-}
 
 export function registerMessageRoutes(
   app: Server,
