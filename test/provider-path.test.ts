@@ -125,6 +125,25 @@ describe('live sends through the provider emulator', () => {
     await waitStatus(t.key, third, 'delivered');
   });
 
+  it('does not fire sends already booked for an account that was just marked unusable', async () => {
+    const t = await tenant({ throughputMps: 2 });
+    await emu.number(t.phoneNumberId, { accessToken: 'another-token' });
+    const [keyRow] = await svc.db.query<{ id: string }>('SELECT id FROM api_keys WHERE customer_id = $1', [t.customerId]);
+    const now = new Date();
+    await insertBatch(svc.db, Array.from({ length: 4 }, (_, i) => ({
+      id: crypto.randomUUID(), customerId: t.customerId, chatAccountId: t.accountId, apiKeyId: keyRow!.id, externalId: `booked-${i}`, payloadHash: 'h',
+      recipient: '+15551230000', channel: 'chat_official', contentJson: JSON.stringify({ type: 'text', text: 'hi' }), metadataJson: null, sandbox: false,
+      createdAt: now, expiresAt: new Date(now.getTime() + 86400_000), maxAttempts: 5, quotaLimit: 20000,
+    })));
+    const rows = await eventually(async () => {
+      const r = await svc.db.query<{ status: string; attempt_count: number; last_error_code: string }>(
+        `SELECT status, attempt_count, last_error_code FROM messages WHERE chat_account_id = $1 ORDER BY attempt_count DESC`, [t.accountId]);
+      return r.every((m) => m.status === 'failed') ? r : undefined;
+    });
+    // One send met the rejected token; the three booked after it never left.
+    expect(rows.map((r) => [r.attempt_count, r.last_error_code])).toEqual([[1, 'AUTH_REJECTED'], [0, 'AUTH_REJECTED'], [0, 'AUTH_REJECTED'], [0, 'AUTH_REJECTED']]);
+  });
+
   it('backs off one recipient on the pair-rate error', async () => {
     const t = await tenant();
     await emu.rule({ phoneNumberId: t.phoneNumberId, to: '15551239999', error: { code: 131056, message: 'pair rate limit hit' }, httpStatus: 400, times: 2 });

@@ -76,7 +76,10 @@ export function createDispatcher(deps: {
           }
         }),
       );
-      for (const [accountId, mark] of marks) log.warn({ accountId, errorCode: mark.errorCode, status: mark.status }, 'chat account marked after a provider error');
+      for (const [accountId, mark] of marks) {
+        blockedAccounts.add(accountId);
+        log.warn({ accountId, errorCode: mark.errorCode, status: mark.status }, 'chat account marked after a provider error');
+      }
       for (const o of items) if (o.result.transition.nextDueAt) loop.wake(o.result.transition.nextDueAt);
       return items.map(() => undefined);
     },
@@ -85,6 +88,9 @@ export function createDispatcher(deps: {
 
   // Timers of sends not fired yet: cancelled on shutdown (their rows' leases are released then).
   const timers = new Set<NodeJS.Timeout>();
+  // Accounts this process marked after an account-level error: their booked sends are not fired.
+  // Reloaded on each claim (loadSendAccounts), so a reconnected account sends again.
+  const blockedAccounts = new Set<string>();
 
   /**
    * Fires a send at its slot (epoch ms). A send whose timer fires more than MAX_LATE_MS after its
@@ -99,7 +105,9 @@ export function createDispatcher(deps: {
         inFlight--;
         loop.wake();
       };
-      if (Date.now() - slotMs > MAX_LATE_MS) {
+      // Late, or its account was just marked unusable here: back to the queue (the next claim
+      // fails it without a call when the account is not CONNECTED).
+      if (Date.now() - slotMs > MAX_LATE_MS || blockedAccounts.has(account.id)) {
         const now = new Date();
         void outcomes
           .submit({ message: m, result: { transition: { id: m.id, from: m.status, to: m.status, at: now, nextDueAt: now, attempted: false }, verdict: null } })
@@ -120,6 +128,7 @@ export function createDispatcher(deps: {
   async function dispatchLive(live: Claimed[]): Promise<Date | null> {
     const now = new Date();
     const accounts = await loadSendAccounts(db, deps.sealer, [...new Set(live.map((m) => m.chatAccountId))]);
+    for (const a of accounts.values()) if (a.status === 'CONNECTED') blockedAccounts.delete(a.id);
     const refused: Transition[] = [];
     const byAccount = new Map<string, Claimed[]>();
     for (const m of live) {
