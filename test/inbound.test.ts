@@ -149,6 +149,10 @@ describe('inbound messages and the sender aggregate', () => {
     expect(page1.body.inboundMessages.map((m: { text: string }) => m.text)).toEqual(['look', 'a reply']);
     expect(page1.body.inboundMessages[0]).toMatchObject({ messageType: 'image', from: '+16505551401', replyTo: null, channel: 'chat_official' });
     expect(page1.body.inboundMessages[1].replyTo).toEqual({ providerMessageId: ours.providerMessageId, messageId: ours.messageId, externalId: 'ours-1' });
+    // The event carries replyTo only for a reply, resolved to our ids.
+    const inboundEvents = await events(t.customerId, 'message.inbound');
+    expect(inboundEvents.find((e) => e.data.text === 'a reply')!.data.replyTo).toEqual({ providerMessageId: ours.providerMessageId, messageId: ours.messageId, externalId: 'ours-1' });
+    expect('replyTo' in inboundEvents.find((e) => e.data.text === 'first')!.data).toBe(false);
     const page2 = await call(svc.url, 'GET', `/inbound-messages?limit=2&cursor=${page1.body.nextCursor}`, { key: t.key });
     expect(page2.body).toMatchObject({ inboundMessages: [{ text: 'first' }], nextCursor: null });
     expect((await call(svc.url, 'GET', '/inbound-messages?from=6505551401', { key: t.key })).body.inboundMessages).toHaveLength(1);
