@@ -8,7 +8,7 @@ import net from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
-import { toEnvelope, writeEvents } from '../src/events/outbox.js';
+import { envelopeJson, writeEvents } from '../src/events/outbox.js';
 import type { Resolve } from '../src/outbound/outbound-client.js';
 import { verifyWebhookSignature } from '../src/webhooks/signature.js';
 import {
@@ -456,7 +456,7 @@ describe('webhooks', () => {
         [bodies.map((b) => b.eventId)],
       );
       expect(rows).toHaveLength(3);
-      for (const row of rows) expect(bodies.find((b) => b.eventId === row.id)).toEqual(toEnvelope(row));
+      for (const row of rows) expect(bodies.find((b) => b.eventId === row.id)).toEqual(JSON.parse(envelopeJson(row.id, row.type, row.created_at, row.data)));
 
       const history = await eventually(async () => {
         const list = await deliveries(t.key, e.id);

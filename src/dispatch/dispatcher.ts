@@ -52,7 +52,6 @@ export function createDispatcher(deps: {
 }) {
   const { db, log, options, provider } = deps;
   const workerId = `${os.hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
-  let unlisten: (() => Promise<void>) | null = null;
   let inFlight = 0;
   let lastSweep = Date.now();
 
@@ -183,17 +182,13 @@ export function createDispatcher(deps: {
     return { didWork: true, nextDueAt };
   }
 
-  const loop = createWorkerLoop({ name: 'dispatcher', pollMs: options.pollMs, log, pass });
+  const loop = createWorkerLoop({ name: 'dispatcher', pollMs: options.pollMs, log, pass, wakeOn: { db, channel: MESSAGES_READY } });
 
   return {
     workerId,
-    async start() {
-      unlisten = await db.listen(MESSAGES_READY, () => loop.wake());
-      loop.start();
-    },
+    start: () => loop.start(),
     async stop() {
       await loop.stop();
-      await unlisten?.();
       for (const t of timers) clearTimeout(t); // not sent: their leases are released below
       inFlight -= timers.size;
       timers.clear();

@@ -23,7 +23,7 @@ export function refuseBeforeSending(m: Claimed, account: SendAccount | undefined
   if (account.sendPolicyMode === 'DISABLED') {
     return fail(m, now, { code: SEND_ERROR_CODES.SEND_DISABLED, message: 'Sending is disabled for this chat account (send policy DISABLED)' }, false);
   }
-  if (account.sendPolicyMode === 'TEST' && !account.testRecipients.has(m.recipient)) {
+  if (account.sendPolicyMode === 'TEST' && !account.testRecipients.includes(m.recipient)) {
     return fail(m, now, { code: SEND_ERROR_CODES.SANDBOX_BLOCKED, message: 'The chat account is in TEST mode and the recipient is not a test recipient' }, false);
   }
   return null;

@@ -51,8 +51,3 @@ export async function writeEvents(tx: Queryable, events: OutboxEvent[], onlyEndp
   );
   return ids;
 }
-
-/** The spec's envelope of a stored event row. */
-export function toEnvelope(row: { id: string; type: string; data: unknown; created_at: Date }) {
-  return { eventId: row.id, type: row.type, createdAt: row.created_at.toISOString(), data: row.data };
-}

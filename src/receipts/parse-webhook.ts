@@ -17,38 +17,44 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const STATUSES: Record<string, ReceiptStatus> = { sent: 'sent', delivered: 'delivered', read: 'read', played: 'read', failed: 'failed' };
 
 const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** Every `entry[].changes[].value` of a payload, with the phone-number id it concerns. */
+function* changeValues(payload: unknown): Generator<{ phoneNumberId: string | null; value: Record<string, unknown> }> {
+  for (const entry of asArray(obj(payload).entry)) {
+    for (const change of asArray(obj(entry).changes)) {
+      const value = obj(obj(change).value);
+      yield { phoneNumberId: str(obj(value.metadata).phone_number_id), value };
+    }
+  }
+}
 const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
 export function parseStatusReceipts(payload: unknown): { receipts: StatusReceipt[]; skipped: number } {
   const receipts: StatusReceipt[] = [];
   let skipped = 0;
-  for (const entry of asArray(obj(payload).entry)) {
-    for (const change of asArray(obj(entry).changes)) {
-      const value = obj(obj(change).value);
-      const phoneNumberId = str(obj(value.metadata).phone_number_id);
-      for (const raw of asArray(value.statuses)) {
-        const s = obj(raw);
-        const status = STATUSES[String(s.status)];
-        const id = str(s.id);
-        const seconds = Number(s.timestamp);
-        if (!phoneNumberId || !status || !id || !Number.isFinite(seconds) || seconds <= 0 || seconds > 1e11) {
-          skipped++;
-          continue;
-        }
-        const opaque = str(s.biz_opaque_callback_data);
-        const e = obj(asArray(s.errors)[0]);
-        receipts.push({
-          phoneNumberId,
-          providerMessageId: id.slice(0, 500),
-          status,
-          occurredAt: new Date(seconds * 1000),
-          messageId: opaque && UUID.test(opaque) ? opaque.toLowerCase() : null,
-          error: status === 'failed'
-            ? { code: typeof e.code === 'number' ? e.code : Number.isFinite(Number(e.code)) ? Number(e.code) : null, title: str(e.title)?.slice(0, 500) ?? str(e.message)?.slice(0, 500) ?? null, details: str(obj(e.error_data).details)?.slice(0, 500) ?? null }
-            : null,
-        });
+  for (const { phoneNumberId, value } of changeValues(payload)) {
+    for (const raw of asArray(value.statuses)) {
+      const s = obj(raw);
+      const status = STATUSES[String(s.status)];
+      const id = str(s.id);
+      const seconds = Number(s.timestamp);
+      if (!phoneNumberId || !status || !id || !Number.isFinite(seconds) || seconds <= 0 || seconds > 1e11) {
+        skipped++;
+        continue;
       }
+      const opaque = str(s.biz_opaque_callback_data);
+      const e = obj(asArray(s.errors)[0]);
+      receipts.push({
+        phoneNumberId,
+        providerMessageId: id.slice(0, 500),
+        status,
+        occurredAt: new Date(seconds * 1000),
+        messageId: opaque && UUID.test(opaque) ? opaque.toLowerCase() : null,
+        error: status === 'failed'
+          ? { code: typeof e.code === 'number' ? e.code : Number.isFinite(Number(e.code)) ? Number(e.code) : null, title: str(e.title)?.slice(0, 500) ?? str(e.message)?.slice(0, 500) ?? null, details: str(obj(e.error_data).details)?.slice(0, 500) ?? null }
+          : null,
+      });
     }
   }
   return { receipts, skipped };
@@ -110,34 +116,30 @@ function describeInbound(m: Record<string, unknown>): { messageType: string; tex
 export function parseInboundMessages(payload: unknown): { messages: InboundMessage[]; skipped: number } {
   const messages: InboundMessage[] = [];
   let skipped = 0;
-  for (const entry of asArray(obj(payload).entry)) {
-    for (const change of asArray(obj(entry).changes)) {
-      const value = obj(obj(change).value);
-      const phoneNumberId = str(obj(value.metadata).phone_number_id);
-      const contacts = asArray(value.contacts).map(obj);
-      for (const raw of asArray(value.messages)) {
-        const m = obj(raw);
-        const id = str(m.id);
-        const seconds = Number(m.timestamp);
-        const waId = str(m.from);
-        const userId = str(m.from_user_id) ?? str(m.user_id);
-        if (!phoneNumberId || !id || !Number.isFinite(seconds) || seconds <= 0 || seconds > 1e11 || (!waId && !userId)) {
-          skipped++;
-          continue;
-        }
-        const contact = contacts.find((c) => (waId && str(c.wa_id) === waId) || (userId && str(c.user_id) === userId)) ?? contacts[0] ?? {};
-        const digits = waId && /^\d{6,15}$/.test(waId) ? waId : null;
-        messages.push({
-          phoneNumberId,
-          providerMessageId: id.slice(0, 500),
-          fromPhone: digits ? `+${digits}` : null,
-          userId: userId?.slice(0, 200) ?? null,
-          fromDisplayName: (str(obj(contact.profile).name) ?? '').slice(0, 200),
-          ...describeInbound(m),
-          contextId: str(obj(m.context).id)?.slice(0, 500) ?? null,
-          receivedAt: new Date(seconds * 1000),
-        });
+  for (const { phoneNumberId, value } of changeValues(payload)) {
+    const contacts = asArray(value.contacts).map(obj);
+    for (const raw of asArray(value.messages)) {
+      const m = obj(raw);
+      const id = str(m.id);
+      const seconds = Number(m.timestamp);
+      const waId = str(m.from);
+      const userId = str(m.from_user_id) ?? str(m.user_id);
+      if (!phoneNumberId || !id || !Number.isFinite(seconds) || seconds <= 0 || seconds > 1e11 || (!waId && !userId)) {
+        skipped++;
+        continue;
       }
+      const contact = contacts.find((c) => (waId && str(c.wa_id) === waId) || (userId && str(c.user_id) === userId)) ?? contacts[0] ?? {};
+      const digits = waId && /^\d{6,15}$/.test(waId) ? waId : null;
+      messages.push({
+        phoneNumberId,
+        providerMessageId: id.slice(0, 500),
+        fromPhone: digits ? `+${digits}` : null,
+        userId: userId?.slice(0, 200) ?? null,
+        fromDisplayName: (str(obj(contact.profile).name) ?? '').slice(0, 200),
+        ...describeInbound(m),
+        contextId: str(obj(m.context).id)?.slice(0, 500) ?? null,
+        receivedAt: new Date(seconds * 1000),
+      });
     }
   }
   return { messages, skipped };

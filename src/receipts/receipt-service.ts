@@ -47,24 +47,19 @@ export function createReceiptService(deps: { db: Db; sealer: Sealer; appSecret: 
 
     /** Applies every receipt of a verified payload; one bad item never stops the others. */
     async ingest(channel: WebhookChannel, payload: unknown) {
+      const integrationId = channel.kind === 'integration' ? channel.integrationId : null;
+      // Routing: a phone-number id, among the accounts reached through this same callback.
+      const accountFor = (phoneNumberId: string) => deps.inbound.account({ phoneNumberId, integrationId });
       const { receipts, skipped } = parseStatusReceipts(payload);
-      const phoneIds = [...new Set(receipts.map((r) => r.phoneNumberId))];
-      const accounts = phoneIds.length === 0 ? [] : await db.query<{ id: string; phone_number_id: string }>(
-        `SELECT id, phone_number_id FROM chat_accounts
-          WHERE phone_number_id = ANY($1::text[]) AND type = 'OFFICIAL'
-            AND (CASE WHEN $2::text IS NULL THEN integration_id IS NULL ELSE integration_id = $2 END)`,
-        [phoneIds, channel.kind === 'integration' ? channel.integrationId : null],
-      );
-      const accountOf = new Map(accounts.map((a) => [a.phone_number_id, a.id]));
       const counts = { applied: 0, ignored: 0, parked: 0, unknownAccount: 0, skipped, failed: 0 };
       for (const r of receipts) {
-        const accountId = accountOf.get(r.phoneNumberId);
-        if (!accountId) {
+        const account = await accountFor(r.phoneNumberId);
+        if (!account) {
           counts.unknownAccount++;
           continue;
         }
         try {
-          counts[await db.transaction((tx) => applyReceipt(tx, accountId, r))]++;
+          counts[await db.transaction((tx) => applyReceipt(tx, account.id, r))]++;
         } catch (err) {
           counts.failed++;
           log.error({ err, providerMessageId: r.providerMessageId }, 'applying a provider receipt failed');
@@ -74,7 +69,7 @@ export function createReceiptService(deps: { db: Db; sealer: Sealer; appSecret: 
       const inbound = parseInboundMessages(payload);
       const items = [];
       for (const message of inbound.messages) {
-        const account = await deps.inbound.account({ phoneNumberId: message.phoneNumberId, integrationId: channel.kind === 'integration' ? channel.integrationId : null });
+        const account = await accountFor(message.phoneNumberId);
         if (account) items.push({ account, message });
         else counts.unknownAccount++;
       }

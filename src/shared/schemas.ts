@@ -19,6 +19,5 @@ export const PATTERN_MESSAGES: Record<string, string> = {
 export const Uuid = (opts: Record<string, unknown> = {}) => Type.String({ pattern: UUID_PATTERN, ...opts });
 export const E164 = (opts: Record<string, unknown> = {}) => Type.String({ pattern: E164_PATTERN, ...opts });
 export const Timestamp = (opts: Record<string, unknown> = {}) => Type.String({ format: 'date-time', ...opts });
-export const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
 export const ErrorBody = Type.Object({ error: Type.String() }, { additionalProperties: true });

@@ -1,7 +1,6 @@
 // Vocabularies of the spec, one place each.
 export const MESSAGE_STATUSES = ['pending', 'queued', 'sent', 'delivered', 'read', 'failed'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
-export const FINAL_STATUSES: readonly MessageStatus[] = ['sent', 'delivered', 'read', 'failed'];
 
 export const CONTENT_TYPES = ['text', 'template', 'image', 'document'] as const;
 export type ContentType = (typeof CONTENT_TYPES)[number];

@@ -1,18 +1,27 @@
 // A worker is a plain loop over the database: do a pass; if it found work, go again at once;
 // else sleep until woken (NOTIFY), until the next known due time, or until the poll interval.
 import type { Logger } from 'pino';
+import type { Db } from '../db/db.js';
 
 export type PassResult = { didWork: boolean; nextDueAt?: Date | null };
 
-export type WorkerLoop = { start(): void; wake(at?: Date): void; stop(): Promise<void> };
+export type WorkerLoop = { start(): Promise<void>; wake(at?: Date): void; stop(): Promise<void> };
 
-export function createWorkerLoop(opts: { name: string; pollMs: number; log: Logger; pass: () => Promise<PassResult> }): WorkerLoop {
+export function createWorkerLoop(opts: {
+  name: string;
+  pollMs: number;
+  log: Logger;
+  pass: () => Promise<PassResult>;
+  /** A NOTIFY channel that wakes the loop (new work was committed). */
+  wakeOn?: { db: Pick<Db, 'listen'>; channel: string };
+}): WorkerLoop {
   let running = false;
   let done: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | null = null;
   let wakeUp: (() => void) | null = null;
   let earliest: number | null = null;
   let woken = false;
+  let unlisten: (() => Promise<void>) | null = null;
 
   function sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
@@ -55,9 +64,10 @@ export function createWorkerLoop(opts: { name: string; pollMs: number; log: Logg
     }
   }
 
-  return {
-    start() {
+  const loop: WorkerLoop = {
+    async start() {
       if (running) return;
+      if (opts.wakeOn) unlisten = await opts.wakeOn.db.listen(opts.wakeOn.channel, () => loop.wake());
       running = true;
       done = run();
     },
@@ -73,6 +83,8 @@ export function createWorkerLoop(opts: { name: string; pollMs: number; log: Logg
       running = false;
       if (wakeUp) wakeUp();
       await done;
+      await unlisten?.();
     },
   };
+  return loop;
 }

@@ -32,7 +32,6 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
   const workerId = `${os.hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const busy = new Map<string, number>(); // endpoint id → requests in flight in this process
   let inFlight = 0;
-  let unlisten: (() => Promise<void>) | null = null;
 
   function succeeded(r: Result) {
     return r.post !== null && r.post.error === null && r.post.statusCode! >= 200 && r.post.statusCode! < 300;
@@ -193,17 +192,13 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
     return { didWork: overflow.length + dropped.length < claimed.length };
   }
 
-  const loop = createWorkerLoop({ name: 'deliverer', pollMs: options.pollMs, log, pass });
+  const loop = createWorkerLoop({ name: 'deliverer', pollMs: options.pollMs, log, pass, wakeOn: { db, channel: DELIVERIES_READY } });
 
   return {
     workerId,
-    async start() {
-      unlisten = await db.listen(DELIVERIES_READY, () => loop.wake());
-      loop.start();
-    },
+    start: () => loop.start(),
     async stop() {
       await loop.stop();
-      await unlisten?.();
       for (const q of queues.values()) q.waiting.length = 0; // not sent: their leases are released below
       while (inFlight > 0) await new Promise((r) => setTimeout(r, 20));
       await results.drain();
