@@ -14,6 +14,7 @@ import { openDb } from './db/open-db.js';
 import { createDispatcher } from './dispatch/dispatcher.js';
 import { registerAdminRoutes } from './http/routes/admin-routes.js';
 import { registerChatAccountRoutes } from './http/routes/chat-accounts-routes.js';
+import { registerMediaRoutes } from './http/routes/media-routes.js';
 import { registerMessageRoutes } from './http/routes/messages-routes.js';
 import { registerMetaRoutes } from './http/routes/meta-routes.js';
 import { registerProviderWebhookRoutes } from './http/routes/provider-webhook-routes.js';
@@ -21,6 +22,8 @@ import { apiKeyAuth, createServer, type Server } from './http/server.js';
 import { createKeyService } from './keys/key-service.js';
 import { createMessageQueries } from './messages/message-queries.js';
 import { createSendService } from './messages/send-service.js';
+import { createDbMediaStore } from './media/media-store.js';
+import { createMediaService } from './media/media-service.js';
 import { createProviderClient } from './provider/cloud-api.js';
 import { createOutboundClient, type Resolve, systemResolve } from './outbound/outbound-client.js';
 import { createPurger } from './purge/purger.js';
@@ -70,7 +73,9 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
 
   const sealer = createSealer(config.encryptionKey ?? embeddedEncryptionKey(config.dataDir));
   const directory = createDirectory(db);
-  const sends = createSendService({ db, maxSendAttempts: config.maxSendAttempts });
+  const mediaStore = createDbMediaStore(db);
+  const media = createMediaService({ db, store: mediaStore, unusedTtlSeconds: config.mediaUnusedTtlSeconds });
+  const sends = createSendService({ db, maxSendAttempts: config.maxSendAttempts, media });
   const resolve = opts.resolve ?? systemResolve;
   const outbound = createOutboundClient({ allowPrivate: config.unsafeAllowPrivateUrls, resolve });
   const provider = createProviderClient({ baseUrl: config.providerBaseUrl, apiVersion: config.providerApiVersion, timeoutMs: config.providerTimeoutMs });
@@ -85,6 +90,7 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
       scope.addHook('onRequest', apiKeyAuth(directory.authenticate));
       registerMessageRoutes(scope, { directory, sends, queries: createMessageQueries(db), allowPrivateUrls: config.unsafeAllowPrivateUrls });
       registerChatAccountRoutes(scope, { directory, publicBaseUrl: config.publicBaseUrl });
+      registerMediaRoutes(scope, { media });
       registerInboundRoutes(scope, { directory, senders: createSenderService({ db }), settings: createSettingsService({ db, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve }) });
       registerWebhookRoutes(scope, { directory, endpoints: createEndpointService({ db, sealer, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve }) });
     });

@@ -27,6 +27,8 @@ export type Config = {
   workerPollMs: number;
   workerMaxInFlight: number;
   sandboxStepMs: number;
+  /** How long an uploaded file may wait unused before it expires (the spec's 1 hour). */
+  mediaUnusedTtlSeconds: number;
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
 };
@@ -135,6 +137,7 @@ export function loadConfig(env: Env): Config {
     workerPollMs: int('WORKER_POLL_MS', 1000, 10, 60000),
     workerMaxInFlight: int('WORKER_MAX_IN_FLIGHT', 1000, 1, 20000),
     sandboxStepMs: int('SANDBOX_STEP_MS', 1000, 0, 60000),
+    mediaUnusedTtlSeconds: int('MEDIA_UNUSED_TTL_SECONDS', 3600, 1, 86400),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
   };

@@ -133,7 +133,7 @@ describe('live sends through the provider emulator', () => {
     await insertBatch(svc.db, Array.from({ length: 4 }, (_, i) => ({
       id: crypto.randomUUID(), customerId: t.customerId, chatAccountId: t.accountId, apiKeyId: keyRow!.id, externalId: `booked-${i}`, payloadHash: 'h',
       recipient: '+15551230000', channel: 'chat_official', contentJson: JSON.stringify({ type: 'text', text: 'hi' }), metadataJson: null, sandbox: false,
-      createdAt: now, expiresAt: new Date(now.getTime() + 86400_000), maxAttempts: 5, quotaLimit: 20000,
+      createdAt: now, expiresAt: new Date(now.getTime() + 86400_000), maxAttempts: 5, mediaId: null, quotaLimit: 20000,
     })));
     const rows = await eventually(async () => {
       const r = await svc.db.query<{ status: string; attempt_count: number; last_error_code: string }>(
@@ -288,7 +288,7 @@ describe('live sends through the provider emulator', () => {
     const outcomes = await insertBatch(svc.db, Array.from({ length: 50 }, (_, i) => ({
       id: crypto.randomUUID(), customerId: t.customerId, chatAccountId: t.accountId, apiKeyId: apiKey!.id, externalId: `pace-${i}`, payloadHash: 'h',
       recipient: '+15551230000', channel: 'chat_official', contentJson: JSON.stringify({ type: 'text', text: 'hi' }), metadataJson: null, sandbox: false,
-      createdAt: now, expiresAt: new Date(now.getTime() + 86400_000), maxAttempts: 5, quotaLimit: 20000,
+      createdAt: now, expiresAt: new Date(now.getTime() + 86400_000), maxAttempts: 5, mediaId: null, quotaLimit: 20000,
     })));
     expect(outcomes.every((o) => o.kind === 'created')).toBe(true);
     await eventually(async () => sentTo(t.phoneNumberId).length === 50, 20_000);
@@ -324,7 +324,7 @@ describe('a backlog paced over more than a lease', () => {
     await insertBatch(svc.db, Array.from({ length: 80 }, (_, i) => ({
       id: crypto.randomUUID(), customerId: c.body.id, chatAccountId: accountId, apiKeyId: keyRow!.id, externalId: `slow-${i}`, payloadHash: 'h',
       recipient: '+15551230000', channel: 'chat_official', contentJson: JSON.stringify({ type: 'text', text: 'hi' }), metadataJson: null, sandbox: false,
-      createdAt: now, expiresAt: new Date(now.getTime() + 86400_000), maxAttempts: 5, quotaLimit: 20000,
+      createdAt: now, expiresAt: new Date(now.getTime() + 86400_000), maxAttempts: 5, mediaId: null, quotaLimit: 20000,
     })));
     // 80 messages at 10/s take 8 s, well past the 3 s lease: before booking was bounded, rows were re-claimed and sent again.
     await eventually(async () => emu.sent().filter((s) => s.phoneNumberId === phoneNumberId).length >= 50, 20_000, 100);

@@ -9,6 +9,7 @@ import { errors, operatorErrors } from '../shared/errors.js';
 import type { AccountStatus, AccountType, SendPolicyMode } from '../shared/vocab.js';
 import { ACCOUNT_COLUMNS, toAccountRecord } from './account-record.js';
 import { toPublicAccount } from './account-view.js';
+import { lockCustomer } from '../customers/customer-service.js';
 
 export type OfficialInput = {
   phoneNumberId?: string;
@@ -64,8 +65,7 @@ export function createAccountAdmin(deps: { db: Db; sealer: Sealer; directory: Pi
       }
       try {
         return await db.transaction(async (tx) => {
-          const customers = await tx.query<{ plan: Plan }>('SELECT plan FROM customers WHERE id = $1 FOR UPDATE', [customerId]);
-          const plan = customers[0]?.plan;
+          const plan = (await lockCustomer(tx, customerId))?.plan;
           if (!plan) throw errors.notFound();
           const [{ n } = { n: 0 }] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM chat_accounts WHERE customer_id = $1', [customerId]);
           const limit = PLAN_LIMITS[plan].accounts;

@@ -1,7 +1,7 @@
 // Customers: created and changed by the operator.
 import crypto from 'node:crypto';
 import type { Directory } from '../auth/directory.js';
-import type { Db } from '../db/db.js';
+import type { Db, Queryable } from '../db/db.js';
 import type { Plan } from '../plans/plans.js';
 import { PLAN_LIMITS, quotaMonth } from '../plans/plans.js';
 import { errors } from '../shared/errors.js';
@@ -26,6 +26,16 @@ function toCustomer(r: Record<string, unknown>): Customer {
     createdAt: (r.created_at as Date).toISOString(),
     updatedAt: (r.updated_at as Date).toISOString(),
   };
+}
+
+/**
+ * Locks the customer's row for the rest of the transaction and returns its plan (null when the
+ * customer does not exist). Taken before counting what the customer has (keys, accounts,
+ * endpoints, rules, uploads), it makes "count, then add one" hold its cap under concurrency.
+ */
+export async function lockCustomer(tx: Pick<Queryable, 'query'>, customerId: string): Promise<{ plan: Plan } | null> {
+  const [row] = await tx.query<{ plan: Plan }>('SELECT plan FROM customers WHERE id = $1 FOR UPDATE', [customerId]);
+  return row ?? null;
 }
 
 export type CustomerService = ReturnType<typeof createCustomerService>;

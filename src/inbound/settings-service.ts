@@ -5,6 +5,7 @@ import { checkDestinationUrl } from '../outbound/destination-check.js';
 import type { Resolve } from '../outbound/outbound-client.js';
 import { AppError, errors } from '../shared/errors.js';
 import { checkPattern, type Condition } from './forwarding-match.js';
+import { lockCustomer } from '../customers/customer-service.js';
 
 export const MAX_FILTER_NUMBERS = 10_000;
 export const MAX_RULES = 50;
@@ -71,7 +72,7 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
     async createRule(customerId: string, input: RuleInput & { condition: NonNullable<RuleInput['condition']>; destination: NonNullable<RuleInput['destination']> }) {
       await validate(input);
       return db.transaction(async (tx) => {
-        await tx.query('SELECT id FROM customers WHERE id = $1 FOR UPDATE', [customerId]);
+        await lockCustomer(tx, customerId);
         const [count] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM forwarding_rules WHERE customer_id = $1', [customerId]);
         if ((count?.n ?? 0) >= MAX_RULES) throw errors.limitReached('forwarding rules', MAX_RULES);
         const [row] = await tx.query<Row>(

@@ -6,6 +6,7 @@ import type { Sealer } from '../shared/crypto.js';
 import { randomHex, sha256Hex } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
 import type { TemplateAccess } from '../shared/vocab.js';
+import { lockCustomer } from '../customers/customer-service.js';
 
 export const MAX_ACTIVE_KEYS = 5;
 export const LIVE_PREFIX = 'ak_live_';
@@ -48,8 +49,7 @@ export function createKeyService(deps: { db: Db; sealer: Sealer; directory: Pick
     ) {
       return db.transaction(async (tx) => {
         // Locking the customer row serialises key creation, so the active-key cap holds under concurrency.
-        const customers = await tx.query('SELECT id FROM customers WHERE id = $1 FOR UPDATE', [customerId]);
-        if (customers.length === 0) throw errors.notFound();
+        if (!(await lockCustomer(tx, customerId))) throw errors.notFound();
         if (input.chatAccountId) {
           const owned = await tx.query('SELECT 1 FROM chat_accounts WHERE id = $1 AND customer_id = $2', [input.chatAccountId, customerId]);
           if (owned.length === 0) throw errors.invalidChatAccount();

@@ -20,6 +20,8 @@ export type NewMessage = {
   createdAt: Date;
   expiresAt: Date;
   maxAttempts: number;
+  /** The uploaded file (POST /media) the content refers to, if any. */
+  mediaId: string | null;
   /** Monthly quota of the customer's plan; null for sandbox sends, which use none. */
   quotaLimit: number | null;
 };
@@ -51,13 +53,13 @@ const LOCK_AND_INSERT_SQL = `
     RETURNING customer_id, used),
   inserted AS (
     INSERT INTO messages (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
-                          content, metadata, sandbox, status, max_attempts, created_at, expires_at, due_at)
+                          content, metadata, sandbox, status, max_attempts, created_at, expires_at, due_at, media_id)
     SELECT t.id, t.customer_id, t.chat_account_id, t.api_key_id, t.external_id, t.payload_hash, t.recipient, t.channel,
-           t.content::jsonb, t.metadata::jsonb, t.sandbox, 'pending', t.max_attempts, t.created_at, t.expires_at, t.created_at
+           t.content::jsonb, t.metadata::jsonb, t.sandbox, 'pending', t.max_attempts, t.created_at, t.expires_at, t.created_at, t.media_id
       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[],
-                  $9::text[], $10::text[], $11::boolean[], $12::int[], $13::timestamptz[], $14::timestamptz[])
+                  $9::text[], $10::text[], $11::boolean[], $12::int[], $13::timestamptz[], $14::timestamptz[], $17::uuid[])
            AS t(id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
-                content, metadata, sandbox, max_attempts, created_at, expires_at)
+                content, metadata, sandbox, max_attempts, created_at, expires_at, media_id)
      WHERE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.revoked_at IS NULL)
     ON CONFLICT (customer_id, external_id) DO NOTHING
     RETURNING id)
@@ -85,7 +87,7 @@ const columns = (items: NewMessage[]) => [
 async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promise<InsertOutcome[]> {
   const { month, resetsAt } = quotaMonth(now);
   const charged = [...new Set(items.filter((m) => m.quotaLimit !== null).map((m) => m.customerId))].sort();
-  const rows = await tx.query<{ kind: 'q' | 'm'; id: string; used: number | null }>(LOCK_AND_INSERT_SQL, [...columns(items), month, charged]);
+  const rows = await tx.query<{ kind: 'q' | 'm'; id: string; used: number | null }>(LOCK_AND_INSERT_SQL, [...columns(items), month, charged, items.map((m) => m.mediaId)]);
   const used = new Map(rows.filter((r) => r.kind === 'q').map((r) => [r.id, Number(r.used)]));
   const inserted = new Set(rows.filter((r) => r.kind === 'm').map((r) => r.id));
 
@@ -131,16 +133,20 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
   }
 
   if (excess.length > 0) await tx.query('DELETE FROM messages WHERE id = ANY($1::uuid[])', [excess]);
-  // Charge what was admitted and wake the workers, in one statement.
+  // Charge what was admitted, mark the uploads now used (kept until their messages are done) and
+  // wake the workers, in one statement.
   if (admitted.size > 0 || inserted.size > excess.length) {
+    const usedMedia = [...new Set(items.flatMap((m, i) => (outcomes[i]?.kind === 'created' && m.mediaId !== null ? [m.mediaId] : [])))];
     await tx.query(
       `WITH charged AS (
          UPDATE quota_usage q SET used = q.used + d.n
            FROM unnest($1::uuid[], $2::int[]) AS d(customer_id, n)
           WHERE q.customer_id = d.customer_id AND q.month = $3::date
-          RETURNING 1)
+          RETURNING 1),
+       media_used AS (
+         UPDATE media_files SET used_at = now() WHERE id = ANY($6::uuid[]) AND used_at IS NULL RETURNING 1)
        SELECT pg_notify($4, '') WHERE $5::boolean`,
-      [[...admitted.keys()], [...admitted.values()], month, MESSAGES_READY, inserted.size > excess.length],
+      [[...admitted.keys()], [...admitted.values()], month, MESSAGES_READY, inserted.size > excess.length, usedMedia],
     );
   }
   return outcomes as InsertOutcome[];

@@ -8,6 +8,7 @@ import { canonicalJson, sha256Hex } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
 import { createGroupCommit } from '../shared/group-commit.js';
 import { CHANNEL_OFFICIAL } from '../shared/vocab.js';
+import type { MediaService } from '../media/media-service.js';
 import { type Ack, type InsertOutcome, insertBatch, type NewMessage } from './insert-batch.js';
 import type { SendRequest } from './send-request.js';
 
@@ -34,7 +35,7 @@ export type SendResult = { created: boolean; ack: Ack };
 
 export type SendService = ReturnType<typeof createSendService>;
 
-export function createSendService(deps: { db: Db; maxSendAttempts: number }) {
+export function createSendService(deps: { db: Db; maxSendAttempts: number; media: Pick<MediaService, 'forSend'> }) {
   const { db, maxSendAttempts } = deps;
   const group = createGroupCommit<NewMessage, InsertOutcome>((items) => insertBatch(db, items), {
     maxBatch: 500,
@@ -49,9 +50,9 @@ export function createSendService(deps: { db: Db; maxSendAttempts: number }) {
       if (req.content.type === 'template' && !principal.sandbox && !PLAN_LIMITS[tenant.plan].templates) {
         throw errors.templatesNotAvailable();
       }
-      const media = req.content.image ?? req.content.document;
-      // No upload exists until the media store ships, so every mediaId is unknown.
-      if (media?.mediaId !== undefined) throw errors.invalidMedia('media_not_found');
+      const kind = req.content.type === 'image' || req.content.type === 'document' ? req.content.type : null;
+      const mediaId = kind ? req.content[kind]?.mediaId : undefined;
+      const media = kind && mediaId !== undefined ? await deps.media.forSend(tenant.customerId, mediaId, kind) : null;
 
       const now = new Date();
       const ttl = effectiveTtlSeconds(tenant.plan, req.ttlSeconds);
@@ -82,6 +83,7 @@ export function createSendService(deps: { db: Db; maxSendAttempts: number }) {
         createdAt: now,
         expiresAt: new Date(now.getTime() + ttl * 1000),
         maxAttempts: maxSendAttempts,
+        mediaId: media?.id ?? null,
         quotaLimit: principal.sandbox ? null : PLAN_LIMITS[tenant.plan].messagesPerMonth,
       });
       switch (outcome.kind) {

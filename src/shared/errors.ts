@@ -31,7 +31,10 @@ export const errors = {
   accountNotFound: () => new AppError(404, 'account_not_found'),
   conflict: () => new AppError(409, 'conflict', { message: 'externalId already used with a different payload' }),
   invalidChatAccount: () => new AppError(422, 'invalid_chat_account'),
-  invalidMedia: (code: 'media_not_found' | 'media_type_mismatch') => new AppError(422, 'invalid_media', { code }),
+  invalidMedia: (code: 'media_not_found' | 'media_type_mismatch', message?: string) =>
+    new AppError(422, 'invalid_media', { code, ...(message !== undefined ? { message } : {}) }),
+  mediaTooLarge: () => new AppError(413, 'media_too_large', { message: 'files may be at most 20 MB (20971520 bytes)' }),
+  mediaPendingLimit: (limit: number) => new AppError(429, 'media_pending_limit', { message: `at most ${limit} uploaded files may wait unused; send or let them expire (1 hour)` }),
   chatAccountRequired: () => new AppError(422, 'chat_account_required'),
   invalidWebhookUrl: (reason: string) => new AppError(400, 'invalid_webhook_url', { reason }),
   webhookEndpointNotFound: () => new AppError(404, 'webhook_endpoint_not_found'),

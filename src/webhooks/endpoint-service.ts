@@ -8,6 +8,7 @@ import type { Resolve } from '../outbound/outbound-client.js';
 import type { Sealer } from '../shared/crypto.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
+import { lockCustomer } from '../customers/customer-service.js';
 
 export const MAX_ACTIVE_ENDPOINTS = 5;
 export const SUBSCRIBABLE_EVENTS = ['message.status', 'message.inbound', 'sender.first_inbound'] as const;
@@ -47,7 +48,7 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
   }
 
   async function lockedCount(tx: Pick<Db, 'query'>, customerId: string, exceptId: string | null): Promise<number> {
-    await tx.query('SELECT id FROM customers WHERE id = $1 FOR UPDATE', [customerId]);
+    await lockCustomer(tx, customerId);
     const [row] = await tx.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM webhook_endpoints WHERE customer_id = $1 AND is_active AND id IS DISTINCT FROM $2::uuid',
       [customerId, exceptId],

@@ -1,0 +1,94 @@
+// POST /media: one file in the multipart field `file`, streamed with a hard cap (a body announced
+// or found to be over 20 MB is refused without reading the rest), then typed and stored.
+import multipart from '@fastify/multipart';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
+import type { MediaService } from '../../media/media-service.js';
+import { MAX_UPLOAD_BYTES } from '../../media/media-type.js';
+import { AppError, errors, type Problem } from '../../shared/errors.js';
+import { ErrorBody, Timestamp } from '../../shared/schemas.js';
+import type { Server } from '../server.js';
+import { principalOf } from '../server.js';
+
+const MediaUpload = Type.Object({
+  mediaId: Type.String({ format: 'uuid' }),
+  mimetype: Type.String(),
+  sizeBytes: Type.Integer(),
+  filename: Type.String(),
+  expiresAt: Timestamp(),
+});
+
+/** Room for the multipart framing around a file of the maximum size. */
+const FRAMING_BYTES = 64 * 1024;
+const MAX_FILENAME = 255;
+const DEFAULT_FILENAME = 'file';
+
+/** The rest of the body is not read: the connection closes after the answer. */
+function refuse(reply: FastifyReply, error: AppError): AppError {
+  void reply.header('connection', 'close');
+  return error;
+}
+
+const MULTIPART_LIMIT_CODES = new Set(['FST_FILES_LIMIT', 'FST_FIELDS_LIMIT', 'FST_PARTS_LIMIT', 'FST_PROTO_VIOLATION', 'FST_INVALID_MULTIPART_CONTENT_TYPE']);
+
+export function registerMediaRoutes(app: Server, deps: { media: MediaService }) {
+  void app.register(async (scope) => {
+    await scope.register(multipart, {
+      limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 10, fieldSize: 1024, parts: 11, headerPairs: 100 },
+    });
+
+    scope.post(
+      '/media',
+      {
+        schema: {
+          summary: 'Upload an image or document to send later by mediaId',
+          description:
+            'multipart/form-data with one field `file` (at most 20 MB). The type is detected from the content first, then the part\'s Content-Type, then the file name. Unused uploads expire after 1 hour; at most 200 may wait unused.',
+          tags: ['media'],
+          consumes: ['multipart/form-data'],
+          security: [{ apiKey: [] }],
+          response: { 201: MediaUpload, 400: ErrorBody, 413: ErrorBody, 415: ErrorBody, 429: ErrorBody },
+        },
+      },
+      async (request, reply) => {
+        const { customerId } = principalOf(request);
+        if (!request.isMultipart()) throw refuse(reply, errors.unsupportedMediaType());
+        if (Number(request.headers['content-length']) > MAX_UPLOAD_BYTES + FRAMING_BYTES) throw refuse(reply, errors.mediaTooLarge());
+        try {
+          await deps.media.assertRoomForUpload(customerId);
+        } catch (err) {
+          throw refuse(reply, err as AppError);
+        }
+
+        let file: { data: Buffer; filename: string; declaredType: string | null } | null = null;
+        const problems: Problem[] = [];
+        try {
+          for await (const part of request.parts()) {
+            if (part.type !== 'file' || part.fieldname !== 'file' || file !== null) {
+              problems.push({ path: part.fieldname, message: 'is not allowed: send one field named `file` holding the file' });
+              if (part.type === 'file') part.file.resume();
+              continue;
+            }
+            const chunks: Buffer[] = [];
+            for await (const chunk of part.file) chunks.push(chunk as Buffer);
+            if (part.file.truncated) throw refuse(reply, errors.mediaTooLarge());
+            file = { data: Buffer.concat(chunks), filename: part.filename?.trim() || DEFAULT_FILENAME, declaredType: part.mimetype ?? null };
+          }
+        } catch (err) {
+          const code = (err as { code?: string }).code ?? '';
+          if (code === 'FST_REQ_FILE_TOO_LARGE') throw refuse(reply, errors.mediaTooLarge());
+          if (MULTIPART_LIMIT_CODES.has(code)) throw refuse(reply, errors.validation([{ path: 'file', message: 'the body must be multipart/form-data with one field `file` holding the file' }]));
+          throw err;
+        }
+        if (file === null) problems.push({ path: 'file', message: 'is required: a multipart field named `file` holding the file' });
+        else if (file.data.length === 0) problems.push({ path: 'file', message: 'must not be empty' });
+        else if (file.filename.length > MAX_FILENAME) problems.push({ path: 'file', message: `file name must be at most ${MAX_FILENAME} characters` });
+        else if (/[\u0000-\u001f\u007f]/.test(file.filename)) problems.push({ path: 'file', message: 'file name must not contain control characters' });
+        if (problems.length > 0) throw errors.validation(problems);
+
+        const saved = await deps.media.save(customerId, file!);
+        return reply.code(201).send(saved);
+      },
+    );
+  });
+}
