@@ -1,7 +1,7 @@
 // Claiming due messages: FOR UPDATE SKIP LOCKED so concurrent workers never take the same row,
 // and a lease so a crashed worker's rows become claimable again once it expires.
 import type { Db } from '../db/db.js';
-import type { SendContent } from '../provider/payload.js';
+import type { ProviderMediaRef, SendContent } from '../provider/payload.js';
 import type { MessageStatus } from '../shared/vocab.js';
 
 export type Claimed = {
@@ -14,6 +14,10 @@ export type Claimed = {
   content: SendContent;
   attemptCount: number;
   maxAttempts: number;
+  /** The uploaded file the content refers to (POST /media), if any. */
+  mediaId: string | null;
+  /** The media as uploaded to the provider by the worker's media step; null until then. */
+  providerMedia: ProviderMediaRef | null;
 };
 
 export async function claimDue(db: Pick<Db, 'query'>, workerId: string, limit: number, leaseSeconds: number): Promise<Claimed[]> {
@@ -24,7 +28,8 @@ export async function claimDue(db: Pick<Db, 'query'>, workerId: string, limit: n
               WHERE due_at <= now() AND (locked_until IS NULL OR locked_until < now())
               ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED) d
       WHERE m.id = d.id
-      RETURNING m.id, m.status, m.recipient, m.sandbox, m.customer_id, m.chat_account_id, m.content, m.attempt_count, m.max_attempts`,
+      RETURNING m.id, m.status, m.recipient, m.sandbox, m.customer_id, m.chat_account_id, m.content, m.attempt_count, m.max_attempts,
+                m.media_id, m.provider_media`,
     [workerId, leaseSeconds, limit],
   );
   return rows.map((r) => ({
@@ -37,6 +42,8 @@ export async function claimDue(db: Pick<Db, 'query'>, workerId: string, limit: n
     content: r.content as SendContent,
     attemptCount: Number(r.attempt_count),
     maxAttempts: Number(r.max_attempts),
+    mediaId: (r.media_id as string | null) ?? null,
+    providerMedia: (r.provider_media as ProviderMediaRef | null) ?? null,
   }));
 }
 

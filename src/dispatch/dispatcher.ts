@@ -10,6 +10,7 @@ import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import type { AccountStatus } from '../shared/vocab.js';
 import { MESSAGES_READY } from '../messages/insert-batch.js';
+import { type MediaPreparer, needsMediaStep } from '../media/prepare-media.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import { applyParkedReceipts } from '../receipts/apply-receipt.js';
 import type { Sealer } from '../shared/crypto.js';
@@ -37,6 +38,11 @@ type Outcome = { result: AttemptResult; message: Claimed };
 
 const PARKED_SWEEP_MS = 5000;
 
+/** Media steps (fetch, upload) at once in one process: each may hold a file of up to 20 MB. */
+const MAX_MEDIA_STEPS = 8;
+/** A message whose media step found no room waits this long before it is claimed again. */
+const MEDIA_STEP_RETRY_MS = 250;
+
 /** How late a timer may fire and still send (see sendAt). */
 const MAX_LATE_MS = 25;
 
@@ -47,12 +53,14 @@ export function createDispatcher(deps: {
   log: Logger;
   options: DispatcherOptions;
   provider: ProviderClient;
+  media: MediaPreparer;
   sealer: Sealer;
   invalidateCustomer: (tx: Queryable, customerId: string) => Promise<void>;
 }) {
   const { db, log, options, provider } = deps;
   const workerId = `${os.hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
   let inFlight = 0;
+  let mediaSteps = 0;
   let lastSweep = Date.now();
 
   // Outcomes of sends are written together: one transaction for many messages.
@@ -115,12 +123,30 @@ export function createDispatcher(deps: {
         return;
       }
       void provider
-        .send({ phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! }, m.recipient, m.content, m.id)
+        .send({ phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! }, m.recipient, m.content, m.id, m.providerMedia)
         .then((outcome) => outcomes.submit({ message: m, result: recordAttempt(m, outcome, new Date(), options.retryTimeScale) }))
         .catch((err: unknown) => log.error({ err, messageId: m.id }, 'recording a send outcome failed; the lease will expire and the message be retried'))
         .finally(done);
     }, Math.max(0, slotMs - Date.now()));
     timers.add(timer);
+  }
+
+  /**
+   * Runs a message's media step in the background; its outcome (media ready: due again at once,
+   * or failed, or a retry) is written like a send's.
+   */
+  function prepareMedia(m: Claimed, account: SendAccount) {
+    inFlight++;
+    mediaSteps++;
+    void deps.media
+      .prepare(m, account)
+      .then((result) => outcomes.submit({ message: m, result }))
+      .catch((err: unknown) => log.error({ err, messageId: m.id }, 'the media step failed; the lease will expire and the message be retried'))
+      .finally(() => {
+        inFlight--;
+        mediaSteps--;
+        loop.wake();
+      });
   }
 
   /** Sends or refuses each live message; returns when deferred ones become due, if any. */
@@ -129,12 +155,17 @@ export function createDispatcher(deps: {
     const accounts = await loadSendAccounts(db, deps.sealer, [...new Set(live.map((m) => m.chatAccountId))]);
     for (const a of accounts.values()) if (a.status === 'CONNECTED') blockedAccounts.delete(a.id);
     const refused: Transition[] = [];
+    const deferred: Transition[] = [];
     const byAccount = new Map<string, Claimed[]>();
     for (const m of live) {
       const account = accounts.get(m.chatAccountId);
       const refusal = refuseBeforeSending(m, account, now);
       if (refusal) refused.push(refusal);
-      else byAccount.set(m.chatAccountId, [...(byAccount.get(m.chatAccountId) ?? []), m]);
+      else if (needsMediaStep(m)) {
+        // Media are fetched and uploaded before the send is booked into the account's slots.
+        if (mediaSteps < MAX_MEDIA_STEPS) prepareMedia(m, account!);
+        else deferred.push({ id: m.id, from: m.status, to: m.status, at: now, nextDueAt: new Date(now.getTime() + MEDIA_STEP_RETRY_MS), attempted: false });
+      } else byAccount.set(m.chatAccountId, [...(byAccount.get(m.chatAccountId) ?? []), m]);
     }
     // At most one second of an account's throughput per batch; the rest waits for its turn.
     const wants = [...byAccount].map(([accountId, ms]) => {
@@ -142,7 +173,6 @@ export function createDispatcher(deps: {
       return { accountId, count: Math.min(ms.length, Math.max(1, mps)), mps };
     });
     const reservations = await reserveSlots(db, wants, options.pacingHorizonMs);
-    const deferred: Transition[] = [];
     for (const [accountId, ms] of byAccount) {
       const r = reservations.get(accountId);
       const account = accounts.get(accountId)!;

@@ -2,6 +2,8 @@
 // events in the same transaction. A row whose lease this worker lost is left alone (no event).
 import type { Queryable } from '../db/db.js';
 import { writeEvents } from '../events/outbox.js';
+import { releaseMedia } from '../media/media-lifecycle.js';
+import type { ProviderMediaRef } from '../provider/payload.js';
 import type { MessageStatus } from '../shared/vocab.js';
 
 export type SendErrorDetail = {
@@ -17,6 +19,8 @@ export type Transition = {
   /** When the transition happened (provider time when known). */
   at: Date;
   providerMessageId?: string;
+  /** The media step's result: the file as uploaded to the provider. */
+  providerMedia?: ProviderMediaRef;
   error?: SendErrorDetail;
   /** When a worker should act on the row next; null when nothing is left to do. */
   nextDueAt: Date | null;
@@ -25,6 +29,7 @@ export type Transition = {
 };
 
 const EMITTING: readonly MessageStatus[] = ['sent', 'delivered', 'read', 'failed'];
+const QUEUED: readonly MessageStatus[] = ['pending', 'queued'];
 
 export async function applyTransitions(tx: Queryable, workerId: string, transitions: Transition[]): Promise<number> {
   if (transitions.length === 0) return 0;
@@ -36,6 +41,7 @@ export async function applyTransitions(tx: Queryable, workerId: string, transiti
         read_at = CASE WHEN t.to_status = 'read' THEN t.at ELSE m.read_at END,
         failed_at = CASE WHEN t.to_status = 'failed' THEN t.at ELSE m.failed_at END,
         provider_message_id = COALESCE(t.provider_message_id, m.provider_message_id),
+        provider_media = COALESCE(t.provider_media::jsonb, m.provider_media),
         error = CASE WHEN t.to_status = 'sent' THEN NULL ELSE COALESCE(t.error::jsonb, m.error) END,
         last_error_code = COALESCE(t.error::jsonb ->> 'code', m.last_error_code),
         attempt_count = m.attempt_count + CASE WHEN t.attempted THEN 1 ELSE 0 END,
@@ -43,10 +49,10 @@ export async function applyTransitions(tx: Queryable, workerId: string, transiti
         due_at = t.due_at,
         locked_by = NULL,
         locked_until = NULL
-       FROM unnest($2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::timestamptz[], $9::boolean[])
-            AS t(id, from_status, to_status, at, provider_message_id, error, due_at, attempted)
+       FROM unnest($2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::timestamptz[], $9::boolean[], $10::text[])
+            AS t(id, from_status, to_status, at, provider_message_id, error, due_at, attempted, provider_media)
       WHERE m.id = t.id AND m.locked_by = $1 AND m.status = t.from_status
-      RETURNING m.id, m.customer_id, m.external_id, m.channel, m.recipient, m.chat_account_id, m.error,
+      RETURNING m.id, m.customer_id, m.external_id, m.channel, m.recipient, m.chat_account_id, m.error, m.media_id,
                 t.from_status, t.to_status, t.at`,
     [
       workerId,
@@ -58,8 +64,12 @@ export async function applyTransitions(tx: Queryable, workerId: string, transiti
       transitions.map((t) => (t.error ? JSON.stringify(t.error) : null)),
       transitions.map((t) => t.nextDueAt?.toISOString() ?? null),
       transitions.map((t) => t.attempted),
+      transitions.map((t) => (t.providerMedia ? JSON.stringify(t.providerMedia) : null)),
     ],
   );
+  // Uploads whose messages have all left the queue are deleted now.
+  const done = rows.filter((r) => r.media_id !== null && !QUEUED.includes(r.to_status as MessageStatus)).map((r) => r.media_id as string);
+  if (done.length > 0) await releaseMedia(tx, [...new Set(done)]);
   await writeEvents(
     tx,
     rows

@@ -11,6 +11,15 @@ const graphError = (code: number, message: string, subcode?: number) => ({
   error: { message: `(#${code}) ${message}`, type: 'OAuthException', code, ...(subcode !== undefined ? { error_subcode: subcode } : {}), error_data: { messaging_product: 'whatsapp', details: message }, fbtrace_id: `Emu${crypto.randomBytes(8).toString('base64url')}` },
 });
 
+const MB = 1024 * 1024;
+/** The provider's accepted media types and sizes (images 5 MB, documents 100 MB). */
+const MEDIA_LIMITS: Record<string, number> = {
+  'image/jpeg': 5 * MB, 'image/png': 5 * MB, 'text/plain': 100 * MB, 'application/pdf': 100 * MB,
+  'application/msword': 100 * MB, 'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 100 * MB,
+  'application/vnd.ms-excel': 100 * MB, 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 100 * MB,
+  'application/vnd.ms-powerpoint': 100 * MB, 'application/vnd.openxmlformats-officedocument.presentationml.presentation': 100 * MB,
+};
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const newWamid = () => `wamid.${crypto.randomBytes(24).toString('base64url')}`;
 
@@ -99,6 +108,8 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     const body = request.body ?? {};
     const to = String(body.to ?? '').replace(/^\+/, '');
     if (body.messaging_product !== 'whatsapp' || !/^\d{6,15}$/.test(to)) return reply.code(400).send(graphError(100, 'Invalid parameter'));
+    const media = (body.image ?? body.document) as { id?: string } | undefined;
+    if (media?.id !== undefined && !state.media.has(media.id)) return reply.code(400).send(graphError(131053, 'Media upload error: unknown media id'));
     const rule = state.takeRule(phoneNumberId, to);
     if (rule?.hang) {
       await sleep(120_000);
@@ -127,11 +138,32 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     };
   });
 
+  // Media upload: multipart with messaging_product, file (and type); the provider's type and size
+  // limits answered with 131053.
   app.post<{ Params: { version: string; phoneNumberId: string } }>('/:version/:phoneNumberId/media', async (request, reply) => {
-    const size = Buffer.isBuffer(request.body) ? request.body.length : 0;
-    if (size > 100 * 1024 * 1024) return reply.code(400).send(graphError(131053, 'Media upload error'));
+    const token = (request.headers.authorization ?? '').replace(/^Bearer /, '');
+    const number = state.numbers.get(request.params.phoneNumberId);
+    if (!token || (number?.accessToken !== undefined && token !== number.accessToken)) {
+      return reply.code(401).send(graphError(190, 'Error validating access token: Session has expired or the token is invalid.'));
+    }
+    const rule = state.takeRule(request.params.phoneNumberId, 'media');
+    if (rule?.httpStatus !== undefined || rule?.error) {
+      return reply.code(rule.httpStatus ?? 400).send(rule.error ? graphError(rule.error.code, rule.error.message ?? 'Injected failure', rule.error.subcode) : { error: 'injected' });
+    }
+    let form: FormData;
+    try {
+      form = await new Response(new Uint8Array(request.body as Buffer), { headers: { 'content-type': String(request.headers['content-type'] ?? '') } }).formData();
+    } catch {
+      return reply.code(400).send(graphError(100, 'Invalid parameter'));
+    }
+    const file = form.get('file');
+    if (form.get('messaging_product') !== 'whatsapp' || !(file instanceof Blob)) return reply.code(400).send(graphError(100, 'Invalid parameter'));
+    const mimeType = String(form.get('type') ?? file.type);
+    const limit = MEDIA_LIMITS[mimeType];
+    if (limit === undefined || file.size > limit) return reply.code(400).send(graphError(131053, 'Media upload error', undefined));
+    const data = Buffer.from(await file.arrayBuffer());
     const id = String(crypto.randomInt(1e15, 9e15));
-    state.media.set(id, { mimeType: String(request.headers['content-type'] ?? ''), size });
+    state.media.set(id, { mimeType, size: file.size, filename: (file as File).name ?? null, sha256: crypto.createHash('sha256').update(data).digest('hex'), phoneNumberId: request.params.phoneNumberId });
     return { id };
   });
 
@@ -184,6 +216,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     return { receipts: state.receipts, latencyMs: state.latencyMs, defaultThroughputMps: state.defaultThroughputMps, pairRateLimit: state.pairRateLimit, callbackUrl };
   });
   app.get('/__emulator/sent', async () => ({ sent: state.sent.map(({ payload: _p, ...rest }) => rest) }));
+  app.get('/__emulator/media', async () => ({ media: [...state.media].map(([id, m]) => ({ id, ...m })) }));
   app.delete('/__emulator/sent', async () => {
     state.sent.length = 0;
     return { ok: true };

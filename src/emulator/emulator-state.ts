@@ -2,7 +2,7 @@
 
 export type FailureRule = {
   id: number;
-  /** Recipient digits (no +); a trailing * matches a prefix, a leading * a suffix. Absent: any. */
+  /** Recipient digits (no +); a trailing * matches a prefix, a leading * a suffix. Absent: any send. `media`: media uploads (only). */
   to?: string;
   phoneNumberId?: string;
   /** How many sends it applies to; absent: all. */
@@ -56,7 +56,7 @@ export function createEmulatorState() {
     defaultThroughputMps: 80,
     pairRateLimit: false,
     templates: new Map<string, Record<string, unknown>[]>(),
-    media: new Map<string, { mimeType: string; size: number }>(),
+    media: new Map<string, { mimeType: string; size: number; filename: string | null; sha256: string; phoneNumberId: string }>(),
     addRule(rule: Omit<FailureRule, 'id'>): FailureRule {
       const r = { ...rule, id: nextRule++ };
       this.rules.push(r);
@@ -64,7 +64,9 @@ export function createEmulatorState() {
     },
     /** The first rule that applies to this send, consuming one of its `times`. */
     takeRule(phoneNumberId: string, to: string): FailureRule | null {
-      const rule = this.rules.find((r) => (r.phoneNumberId === undefined || r.phoneNumberId === phoneNumberId) && matchesRecipient(r.to, to) && (r.times === undefined || r.times > 0));
+      // Upload rules name `media` explicitly; a rule without `to` is for sends only.
+      const matches = (r: FailureRule) => (to === 'media' ? r.to === 'media' : matchesRecipient(r.to, to));
+      const rule = this.rules.find((r) => (r.phoneNumberId === undefined || r.phoneNumberId === phoneNumberId) && matches(r) && (r.times === undefined || r.times > 0));
       if (!rule) return null;
       if (rule.times !== undefined) rule.times--;
       return rule;

@@ -1,7 +1,8 @@
-// The one outbound HTTP client for customer-supplied URLs (webhook endpoints; media URLs later):
+// The one outbound HTTP client for customer-supplied URLs (webhook endpoints, media URLs):
 // every connection's address is checked after DNS resolution, so a name that resolves (or
 // re-resolves: DNS rebinding) to a private or loopback address is refused at connect time.
-// Timeout, response size cap, no redirects followed.
+// Timeouts and response size caps; webhook POSTs follow no redirect, media GETs follow at most 3,
+// each target checked again.
 import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
@@ -34,6 +35,25 @@ function guardedLookup(resolve: Resolve, allowPrivate: boolean): LookupFunction 
       (err: unknown) => callback(err),
     );
   }) as LookupFunction;
+}
+
+/** A media download: the bytes, or why not (permanent: retrying cannot help). */
+export type FetchResult =
+  | { ok: true; data: Buffer; contentType: string | null; url: string }
+  | { ok: false; permanent: boolean; reason: string };
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+function transportReason(err: unknown, timeoutMs: number): { code: string | undefined; reason: string } {
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e.cause?.code ?? e.code;
+  const reason =
+    e.name === 'TimeoutError' || e.name === 'AbortError' || /TIMEOUT/.test(code ?? '') ? `timeout after ${timeoutMs} ms`
+    : code === 'EBLOCKEDADDRESS' ? (e.cause?.message ?? e.message ?? 'blocked address')
+    : code === 'ECONNREFUSED' ? 'connection refused'
+    : code === 'ENOTFOUND' ? 'host not found'
+    : `request failed: ${code ?? e.message ?? 'unknown error'}`;
+  return { code, reason };
 }
 
 export type PostResult = { statusCode: number | null; durationMs: number; body: string; error: string | null };
@@ -75,15 +95,67 @@ export function createOutboundClient(opts: { allowPrivate: boolean; resolve?: Re
         }
         return { statusCode: res.statusCode, durationMs: elapsed(), body: Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'), error: null };
       } catch (err) {
-        const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
-        const code = e.cause?.code ?? e.code;
-        const reason =
-          e.name === 'TimeoutError' || e.name === 'AbortError' || /TIMEOUT/.test(code ?? '') ? `timeout after ${timeoutMs} ms`
-          : code === 'EBLOCKEDADDRESS' ? (e.cause?.message ?? e.message ?? 'blocked address')
-          : code === 'ECONNREFUSED' ? 'connection refused'
-          : code === 'ENOTFOUND' ? 'host not found'
-          : `request failed: ${code ?? e.message ?? 'unknown error'}`;
-        return { statusCode: null, durationMs: elapsed(), body: '', error: reason };
+        return { statusCode: null, durationMs: elapsed(), body: '', error: transportReason(err, timeoutMs).reason };
+      }
+    },
+
+    /**
+     * GETs a media file: only a direct 200 answer counts, after at most `maxRedirects` redirects,
+     * each target checked like the first; the body is cut off (and refused) past `maxBytes`.
+     * 404 and other 4xx, oversize and refused addresses are permanent; 5xx, 408, 429 and
+     * transport failures may pass.
+     */
+    async fetchMedia(url: string, limits: { maxBytes: number; timeoutMs: number; maxRedirects: number }): Promise<FetchResult> {
+      const signal = AbortSignal.timeout(limits.timeoutMs);
+      let current = url;
+      for (let hop = 0; ; hop++) {
+        const refused = checkOutboundUrl(current, { allowPrivate: opts.allowPrivate });
+        if (refused) return { ok: false, permanent: true, reason: `refused: ${refused}` };
+        let res;
+        try {
+          res = await request(current, { method: 'GET', dispatcher: agent, headers: { accept: '*/*', 'user-agent': 'ChatGate-media-fetch' }, signal });
+        } catch (err) {
+          const { code, reason } = transportReason(err, limits.timeoutMs);
+          return { ok: false, permanent: code === 'EBLOCKEDADDRESS', reason };
+        }
+        if (REDIRECTS.has(res.statusCode)) {
+          res.body.destroy();
+          const location = res.headers.location;
+          if (typeof location !== 'string' || location === '') return { ok: false, permanent: true, reason: `HTTP ${res.statusCode} without a Location` };
+          if (hop >= limits.maxRedirects) return { ok: false, permanent: true, reason: `more than ${limits.maxRedirects} redirects` };
+          try {
+            current = new URL(location, current).toString();
+          } catch {
+            return { ok: false, permanent: true, reason: 'redirect to an invalid URL' };
+          }
+          continue;
+        }
+        if (res.statusCode !== 200) {
+          res.body.destroy();
+          const transient = res.statusCode >= 500 || res.statusCode === 408 || res.statusCode === 429;
+          return { ok: false, permanent: !transient, reason: `HTTP ${res.statusCode}` };
+        }
+        const tooLarge = { ok: false, permanent: true, reason: `larger than ${limits.maxBytes} bytes` } as const;
+        if (Number(res.headers['content-length']) > limits.maxBytes) {
+          res.body.destroy();
+          return tooLarge;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        try {
+          for await (const chunk of res.body) {
+            size += (chunk as Buffer).length;
+            if (size > limits.maxBytes) {
+              res.body.destroy();
+              return tooLarge;
+            }
+            chunks.push(chunk as Buffer);
+          }
+        } catch (err) {
+          return { ok: false, permanent: false, reason: transportReason(err, limits.timeoutMs).reason };
+        }
+        const type = res.headers['content-type'];
+        return { ok: true, data: Buffer.concat(chunks), contentType: typeof type === 'string' ? type : null, url: current };
       }
     },
     close: () => agent.close(),

@@ -11,6 +11,9 @@ export type SendContent = {
   caption?: string;
 };
 
+/** What the worker resolved a message's media to at the provider (see media/prepare-media.ts). */
+export type ProviderMediaRef = { id: string; filename?: string };
+
 /** The last path segment of a URL, decoded when it can be (a bad %-escape keeps it as is). */
 export function lastUrlSegment(url: string): string | undefined {
   const segment = new URL(url).pathname.split('/').pop() ?? '';
@@ -23,13 +26,14 @@ export function lastUrlSegment(url: string): string | undefined {
 
 const textParams = (values: string[]) => values.map((text) => ({ type: 'text', text }));
 
-/** Media go by provider media id when known, else by link (the provider fetches the URL). */
+/** Media go by provider media id once the worker uploaded them, else by link (the provider fetches the URL). */
 function mediaObject(ref: { url?: string; providerMediaId?: string }, extra: Record<string, string | undefined>) {
   const base = ref.providerMediaId !== undefined ? { id: ref.providerMediaId } : { link: ref.url };
   return Object.fromEntries(Object.entries({ ...base, ...extra }).filter(([, v]) => v !== undefined));
 }
 
-export function buildSendPayload(to: string, content: SendContent, messageId: string, providerMediaId?: string): Record<string, unknown> {
+export function buildSendPayload(to: string, content: SendContent, messageId: string, providerMedia?: ProviderMediaRef | null): Record<string, unknown> {
+  const providerMediaId = providerMedia?.id;
   const envelope = { messaging_product: 'whatsapp', recipient_type: 'individual', to: to.replace(/^\+/, ''), biz_opaque_callback_data: messageId };
   switch (content.type) {
     case 'text':
@@ -46,7 +50,7 @@ export function buildSendPayload(to: string, content: SendContent, messageId: st
       return { ...envelope, type: 'image', image: mediaObject({ url: content.image?.url, providerMediaId }, { caption: content.caption }) };
     case 'document': {
       const d = content.document ?? {};
-      const filename = d.filename ?? (d.url ? lastUrlSegment(d.url) : undefined);
+      const filename = d.filename ?? providerMedia?.filename ?? (d.url ? lastUrlSegment(d.url) : undefined);
       return { ...envelope, type: 'document', document: mediaObject({ url: d.url, providerMediaId }, { caption: content.caption, filename }) };
     }
   }

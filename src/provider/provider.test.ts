@@ -45,7 +45,10 @@ describe('buildSendPayload', () => {
       messaging_product: 'whatsapp', recipient_type: 'individual', to: '15551234567', biz_opaque_callback_data: id, type: 'text', text: { preview_url: false, body: 'hi' },
     });
     expect(buildSendPayload('+1555', { type: 'image', image: { url: 'https://x.test/a.png' }, caption: 'c' }, id).image).toEqual({ link: 'https://x.test/a.png', caption: 'c' });
-    expect(buildSendPayload('+1555', { type: 'image', image: { mediaId: id } }, id, '1037543291543636').image).toEqual({ id: '1037543291543636' });
+    expect(buildSendPayload('+1555', { type: 'image', image: { mediaId: id } }, id, { id: '1037543291543636' }).image).toEqual({ id: '1037543291543636' });
+    // An uploaded document goes by provider id, named as uploaded unless the send names it.
+    expect(buildSendPayload('+1555', { type: 'document', document: { mediaId: id } }, id, { id: '77', filename: 'q3.pdf' }).document).toEqual({ id: '77', filename: 'q3.pdf' });
+    expect(buildSendPayload('+1555', { type: 'document', document: { mediaId: id, filename: 'named.pdf' }, caption: 'c' }, id, { id: '77', filename: 'q3.pdf' }).document).toEqual({ id: '77', filename: 'named.pdf', caption: 'c' });
     expect(buildSendPayload('+1555', { type: 'document', document: { url: 'https://x.test/files/Invoice%2012.pdf' } }, id).document).toEqual({ link: 'https://x.test/files/Invoice%2012.pdf', filename: 'Invoice 12.pdf' });
     expect(buildSendPayload('+1555', { type: 'document', document: { url: 'https://x.test/bad%E0%A4%A' } }, id).document).toMatchObject({ filename: 'bad%E0%A4%A' });
   });

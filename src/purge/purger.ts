@@ -1,15 +1,17 @@
-// The purger: deletes messages past their lifetime (TTL clipped to plan retention) and old events.
+// The purger: deletes messages past their lifetime (TTL clipped to plan retention), uploads past
+// theirs, and old events.
 // Every process runs the loop; a run-record row under an advisory lock lets one process per
 // interval do the pass, and each chunk is its own short transaction.
 import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
+import { PURGE_MEDIA_SQL } from '../media/media-lifecycle.js';
 
 const LOCK_KEY = 727_002;
 const CHUNK = 5000;
 /** Events outlive nothing they describe: the longest message retention is 30 days. */
 const EVENT_RETENTION_DAYS = 30;
 
-export type PurgeResult = { messages: number; events: number; receipts: number; deliveries: number; inbound: number };
+export type PurgeResult = { messages: number; events: number; receipts: number; deliveries: number; inbound: number; media: number };
 
 /** One purge pass, whoever's turn it is. Returns null when another process holds the turn. */
 export async function purgeOnce(db: Db, intervalSeconds: number, force = false): Promise<PurgeResult | null> {
@@ -36,6 +38,9 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
   const messages = await chunked(
     `DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE expires_at <= now() LIMIT $1) RETURNING id`,
   );
+  // Uploads: expired unused ones, and used ones whose messages are gone (after the messages, so a
+  // file never outlives the messages that use it).
+  const media = await chunked(PURGE_MEDIA_SQL);
   const events = await chunked(
     `DELETE FROM events WHERE id IN (SELECT id FROM events WHERE created_at < now() - interval '${EVENT_RETENTION_DAYS} days' LIMIT $1) RETURNING id`,
   );
@@ -56,7 +61,7 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
     `DELETE FROM inbound_receptions WHERE (chat_account_id, provider_message_id) IN (
        SELECT chat_account_id, provider_message_id FROM inbound_receptions WHERE received_at < now() - interval '8 days' LIMIT $1) RETURNING 1`,
   );
-  return { messages, events, receipts, deliveries, inbound };
+  return { messages, events, receipts, deliveries, inbound, media };
 }
 
 export function createPurger(deps: { db: Db; log: Logger; intervalSeconds: number }) {

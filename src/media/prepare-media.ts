@@ -1,0 +1,110 @@
+// The worker's media step, before a live image or document send is booked into its account's
+// pacing slots: get the file (the upload from the media store, or the URL through the guarded
+// outbound client), check it against the media rules, upload it to the account's number, and
+// remember the provider's media id on the message. The send itself then goes by that id.
+import type { SendAccount } from '../accounts/send-accounts.js';
+import type { Db } from '../db/db.js';
+import type { Claimed } from '../dispatch/claim.js';
+import { type AttemptResult, recordAttempt } from '../dispatch/live-send.js';
+import type { OutboundClient } from '../outbound/outbound-client.js';
+import type { ProviderClient, UploadOutcome } from '../provider/cloud-api.js';
+import { lastUrlSegment } from '../provider/payload.js';
+import { backoffDelayMs, SEND_SCHEDULE_MS } from '../shared/backoff.js';
+import { SEND_ERROR_CODES } from '../shared/vocab.js';
+import type { MediaStore } from './media-store.js';
+import { detectType, MAX_IMAGE_BYTES, MAX_UPLOAD_BYTES, mediaMismatch } from './media-type.js';
+
+/** A URL must answer within this time, redirects included. */
+export const MEDIA_FETCH_TIMEOUT_MS = 10_000;
+export const MAX_MEDIA_REDIRECTS = 3;
+
+export type MediaPreparer = ReturnType<typeof createMediaPreparer>;
+
+/** Whether a live message still needs its media step. */
+export function needsMediaStep(m: Claimed): boolean {
+  return (m.content.type === 'image' || m.content.type === 'document') && m.providerMedia === null;
+}
+
+export function createMediaPreparer(deps: { db: Db; store: MediaStore; provider: ProviderClient; outbound: OutboundClient; retryTimeScale: number }) {
+  const { db, store, provider, outbound } = deps;
+  // One upload at a time per (file, number) in this process: a broadcast of one upload uploads it once.
+  const uploading = new Map<string, Promise<UploadOutcome | 'gone'>>();
+
+  const unavailable = (m: Claimed, message: string): AttemptResult => ({
+    transition: { id: m.id, from: m.status, to: 'failed', at: new Date(), error: { code: SEND_ERROR_CODES.MEDIA_UNAVAILABLE, message }, nextDueAt: null, attempted: false },
+    verdict: null,
+  });
+
+  /** A fetch that may succeed later: retried with the send schedule while attempts remain. */
+  const retryLater = (m: Claimed, message: string): AttemptResult => {
+    const attempt = m.attemptCount + 1;
+    const now = new Date();
+    const error = { code: SEND_ERROR_CODES.MEDIA_UNAVAILABLE, message };
+    if (attempt >= m.maxAttempts) return { transition: { id: m.id, from: m.status, to: 'failed', at: now, error, nextDueAt: null, attempted: true }, verdict: null };
+    const delay = backoffDelayMs(attempt, SEND_SCHEDULE_MS, { scale: deps.retryTimeScale });
+    return { transition: { id: m.id, from: m.status, to: 'queued', at: now, error, nextDueAt: new Date(now.getTime() + delay), attempted: true }, verdict: null };
+  };
+
+  const ready = (m: Claimed, providerMedia: { id: string; filename?: string }): AttemptResult => ({
+    transition: { id: m.id, from: m.status, to: m.status, at: new Date(), providerMedia, nextDueAt: new Date(), attempted: false },
+    verdict: null,
+  });
+
+  async function fromUpload(m: Claimed, account: SendAccount, mediaId: string): Promise<AttemptResult> {
+    const [file] = await db.query<{ filename: string; mimetype: string; provider_ids: Record<string, string> }>(
+      'SELECT filename, mimetype, provider_ids FROM media_files WHERE id = $1',
+      [mediaId],
+    );
+    if (!file) return unavailable(m, 'the uploaded file was deleted before the message was sent');
+    const known = file.provider_ids[account.phoneNumberId!];
+    if (known) return ready(m, { id: known, filename: file.filename });
+    const key = `${mediaId}:${account.phoneNumberId}`;
+    let upload = uploading.get(key);
+    if (!upload) {
+      upload = (async (): Promise<UploadOutcome | 'gone'> => {
+        const data = await store.get(mediaId);
+        if (!data) return 'gone';
+        const outcome = await provider.uploadMedia({ phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! }, { data, mimetype: file.mimetype, filename: file.filename });
+        if (outcome.ok) {
+          await db.query(`UPDATE media_files SET provider_ids = provider_ids || jsonb_build_object($2::text, $3::text) WHERE id = $1`, [mediaId, account.phoneNumberId, outcome.providerMediaId]);
+        }
+        return outcome;
+      })().finally(() => uploading.delete(key));
+      uploading.set(key, upload);
+    }
+    const outcome = await upload;
+    if (outcome === 'gone') return unavailable(m, 'the uploaded file was deleted before the message was sent');
+    if (outcome.ok) return ready(m, { id: outcome.providerMediaId, filename: file.filename });
+    return recordAttempt(m, outcome, new Date(), deps.retryTimeScale);
+  }
+
+  async function fromUrl(m: Claimed, account: SendAccount, kind: 'image' | 'document', url: string): Promise<AttemptResult> {
+    const fetched = await outbound.fetchMedia(url, {
+      maxBytes: kind === 'image' ? MAX_IMAGE_BYTES : MAX_UPLOAD_BYTES,
+      timeoutMs: MEDIA_FETCH_TIMEOUT_MS,
+      maxRedirects: MAX_MEDIA_REDIRECTS,
+    });
+    if (!fetched.ok) {
+      const message = `the media URL could not be fetched: ${fetched.reason}`;
+      return fetched.permanent ? unavailable(m, message) : retryLater(m, message);
+    }
+    const name = lastUrlSegment(fetched.url) ?? lastUrlSegment(url) ?? 'file';
+    const mimetype = detectType(fetched.data, fetched.contentType, name);
+    const mismatch = mediaMismatch(kind, mimetype, fetched.data.length);
+    if (mismatch) return unavailable(m, `the media URL's file cannot be sent: ${mismatch}`);
+    const outcome = await provider.uploadMedia({ phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! }, { data: fetched.data, mimetype, filename: name });
+    if (outcome.ok) return ready(m, { id: outcome.providerMediaId });
+    return recordAttempt(m, outcome, new Date(), deps.retryTimeScale);
+  }
+
+  return {
+    /** The message's media step; never throws (a failure becomes the message's outcome). */
+    async prepare(m: Claimed, account: SendAccount): Promise<AttemptResult> {
+      const kind = m.content.type as 'image' | 'document';
+      const ref = m.content[kind];
+      if (m.mediaId !== null) return fromUpload(m, account, m.mediaId);
+      if (ref?.url) return fromUrl(m, account, kind, ref.url);
+      return unavailable(m, 'the message has no media to send');
+    },
+  };
+}
