@@ -21,6 +21,8 @@ const MEDIA_LIMITS: Record<string, number> = {
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A provider-style numeric id (15 digits; randomInt's range stops at 2^48). */
+const numericId = () => String(crypto.randomInt(1e14, 2 ** 48 - 1));
 const newWamid = () => `wamid.${crypto.randomBytes(24).toString('base64url')}`;
 
 /** Sliding one-second windows per key, for throughput and pair-rate limits. */
@@ -162,7 +164,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     const limit = MEDIA_LIMITS[mimeType];
     if (limit === undefined || file.size > limit) return reply.code(400).send(graphError(131053, 'Media upload error', undefined));
     const data = Buffer.from(await file.arrayBuffer());
-    const id = String(crypto.randomInt(1e15, 9e15));
+    const id = numericId();
     state.media.set(id, { mimeType, size: file.size, filename: (file as File).name ?? null, sha256: crypto.createHash('sha256').update(data).digest('hex'), phoneNumberId: request.params.phoneNumberId });
     return { id };
   });
@@ -189,7 +191,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     if (list.some((t) => t.name === name && t.language === language)) {
       return reply.code(400).send({ error: { ...graphError(100, 'Invalid parameter', 2388024).error, error_user_title: 'Content in this language already exists' } });
     }
-    const template = { ...request.body, id: String(crypto.randomInt(1e15, 9e15)), status: 'PENDING', category: category ?? 'UTILITY' };
+    const template = { ...request.body, id: numericId(), status: 'PENDING', category: category ?? 'UTILITY' };
     list.push(template);
     state.templates.set(request.params.wabaId, list);
     return { id: template.id, status: 'PENDING', category: template.category };

@@ -106,58 +106,73 @@ export function createOutboundClient(opts: { allowPrivate: boolean; resolve?: Re
      * transport failures may pass.
      */
     async fetchMedia(url: string, limits: { maxBytes: number; timeoutMs: number; maxRedirects: number }): Promise<FetchResult> {
-      const signal = AbortSignal.timeout(limits.timeoutMs);
-      let current = url;
-      for (let hop = 0; ; hop++) {
-        const refused = checkOutboundUrl(current, { allowPrivate: opts.allowPrivate });
-        if (refused) return { ok: false, permanent: true, reason: `refused: ${refused}` };
-        let res;
-        try {
-          res = await request(current, { method: 'GET', dispatcher: agent, headers: { accept: '*/*', 'user-agent': 'ChatGate-media-fetch' }, signal });
-        } catch (err) {
-          const { code, reason } = transportReason(err, limits.timeoutMs);
-          return { ok: false, permanent: code === 'EBLOCKEDADDRESS', reason };
-        }
-        if (REDIRECTS.has(res.statusCode)) {
-          res.body.destroy();
-          const location = res.headers.location;
-          if (typeof location !== 'string' || location === '') return { ok: false, permanent: true, reason: `HTTP ${res.statusCode} without a Location` };
-          if (hop >= limits.maxRedirects) return { ok: false, permanent: true, reason: `more than ${limits.maxRedirects} redirects` };
-          try {
-            current = new URL(location, current).toString();
-          } catch {
-            return { ok: false, permanent: true, reason: 'redirect to an invalid URL' };
-          }
-          continue;
-        }
-        if (res.statusCode !== 200) {
-          res.body.destroy();
-          const transient = res.statusCode >= 500 || res.statusCode === 408 || res.statusCode === 429;
-          return { ok: false, permanent: !transient, reason: `HTTP ${res.statusCode}` };
-        }
-        const tooLarge = { ok: false, permanent: true, reason: `larger than ${limits.maxBytes} bytes` } as const;
-        if (Number(res.headers['content-length']) > limits.maxBytes) {
-          res.body.destroy();
-          return tooLarge;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        try {
-          for await (const chunk of res.body) {
-            size += (chunk as Buffer).length;
-            if (size > limits.maxBytes) {
-              res.body.destroy();
-              return tooLarge;
-            }
-            chunks.push(chunk as Buffer);
-          }
-        } catch (err) {
-          return { ok: false, permanent: false, reason: transportReason(err, limits.timeoutMs).reason };
-        }
-        const type = res.headers['content-type'];
-        return { ok: true, data: Buffer.concat(chunks), contentType: typeof type === 'string' ? type : null, url: current };
+      // One deadline for all hops, cleared at the end (an abort after completion would surface
+      // as an unhandled error on a finished body).
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(), limits.timeoutMs);
+      try {
+        return await fetchWithin(url, limits, deadline.signal);
+      } finally {
+        clearTimeout(timer);
       }
     },
     close: () => agent.close(),
   };
+
+  async function fetchWithin(url: string, limits: { maxBytes: number; timeoutMs: number; maxRedirects: number }, signal: AbortSignal): Promise<FetchResult> {
+    let current = url;
+    for (let hop = 0; ; hop++) {
+      const refused = checkOutboundUrl(current, { allowPrivate: opts.allowPrivate });
+      if (refused) return { ok: false, permanent: true, reason: `refused: ${refused}` };
+      let res;
+      try {
+        res = await request(current, { method: 'GET', dispatcher: agent, headers: { accept: '*/*', 'user-agent': 'ChatGate-media-fetch' }, signal });
+      } catch (err) {
+        if (signal.aborted) return { ok: false, permanent: false, reason: `timeout after ${limits.timeoutMs} ms` };
+        const { code, reason } = transportReason(err, limits.timeoutMs);
+        return { ok: false, permanent: code === 'EBLOCKEDADDRESS', reason };
+      }
+      // A body not read to its end is dropped: errors on it afterwards are of no interest.
+      res.body.on('error', () => {});
+      if (REDIRECTS.has(res.statusCode)) {
+        res.body.destroy();
+        const location = res.headers.location;
+        if (typeof location !== 'string' || location === '') return { ok: false, permanent: true, reason: `HTTP ${res.statusCode} without a Location` };
+        if (hop >= limits.maxRedirects) return { ok: false, permanent: true, reason: `more than ${limits.maxRedirects} redirects` };
+        try {
+          current = new URL(location, current).toString();
+        } catch {
+          return { ok: false, permanent: true, reason: 'redirect to an invalid URL' };
+        }
+        continue;
+      }
+      if (res.statusCode !== 200) {
+        res.body.destroy();
+        const transient = res.statusCode >= 500 || res.statusCode === 408 || res.statusCode === 429;
+        return { ok: false, permanent: !transient, reason: `HTTP ${res.statusCode}` };
+      }
+      const tooLarge = { ok: false, permanent: true, reason: `larger than ${limits.maxBytes} bytes` } as const;
+      if (Number(res.headers['content-length']) > limits.maxBytes) {
+        res.body.destroy();
+        return tooLarge;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      try {
+        for await (const chunk of res.body) {
+          size += (chunk as Buffer).length;
+          if (size > limits.maxBytes) {
+            res.body.destroy();
+            return tooLarge;
+          }
+          chunks.push(chunk as Buffer);
+        }
+      } catch (err) {
+        if (signal.aborted) return { ok: false, permanent: false, reason: `timeout after ${limits.timeoutMs} ms` };
+        return { ok: false, permanent: false, reason: transportReason(err, limits.timeoutMs).reason };
+      }
+      const type = res.headers['content-type'];
+      return { ok: true, data: Buffer.concat(chunks), contentType: typeof type === 'string' ? type : null, url: current };
+    }
+  }
 }
