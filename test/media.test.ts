@@ -1,6 +1,7 @@
 // Media: POST /media (streaming cap, type detection, pending limit, expiry) and mediaId checks at
 // send time. Sends through the provider are in media-send.test.ts.
 import http from 'node:http';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeOnce } from '../src/purge/purger.js';
 import { call, createTenant, type Service, startService } from './support/harness.js';
@@ -135,6 +136,47 @@ describe('POST /media', () => {
     expect((await send(mediaSend('m6', 'document', mine))).status).toBe(201);
     expect((await send(mediaSend('m7', 'document', mine, { filename: 'renamed.pdf' }))).status).toBe(201);
     expect((await send(mediaSend('m8', 'image', photo))).status).toBe(201);
+  });
+});
+
+describe('POST /media with hostile bodies', () => {
+  let svc: Service;
+  let key: string;
+  beforeAll(async () => {
+    svc = await startService({ role: 'api' });
+    ({ key } = await createTenant(svc.url, { plan: 'free' }));
+  });
+  afterAll(() => svc.stop());
+
+  const raw = (headers: Record<string, string>, body: Buffer) =>
+    new Promise<number>((resolve, reject) => {
+      const { port } = new URL(svc.url);
+      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/media', headers: { 'x-api-key': key, 'content-length': String(body.length), ...headers } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  it('answers every malformed multipart body with a 4xx, never a 5xx', async () => {
+    const boundary = fc.stringMatching(/^[A-Za-z0-9'()+_,./:=?-]{1,40}$/);
+    const partHeader = fc.oneof(
+      fc.constant('Content-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf'),
+      fc.constant('Content-Disposition: form-data; name="file"'),
+      fc.constant('Content-Disposition: attachment'),
+      fc.string({ maxLength: 80 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(boundary, fc.array(fc.tuple(partHeader, fc.uint8Array({ maxLength: 200 })), { maxLength: 3 }), fc.nat(), fc.boolean(), fc.boolean(), async (b, parts, cut, close, badType) => {
+        const chunks = parts.flatMap(([h, data]) => [Buffer.from(`--${b}\r\n${h}\r\n\r\n`), Buffer.from(data), Buffer.from('\r\n')]);
+        let body = Buffer.concat([...chunks, Buffer.from(close ? `--${b}--\r\n` : '')]);
+        if (cut % 3 === 0) body = body.subarray(0, cut % (body.length + 1));
+        const status = await raw({ 'content-type': badType ? `multipart/form-data; boundary="${b}` : `multipart/form-data; boundary=${b}` }, body);
+        expect([201, 400, 413, 415]).toContain(status);
+      }),
+      { numRuns: 150 },
+    );
   });
 });
 

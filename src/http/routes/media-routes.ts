@@ -29,8 +29,6 @@ function refuse(reply: FastifyReply, error: AppError): AppError {
   return error;
 }
 
-const MULTIPART_LIMIT_CODES = new Set(['FST_FILES_LIMIT', 'FST_FIELDS_LIMIT', 'FST_PARTS_LIMIT', 'FST_PROTO_VIOLATION', 'FST_INVALID_MULTIPART_CONTENT_TYPE']);
-
 export function registerMediaRoutes(app: Server, deps: { media: MediaService }) {
   void app.register(async (scope) => {
     await scope.register(multipart, {
@@ -75,10 +73,12 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
             file = { data: Buffer.concat(chunks), filename: part.filename?.trim() || DEFAULT_FILENAME, declaredType: part.mimetype ?? null };
           }
         } catch (err) {
-          const code = (err as { code?: string }).code ?? '';
-          if (code === 'FST_REQ_FILE_TOO_LARGE') throw refuse(reply, errors.mediaTooLarge());
-          if (MULTIPART_LIMIT_CODES.has(code)) throw refuse(reply, errors.validation([{ path: 'file', message: 'the body must be multipart/form-data with one field `file` holding the file' }]));
-          throw err;
+          if (err instanceof AppError) throw err;
+          if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw refuse(reply, errors.mediaTooLarge());
+          // Everything else thrown while parsing is about the body: limits, malformed framing or
+          // headers, a body cut short.
+          request.log.debug({ err }, 'malformed multipart body');
+          throw refuse(reply, errors.validation([{ path: 'file', message: 'the body must be well-formed multipart/form-data with one field `file` holding the file' }]));
         }
         if (file === null) problems.push({ path: 'file', message: 'is required: a multipart field named `file` holding the file' });
         else if (file.data.length === 0) problems.push({ path: 'file', message: 'must not be empty' });
