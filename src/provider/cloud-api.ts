@@ -10,6 +10,22 @@ export type SendOutcome =
   | { ok: true; providerMessageId: string }
   | { ok: false; transport: 'network' | 'timeout' | null; httpStatus: number | null; detail: ProviderErrorDetail | null; summary: string };
 
+/** A management API call (templates): the parsed JSON answer, or what went wrong. */
+export type ManagementOutcome =
+  | { ok: true; body: unknown }
+  | {
+      ok: false;
+      transport: 'network' | 'timeout' | null;
+      httpStatus: number | null;
+      detail: ProviderErrorDetail | null;
+      /** The provider's user-facing title of a template error (e.g. "Content in this language already exists"). */
+      userTitle: string | null;
+      /** The provider's Retry-After header, as sent. */
+      retryAfter: string | null;
+    };
+
+export type ManagementRequest = { method: 'GET' | 'POST'; path: string[]; query?: Record<string, string | undefined>; body?: unknown; token: string };
+
 export type ProviderClient = ReturnType<typeof createProviderClient>;
 
 const MAX_ERROR_TEXT = 500;
@@ -33,6 +49,11 @@ export function parseGraphError(body: unknown): ProviderErrorDetail | null {
     message: message && details && !message.includes(details) ? `${message}: ${details}`.slice(0, MAX_ERROR_TEXT) : (message ?? details),
     fbtraceId: text(e.fbtrace_id),
   };
+}
+
+function transportFailure(err: unknown): 'timeout' | 'network' {
+  const name = (err as { name?: string }).name ?? '';
+  return name === 'TimeoutError' || name === 'AbortError' || /TIMEOUT/.test((err as { code?: string }).code ?? '') ? 'timeout' : 'network';
 }
 
 export function createProviderClient(opts: { baseUrl: string; apiVersion: string; timeoutMs?: number; connections?: number }) {
@@ -62,8 +83,7 @@ export function createProviderClient(opts: { baseUrl: string; apiVersion: string
           signal: AbortSignal.timeout(timeoutMs),
         });
       } catch (err) {
-        const name = (err as { name?: string; code?: string }).name ?? '';
-        const timeout = name === 'TimeoutError' || name === 'AbortError' || /TIMEOUT/.test((err as { code?: string }).code ?? '');
+        const timeout = transportFailure(err) === 'timeout';
         return { ok: false, transport: timeout ? 'timeout' : 'network', httpStatus: null, detail: null, summary: timeout ? 'provider request timed out' : 'provider unreachable' };
       }
       let body: unknown;
@@ -79,6 +99,44 @@ export function createProviderClient(opts: { baseUrl: string; apiVersion: string
       }
       const detail = parseGraphError(body);
       return { ok: false, transport: null, httpStatus: res.statusCode, detail, summary: detail?.message ?? `provider answered HTTP ${res.statusCode}` };
+    },
+
+    /**
+     * One call of the management API (WABA-level, e.g. message_templates) with the account's
+     * management token. Path segments are URL-encoded here; undefined query values are left out.
+     */
+    async manage(req: ManagementRequest): Promise<ManagementOutcome> {
+      const url = new URL(`${opts.baseUrl}/${opts.apiVersion}/${req.path.map(encodeURIComponent).join('/')}`);
+      for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+      let res;
+      try {
+        res = await request(url, {
+          method: req.method,
+          dispatcher: agent,
+          headers: { authorization: `Bearer ${req.token}`, ...(req.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+          body: req.body !== undefined ? JSON.stringify(req.body) : undefined,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch (err) {
+        return { ok: false, transport: transportFailure(err), httpStatus: null, detail: null, userTitle: null, retryAfter: null };
+      }
+      let body: unknown;
+      try {
+        body = await readJson(res.body, res.headers['content-length']);
+      } catch (err) {
+        return { ok: false, transport: transportFailure(err), httpStatus: res.statusCode, detail: null, userTitle: null, retryAfter: null };
+      }
+      if (res.statusCode >= 200 && res.statusCode < 300) return { ok: true, body };
+      const e = (body as { error?: Record<string, unknown> } | null)?.error;
+      const retryAfter = res.headers['retry-after'];
+      return {
+        ok: false,
+        transport: null,
+        httpStatus: res.statusCode,
+        detail: parseGraphError(body),
+        userTitle: text(typeof e === 'object' && e !== null ? e.error_user_title : undefined),
+        retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+      };
     },
 
     close: () => agent.close(),
