@@ -7,6 +7,8 @@ import type { EmulatedTemplate, EmulatorState, FailureRule, TemplateOperation } 
 import { graphError } from './graph-error.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A numeric id like the provider's (16 digits; randomInt's range is limited to 2^48). */
+const newTemplateId = () => `${crypto.randomInt(1e7, 1e8)}${crypto.randomInt(1e7, 1e8)}`;
 const CATEGORIES = ['MARKETING', 'UTILITY', 'AUTHENTICATION'];
 const DEFAULT_PAGE = 25; // the provider's default page size
 const MAX_PAGE = 1000;
@@ -110,7 +112,7 @@ export function registerTemplateRoutes(app: FastifyInstance, state: EmulatorStat
     const problem = checkDefinition(body, list);
     if (problem) return reply.code(400).send(problem);
     const template: EmulatedTemplate = {
-      id: String(crypto.randomInt(1e15, 9e15)),
+      id: newTemplateId(),
       name: body.name as string,
       language: body.language as string,
       // The provider may file a template under another category than the one asked for.
@@ -141,7 +143,7 @@ export function registerTemplateControls(app: FastifyInstance, state: EmulatorSt
   app.post<{ Params: { wabaId: string }; Body: { templates: Partial<EmulatedTemplate>[] } }>('/__emulator/templates/:wabaId', async (request) => {
     const list = state.templates.get(request.params.wabaId) ?? [];
     const added = (request.body?.templates ?? []).map((t) => ({
-      id: String(crypto.randomInt(1e15, 9e15)), language: 'en_US', category: 'UTILITY', status: 'APPROVED', parameter_format: 'POSITIONAL', components: [], rejected_reason: 'NONE', name: 'template', ...t,
+      id: newTemplateId(), language: 'en_US', category: 'UTILITY', status: 'APPROVED', parameter_format: 'POSITIONAL', components: [], rejected_reason: 'NONE', name: 'template', ...t,
     }) as EmulatedTemplate);
     list.push(...added);
     state.templates.set(request.params.wabaId, list);
