@@ -73,7 +73,7 @@ describe('provider errors of template calls', () => {
   });
   const map = (op: 'list' | 'create', o: Parameters<typeof fail>[0]) => {
     const e = toTemplateError(op, fail(o), ['EAAG-secret-management']);
-    return { status: e.status, ...e.body(), headers: e.headers };
+    return { status: e.status, ...e.body(), headers: e.headers } as Record<string, unknown>;
   };
   it('classifies by code first, then HTTP status', () => {
     expect(map('create', { code: 100, subcode: 2388024 })).toMatchObject({ status: 409, error: 'template_already_exists' });
