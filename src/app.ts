@@ -32,6 +32,8 @@ import { createDeliverer } from './webhooks/deliverer.js';
 import { createEndpointService } from './webhooks/endpoint-service.js';
 import { registerWebhookRoutes } from './http/routes/webhook-routes.js';
 import { registerInboundRoutes } from './http/routes/inbound-routes.js';
+import { registerTemplateRoutes } from './http/routes/templates-routes.js';
+import { createTemplateService } from './templates/template-service.js';
 import { createSenderService } from './senders/sender-service.js';
 import { createSettingsService } from './inbound/settings-service.js';
 import { createReceiptService } from './receipts/receipt-service.js';
@@ -94,6 +96,7 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
       registerMediaRoutes(scope, { media });
       registerInboundRoutes(scope, { directory, senders: createSenderService({ db }), settings: createSettingsService({ db, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve }) });
       registerWebhookRoutes(scope, { directory, endpoints: createEndpointService({ db, sealer, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve }) });
+      registerTemplateRoutes(scope, { directory, templates: createTemplateService({ db, sealer, provider, directory }) });
     });
     const inbound = createInboundService({ db, log, client: outbound });
     const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log, inbound });

@@ -676,6 +676,56 @@ describe('fuzzing the HTTP API', () => {
     });
   });
 
+  describe('template catalog', () => {
+    // The fuzzed account has no management credential: every request that passes the checks before
+    // the provider call ends in 422 template_management_unavailable, so nothing leaves the machine.
+    let manageKey: string;
+    beforeAll(async () => {
+      manageKey = await createKey(svc.url, tenant.customerId, { templateAccess: 'manage' });
+    });
+    const piece = fc.constantFrom('Hi ', '{{1}}', '{{2}}', '{{3}}', '{{name}}', '{{Name}}', '{{', '}}', '{{}}', '{{ 1 }}', ' end', '\u00e9');
+    const definition = fc.record(
+      {
+        name: fc.oneof(fc.stringMatching(/^[a-z0-9_]{1,20}$/), nastyString(12)),
+        language: fc.constantFrom('en', 'en_US', 'pt-BR', '', 'EN', 'english'),
+        category: fc.constantFrom('MARKETING', 'UTILITY', 'AUTHENTICATION', 'utility', ''),
+        parameterFormat: fc.constantFrom('NAMED', 'POSITIONAL', 'named', ''),
+        body: fc.oneof(fc.array(piece, { minLength: 1, maxLength: 8 }).map((a) => a.join('')), nastyString(40)),
+        examples: fc.array(fc.record({ name: fc.constantFrom('1', '2', '3', 'name', 'x', ''), text: fc.oneof(fc.constant('ex'), nastyString(5)) }, { requiredKeys: [] }), { maxLength: 4 }),
+      },
+      { requiredKeys: [] },
+    );
+
+    it('random definitions answer validation_error with details, or template_management_unavailable', async () => {
+      await fc.assert(
+        fc.asyncProperty(definition, async (body) => {
+          const r = await raw('POST', `/chat-accounts/${tenant.accountId}/templates`, { headers: jsonHeaders({ 'x-api-key': manageKey }), body: JSON.stringify(body) });
+          const what = `POST templates ${JSON.stringify(body).slice(0, 300)}`;
+          expectWellFormed(r, what);
+          expect([400, 422], `${what} -> ${describeReply(r)}`).toContain(r.status);
+          if (r.status === 400) expectValidationError(r, what);
+          else expect((r.json as { error: string }).error, what).toBe('template_management_unavailable');
+        }),
+        params(150),
+      );
+    });
+
+    it('random list queries answer validation_error, invalid_cursor or template_management_unavailable', async () => {
+      await fc.assert(
+        fc.asyncProperty(queryString, async (qs) => {
+          const path = `/chat-accounts/${tenant.accountId}/templates?${qs}`;
+          const headers = { 'x-api-key': manageKey };
+          const r = await raw('GET', path, { headers });
+          const what = `GET templates?${qs.slice(0, 200)}`;
+          expectWellFormed(r, what);
+          if (r.status === 431 && nearHeaderLimit(path, headers)) return;
+          expect(['validation_error', 'invalid_cursor', 'template_management_unavailable', 'bad_request'], `${what} -> ${describeReply(r)}`).toContain((r.json as { error: string }).error);
+        }),
+        params(100),
+      );
+    });
+  });
+
   describe('authentication', () => {
     it('random, empty, very long, latin1, duplicated and near-miss x-api-key values get exactly the spec 401 bodies', async () => {
       const keyHeader = fc.oneof(

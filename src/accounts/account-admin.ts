@@ -132,6 +132,8 @@ export function createAccountAdmin(deps: { db: Db; sealer: Sealer; directory: Pi
           set('app_secret_enc', seal(o.appSecret));
           set('integration_id', o.integrationId);
           set('management_token_enc', seal(o.managementToken));
+          // A new (or removed) credential has not been proven by any management call yet.
+          if (o.managementToken !== undefined) sets.push('template_management_verified_at = NULL');
           set('waba_verification', o.wabaVerification);
           set('verified_name', o.verifiedName);
           set('send_policy_mode', input.sendPolicy?.mode);

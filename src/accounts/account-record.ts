@@ -14,6 +14,8 @@ export type AccountRecord = {
   wabaId: string | null;
   integrationId: string | null;
   hasManagementToken: boolean;
+  /** When a template management call with the current management credential last succeeded. */
+  templateManagementVerifiedAt: Date | null;
   wabaVerification: string | null;
   verifiedName: string | null;
   sendPolicyMode: SendPolicyMode | null;
@@ -24,7 +26,7 @@ export type AccountRecord = {
 
 export const ACCOUNT_COLUMNS = `id, customer_id, type, status, phone_number, display_name, connected_at, last_error_code,
   phone_number_id, waba_id, integration_id, management_token_enc IS NOT NULL AS has_management_token,
-  waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, created_at`;
+  template_management_verified_at, waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, created_at`;
 
 export function toAccountRecord(r: Record<string, unknown>): AccountRecord {
   return {
@@ -40,6 +42,7 @@ export function toAccountRecord(r: Record<string, unknown>): AccountRecord {
     wabaId: (r.waba_id as string | null) ?? null,
     integrationId: (r.integration_id as string | null) ?? null,
     hasManagementToken: r.has_management_token === true,
+    templateManagementVerifiedAt: (r.template_management_verified_at as Date | null) ?? null,
     wabaVerification: (r.waba_verification as string | null) ?? null,
     verifiedName: (r.verified_name as string | null) ?? null,
     sendPolicyMode: (r.send_policy_mode as SendPolicyMode | null) ?? null,

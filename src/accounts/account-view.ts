@@ -4,12 +4,9 @@ import { PLAN_LIMITS } from '../plans/plans.js';
 import { CHANNEL_DIRECT, CHANNEL_OFFICIAL } from '../shared/vocab.js';
 import type { AccountRecord } from './account-record.js';
 
-/**
- * What the service can do today, whatever the account. Flip a flag when its capability ships:
- * the template catalog is not built yet, so it is not reported as enabled.
- */
+/** What the service can do today, whatever the account. Flip a flag when its capability ships. */
 export const SERVICE_FEATURES = {
-  templateCatalog: false,
+  templateCatalog: true,
   statusWebhooks: true,
 } as const;
 
@@ -52,7 +49,7 @@ export function toPublicAccount(a: AccountRecord, plan: Plan, publicBaseUrl: str
       namedTemplateParameters: { ...capability(official, templatesInPlan), scope: 'body' as const },
       templateManagement: {
         ...capability(official, templatesInPlan && a.hasManagementToken && SERVICE_FEATURES.templateCatalog),
-        verifiedAt: null as string | null,
+        verifiedAt: a.templateManagementVerifiedAt?.toISOString() ?? null,
       },
       statusWebhooks: capability(official, SERVICE_FEATURES.statusWebhooks),
     },

@@ -4,12 +4,10 @@
 import crypto from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createEmulatorState, type EmulatorState, type FailureRule, type ReceiptSettings } from './emulator-state.js';
+import { registerTemplateControls, registerTemplateRoutes } from './emulator-templates.js';
+import { graphError } from './graph-error.js';
 
 export type EmulatorOptions = { callbackUrl: string | null; appSecret: string | null; latencyMs?: number; logLevel?: string };
-
-const graphError = (code: number, message: string, subcode?: number) => ({
-  error: { message: `(#${code}) ${message}`, type: 'OAuthException', code, ...(subcode !== undefined ? { error_subcode: subcode } : {}), error_data: { messaging_product: 'whatsapp', details: message }, fbtrace_id: `Emu${crypto.randomBytes(8).toString('base64url')}` },
-});
 
 const MB = 1024 * 1024;
 /** The provider's accepted media types and sizes (images 5 MB, documents 100 MB). */
@@ -178,24 +176,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     };
   });
 
-  app.get<{ Params: { version: string; wabaId: string }; Querystring: { status?: string; name?: string } }>('/:version/:wabaId/message_templates', async (request) => {
-    const all = state.templates.get(request.params.wabaId) ?? [];
-    const { status, name } = request.query;
-    return { data: all.filter((t) => (!status || t.status === status) && (!name || String(t.name).includes(name))), paging: { cursors: { before: 'MA', after: 'MA' } } };
-  });
-
-  app.post<{ Params: { version: string; wabaId: string }; Body: Record<string, unknown> }>('/:version/:wabaId/message_templates', async (request, reply) => {
-    const list = state.templates.get(request.params.wabaId) ?? [];
-    const { name, language, category } = request.body ?? {};
-    if (typeof name !== 'string' || !/^[a-z0-9_]+$/.test(name)) return reply.code(400).send(graphError(100, 'Invalid parameter'));
-    if (list.some((t) => t.name === name && t.language === language)) {
-      return reply.code(400).send({ error: { ...graphError(100, 'Invalid parameter', 2388024).error, error_user_title: 'Content in this language already exists' } });
-    }
-    const template = { ...request.body, id: numericId(), status: 'PENDING', category: category ?? 'UTILITY' };
-    list.push(template);
-    state.templates.set(request.params.wabaId, list);
-    return { id: template.id, status: 'PENDING', category: template.category };
-  });
+  registerTemplateRoutes(app, state);
 
   // ---- control API ----
   app.put<{ Params: { phoneNumberId: string }; Body: Record<string, unknown> }>('/__emulator/numbers/:phoneNumberId', async (request) => {
@@ -217,6 +198,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     if (secret !== undefined) appSecret = secret;
     return { receipts: state.receipts, latencyMs: state.latencyMs, defaultThroughputMps: state.defaultThroughputMps, pairRateLimit: state.pairRateLimit, callbackUrl };
   });
+  registerTemplateControls(app, state);
   app.get('/__emulator/sent', async () => ({ sent: state.sent.map(({ payload: _p, ...rest }) => rest) }));
   app.get('/__emulator/media', async () => ({ media: [...state.media].map(([id, m]) => ({ id, ...m })) }));
   app.delete('/__emulator/sent', async () => {

@@ -14,6 +14,32 @@ export type FailureRule = {
   hang?: boolean;
   /** Accept the send, then report it failed in a receipt with this error. */
   asyncFailure?: { code: number; title?: string };
+  /**
+   * Makes the rule apply to template management calls (`list`, `create` or `any`) instead of
+   * sends; `wabaId` narrows it to one WABA. Template errors may carry the user title and message
+   * the provider adds to template errors, and `retryAfter` (seconds) sets a Retry-After header.
+   */
+  templateOperation?: TemplateOperation | 'any';
+  wabaId?: string;
+  userTitle?: string;
+  userMessage?: string;
+  retryAfter?: number;
+};
+
+export type TemplateOperation = 'list' | 'create';
+
+/** A template as the provider keeps it (the fields of its REST answers). */
+export type EmulatedTemplate = {
+  id: string;
+  name: string;
+  language: string;
+  category: string;
+  status: string;
+  parameter_format?: string;
+  components: Record<string, unknown>[];
+  rejected_reason?: string;
+  quality_score?: { score: string; date: number };
+  [field: string]: unknown;
 };
 
 export type ReceiptSettings = {
@@ -44,6 +70,12 @@ export function matchesRecipient(pattern: string | undefined, to: string): boole
   return to === p;
 }
 
+function consume(rule: FailureRule | undefined): FailureRule | null {
+  if (!rule) return null;
+  if (rule.times !== undefined) rule.times--;
+  return rule;
+}
+
 export function createEmulatorState() {
   let nextRule = 1;
   return {
@@ -55,7 +87,14 @@ export function createEmulatorState() {
     /** Per-number throughput enforced with the provider's 130429 (default 80/s as the provider). */
     defaultThroughputMps: 80,
     pairRateLimit: false,
-    templates: new Map<string, Record<string, unknown>[]>(),
+    /** Templates per WABA, in creation order (the order listings page through). */
+    templates: new Map<string, EmulatedTemplate[]>(),
+    /** Per-WABA management tokens: when set, template calls must carry exactly this bearer token. */
+    managementTokens: new Map<string, string>(),
+    /** Per-WABA category the provider files new templates under, whatever was asked (recategorisation). */
+    forcedCategories: new Map<string, string>(),
+    /** Template management calls received (for tests: which token, which query). */
+    templateCalls: [] as { operation: TemplateOperation; wabaId: string; token: string; query: Record<string, string> }[],
     media: new Map<string, { mimeType: string; size: number; filename: string | null; sha256: string; phoneNumberId: string }>(),
     addRule(rule: Omit<FailureRule, 'id'>): FailureRule {
       const r = { ...rule, id: nextRule++ };
@@ -66,10 +105,11 @@ export function createEmulatorState() {
     takeRule(phoneNumberId: string, to: string): FailureRule | null {
       // Upload rules name `media` explicitly; a rule without `to` is for sends only.
       const matches = (r: FailureRule) => (to === 'media' ? r.to === 'media' : matchesRecipient(r.to, to));
-      const rule = this.rules.find((r) => (r.phoneNumberId === undefined || r.phoneNumberId === phoneNumberId) && matches(r) && (r.times === undefined || r.times > 0));
-      if (!rule) return null;
-      if (rule.times !== undefined) rule.times--;
-      return rule;
+      return consume(this.rules.find((r) => r.templateOperation === undefined && (r.phoneNumberId === undefined || r.phoneNumberId === phoneNumberId) && matches(r) && (r.times === undefined || r.times > 0)));
+    },
+    /** The first rule that applies to this template call, consuming one of its `times`. */
+    takeTemplateRule(operation: TemplateOperation, wabaId: string): FailureRule | null {
+      return consume(this.rules.find((r) => (r.templateOperation === operation || r.templateOperation === 'any') && (r.wabaId === undefined || r.wabaId === wabaId) && (r.times === undefined || r.times > 0)));
     },
   };
 }

@@ -76,7 +76,7 @@ export function createServer(opts: { log: Logger; bodyLimit: number }): Server {
   });
 
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
-    if (err instanceof AppError) return reply.code(err.status).send(err.body());
+    if (err instanceof AppError) return reply.code(err.status).headers(err.headers).send(err.body());
     if (err.validation) {
       return reply.code(400).send(errors.validation(toProblems(err.validation as never)).body());
     }

@@ -1,4 +1,5 @@
-// The provider's Cloud API client: sends by phone-number id with the account's bearer token.
+// The provider's Cloud API client: sends and media uploads by phone-number id with the account's
+// bearer token, and management calls (templates) by WABA id with the management token.
 // Tokens stay in the Authorization header: never in a URL, a log line or an error we keep.
 import { Agent, FormData, request } from 'undici';
 import type { ProviderMediaRef, SendContent } from './payload.js';
@@ -11,6 +12,22 @@ export type SendOutcome =
   | { ok: false; transport: 'network' | 'timeout' | null; httpStatus: number | null; detail: ProviderErrorDetail | null; summary: string };
 
 export type UploadOutcome = { ok: true; providerMediaId: string } | Extract<SendOutcome, { ok: false }>;
+
+/** A management API call (templates): the parsed JSON answer, or what went wrong. */
+export type ManagementOutcome =
+  | { ok: true; body: unknown }
+  | {
+      ok: false;
+      transport: 'network' | 'timeout' | null;
+      httpStatus: number | null;
+      detail: ProviderErrorDetail | null;
+      /** The provider's user-facing title of a template error (e.g. "Content in this language already exists"). */
+      userTitle: string | null;
+      /** The provider's Retry-After header, as sent. */
+      retryAfter: string | null;
+    };
+
+export type ManagementRequest = { method: 'GET' | 'POST'; path: string[]; query?: Record<string, string | undefined>; body?: unknown; token: string };
 
 export type ProviderClient = ReturnType<typeof createProviderClient>;
 
@@ -37,6 +54,11 @@ export function parseGraphError(body: unknown): ProviderErrorDetail | null {
   };
 }
 
+function transportFailure(err: unknown): 'timeout' | 'network' {
+  const name = (err as { name?: string }).name ?? '';
+  return name === 'TimeoutError' || name === 'AbortError' || /TIMEOUT/.test((err as { code?: string }).code ?? '') ? 'timeout' : 'network';
+}
+
 export function createProviderClient(opts: { baseUrl: string; apiVersion: string; timeoutMs?: number; connections?: number }) {
   const timeoutMs = opts.timeoutMs ?? 15_000;
   const agent = new Agent({ connections: opts.connections ?? 512, pipelining: 1, keepAliveTimeout: 30_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
@@ -52,32 +74,39 @@ export function createProviderClient(opts: { baseUrl: string; apiVersion: string
   }
 
   type Failure = Extract<SendOutcome, { ok: false }>;
+  type Exchange = { ok: true; status: number; body: unknown; headers: Record<string, string | string[] | undefined> } | { ok: false; transport: 'network' | 'timeout'; status: number | null };
 
-  /** One POST to the Graph API: the 2xx body, or the failure as we keep it. */
-  async function post(path: string, accessToken: string, body: string | FormData, signal?: AbortSignal): Promise<{ ok: true; body: unknown; httpStatus: number } | Failure> {
+  /** One request to the Graph API with a bearer token: the parsed answer, or a transport failure. */
+  async function exchange(method: 'GET' | 'POST', url: string, token: string, body?: string | FormData): Promise<Exchange> {
     let res;
     try {
-      res = await request(`${opts.baseUrl}/${opts.apiVersion}/${path}`, {
-        method: 'POST',
+      res = await request(url, {
+        method,
         dispatcher: agent,
-        headers: { authorization: `Bearer ${accessToken}`, ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}) },
+        headers: { authorization: `Bearer ${token}`, ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}) },
         body,
-        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (err) {
-      const name = (err as { name?: string; code?: string }).name ?? '';
-      const timeout = name === 'TimeoutError' || name === 'AbortError' || /TIMEOUT/.test((err as { code?: string }).code ?? '');
-      return { ok: false, transport: timeout ? 'timeout' : 'network', httpStatus: null, detail: null, summary: timeout ? 'provider request timed out' : 'provider unreachable' };
+      return { ok: false, transport: transportFailure(err), status: null };
     }
-    let answer: unknown;
     try {
-      answer = await readJson(res.body, res.headers['content-length']);
-    } catch {
-      return { ok: false, transport: 'network', httpStatus: res.statusCode, detail: null, summary: 'provider connection lost while reading the answer' };
+      return { ok: true, status: res.statusCode, body: await readJson(res.body, res.headers['content-length']), headers: res.headers };
+    } catch (err) {
+      return { ok: false, transport: transportFailure(err), status: res.statusCode };
     }
-    if (res.statusCode >= 200 && res.statusCode < 300) return { ok: true, body: answer, httpStatus: res.statusCode };
-    const detail = parseGraphError(answer);
-    return { ok: false, transport: null, httpStatus: res.statusCode, detail, summary: detail?.message ?? `provider answered HTTP ${res.statusCode}` };
+  }
+
+  /** A Cloud API POST (send, media upload): the 2xx body, or the failure as we keep it. */
+  async function post(path: string, accessToken: string, body: string | FormData): Promise<{ ok: true; body: unknown; httpStatus: number } | Failure> {
+    const res = await exchange('POST', `${opts.baseUrl}/${opts.apiVersion}/${path}`, accessToken, body);
+    if (!res.ok) {
+      const summary = res.status !== null ? 'provider connection lost while reading the answer' : res.transport === 'timeout' ? 'provider request timed out' : 'provider unreachable';
+      return { ok: false, transport: res.transport, httpStatus: res.status, detail: null, summary };
+    }
+    if (res.status >= 200 && res.status < 300) return { ok: true, body: res.body, httpStatus: res.status };
+    const detail = parseGraphError(res.body);
+    return { ok: false, transport: null, httpStatus: res.status, detail, summary: detail?.message ?? `provider answered HTTP ${res.status}` };
   }
 
   return {
@@ -99,17 +128,38 @@ export function createProviderClient(opts: { baseUrl: string; apiVersion: string
     async uploadMedia(
       account: { phoneNumberId: string; accessToken: string },
       file: { data: Buffer; mimetype: string; filename: string },
-      signal?: AbortSignal,
     ): Promise<UploadOutcome> {
       const form = new FormData();
       form.append('messaging_product', 'whatsapp');
       form.append('type', file.mimetype);
       form.append('file', new Blob([new Uint8Array(file.data)], { type: file.mimetype }), file.filename);
-      const res = await post(`${encodeURIComponent(account.phoneNumberId)}/media`, account.accessToken, form, signal);
+      const res = await post(`${encodeURIComponent(account.phoneNumberId)}/media`, account.accessToken, form);
       if (!res.ok) return res;
       const id = (res.body as { id?: unknown } | null)?.id;
       if (typeof id === 'string' && id !== '') return { ok: true, providerMediaId: id };
       return { ok: false, transport: null, httpStatus: res.httpStatus, detail: null, summary: 'provider answered the upload without a media id' };
+    },
+
+    /**
+     * One call of the management API (WABA-level, e.g. message_templates) with the account's
+     * management token. Path segments are URL-encoded here; undefined query values are left out.
+     */
+    async manage(req: ManagementRequest): Promise<ManagementOutcome> {
+      const url = new URL(`${opts.baseUrl}/${opts.apiVersion}/${req.path.map(encodeURIComponent).join('/')}`);
+      for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+      const res = await exchange(req.method, url.toString(), req.token, req.body !== undefined ? JSON.stringify(req.body) : undefined);
+      if (!res.ok) return { ok: false, transport: res.transport, httpStatus: res.status, detail: null, userTitle: null, retryAfter: null };
+      if (res.status >= 200 && res.status < 300) return { ok: true, body: res.body };
+      const e = (res.body as { error?: Record<string, unknown> } | null)?.error;
+      const retryAfter = res.headers['retry-after'];
+      return {
+        ok: false,
+        transport: null,
+        httpStatus: res.status,
+        detail: parseGraphError(res.body),
+        userTitle: text(typeof e === 'object' && e !== null ? e.error_user_title : undefined),
+        retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+      };
     },
 
     close: () => agent.close(),

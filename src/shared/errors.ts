@@ -8,6 +8,8 @@ export class AppError extends Error {
     readonly code: string,
     /** Extra body fields (details, plan, limit, ...). */
     readonly extra: Record<string, unknown> = {},
+    /** Response headers (Retry-After). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(code);
     this.name = 'AppError';
@@ -51,4 +53,19 @@ export const errors = {
 
 export const operatorErrors = {
   alreadyExists: (what: string) => new AppError(409, 'already_exists', { message: `${what} already exists` }),
+} as const;
+
+/** The template catalog's errors (spec, Errors); `provider` is the sanitized provider detail. */
+export const templateErrors = {
+  accessInsufficient: (required: 'read' | 'manage') =>
+    new AppError(403, 'template_access_insufficient', { message: `this API key's templateAccess must be ${required === 'read' ? 'read or manage' : 'manage'}` }),
+  sandboxNotSupported: () => new AppError(403, 'sandbox_not_supported', { message: 'sandbox keys cannot create templates at the provider' }),
+  alreadyExists: (provider: unknown) => new AppError(409, 'template_already_exists', { message: 'a template with this name and language already exists', provider }),
+  rejectedByProvider: (message: string, provider: unknown) => new AppError(422, 'template_rejected_by_provider', { message, provider }),
+  managementUnavailable: (message: string, provider?: unknown) =>
+    new AppError(422, 'template_management_unavailable', { message, ...(provider !== undefined ? { provider } : {}) }),
+  providerRateLimited: (retryAfterSeconds: number, provider: unknown) =>
+    new AppError(429, 'provider_rate_limited', { message: 'the provider rate-limited template management calls for this account', provider }, { 'retry-after': String(retryAfterSeconds) }),
+  providerUnavailable: (message: string, provider?: unknown) => new AppError(503, 'provider_unavailable', { message, ...(provider !== undefined ? { provider } : {}) }),
+  providerUnreachable: (message: string) => new AppError(503, 'provider_unreachable', { message }),
 } as const;

@@ -22,6 +22,9 @@ export async function startEmulator(opts: { latencyMs?: number } = {}) {
     clearRules: () => control('DELETE', '/rules'),
     number: (phoneNumberId: string, s: Record<string, unknown>) => control('PUT', `/numbers/${phoneNumberId}`, s),
     sent: () => state.sent,
+    waba: (wabaId: string, s: { managementToken?: string | null; forceCategory?: string | null }) => control('PUT', `/wabas/${wabaId}`, s),
+    seedTemplates: (wabaId: string, templates: Record<string, unknown>[]) => control('POST', `/templates/${wabaId}`, { templates }),
+    reviewTemplate: (wabaId: string, templateId: string, s: { status?: string; rejectedReason?: string; qualityScore?: string }) => control('PATCH', `/templates/${wabaId}/${templateId}`, s),
     stop: () => app.close(),
   };
 }
