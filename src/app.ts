@@ -24,7 +24,7 @@ import { createMessageQueries } from './messages/message-queries.js';
 import { createSendService } from './messages/send-service.js';
 import { createDbMediaStore } from './media/media-store.js';
 import { createMediaService } from './media/media-service.js';
-import { createMediaPreparer } from './media/prepare-media.js';
+import { createMediaPreparer, mediaFetchTimeoutMs } from './media/prepare-media.js';
 import { createProviderClient } from './provider/cloud-api.js';
 import { createOutboundClient, type Resolve, systemResolve } from './outbound/outbound-client.js';
 import { createPurger } from './purge/purger.js';
@@ -125,7 +125,10 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
             db,
             log,
             provider,
-            media: createMediaPreparer({ db, store: mediaStore, provider, outbound, retryTimeScale: config.retryTimeScale }),
+            media: createMediaPreparer({
+              db, store: mediaStore, provider, outbound, retryTimeScale: config.retryTimeScale,
+              fetchTimeoutMs: mediaFetchTimeoutMs(config.workerLeaseSeconds, config.providerTimeoutMs),
+            }),
             sealer,
             invalidateCustomer: directory.invalidate,
             options: {

@@ -2,7 +2,8 @@
 // media URLs fetched from a real file server on loopback, and the media file lifecycle.
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Emulator, providerEnv, startEmulator } from './support/emulator.js';
+import { insertBatch } from '../src/messages/insert-batch.js';
+import { APP_SECRET, type Emulator, providerEnv, startEmulator } from './support/emulator.js';
 import { type FileServer, startFileServer } from './support/file-server.js';
 import { call, createAccount, createKey, createTestDatabase, eventually, type Service, startService } from './support/harness.js';
 import { JPEG_BYTES, PDF_BYTES, upload } from './support/media-files.js';
@@ -65,18 +66,53 @@ describe('media sends through the provider emulator', () => {
     expect(again.body).toEqual({ error: 'invalid_media', code: 'media_not_found' });
   });
 
-  it('names a document as uploaded unless the send names it, and uploads a shared file once per number', async () => {
+  it('answers a repeat of a media send after its file was deleted as a repeat (200), or a conflict (409)', async () => {
     const t = await tenant();
-    const mediaId = (await upload(svc.url, t.key, PDF_BYTES, 'Q3 report.pdf', 'application/pdf')).body.mediaId;
-    const a = await send(t.key, { type: 'document', document: { mediaId } });
-    const b = await send(t.key, { type: 'document', document: { mediaId, filename: 'renamed.pdf' }, caption: 'see attached' });
-    await waitFinal(t.key, a);
-    await waitFinal(t.key, b);
-    const uploads = uploadsTo(t.phoneNumberId);
-    expect(uploads).toHaveLength(1);
-    expect(uploads[0]![1]).toMatchObject({ mimeType: 'application/pdf', sha256: sha(PDF_BYTES) });
-    expect(payloadOf(a)!.document).toEqual({ id: uploads[0]![0], filename: 'Q3 report.pdf' });
-    expect(payloadOf(b)!.document).toEqual({ id: uploads[0]![0], filename: 'renamed.pdf', caption: 'see attached' });
+    const mediaId = (await upload(svc.url, t.key, JPEG_BYTES, 'photo.jpg')).body.mediaId;
+    const body = { externalId: ext(), to: { type: 'phone', phoneE164: '+15551239001' }, content: { type: 'image', image: { mediaId } } };
+    const first = await call(svc.url, 'POST', '/messages', { key: t.key, body });
+    expect(first.status).toBe(201);
+    await waitFinal(t.key, first.body.messageId);
+    await eventually(async () => (await mediaRow(mediaId)).length === 0);
+    const repeat = await call(svc.url, 'POST', '/messages', { key: t.key, body });
+    expect(repeat.status).toBe(200);
+    expect(repeat.body.messageId).toBe(first.body.messageId);
+    const changed = await call(svc.url, 'POST', '/messages', { key: t.key, body: { ...body, content: { ...body.content, caption: 'other' } } });
+    expect(changed.body).toMatchObject({ error: 'conflict' });
+  });
+
+  it('leaves out of the insert a message whose upload was deleted after it was checked', async () => {
+    const t = await tenant();
+    const now = new Date();
+    const [outcome] = await insertBatch(svc.db, [{
+      id: crypto.randomUUID(), customerId: t.customerId, chatAccountId: t.accountId, apiKeyId: (await svc.db.query<{ id: string }>('SELECT id FROM api_keys WHERE customer_id = $1', [t.customerId]))[0]!.id,
+      externalId: ext(), payloadHash: 'h', recipient: '+15551239001', channel: 'chat_official', contentJson: '{"type":"image","image":{"mediaId":"x"}}', metadataJson: null,
+      sandbox: false, createdAt: now, expiresAt: new Date(now.getTime() + 86400_000), maxAttempts: 5, mediaId: crypto.randomUUID(), quotaLimit: 20000,
+    }]);
+    expect(outcome).toEqual({ kind: 'media_gone' });
+    expect(await svc.db.query('SELECT 1 FROM messages WHERE customer_id = $1', [t.customerId])).toHaveLength(0);
+    const [quota] = await svc.db.query<{ used: number }>('SELECT used FROM quota_usage WHERE customer_id = $1', [t.customerId]);
+    expect(Number(quota?.used ?? 0)).toBe(0);
+  });
+
+  it('deletes the upload when a receipt takes its message out of the queue', async () => {
+    // No worker here: the message stays pending until the receipt of a send whose answer was lost.
+    const database = await createTestDatabase();
+    const api = await startService({ env: providerEnv(emu), role: 'api', database });
+    try {
+      const t = await tenant(api);
+      const mediaId = (await upload(api.url, t.key, JPEG_BYTES, 'p.jpg')).body.mediaId;
+      const id = await send(t.key, { type: 'image', image: { mediaId } }, api);
+      const raw = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'w1', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550000000', phone_number_id: t.phoneNumberId }, statuses: [{ id: 'wamid.lost-answer', status: 'sent', timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: '15551239001', biz_opaque_callback_data: id }] } }] }] });
+      const signature = `sha256=${crypto.createHmac('sha256', APP_SECRET).update(raw).digest('hex')}`;
+      const posted = await fetch(`${api.url}/provider/webhooks/app`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, body: raw });
+      expect(posted.status).toBe(200);
+      await eventually(async () => (await call(api.url, 'GET', `/messages/${id}`, { key: t.key })).body.status === 'sent');
+      expect(await database.db.query('SELECT 1 FROM media_files WHERE id = $1', [mediaId])).toHaveLength(0);
+    } finally {
+      await api.stop();
+      await database.drop();
+    }
   });
 
   it('keeps the upload while another message using it is still queued (retrying), and deletes it after the last', async () => {
@@ -203,14 +239,15 @@ describe('media URLs and private addresses', () => {
       const customer = await call(svc.url, 'POST', '/admin/customers', { admin: true, body: { name: 'Media', plan: 'basic' } });
       await createAccount(svc.url, customer.body.id, { official: { phoneNumberId: `pn${crypto.randomBytes(5).toString('hex')}`, wabaId: 'w1', accessToken: 'EAAG-media-token' } });
       const key = await createKey(svc.url, customer.body.id, {});
-      const res = await call(svc.url, 'POST', '/messages', { key, body: { externalId: 'rebind', to: { type: 'phone', phoneE164: '+15551239001' }, content: { type: 'image', image: { url: 'https://media.example.test/p.jpg' } } } });
+      const res = await call(svc.url, 'POST', '/messages', { key, body: { externalId: 'rebind', to: { type: 'phone', phoneE164: '+15551239001' }, content: { type: 'image', image: { url: `https://media.example.test:${new URL(files.url).port}/p.jpg` } } } });
       expect(res.status).toBe(201);
       const m = await eventually(async () => {
         const r = (await call(svc.url, 'GET', `/messages/${res.body.messageId}`, { key })).body;
         return r.status === 'failed' ? r : undefined;
       });
       expect(m).toMatchObject({ attemptCount: 0, error: { code: 'MEDIA_UNAVAILABLE', message: expect.stringContaining('private or loopback') } });
-      expect(files.hits).toHaveLength(0);
+      // The name resolves to the file server's own address and port: not one TCP connection reached it.
+      expect(files.connections()).toBe(0);
       expect(emu.state.sent).toHaveLength(0);
     } finally {
       await svc.stop();

@@ -39,7 +39,7 @@ type Outcome = { result: AttemptResult; message: Claimed };
 const PARKED_SWEEP_MS = 5000;
 
 /** Media steps (fetch, upload) at once in one process: each may hold a file of up to 20 MB. */
-const MAX_MEDIA_STEPS = 8;
+const MAX_MEDIA_STEPS = 4;
 /** A message whose media step found no room waits this long before it is claimed again. */
 const MEDIA_STEP_RETRY_MS = 250;
 
@@ -186,7 +186,7 @@ export function createDispatcher(deps: {
         }
       });
     }
-    if (refused.length + deferred.length > 0) await db.transaction((tx) => applyTransitions(tx, workerId, [...refused, ...deferred]));
+    if (refused.length + deferred.length > 0) await retryTransient(() => db.transaction((tx) => applyTransitions(tx, workerId, [...refused, ...deferred])));
     return earliest(deferred);
   }
 
@@ -204,7 +204,7 @@ export function createDispatcher(deps: {
     const sandbox = claimed.filter((m) => m.sandbox);
     const live = claimed.filter((m) => !m.sandbox);
     const simulated = sandbox.map((m) => simulateSandboxStep(m, now, options.sandboxStepMs)).filter((t): t is Transition => t !== null);
-    if (simulated.length > 0) await db.transaction((tx) => applyTransitions(tx, workerId, simulated));
+    if (simulated.length > 0) await retryTransient(() => db.transaction((tx) => applyTransitions(tx, workerId, simulated)));
     const liveDue = live.length > 0 ? await dispatchLive(live) : null;
     const simulatedDue = earliest(simulated);
     const nextDueAt = liveDue && simulatedDue ? (liveDue < simulatedDue ? liveDue : simulatedDue) : (liveDue ?? simulatedDue);

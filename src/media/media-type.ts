@@ -50,14 +50,12 @@ function ooxmlKind(b: Buffer): string | null {
   return null;
 }
 
-/** Plain text: valid UTF-8 (or ASCII) without NUL or other binary control bytes. */
+/** Plain text: valid UTF-8 (or ASCII) throughout, without NUL or other binary control bytes. */
 export function looksLikeText(b: Buffer): boolean {
   if (b.length === 0) return false;
-  const sample = b.subarray(0, 64 * 1024);
-  for (const byte of sample) if (byte === 0 || (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d && byte !== 0x0c && byte !== 0x1b)) return false;
+  for (const byte of b) if (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d && byte !== 0x0c && byte !== 0x1b) return false;
   try {
-    // A cut in the middle of a multi-byte character at the sample's end is fine.
-    new TextDecoder('utf-8', { fatal: true }).decode(sample.length === b.length ? sample : sample.subarray(0, sample.length - 4));
+    new TextDecoder('utf-8', { fatal: true }).decode(b);
     return true;
   } catch {
     return false;

@@ -14,9 +14,14 @@ import { SEND_ERROR_CODES } from '../shared/vocab.js';
 import type { MediaStore } from './media-store.js';
 import { detectType, MAX_IMAGE_BYTES, MAX_UPLOAD_BYTES, mediaMismatch } from './media-type.js';
 
-/** A URL must answer within this time, redirects included. */
+/** A URL must answer within this time, redirects included (less when the lease is short). */
 export const MEDIA_FETCH_TIMEOUT_MS = 10_000;
 export const MAX_MEDIA_REDIRECTS = 3;
+
+/** The fetch must leave room in the claim's lease for the provider upload that follows it. */
+export function mediaFetchTimeoutMs(leaseSeconds: number, providerTimeoutMs: number): number {
+  return Math.max(1000, Math.min(MEDIA_FETCH_TIMEOUT_MS, leaseSeconds * 1000 - providerTimeoutMs - 2000));
+}
 
 export type MediaPreparer = ReturnType<typeof createMediaPreparer>;
 
@@ -25,7 +30,7 @@ export function needsMediaStep(m: Claimed): boolean {
   return (m.content.type === 'image' || m.content.type === 'document') && m.providerMedia === null;
 }
 
-export function createMediaPreparer(deps: { db: Db; store: MediaStore; provider: ProviderClient; outbound: OutboundClient; retryTimeScale: number }) {
+export function createMediaPreparer(deps: { db: Db; store: MediaStore; provider: ProviderClient; outbound: OutboundClient; retryTimeScale: number; fetchTimeoutMs: number }) {
   const { db, store, provider, outbound } = deps;
   // One upload at a time per (file, number) in this process: a broadcast of one upload uploads it once.
   const uploading = new Map<string, Promise<UploadOutcome | 'gone'>>();
@@ -81,15 +86,16 @@ export function createMediaPreparer(deps: { db: Db; store: MediaStore; provider:
   async function fromUrl(m: Claimed, account: SendAccount, kind: 'image' | 'document', url: string): Promise<AttemptResult> {
     const fetched = await outbound.fetchMedia(url, {
       maxBytes: kind === 'image' ? MAX_IMAGE_BYTES : MAX_UPLOAD_BYTES,
-      timeoutMs: MEDIA_FETCH_TIMEOUT_MS,
+      timeoutMs: deps.fetchTimeoutMs,
       maxRedirects: MAX_MEDIA_REDIRECTS,
     });
     if (!fetched.ok) {
       const message = `the media URL could not be fetched: ${fetched.reason}`;
       return fetched.permanent ? unavailable(m, message) : retryLater(m, message);
     }
-    const name = lastUrlSegment(fetched.url) ?? lastUrlSegment(url) ?? 'file';
-    const mimetype = detectType(fetched.data, fetched.contentType, name);
+    // Named after the URL as given (as the send's default file name is); typed by the URL reached.
+    const name = lastUrlSegment(url) ?? 'file';
+    const mimetype = detectType(fetched.data, fetched.contentType, lastUrlSegment(fetched.url));
     const mismatch = mediaMismatch(kind, mimetype, fetched.data.length);
     if (mismatch) return unavailable(m, `the media URL's file cannot be sent: ${mismatch}`);
     const outcome = await provider.uploadMedia({ phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! }, { data: fetched.data, mimetype, filename: name });

@@ -34,6 +34,8 @@ export type InsertOutcome =
   | { kind: 'conflict' }
   | { kind: 'quota_exceeded'; limit: number; used: number; resetsAt: string }
   | { kind: 'revoked' }
+  /** The uploaded file it uses was deleted after the send was checked. */
+  | { kind: 'media_gone' }
   /** The database refused this request's row (the batch was retried row by row to find it). */
   | { kind: 'error'; error: unknown };
 
@@ -51,6 +53,10 @@ const LOCK_AND_INSERT_SQL = `
     SELECT c, $15::date FROM unnest($16::uuid[]) AS c ORDER BY c
     ON CONFLICT (customer_id, month) DO UPDATE SET used = q.used
     RETURNING customer_id, used),
+  -- The uploads the messages use, locked so they cannot be deleted before this commits (a deleted
+  -- one leaves its message out).
+  media AS (
+    SELECT id FROM media_files WHERE id = ANY($17::uuid[]) ORDER BY id FOR UPDATE),
   inserted AS (
     INSERT INTO messages (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
                           content, metadata, sandbox, status, max_attempts, created_at, expires_at, due_at, media_id)
@@ -61,11 +67,14 @@ const LOCK_AND_INSERT_SQL = `
            AS t(id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
                 content, metadata, sandbox, max_attempts, created_at, expires_at, media_id)
      WHERE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.revoked_at IS NULL)
+       AND (t.media_id IS NULL OR t.media_id IN (SELECT id FROM media))
     ON CONFLICT (customer_id, external_id) DO NOTHING
     RETURNING id)
   SELECT 'q' AS kind, customer_id::text AS id, used FROM quota
   UNION ALL
-  SELECT 'm', id::text, NULL FROM inserted`;
+  SELECT 'm', id::text, NULL FROM inserted
+  UNION ALL
+  SELECT 'f', id::text, NULL FROM media`;
 
 const columns = (items: NewMessage[]) => [
   items.map((m) => m.id),
@@ -87,9 +96,10 @@ const columns = (items: NewMessage[]) => [
 async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promise<InsertOutcome[]> {
   const { month, resetsAt } = quotaMonth(now);
   const charged = [...new Set(items.filter((m) => m.quotaLimit !== null).map((m) => m.customerId))].sort();
-  const rows = await tx.query<{ kind: 'q' | 'm'; id: string; used: number | null }>(LOCK_AND_INSERT_SQL, [...columns(items), month, charged, items.map((m) => m.mediaId)]);
+  const rows = await tx.query<{ kind: 'q' | 'm' | 'f'; id: string; used: number | null }>(LOCK_AND_INSERT_SQL, [...columns(items), month, charged, items.map((m) => m.mediaId)]);
   const used = new Map(rows.filter((r) => r.kind === 'q').map((r) => [r.id, Number(r.used)]));
   const inserted = new Set(rows.filter((r) => r.kind === 'm').map((r) => r.id));
+  const mediaFound = new Set(rows.filter((r) => r.kind === 'f').map((r) => r.id));
 
   // Admit what was created in arrival order until each customer's quota is full; undo the rest.
   const outcomes: (InsertOutcome | null)[] = items.map(() => null);
@@ -123,7 +133,7 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
     items.forEach((m, i) => {
       if (outcomes[i] !== null) return;
       const row = byKey.get(`${m.customerId}\u0000${m.externalId}`);
-      if (row === undefined) outcomes[i] = { kind: 'revoked' };
+      if (row === undefined) outcomes[i] = m.mediaId !== null && !mediaFound.has(m.mediaId) ? { kind: 'media_gone' } : { kind: 'revoked' };
       else if (excessSet.has(row.id)) {
         // Its twin in this batch was refused for quota (and is undone): so is it.
         outcomes[i] = outcomes[items.findIndex((x) => x.id === row.id)] ?? { kind: 'conflict' };

@@ -44,6 +44,20 @@ export function createSendService(deps: { db: Db; maxSendAttempts: number; media
     maxInFlight: 1,
   });
 
+  /**
+   * The upload a send uses, checked. A repeat of a send whose file is gone since (files are
+   * deleted once their messages are sent) is still a repeat, or a conflict: the insert decides.
+   */
+  async function mediaForSend(customerId: string, externalId: string, mediaId: string, kind: 'image' | 'document'): Promise<string> {
+    try {
+      return (await deps.media.forSend(customerId, mediaId, kind)).id;
+    } catch (err) {
+      const existing = await db.query('SELECT 1 FROM messages WHERE customer_id = $1 AND external_id = $2', [customerId, externalId]);
+      if (existing.length === 0) throw err;
+      return mediaId.toLowerCase();
+    }
+  }
+
   return {
     async send(principal: Principal, tenant: Tenant, req: SendRequest): Promise<SendResult> {
       const account = resolveSendAccount(principal, tenant, req.chatAccountId);
@@ -52,7 +66,7 @@ export function createSendService(deps: { db: Db; maxSendAttempts: number; media
       }
       const kind = req.content.type === 'image' || req.content.type === 'document' ? req.content.type : null;
       const mediaId = kind ? req.content[kind]?.mediaId : undefined;
-      const media = kind && mediaId !== undefined ? await deps.media.forSend(tenant.customerId, mediaId, kind) : null;
+      const media = kind && mediaId !== undefined ? await mediaForSend(tenant.customerId, req.externalId, mediaId, kind) : null;
 
       const now = new Date();
       const ttl = effectiveTtlSeconds(tenant.plan, req.ttlSeconds);
@@ -83,7 +97,7 @@ export function createSendService(deps: { db: Db; maxSendAttempts: number; media
         createdAt: now,
         expiresAt: new Date(now.getTime() + ttl * 1000),
         maxAttempts: maxSendAttempts,
-        mediaId: media?.id ?? null,
+        mediaId: media,
         quotaLimit: principal.sandbox ? null : PLAN_LIMITS[tenant.plan].messagesPerMonth,
       });
       switch (outcome.kind) {
@@ -97,6 +111,8 @@ export function createSendService(deps: { db: Db; maxSendAttempts: number; media
           throw errors.quotaExceeded(outcome.limit, outcome.used, outcome.resetsAt);
         case 'revoked':
           throw errors.invalidKey();
+        case 'media_gone':
+          throw errors.invalidMedia('media_not_found');
         case 'error':
           throw outcome.error;
       }

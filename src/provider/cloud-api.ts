@@ -132,7 +132,7 @@ export function createProviderClient(opts: { baseUrl: string; apiVersion: string
       const form = new FormData();
       form.append('messaging_product', 'whatsapp');
       form.append('type', file.mimetype);
-      form.append('file', new Blob([new Uint8Array(file.data)], { type: file.mimetype }), file.filename);
+      form.append('file', new Blob([file.data as Uint8Array<ArrayBuffer>], { type: file.mimetype }), file.filename);
       const res = await post(`${encodeURIComponent(account.phoneNumberId)}/media`, account.accessToken, form);
       if (!res.ok) return res;
       const id = (res.body as { id?: unknown } | null)?.id;

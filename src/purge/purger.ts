@@ -4,7 +4,7 @@
 // interval do the pass, and each chunk is its own short transaction.
 import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
-import { PURGE_MEDIA_SQL } from '../media/media-lifecycle.js';
+import { purgeMedia } from '../media/media-lifecycle.js';
 
 const LOCK_KEY = 727_002;
 const CHUNK = 5000;
@@ -40,7 +40,7 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
   );
   // Uploads: expired unused ones, and used ones whose messages are gone (after the messages, so a
   // file never outlives the messages that use it).
-  const media = await chunked(PURGE_MEDIA_SQL);
+  const media = await purgeMedia(db, CHUNK);
   const events = await chunked(
     `DELETE FROM events WHERE id IN (SELECT id FROM events WHERE created_at < now() - interval '${EVENT_RETENTION_DAYS} days' LIMIT $1) RETURNING id`,
   );

@@ -3,18 +3,19 @@
 // provider's time, and a receipt that beats the send's own commit is parked, never lost.
 import type { Queryable } from '../db/db.js';
 import { writeEvents } from '../events/outbox.js';
+import { releaseMedia } from '../media/media-lifecycle.js';
 import { classifyProviderError } from '../provider/error-map.js';
 import type { StatusReceipt } from './parse-webhook.js';
 
 const RANK: Record<string, number> = { pending: -1, queued: -1, sent: 1, delivered: 2, read: 3, failed: 9 };
 const FORWARD = ['sent', 'delivered', 'read'] as const;
 
-type Row = { id: string; customer_id: string; status: string; external_id: string; channel: string; recipient: string; chat_account_id: string };
+type Row = { id: string; customer_id: string; status: string; external_id: string; channel: string; recipient: string; chat_account_id: string; media_id: string | null };
 
 /** Returns 'applied', 'ignored' (stale or duplicate) or 'parked' (no such message yet). */
 export async function applyReceipt(tx: Queryable, accountId: string, r: StatusReceipt): Promise<'applied' | 'ignored' | 'parked'> {
   const rows = await tx.query<Row>(
-    `SELECT id, customer_id, status, external_id, channel, recipient, chat_account_id FROM messages
+    `SELECT id, customer_id, status, external_id, channel, recipient, chat_account_id, media_id FROM messages
       WHERE chat_account_id = $1 AND (provider_message_id = $2 OR id = $3::uuid)
       ORDER BY (id = $3::uuid) IS TRUE DESC LIMIT 1 FOR UPDATE`,
     [accountId, r.providerMessageId, r.messageId],
@@ -57,6 +58,8 @@ export async function applyReceipt(tx: Queryable, accountId: string, r: StatusRe
       WHERE id = $1`,
     [m.id, final, steps.includes('sent'), steps.includes('delivered'), steps.includes('read'), at, error ? JSON.stringify(error) : null, r.providerMessageId],
   );
+  // A receipt can take a message out of the queue (an answer lost after the provider accepted it).
+  if (m.media_id !== null && (m.status === 'pending' || m.status === 'queued')) await releaseMedia(tx, [m.media_id]);
   let previous = m.status;
   await writeEvents(
     tx,

@@ -12,6 +12,8 @@ export type FileServer = {
   /** Paths requested, in order. */
   readonly hits: string[];
   hitsOf(path: string): number;
+  /** TCP connections accepted so far. */
+  connections(): number;
   close(): Promise<void>;
 };
 
@@ -28,6 +30,8 @@ export async function startFileServer(): Promise<FileServer> {
     res.writeHead(served.status ?? (served.location !== undefined ? 302 : 200), headers);
     res.end(served.body ?? '');
   });
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -35,6 +39,7 @@ export async function startFileServer(): Promise<FileServer> {
     put: (path, served) => routes.set(path, Array.isArray(served) ? [...served] : [served]),
     hits,
     hitsOf: (path) => hits.filter((h) => h === path).length,
+    connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -2,13 +2,14 @@
 // or found to be over 20 MB is refused without reading the rest), then typed and stored.
 import multipart from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { MediaService } from '../../media/media-service.js';
 import { MAX_UPLOAD_BYTES } from '../../media/media-type.js';
 import { AppError, errors, type Problem } from '../../shared/errors.js';
 import { ErrorBody, Timestamp } from '../../shared/schemas.js';
 import type { Server } from '../server.js';
 import { principalOf } from '../server.js';
+import { createSemaphore } from '../../shared/semaphore.js';
 
 const MediaUpload = Type.Object({
   mediaId: Type.String({ format: 'uuid' }),
@@ -22,6 +23,11 @@ const MediaUpload = Type.Object({
 const FRAMING_BYTES = 64 * 1024;
 const MAX_FILENAME = 255;
 const DEFAULT_FILENAME = 'file';
+/**
+ * Uploads read at once per process: each holds its file (up to 20 MB) plus its base64 form on the
+ * way to the database; later ones wait (their bytes stay in the socket, unread).
+ */
+const CONCURRENT_UPLOADS = 4;
 
 /** The rest of the body is not read: the connection closes after the answer. */
 function refuse(reply: FastifyReply, error: AppError): AppError {
@@ -30,6 +36,7 @@ function refuse(reply: FastifyReply, error: AppError): AppError {
 }
 
 export function registerMediaRoutes(app: Server, deps: { media: MediaService }) {
+  const uploads = createSemaphore(CONCURRENT_UPLOADS);
   void app.register(async (scope) => {
     await scope.register(multipart, {
       limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 10, fieldSize: 1024, parts: 11, headerPairs: 100 },
@@ -58,37 +65,46 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
           throw refuse(reply, err as AppError);
         }
 
-        let file: { data: Buffer; filename: string; declaredType: string | null } | null = null;
-        const problems: Problem[] = [];
+        const release = await uploads.acquire();
         try {
-          for await (const part of request.parts()) {
-            if (part.type !== 'file' || part.fieldname !== 'file' || file !== null) {
-              problems.push({ path: part.fieldname, message: 'is not allowed: send one field named `file` holding the file' });
-              if (part.type === 'file') part.file.resume();
-              continue;
-            }
-            const chunks: Buffer[] = [];
-            for await (const chunk of part.file) chunks.push(chunk as Buffer);
-            if (part.file.truncated) throw refuse(reply, errors.mediaTooLarge());
-            file = { data: Buffer.concat(chunks), filename: part.filename?.trim() || DEFAULT_FILENAME, declaredType: part.mimetype ?? null };
-          }
-        } catch (err) {
-          if (err instanceof AppError) throw err;
-          if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw refuse(reply, errors.mediaTooLarge());
-          // Everything else thrown while parsing is about the body: limits, malformed framing or
-          // headers, a body cut short.
-          request.log.debug({ err }, 'malformed multipart body');
-          throw refuse(reply, errors.validation([{ path: 'file', message: 'the body must be well-formed multipart/form-data with one field `file` holding the file' }]));
+          return await receive(request, reply, customerId);
+        } finally {
+          release();
         }
-        if (file === null) problems.push({ path: 'file', message: 'is required: a multipart field named `file` holding the file' });
-        else if (file.data.length === 0) problems.push({ path: 'file', message: 'must not be empty' });
-        else if (file.filename.length > MAX_FILENAME) problems.push({ path: 'file', message: `file name must be at most ${MAX_FILENAME} characters` });
-        else if (/[\u0000-\u001f\u007f]/.test(file.filename)) problems.push({ path: 'file', message: 'file name must not contain control characters' });
-        if (problems.length > 0) throw errors.validation(problems);
-
-        const saved = await deps.media.save(customerId, file!);
-        return reply.code(201).send(saved);
       },
     );
+
+    async function receive(request: FastifyRequest, reply: FastifyReply, customerId: string) {
+      let file: { data: Buffer; filename: string; declaredType: string | null } | null = null;
+      const problems: Problem[] = [];
+      try {
+        for await (const part of request.parts()) {
+          if (part.type !== 'file' || part.fieldname !== 'file' || file !== null) {
+            problems.push({ path: part.fieldname, message: 'is not allowed: send one field named `file` holding the file' });
+            if (part.type === 'file') part.file.resume();
+            continue;
+          }
+          const chunks: Buffer[] = [];
+          for await (const chunk of part.file) chunks.push(chunk as Buffer);
+          if (part.file.truncated) throw refuse(reply, errors.mediaTooLarge());
+          file = { data: Buffer.concat(chunks), filename: part.filename?.trim() || DEFAULT_FILENAME, declaredType: part.mimetype ?? null };
+        }
+      } catch (err) {
+        if (err instanceof AppError) throw err;
+        if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw refuse(reply, errors.mediaTooLarge());
+        // Everything else thrown while parsing is about the body: limits, malformed framing or
+        // headers, a body cut short.
+        request.log.debug({ err }, 'malformed multipart body');
+        throw refuse(reply, errors.validation([{ path: 'file', message: 'the body must be well-formed multipart/form-data with one field `file` holding the file' }]));
+      }
+      if (file === null) problems.push({ path: 'file', message: 'is required: a multipart field named `file` holding the file' });
+      else if (file.data.length === 0) problems.push({ path: 'file', message: 'must not be empty' });
+      else if (file.filename.length > MAX_FILENAME) problems.push({ path: 'file', message: `file name must be at most ${MAX_FILENAME} characters` });
+      else if (/[\u0000-\u001f\u007f]/.test(file.filename)) problems.push({ path: 'file', message: 'file name must not contain control characters' });
+      if (problems.length > 0) throw errors.validation(problems);
+
+      const saved = await deps.media.save(customerId, file!);
+      return reply.code(201).send(saved);
+    }
   });
 }
