@@ -14,6 +14,8 @@ export type Claimed = {
   content: SendContent;
   attemptCount: number;
   maxAttempts: number;
+  /** The broadcast it belongs to, if any (a cancelled broadcast's messages are failed, not sent). */
+  broadcastId: string | null;
 };
 
 export async function claimDue(db: Pick<Db, 'query'>, workerId: string, limit: number, leaseSeconds: number): Promise<Claimed[]> {
@@ -24,7 +26,7 @@ export async function claimDue(db: Pick<Db, 'query'>, workerId: string, limit: n
               WHERE due_at <= now() AND (locked_until IS NULL OR locked_until < now())
               ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED) d
       WHERE m.id = d.id
-      RETURNING m.id, m.status, m.recipient, m.sandbox, m.customer_id, m.chat_account_id, m.content, m.attempt_count, m.max_attempts`,
+      RETURNING m.id, m.status, m.recipient, m.sandbox, m.customer_id, m.chat_account_id, m.content, m.attempt_count, m.max_attempts, m.broadcast_id`,
     [workerId, leaseSeconds, limit],
   );
   return rows.map((r) => ({
@@ -37,6 +39,7 @@ export async function claimDue(db: Pick<Db, 'query'>, workerId: string, limit: n
     content: r.content as SendContent,
     attemptCount: Number(r.attempt_count),
     maxAttempts: Number(r.max_attempts),
+    broadcastId: (r.broadcast_id as string | null) ?? null,
   }));
 }
 

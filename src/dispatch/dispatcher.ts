@@ -12,6 +12,7 @@ import type { AccountStatus } from '../shared/vocab.js';
 import { MESSAGES_READY } from '../messages/insert-batch.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import { applyParkedReceipts } from '../receipts/apply-receipt.js';
+import { failCancelledMessages, findCancelled } from '../broadcasts/cancel-messages.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit } from '../shared/group-commit.js';
 import { createWorkerLoop } from '../shared/worker-loop.js';
@@ -157,7 +158,24 @@ export function createDispatcher(deps: {
       });
     }
     if (refused.length + deferred.length > 0) await db.transaction((tx) => applyTransitions(tx, workerId, [...refused, ...deferred]));
-    return earliest(deferred);
+    // Also come back half-way through each booked schedule, so an account's next due messages (a
+    // broadcast's next second) are booked before its schedule runs out, not at the next poll.
+    const halfBooked = [...reservations.values()].map((r) => (Date.now() + r.startMs + r.count * r.intervalMs) / 2);
+    const wakeMs = Math.min(earliest(deferred)?.getTime() ?? Infinity, ...halfBooked);
+    return Number.isFinite(wakeMs) ? new Date(Math.max(Date.now(), wakeMs)) : null;
+  }
+
+  /** Claimed messages of cancelled broadcasts are failed (never sent); returns the others. */
+  async function failCancelled(live: Claimed[]): Promise<Claimed[]> {
+    const ids = [...new Set(live.flatMap((m) => (m.broadcastId !== null ? [m.broadcastId] : [])))];
+    const cancelled = await findCancelled(db, ids);
+    if (cancelled.size === 0) return live;
+    await retryTransient(() =>
+      db.transaction(async (tx) => {
+        for (const [id, b] of cancelled) await failCancelledMessages(tx, workerId, b, live.filter((m) => m.broadcastId === id));
+      }),
+    );
+    return live.filter((m) => m.broadcastId === null || !cancelled.has(m.broadcastId));
   }
 
   async function pass() {
@@ -172,7 +190,7 @@ export function createDispatcher(deps: {
     if (claimed.length === 0) return { didWork: false };
     const now = new Date();
     const sandbox = claimed.filter((m) => m.sandbox);
-    const live = claimed.filter((m) => !m.sandbox);
+    const live = await failCancelled(claimed.filter((m) => !m.sandbox));
     const simulated = sandbox.map((m) => simulateSandboxStep(m, now, options.sandboxStepMs)).filter((t): t is Transition => t !== null);
     if (simulated.length > 0) await db.transaction((tx) => applyTransitions(tx, workerId, simulated));
     const liveDue = live.length > 0 ? await dispatchLive(live) : null;

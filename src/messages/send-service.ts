@@ -30,6 +30,16 @@ export function resolveSendAccount(principal: Principal, tenant: Tenant, request
   return officials[0]!;
 }
 
+/** Plan and media rules on the content of a send (POST /messages and broadcasts alike). */
+export function checkContentGates(principal: Principal, tenant: Tenant, content: SendRequest['content']): void {
+  if (content.type === 'template' && !principal.sandbox && !PLAN_LIMITS[tenant.plan].templates) {
+    throw errors.templatesNotAvailable();
+  }
+  const media = content.image ?? content.document;
+  // No upload exists until the media store ships, so every mediaId is unknown.
+  if (media?.mediaId !== undefined) throw errors.invalidMedia('media_not_found');
+}
+
 export type SendResult = { created: boolean; ack: Ack };
 
 export type SendService = ReturnType<typeof createSendService>;
@@ -46,12 +56,7 @@ export function createSendService(deps: { db: Db; maxSendAttempts: number }) {
   return {
     async send(principal: Principal, tenant: Tenant, req: SendRequest): Promise<SendResult> {
       const account = resolveSendAccount(principal, tenant, req.chatAccountId);
-      if (req.content.type === 'template' && !principal.sandbox && !PLAN_LIMITS[tenant.plan].templates) {
-        throw errors.templatesNotAvailable();
-      }
-      const media = req.content.image ?? req.content.document;
-      // No upload exists until the media store ships, so every mediaId is unknown.
-      if (media?.mediaId !== undefined) throw errors.invalidMedia('media_not_found');
+      checkContentGates(principal, tenant, req.content);
 
       const now = new Date();
       const ttl = effectiveTtlSeconds(tenant.plan, req.ttlSeconds);
