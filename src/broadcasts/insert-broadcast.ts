@@ -61,8 +61,8 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
   // Every recipient is charged now, or none: the limit is in the WHERE of the locked row.
   const { month, resetsAt } = quotaMonth(b.createdAt);
   const charged = await tx.query(
-    `INSERT INTO quota_usage AS q (customer_id, month, used) SELECT $1, $2::date, $3 WHERE $3 <= $4
-     ON CONFLICT (customer_id, month) DO UPDATE SET used = q.used + EXCLUDED.used WHERE q.used + EXCLUDED.used <= $4
+    `INSERT INTO quota_usage AS q (customer_id, month, used) SELECT $1::uuid, $2::date, $3::int WHERE $3::int <= $4::int
+     ON CONFLICT (customer_id, month) DO UPDATE SET used = q.used + EXCLUDED.used WHERE q.used + EXCLUDED.used <= $4::int
      RETURNING used`,
     [b.customerId, month, n, b.quotaLimit],
   );
@@ -76,7 +76,7 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
        INSERT INTO messages (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
                              content, metadata, sandbox, broadcast_id, status, max_attempts, created_at, expires_at, due_at)
        SELECT gen_random_uuid(), $1, $2, $3, t.external_id, $4, t.recipient, $5,
-              COALESCE(t.content::jsonb, $6::jsonb), $7::jsonb, false, $8, 'pending', $9, $10, $11,
+              COALESCE(t.content, $6::text)::jsonb, $7::text::jsonb, false, $8, 'pending', $9, $10, $11,
               $10::timestamptz + make_interval(secs => t.delay)
          FROM unnest($12::text[], $13::text[], $14::text[], $15::int[]) AS t(external_id, recipient, content, delay)
        ON CONFLICT (customer_id, external_id) DO NOTHING
