@@ -92,12 +92,16 @@ async function postgresRun() {
     const deadline = Date.now() + 3 * BOUND_S * 1000;
     while ((await open()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
     const [row] = await sql`SELECT count(*) FILTER (WHERE status = 'sent')::int AS sent, count(*) FILTER (WHERE status = 'failed')::int AS failed,
-                                   count(*) FILTER (WHERE attempt_count > 1)::int AS retried, max(sent_at) AS last FROM messages WHERE broadcast_id = ${accept.broadcastId}`;
+                                   count(*) FILTER (WHERE attempt_count > 1)::int AS retried, max(sent_at) AS last,
+                                   max(sent_at) FILTER (WHERE attempt_count = 1) AS last_first_try, min(sent_at) AS first FROM messages WHERE broadcast_id = ${accept.broadcastId}`;
     const sent = ((await json(`${emuUrl}/__emulator/sent`)).sent as { phoneNumberId: string; at: number }[]).filter((s) => s.phoneNumberId === t.phoneNumberId);
     const finishS = ((row!.last as Date).getTime() - accept.startedAt) / 1000;
     return {
       acceptMs: accept.ms,
       finishS: Math.round(finishS * 10) / 10,
+      firstSentS: Math.round(((row!.first as Date).getTime() - accept.startedAt) / 100) / 10,
+      /** When the last message sent at its first attempt left: the finish without rate-limit retries. */
+      lastFirstAttemptS: Math.round(((row!.last_first_try as Date).getTime() - accept.startedAt) / 100) / 10,
       ratioToBound: Math.round((finishS / BOUND_S) * 1000) / 1000,
       sent: Number(row!.sent),
       failed: Number(row!.failed),
