@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { quotaMonth } from '../src/plans/plans.js';
+import { purgeOnce } from '../src/purge/purger.js';
 import { type Emulator, providerEnv, startEmulator } from './support/emulator.js';
 import { call, createAccount, createKey, createTenant, eventually, type Service, startService, textMessage } from './support/harness.js';
 
@@ -242,6 +243,20 @@ describe('broadcasts: acceptance (API only, nothing sent)', () => {
     const scopedSend = await post(scopedOther, broadcast('scoped', recipients(1)));
     expect(scopedSend).toMatchObject({ status: 201, body: { chatAccountId: a.accountIds[1] } });
     expect(await post(b.key, broadcast('foreign', recipients(1), { chatAccountId: a.accountIds[0] }))).toMatchObject({ status: 422, body: { error: 'invalid_chat_account' } });
+  });
+
+  it('purges a broadcast record once its lifetime has passed and its messages are gone, not before', async () => {
+    const t = await createTenant(svc.url, { plan: 'pro' });
+    const gone = (await post(t.key, broadcast('gone', recipients(2)))).body.broadcastId;
+    const kept = (await post(t.key, broadcast('kept', recipients(2)))).body.broadcastId;
+    await svc.db.query(`UPDATE broadcasts SET expires_at = now() - interval '1 second' WHERE id = ANY($1::uuid[])`, [[gone, kept]]);
+    await svc.db.query(`UPDATE messages SET expires_at = now() - interval '1 second' WHERE broadcast_id = $1`, [gone]);
+    const result = await purgeOnce(svc.db, 3600, true);
+    expect(result!.broadcasts).toBe(1);
+    expect((await call(svc.url, 'GET', `/broadcasts/${gone}`, { key: t.key })).status).toBe(404);
+    expect((await call(svc.url, 'GET', `/broadcasts/${kept}`, { key: t.key })).body.counts.pending).toBe(2);
+    // Its externalId is free again.
+    expect((await post(t.key, broadcast('gone', recipients(1, 50)))).status).toBe(201);
   });
 
   it('accepts 5,000 recipients, each with its own externalId and template values, in one request', async () => {
