@@ -4,11 +4,12 @@
 import type { Queryable } from '../db/db.js';
 import type { Scope } from '../messages/message-queries.js';
 import { errors } from '../shared/errors.js';
+import { UUID_PATTERN } from '../shared/schemas.js';
 import { MESSAGE_STATUSES, type MessageStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
 
 export type BroadcastRecord = { id: string; customerId: string; externalId: string; chatAccountId: string; recipients: number; createdAt: Date; expiresAt: Date; cancelledAt: Date | null };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const UUID = new RegExp(UUID_PATTERN);
 
 /** By broadcastId or by the caller's externalId (a broadcastId match wins); `lock` for a cancel. */
 export async function findBroadcast(q: Queryable, scope: Scope, id: string, lock = false): Promise<BroadcastRecord> {

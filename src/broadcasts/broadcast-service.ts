@@ -18,11 +18,12 @@ import { type BroadcastRows, insertBroadcast } from './insert-broadcast.js';
 export type BroadcastAck = { broadcastId: string; externalId: string; chatAccountId: string; status: string; recipients: number; queued: number; createdAt: string };
 
 /**
- * The message rows of a broadcast. Each message is due when its account's pacing could take it
- * (one second of `throughput_mps` after another), so a large broadcast is not one block of due
- * rows ahead of every other message in the claim order: workers claim it a second at a time and
- * other accounts' (and this account's own) sends keep their turn. The dispatcher's pacing still
- * decides the real send times.
+ * The message rows of a broadcast. Each message is due about when its account's pacing could
+ * take it (one second of `throughput_mps` after another), so a large broadcast is not one block of
+ * due rows ahead of every other message in the claim order: workers claim it a second or two at a
+ * time and other accounts' (and this account's own) sends keep their turn. Each second is due one
+ * second early, so more is due than booked and the dispatcher's own return half-way through the
+ * booked schedule keeps the account's schedule without gaps. Pacing decides the real send times.
  */
 export function buildMessageRows(req: BroadcastRequest, account: Pick<AccountRecord, 'throughputMps'>): BroadcastRows {
   const rows: BroadcastRows = { externalIds: [], recipients: [], contents: [], delaysSeconds: [] };
@@ -32,7 +33,7 @@ export function buildMessageRows(req: BroadcastRequest, account: Pick<AccountRec
     rows.recipients.push(r.phoneE164);
     const own = r.components !== undefined && req.content.template !== undefined ? { ...req.content, template: { ...req.content.template, components: r.components } } : null;
     rows.contents.push(own === null ? null : JSON.stringify(own));
-    rows.delaysSeconds.push(Math.floor(i / perSecond));
+    rows.delaysSeconds.push(Math.max(0, Math.floor(i / perSecond) - 1));
   });
   return rows;
 }

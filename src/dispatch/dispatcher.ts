@@ -158,11 +158,7 @@ export function createDispatcher(deps: {
       });
     }
     if (refused.length + deferred.length > 0) await db.transaction((tx) => applyTransitions(tx, workerId, [...refused, ...deferred]));
-    // Also come back half-way through each booked schedule, so an account's next due messages (a
-    // broadcast's next second) are booked before its schedule runs out, not at the next poll.
-    const halfBooked = [...reservations.values()].map((r) => (Date.now() + r.startMs + r.count * r.intervalMs) / 2);
-    const wakeMs = Math.min(earliest(deferred)?.getTime() ?? Infinity, ...halfBooked);
-    return Number.isFinite(wakeMs) ? new Date(Math.max(Date.now(), wakeMs)) : null;
+    return earliest(deferred);
   }
 
   /** Claimed messages of cancelled broadcasts are failed (never sent); returns the others. */
