@@ -927,6 +927,52 @@ describe('fuzzing the HTTP API', () => {
     });
   });
 
+  describe('POST /messages/broadcast and /broadcasts/{id}', () => {
+    it('any JSON value or a mutated broadcast as the body: never a 5xx; sandbox keys never accepted (403 sandbox_not_supported)', async () => {
+      const valid = () => ({ externalId: unique('bc'), content: { type: 'text', text: 'x' }, recipients: [{ phoneE164: '+15551230000' }, { phoneE164: '+15551230001', externalId: unique('r') }] });
+      const mutation = fc.record({ pick: fc.nat(), value: anyJson, remove: fc.boolean() });
+      const body = fc.oneof(anyJson, fc.array(mutation, { minLength: 1, maxLength: 3 }).map((ms) => {
+        const b = valid() as Record<string, unknown>;
+        for (const m of ms) {
+          const paths = pathsOf(b);
+          if (paths.length === 0) break;
+          const path = paths[m.pick % paths.length]!;
+          if (m.remove) deleteAt(b, path);
+          else setAt(b, path, clone(m.value));
+        }
+        return b;
+      }));
+      await fc.assert(
+        fc.asyncProperty(body, keyChoice(), async (b, key) => {
+          const r = await raw('POST', '/messages/broadcast', { headers: jsonHeaders(key.headers), body: JSON.stringify(b) });
+          const what = `POST /messages/broadcast ${JSON.stringify(b).slice(0, 200)}`;
+          expectWellFormed(r, what);
+          if (!key.valid) expect(r.status, what).toBe(401);
+          else if (trimOws(String(key.headers['x-api-key'])) === tenant.sandboxKey) {
+            // Refused whatever the body, except what the input guard refuses before any route runs.
+            expect([400, 403, 413], `${what} -> ${describeReply(r)}`).toContain(r.status);
+            if (r.status === 403) expect(r.json, what).toEqual({ error: 'sandbox_not_supported' });
+          }
+          else expect([200, 201, 400, 409, 413, 422, 429], `${what} -> ${describeReply(r)}`).toContain(r.status);
+        }),
+        params(80),
+      );
+    });
+
+    it('random broadcast ids: never a 5xx; 404 broadcast_not_found for what is not the caller\'s', async () => {
+      await fc.assert(
+        fc.asyncProperty(pathSegment, fc.boolean(), async (segment, cancel) => {
+          const path = `/broadcasts/${segment}${cancel ? '/cancel' : ''}`;
+          const r = await raw(cancel ? 'POST' : 'GET', path, { headers: { 'x-api-key': tenant.key } });
+          const what = `${path.slice(0, 200)}`;
+          expectWellFormed(r, what);
+          expect([200, 400, 404], `${what} -> ${describeReply(r)}`).toContain(r.status);
+        }),
+        params(80),
+      );
+    });
+  });
+
   describe('routing and meta endpoints', () => {
     it('unknown routes and unsupported methods answer 404 {"error":"not_found"}', async () => {
       const route = fc.oneof(
@@ -958,6 +1004,7 @@ describe('fuzzing the HTTP API', () => {
         ['PUT', '/messages'], ['DELETE', '/messages'], ['PATCH', '/messages'], ['POST', '/chat-accounts'], ['DELETE', '/chat-accounts'],
         ['POST', '/healthz'], ['DELETE', '/readyz'], ['POST', '/openapi.json'], ['PUT', '/docs'], ['GET', '/admin/api-keys/00000000-0000-4000-8000-000000000000'],
         ['DELETE', '/admin/customers/00000000-0000-4000-8000-000000000000'], ['PUT', '/admin/chat-accounts/00000000-0000-4000-8000-000000000000'],
+        ['PUT', '/messages/broadcast'], ['DELETE', '/broadcasts/x'], ['GET', '/broadcasts/x/cancel'],
       ] as const));
       await fc.assert(
         fc.asyncProperty(pairs, fc.boolean(), async ([m, path], withCreds) => {

@@ -115,6 +115,25 @@ describe('media sends through the provider emulator', () => {
     }
   });
 
+  it('broadcasts an upload: every message of the broadcast sends the one provider upload, then the file goes', async () => {
+    const t = await tenant();
+    const mediaId = (await upload(svc.url, t.key, PDF_BYTES, 'menu.pdf')).body.mediaId;
+    const recipients = Array.from({ length: 20 }, (_, i) => ({ phoneE164: `+1555124${String(i).padStart(4, '0')}` }));
+    const res = await call(svc.url, 'POST', '/messages/broadcast', { key: t.key, body: { externalId: ext(), recipients, content: { type: 'document', document: { mediaId } } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const done = await eventually(async () => {
+      const b = (await call(svc.url, 'GET', `/broadcasts/${res.body.broadcastId}`, { key: t.key })).body;
+      return b.counts.pending + b.counts.queued === 0 ? b : undefined;
+    }, 30_000);
+    expect(done.counts.failed).toBe(0);
+    const uploads = uploadsTo(t.phoneNumberId);
+    expect(uploads).toHaveLength(1);
+    const sent = emu.state.sent.filter((x) => x.phoneNumberId === t.phoneNumberId);
+    expect(sent).toHaveLength(20);
+    for (const x of sent) expect((x.payload as any).document).toEqual({ id: uploads[0]![0], filename: 'menu.pdf' });
+    await eventually(async () => (await mediaRow(mediaId)).length === 0);
+  });
+
   it('keeps the upload while another message using it is still queued (retrying), and deletes it after the last', async () => {
     const t = await tenant();
     const mediaId = (await upload(svc.url, t.key, PDF_BYTES, 'kept.pdf')).body.mediaId;

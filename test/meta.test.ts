@@ -17,7 +17,7 @@ describe('health, readiness and the API description', () => {
     const res = await call(svc.url, 'GET', '/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');
-    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/messages', '/messages/{id}', '/chat-accounts', '/admin/customers']));
+    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/messages', '/messages/{id}', '/messages/broadcast', '/broadcasts/{id}', '/broadcasts/{id}/cancel', '/chat-accounts', '/admin/customers']));
     expect(res.body.paths['/chat-accounts/{accountId}/templates'].post.requestBody.content['application/json'].schema.properties.parameterFormat).toBeDefined();
     const send = res.body.paths['/messages'].post;
     expect(send.requestBody.content['application/json'].schema.properties.externalId).toMatchObject({ minLength: 1, maxLength: 200 });

@@ -18,7 +18,7 @@ describe('purger', () => {
     await svc.db.query(`INSERT INTO events (id, customer_id, type, data, created_at) VALUES ('evt_old', $1, 'message.status', '{}', now() - interval '31 days')`, [t.customerId]);
 
     const result = await purgeOnce(svc.db, 3600, true);
-    expect(result).toEqual({ messages: 1, events: 1, receipts: 0, deliveries: 0, inbound: 0, media: 0 });
+    expect(result).toEqual({ messages: 1, broadcasts: 0, events: 1, receipts: 0, deliveries: 0, inbound: 0, media: 0 });
     expect(await call(svc.url, 'GET', `/messages/${old.body.messageId}`, { key: t.key })).toMatchObject({ status: 404, body: { error: 'message_not_found' } });
     expect(await call(svc.url, 'GET', '/messages/purge-me', { key: t.key })).toMatchObject({ status: 404, body: { error: 'message_not_found' } });
     expect((await call(svc.url, 'GET', `/messages/${kept.body.messageId}`, { key: t.key })).status).toBe(200);

@@ -18,6 +18,8 @@ export type Claimed = {
   mediaId: string | null;
   /** The media as uploaded to the provider by the worker's media step; null until then. */
   providerMedia: ProviderMediaRef | null;
+  /** The broadcast it belongs to, if any (a cancelled broadcast's messages are failed, not sent). */
+  broadcastId: string | null;
 };
 
 export async function claimDue(db: Pick<Db, 'query'>, workerId: string, limit: number, leaseSeconds: number): Promise<Claimed[]> {
@@ -29,7 +31,7 @@ export async function claimDue(db: Pick<Db, 'query'>, workerId: string, limit: n
               ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED) d
       WHERE m.id = d.id
       RETURNING m.id, m.status, m.recipient, m.sandbox, m.customer_id, m.chat_account_id, m.content, m.attempt_count, m.max_attempts,
-                m.media_id, m.provider_media`,
+                m.media_id, m.provider_media, m.broadcast_id`,
     [workerId, leaseSeconds, limit],
   );
   return rows.map((r) => ({
@@ -44,6 +46,7 @@ export async function claimDue(db: Pick<Db, 'query'>, workerId: string, limit: n
     maxAttempts: Number(r.max_attempts),
     mediaId: (r.media_id as string | null) ?? null,
     providerMedia: (r.provider_media as ProviderMediaRef | null) ?? null,
+    broadcastId: (r.broadcast_id as string | null) ?? null,
   }));
 }
 

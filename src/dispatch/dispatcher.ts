@@ -13,6 +13,7 @@ import { MESSAGES_READY } from '../messages/insert-batch.js';
 import { type MediaPreparer, needsMediaStep } from '../media/prepare-media.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import { applyParkedReceipts } from '../receipts/apply-receipt.js';
+import { failCancelledMessages, findCancelled } from '../broadcasts/cancel-messages.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit } from '../shared/group-commit.js';
 import { createWorkerLoop } from '../shared/worker-loop.js';
@@ -190,6 +191,19 @@ export function createDispatcher(deps: {
     return earliest(deferred);
   }
 
+  /** Claimed messages of cancelled broadcasts are failed (never sent); returns the others. */
+  async function failCancelled(live: Claimed[]): Promise<Claimed[]> {
+    const ids = [...new Set(live.flatMap((m) => (m.broadcastId !== null ? [m.broadcastId] : [])))];
+    const cancelled = await findCancelled(db, ids);
+    if (cancelled.size === 0) return live;
+    await retryTransient(() =>
+      db.transaction(async (tx) => {
+        for (const [id, b] of cancelled) await failCancelledMessages(tx, workerId, b, live.filter((m) => m.broadcastId === id));
+      }),
+    );
+    return live.filter((m) => m.broadcastId === null || !cancelled.has(m.broadcastId));
+  }
+
   async function pass() {
     const room = options.maxInFlight - inFlight;
     if (room <= 0) return { didWork: false };
@@ -202,7 +216,7 @@ export function createDispatcher(deps: {
     if (claimed.length === 0) return { didWork: false };
     const now = new Date();
     const sandbox = claimed.filter((m) => m.sandbox);
-    const live = claimed.filter((m) => !m.sandbox);
+    const live = await failCancelled(claimed.filter((m) => !m.sandbox));
     const simulated = sandbox.map((m) => simulateSandboxStep(m, now, options.sandboxStepMs)).filter((t): t is Transition => t !== null);
     if (simulated.length > 0) await retryTransient(() => db.transaction((tx) => applyTransitions(tx, workerId, simulated)));
     const liveDue = live.length > 0 ? await dispatchLive(live) : null;

@@ -49,6 +49,10 @@ function describe(e: ErrorObject): Problem | null {
       return { path: joinPath(e.instancePath), message: `must be at most ${String(p.limit)} characters` };
     case 'pattern':
       return { path: joinPath(e.instancePath), message: PATTERN_MESSAGES[String(p.pattern)] ?? `must match ${String(p.pattern)}` };
+    case 'minItems':
+      return { path: joinPath(e.instancePath), message: p.limit === 1 ? 'must not be empty' : `must have at least ${String(p.limit)} items` };
+    case 'maxItems':
+      return { path: joinPath(e.instancePath), message: `must have at most ${String(p.limit)} items` };
     case 'const':
       return { path: joinPath(e.instancePath), message: `must be ${JSON.stringify(p.allowedValue)}` };
     case 'enum':

@@ -12,6 +12,9 @@ export const MAX_PENDING_MEDIA = 200;
 
 export type MediaUpload = { mediaId: string; mimetype: string; sizeBytes: number; filename: string; expiresAt: string };
 
+/** The part of a message content that may name an upload. */
+export type MediaContent = { type: string; image?: { mediaId?: string }; document?: { mediaId?: string } };
+
 export type MediaForSend = { id: string; filename: string; mimetype: string; sizeBytes: number };
 
 /** An upload that is neither used by a message nor expired (the unused lifetime is over). */
@@ -53,6 +56,23 @@ export function createMediaService(deps: { db: Db; store: MediaStore; unusedTtlS
         return r!;
       });
       return { mediaId: id, mimetype, sizeBytes: file.data.length, filename: file.filename, expiresAt: new Date(row.expires_at).toISOString() };
+    },
+
+    /**
+     * The upload a message content uses (null when it uses none), checked. A repeat of a request
+     * whose file is gone since (files are deleted once their messages are sent) is still a repeat,
+     * or a conflict: `isRepeat` tells, and the insert decides.
+     */
+    async forContent(customerId: string, content: MediaContent, isRepeat: () => Promise<boolean>): Promise<string | null> {
+      const kind = content.type === 'image' || content.type === 'document' ? content.type : null;
+      const mediaId = kind ? content[kind]?.mediaId : undefined;
+      if (!kind || mediaId === undefined) return null;
+      try {
+        return (await this.forSend(customerId, mediaId, kind)).id;
+      } catch (err) {
+        if (!(await isRepeat())) throw err;
+        return mediaId.toLowerCase();
+      }
     },
 
     /** The file a send refers to, or 422 invalid_media (missing, foreign, expired, deleted, wrong type). */

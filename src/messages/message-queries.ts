@@ -13,6 +13,7 @@ export type ListFilter = {
   providerMessageId?: string;
   channel?: string;
   chatAccountId?: string;
+  broadcastId?: string;
   since?: Date;
   until?: Date;
   limit: number;
@@ -51,6 +52,7 @@ export function createMessageQueries(db: Db) {
       if (f.externalId !== undefined) add((n) => `external_id = ${n}`, f.externalId);
       if (f.providerMessageId !== undefined) add((n) => `provider_message_id = ${n}`, f.providerMessageId);
       if (f.channel !== undefined) add((n) => `channel = ${n}`, f.channel);
+      if (f.broadcastId !== undefined) add((n) => `broadcast_id = ${n}::uuid`, f.broadcastId);
       if (f.since !== undefined) add((n) => `created_at >= ${n}::timestamptz`, f.since.toISOString());
       if (f.until !== undefined) add((n) => `created_at <= ${n}::timestamptz`, f.until.toISOString());
       if (f.cursor !== undefined) {

@@ -96,3 +96,8 @@ export function crossFieldProblems(body: unknown, opts: { allowPrivateUrls: bool
   }
   return problems;
 }
+
+/** The content part of a send, reused by POST /messages/broadcast (same rules, same validation). */
+export const ContentSchema = SendRequestSchema.properties.content;
+/** Values for a template's variables (`body`, `header`), as in content.template.components. */
+export const TemplateComponents = ContentSchema.properties.template.properties.components;

@@ -31,11 +31,18 @@ export function resolveSendAccount(principal: Principal, tenant: Tenant, request
   return officials[0]!;
 }
 
+/** The plan's rule on the content of a send (POST /messages and broadcasts alike). */
+export function checkContentGates(principal: Principal, tenant: Tenant, content: SendRequest['content']): void {
+  if (content.type === 'template' && !principal.sandbox && !PLAN_LIMITS[tenant.plan].templates) {
+    throw errors.templatesNotAvailable();
+  }
+}
+
 export type SendResult = { created: boolean; ack: Ack };
 
 export type SendService = ReturnType<typeof createSendService>;
 
-export function createSendService(deps: { db: Db; maxSendAttempts: number; media: Pick<MediaService, 'forSend'> }) {
+export function createSendService(deps: { db: Db; maxSendAttempts: number; media: Pick<MediaService, 'forContent'> }) {
   const { db, maxSendAttempts } = deps;
   const group = createGroupCommit<NewMessage, InsertOutcome>((items) => insertBatch(db, items), {
     maxBatch: 500,
@@ -44,29 +51,13 @@ export function createSendService(deps: { db: Db; maxSendAttempts: number; media
     maxInFlight: 1,
   });
 
-  /**
-   * The upload a send uses, checked. A repeat of a send whose file is gone since (files are
-   * deleted once their messages are sent) is still a repeat, or a conflict: the insert decides.
-   */
-  async function mediaForSend(customerId: string, externalId: string, mediaId: string, kind: 'image' | 'document'): Promise<string> {
-    try {
-      return (await deps.media.forSend(customerId, mediaId, kind)).id;
-    } catch (err) {
-      const existing = await db.query('SELECT 1 FROM messages WHERE customer_id = $1 AND external_id = $2', [customerId, externalId]);
-      if (existing.length === 0) throw err;
-      return mediaId.toLowerCase();
-    }
-  }
-
   return {
     async send(principal: Principal, tenant: Tenant, req: SendRequest): Promise<SendResult> {
       const account = resolveSendAccount(principal, tenant, req.chatAccountId);
-      if (req.content.type === 'template' && !principal.sandbox && !PLAN_LIMITS[tenant.plan].templates) {
-        throw errors.templatesNotAvailable();
-      }
-      const kind = req.content.type === 'image' || req.content.type === 'document' ? req.content.type : null;
-      const mediaId = kind ? req.content[kind]?.mediaId : undefined;
-      const media = kind && mediaId !== undefined ? await mediaForSend(tenant.customerId, req.externalId, mediaId, kind) : null;
+      checkContentGates(principal, tenant, req.content);
+      const media = await deps.media.forContent(tenant.customerId, req.content, async () =>
+        (await db.query('SELECT 1 FROM messages WHERE customer_id = $1 AND external_id = $2', [tenant.customerId, req.externalId])).length > 0,
+      );
 
       const now = new Date();
       const ttl = effectiveTtlSeconds(tenant.plan, req.ttlSeconds);

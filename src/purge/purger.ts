@@ -11,7 +11,7 @@ const CHUNK = 5000;
 /** Events outlive nothing they describe: the longest message retention is 30 days. */
 const EVENT_RETENTION_DAYS = 30;
 
-export type PurgeResult = { messages: number; events: number; receipts: number; deliveries: number; inbound: number; media: number };
+export type PurgeResult = { messages: number; broadcasts: number; events: number; receipts: number; deliveries: number; inbound: number; media: number };
 
 /** One purge pass, whoever's turn it is. Returns null when another process holds the turn. */
 export async function purgeOnce(db: Db, intervalSeconds: number, force = false): Promise<PurgeResult | null> {
@@ -38,6 +38,11 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
   const messages = await chunked(
     `DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE expires_at <= now() LIMIT $1) RETURNING id`,
   );
+  // A broadcast record goes once its lifetime has passed and its messages are gone.
+  const broadcasts = await chunked(
+    `DELETE FROM broadcasts WHERE id IN (SELECT b.id FROM broadcasts b WHERE b.expires_at <= now()
+       AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.broadcast_id = b.id) LIMIT $1) RETURNING id`,
+  );
   // Uploads: expired unused ones, and used ones whose messages are gone (after the messages, so a
   // file never outlives the messages that use it).
   const media = await purgeMedia(db, CHUNK);
@@ -61,7 +66,7 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
     `DELETE FROM inbound_receptions WHERE (chat_account_id, provider_message_id) IN (
        SELECT chat_account_id, provider_message_id FROM inbound_receptions WHERE received_at < now() - interval '8 days' LIMIT $1) RETURNING 1`,
   );
-  return { messages, events, receipts, deliveries, inbound, media };
+  return { messages, broadcasts, events, receipts, deliveries, inbound, media };
 }
 
 export function createPurger(deps: { db: Db; log: Logger; intervalSeconds: number }) {

@@ -29,9 +29,11 @@ export const errors = {
   featureNotAvailable: (plan: string) => new AppError(403, 'feature_not_available', { plan }),
   keyScopeViolation: () => new AppError(403, 'key_scope_violation'),
   keyScopeInsufficient: () => new AppError(403, 'key_scope_insufficient'),
+  sandboxNotSupported: () => new AppError(403, 'sandbox_not_supported'),
   messageNotFound: () => new AppError(404, 'message_not_found'),
   accountNotFound: () => new AppError(404, 'account_not_found'),
-  conflict: () => new AppError(409, 'conflict', { message: 'externalId already used with a different payload' }),
+  broadcastNotFound: () => new AppError(404, 'broadcast_not_found'),
+  conflict: (message = 'externalId already used with a different payload') => new AppError(409, 'conflict', { message }),
   invalidChatAccount: () => new AppError(422, 'invalid_chat_account'),
   invalidMedia: (code: 'media_not_found' | 'media_type_mismatch', message?: string) =>
     new AppError(422, 'invalid_media', { code, ...(message !== undefined ? { message } : {}) }),

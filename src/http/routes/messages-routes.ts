@@ -21,6 +21,7 @@ const ListQuery = Type.Object(
     providerMessageId: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
     channel: Type.Optional(Type.Literal(CHANNEL_OFFICIAL)),
     chatAccountId: Type.Optional(Uuid()),
+    broadcastId: Type.Optional(Uuid()),
     since: Type.Optional(Timestamp()),
     until: Type.Optional(Timestamp()),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),

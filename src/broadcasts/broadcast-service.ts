@@ -1,0 +1,130 @@
+// Broadcasts: one content to up to 5,000 recipients, accepted all at once (quota for every
+// recipient, one message row each, one transaction), then sent by the ordinary dispatcher.
+import crypto from 'node:crypto';
+import type { AccountRecord } from '../accounts/account-record.js';
+import type { Principal, Tenant } from '../auth/directory.js';
+import type { Db } from '../db/db.js';
+import type { Scope } from '../messages/message-queries.js';
+import type { MediaService } from '../media/media-service.js';
+import { checkContentGates, resolveSendAccount } from '../messages/send-service.js';
+import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
+import { canonicalJson, sha256Hex } from '../shared/crypto.js';
+import { errors } from '../shared/errors.js';
+import { CHANNEL_OFFICIAL } from '../shared/vocab.js';
+import { type Broadcast, findBroadcast, toBroadcast } from './broadcast-queries.js';
+import { type BroadcastRequest, messageExternalId } from './broadcast-request.js';
+import { failCancelledMessages } from './cancel-messages.js';
+import { type BroadcastRows, insertBroadcast } from './insert-broadcast.js';
+
+export type BroadcastAck = { broadcastId: string; externalId: string; chatAccountId: string; status: string; recipients: number; queued: number; createdAt: string };
+
+/**
+ * The message rows of a broadcast. Each message is due about when its account's pacing could
+ * take it (one second of `throughput_mps` after another), so a large broadcast is not one block of
+ * due rows ahead of every other message in the claim order: workers claim it a second or two at a
+ * time and other accounts' (and this account's own) sends keep their turn. Each second is due one
+ * second early, so more is due than booked and the dispatcher's own return half-way through the
+ * booked schedule keeps the account's schedule without gaps. Pacing decides the real send times.
+ */
+export function buildMessageRows(req: BroadcastRequest, account: Pick<AccountRecord, 'throughputMps'>): BroadcastRows {
+  const rows: BroadcastRows = { externalIds: [], recipients: [], contents: [], delaysSeconds: [] };
+  const perSecond = Math.max(1, account.throughputMps);
+  req.recipients.forEach((r, i) => {
+    rows.externalIds.push(messageExternalId(req.externalId, i, r.externalId));
+    rows.recipients.push(r.phoneE164);
+    const own = r.components !== undefined && req.content.template !== undefined ? { ...req.content, template: { ...req.content.template, components: r.components } } : null;
+    rows.contents.push(own === null ? null : JSON.stringify(own));
+    rows.delaysSeconds.push(Math.max(0, Math.floor(i / perSecond) - 1));
+  });
+  return rows;
+}
+
+export type BroadcastService = ReturnType<typeof createBroadcastService>;
+
+export function createBroadcastService(deps: { db: Db; maxSendAttempts: number; media: Pick<MediaService, 'forContent'> }) {
+  const { db } = deps;
+
+  /** Refusals that do not depend on the body: sandbox keys, then plans without broadcasts. */
+  function checkAllowed(principal: Principal, tenant: Tenant): void {
+    if (principal.sandbox) throw errors.sandboxNotSupported();
+    if (!PLAN_LIMITS[tenant.plan].broadcasts) throw errors.featureNotAvailable(tenant.plan);
+  }
+
+  async function get(scope: Scope, id: string): Promise<Broadcast> {
+    return toBroadcast(db, await findBroadcast(db, scope, id));
+  }
+
+  return {
+    checkAllowed,
+    get,
+
+    async create(principal: Principal, tenant: Tenant, req: BroadcastRequest): Promise<{ created: boolean; ack: BroadcastAck }> {
+      checkAllowed(principal, tenant);
+      const account = resolveSendAccount(principal, tenant, req.chatAccountId);
+      checkContentGates(principal, tenant, req.content);
+      const mediaId = await deps.media.forContent(tenant.customerId, req.content, async () =>
+        (await db.query('SELECT 1 FROM broadcasts WHERE customer_id = $1 AND external_id = $2', [tenant.customerId, req.externalId])).length > 0,
+      );
+      const now = new Date();
+      const ttl = effectiveTtlSeconds(tenant.plan, req.ttlSeconds);
+      const payloadHash = sha256Hex(
+        canonicalJson({
+          externalId: req.externalId,
+          channel: CHANNEL_OFFICIAL,
+          content: req.content,
+          recipients: req.recipients,
+          chatAccountId: account.id,
+          metadata: req.metadata ?? null,
+          ttlSeconds: req.ttlSeconds ?? null,
+        }),
+      );
+      const result = await insertBroadcast(db, {
+        id: crypto.randomUUID(),
+        customerId: tenant.customerId,
+        chatAccountId: account.id,
+        apiKeyId: principal.keyId,
+        externalId: req.externalId,
+        payloadHash,
+        channel: CHANNEL_OFFICIAL,
+        sharedContentJson: JSON.stringify(req.content),
+        metadataJson: req.metadata === undefined ? null : JSON.stringify(req.metadata),
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + ttl * 1000),
+        maxAttempts: deps.maxSendAttempts,
+        quotaLimit: PLAN_LIMITS[tenant.plan].messagesPerMonth,
+        mediaId,
+        rows: buildMessageRows(req, account),
+      });
+      if (result.created) {
+        const ack = { broadcastId: result.id, externalId: req.externalId, chatAccountId: account.id, status: 'active', recipients: req.recipients.length, queued: req.recipients.length, createdAt: now.toISOString() };
+        return { created: true, ack };
+      }
+      // A repeat answers the original, as it is now (every recipient was queued when it was created).
+      const b = await get({ customerId: tenant.customerId, accountId: null }, result.id);
+      return { created: false, ack: { broadcastId: b.broadcastId, externalId: b.externalId, chatAccountId: b.chatAccountId, status: b.status, recipients: b.recipients, queued: b.recipients, createdAt: b.createdAt } };
+    },
+
+    /**
+     * Cancels a broadcast: marks it (so workers fail what they claim of it later) and fails, in
+     * set-based statements, its messages that are pending or queued and not held by a worker.
+     * Messages a worker holds right now finish as they would have. Idempotent.
+     */
+    async cancel(scope: Scope, id: string): Promise<Broadcast> {
+      const holder = `cancel:${crypto.randomUUID()}`;
+      const b = await db.transaction(async (tx) => {
+        const record = await findBroadcast(tx, scope, id, true);
+        await tx.query('UPDATE broadcasts SET cancelled_at = COALESCE(cancelled_at, now()) WHERE id = $1', [record.id]);
+        const held = await tx.query<{ id: string; status: 'pending' | 'queued' }>(
+          `UPDATE messages SET locked_by = $3, locked_until = now() + interval '1 minute'
+            WHERE customer_id = $1 AND broadcast_id = $2 AND status IN ('pending', 'queued')
+              AND (locked_until IS NULL OR locked_until < now())
+            RETURNING id, status`,
+          [record.customerId, record.id, holder],
+        );
+        await failCancelledMessages(tx, holder, record, held);
+        return record;
+      });
+      return get(scope, b.id);
+    },
+  };
+}

@@ -1,0 +1,41 @@
+// Failing the messages of a cancelled broadcast that have not left: the normal transitions (with
+// their message.status events in the outbox), and their quota given back when it was charged to
+// the current month (they never left; a past month's counter is history and stays as it was).
+import type { Queryable } from '../db/db.js';
+import { applyTransitions, type Transition } from '../dispatch/transitions.js';
+import { quotaMonth } from '../plans/plans.js';
+import type { MessageStatus } from '../shared/vocab.js';
+import { SEND_ERROR_CODES } from '../shared/vocab.js';
+
+export const CANCELLED_ERROR = { code: SEND_ERROR_CODES.BROADCAST_CANCELLED, message: 'The broadcast was cancelled before this message was sent' };
+
+/**
+ * Fails `messages` of one broadcast, which the caller holds under the lease `holder` (the cancel
+ * request's own, or a worker's that claimed them after the cancel). Returns how many were failed.
+ */
+export async function failCancelledMessages(
+  tx: Queryable,
+  holder: string,
+  broadcast: { customerId: string; createdAt: Date },
+  messages: { id: string; status: MessageStatus }[],
+  now = new Date(),
+): Promise<number> {
+  if (messages.length === 0) return 0;
+  const transitions: Transition[] = messages.map((m) => ({ id: m.id, from: m.status, to: 'failed', at: now, error: CANCELLED_ERROR, nextDueAt: null, attempted: false }));
+  const failed = await applyTransitions(tx, holder, transitions);
+  const { month } = quotaMonth(now);
+  if (failed > 0 && quotaMonth(broadcast.createdAt).month === month) {
+    await tx.query('UPDATE quota_usage SET used = greatest(0, used - $3) WHERE customer_id = $1 AND month = $2::date', [broadcast.customerId, month, failed]);
+  }
+  return failed;
+}
+
+/** The cancelled ones among these broadcasts (for a worker that claimed their messages). */
+export async function findCancelled(q: Queryable, broadcastIds: string[]): Promise<Map<string, { customerId: string; createdAt: Date }>> {
+  if (broadcastIds.length === 0) return new Map();
+  const rows = await q.query<{ id: string; customer_id: string; created_at: Date }>(
+    'SELECT id, customer_id, created_at FROM broadcasts WHERE id = ANY($1::uuid[]) AND cancelled_at IS NOT NULL',
+    [broadcastIds],
+  );
+  return new Map(rows.map((r) => [r.id, { customerId: r.customer_id, createdAt: r.created_at }]));
+}

@@ -1,0 +1,74 @@
+// /messages/broadcast and /broadcasts: send one content to a list, read a broadcast's progress, cancel it.
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { Directory } from '../../auth/directory.js';
+import { broadcastProblems, type BroadcastRequest, BroadcastRequestSchema } from '../../broadcasts/broadcast-request.js';
+import type { BroadcastService } from '../../broadcasts/broadcast-service.js';
+import { errors } from '../../shared/errors.js';
+import { ErrorBody } from '../../shared/schemas.js';
+import type { Server } from '../server.js';
+import { principalOf } from '../server.js';
+import { toProblems } from '../validation.js';
+
+/** 5,000 recipients with their own externalIds and template values do not fit the default body limit. */
+const BROADCAST_BODY_LIMIT = 8 * 1024 * 1024;
+
+const Ack = Type.Object({
+  broadcastId: Type.String(),
+  externalId: Type.String(),
+  chatAccountId: Type.String(),
+  status: Type.String(),
+  recipients: Type.Integer(),
+  queued: Type.Integer(),
+  createdAt: Type.String(),
+});
+
+const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+
+export function registerBroadcastRoutes(app: Server, deps: { directory: Pick<Directory, 'tenant'>; broadcasts: BroadcastService; allowPrivateUrls: boolean }) {
+  const tenantOf = async (customerId: string) => {
+    const tenant = await deps.directory.tenant(customerId);
+    if (!tenant) throw errors.invalidKey();
+    return tenant;
+  };
+  const scopeOf = (request: FastifyRequest) => {
+    const principal = principalOf(request);
+    return { customerId: principal.customerId, accountId: principal.scopeAccountId };
+  };
+  const common = { tags: ['broadcasts'], security: [{ apiKey: [] }] };
+
+  app.post(
+    '/messages/broadcast',
+    {
+      attachValidation: true,
+      bodyLimit: BROADCAST_BODY_LIMIT,
+      schema: {
+        ...common,
+        summary: 'Queue one content to up to 5,000 recipients (plans Basic and Pro)',
+        body: BroadcastRequestSchema,
+        response: { 200: Ack, 201: Ack, '4xx': ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const tenant = await tenantOf(principal.customerId);
+      // Who may broadcast at all is answered before what is wrong with the body.
+      deps.broadcasts.checkAllowed(principal, tenant);
+      const problems = [
+        ...toProblems((request.validationError?.validation ?? []) as never),
+        ...broadcastProblems(request.body, { allowPrivateUrls: deps.allowPrivateUrls }),
+      ];
+      if (problems.length > 0) throw errors.validation(problems);
+      const result = await deps.broadcasts.create(principal, tenant, request.body as BroadcastRequest);
+      return reply.code(result.created ? 201 : 200).send(result.ack);
+    },
+  );
+
+  app.get('/broadcasts/:id', { schema: { ...common, summary: 'One broadcast, by broadcastId or by your externalId, with progress counts', params: Id } }, async (request) =>
+    deps.broadcasts.get(scopeOf(request), request.params.id),
+  );
+
+  app.post('/broadcasts/:id/cancel', { schema: { ...common, summary: 'Cancel the messages of a broadcast that have not left yet', params: Id } }, async (request) =>
+    deps.broadcasts.cancel(scopeOf(request), request.params.id),
+  );
+}
