@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { type Backend, createDatabase } from './databases.js';
 import { type Child, freePort, startTs, stop, stopAll, waitHealthy } from './processes.js';
+import { maxPerSecond } from './report.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -57,16 +58,6 @@ async function timeAccept(apiUrl: string, key: string, n: number): Promise<{ ms:
   const t0 = performance.now();
   const ack = await json(`${apiUrl}/messages/broadcast`, { method: 'POST', headers: { 'x-api-key': key }, body: payload });
   return { ms: Math.round(performance.now() - t0), broadcastId: ack.broadcastId as string, startedAt };
-}
-
-function maxPerSecond(times: number[]): number {
-  const t = [...times].sort((a, b) => a - b);
-  let max = 0;
-  for (let i = 0, j = 0; i < t.length; i++) {
-    while (t[i]! - t[j]! >= 1000) j++;
-    max = Math.max(max, i - j + 1);
-  }
-  return max;
 }
 
 async function postgresRun() {

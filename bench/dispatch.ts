@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { createDatabase } from './databases.js';
 import { type Child, freePort, memoryMb, startTs, stop, stopAll, waitHealthy } from './processes.js';
+import { maxPerSecond } from './report.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -35,16 +36,6 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
   await Promise.all(Array.from({ length: limit }, async () => {
     while (next < items.length) await fn(items[next++]!);
   }));
-}
-
-function maxPerSecond(times: number[]): number {
-  const t = [...times].sort((a, b) => a - b);
-  let max = 0;
-  for (let i = 0, j = 0; i < t.length; i++) {
-    while (t[i]! - t[j]! >= 1000) j++;
-    max = Math.max(max, i - j + 1);
-  }
-  return max;
 }
 
 async function main() {

@@ -91,3 +91,14 @@ export function writeJson(dir: string, stamp: string, data: unknown): string {
   fs.writeFileSync(file, JSON.stringify(data, null, 2) + '\n');
   return file;
 }
+
+/** The most events (epoch ms) in any one-second window. */
+export function maxPerSecond(times: number[]): number {
+  const t = [...times].sort((a, b) => a - b);
+  let max = 0;
+  for (let i = 0, j = 0; i < t.length; i++) {
+    while (t[i]! - t[j]! >= 1000) j++;
+    max = Math.max(max, i - j + 1);
+  }
+  return max;
+}

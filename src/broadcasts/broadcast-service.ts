@@ -6,7 +6,7 @@ import type { Principal, Tenant } from '../auth/directory.js';
 import type { Db } from '../db/db.js';
 import type { Scope } from '../messages/message-queries.js';
 import type { MediaService } from '../media/media-service.js';
-import { checkContentGates, resolveSendAccount } from '../messages/send-service.js';
+import { admitContent } from '../messages/send-service.js';
 import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
 import { canonicalJson, sha256Hex } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
@@ -60,9 +60,7 @@ export function createBroadcastService(deps: { db: Db; maxSendAttempts: number; 
 
     async create(principal: Principal, tenant: Tenant, req: BroadcastRequest): Promise<{ created: boolean; ack: BroadcastAck }> {
       checkAllowed(principal, tenant);
-      const account = resolveSendAccount(principal, tenant, req.chatAccountId);
-      checkContentGates(principal, tenant, req.content);
-      const mediaId = await deps.media.forContent(tenant.customerId, req.content, async () =>
+      const { account, mediaId } = await admitContent(deps.media, principal, tenant, req, async () =>
         (await db.query('SELECT 1 FROM broadcasts WHERE customer_id = $1 AND external_id = $2', [tenant.customerId, req.externalId])).length > 0,
       );
       const now = new Date();

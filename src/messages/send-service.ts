@@ -31,11 +31,23 @@ export function resolveSendAccount(principal: Principal, tenant: Tenant, request
   return officials[0]!;
 }
 
-/** The plan's rule on the content of a send (POST /messages and broadcasts alike). */
-export function checkContentGates(principal: Principal, tenant: Tenant, content: SendRequest['content']): void {
-  if (content.type === 'template' && !principal.sandbox && !PLAN_LIMITS[tenant.plan].templates) {
+/**
+ * What every send checks first, POST /messages and broadcasts alike: the sending account, the
+ * plan's rule on the content, and the upload it uses (null when none). `isRepeat` tells whether
+ * the request repeats an accepted one (its upload may be gone since; the insert decides).
+ */
+export async function admitContent(
+  media: Pick<MediaService, 'forContent'>,
+  principal: Principal,
+  tenant: Tenant,
+  req: { chatAccountId?: string; content: SendRequest['content'] },
+  isRepeat: () => Promise<boolean>,
+): Promise<{ account: AccountRecord; mediaId: string | null }> {
+  const account = resolveSendAccount(principal, tenant, req.chatAccountId);
+  if (req.content.type === 'template' && !principal.sandbox && !PLAN_LIMITS[tenant.plan].templates) {
     throw errors.templatesNotAvailable();
   }
+  return { account, mediaId: await media.forContent(tenant.customerId, req.content, isRepeat) };
 }
 
 export type SendResult = { created: boolean; ack: Ack };
@@ -53,9 +65,7 @@ export function createSendService(deps: { db: Db; maxSendAttempts: number; media
 
   return {
     async send(principal: Principal, tenant: Tenant, req: SendRequest): Promise<SendResult> {
-      const account = resolveSendAccount(principal, tenant, req.chatAccountId);
-      checkContentGates(principal, tenant, req.content);
-      const media = await deps.media.forContent(tenant.customerId, req.content, async () =>
+      const { account, mediaId } = await admitContent(deps.media, principal, tenant, req, async () =>
         (await db.query('SELECT 1 FROM messages WHERE customer_id = $1 AND external_id = $2', [tenant.customerId, req.externalId])).length > 0,
       );
 
@@ -88,7 +98,7 @@ export function createSendService(deps: { db: Db; maxSendAttempts: number; media
         createdAt: now,
         expiresAt: new Date(now.getTime() + ttl * 1000),
         maxAttempts: maxSendAttempts,
-        mediaId: media,
+        mediaId,
         quotaLimit: principal.sandbox ? null : PLAN_LIMITS[tenant.plan].messagesPerMonth,
       });
       switch (outcome.kind) {
