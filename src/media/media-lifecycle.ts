@@ -19,10 +19,14 @@ async function lockThenDelete(tx: Pick<Queryable, 'query'>, candidatesSql: strin
   return rows.length;
 }
 
-/** Deletes those of these used files that no pending or queued message needs any more. */
+/**
+ * Deletes those of these used files that no pending or queued message needs any more. The rows
+ * are locked whatever their messages: two transactions finishing the last messages of one file
+ * then take turns, and the second one's check sees the first one's messages done (a check made
+ * while locking would use the snapshot from before the wait, and both would keep the file).
+ */
 export function releaseMedia(tx: Pick<Queryable, 'query'>, mediaIds: string[]): Promise<number> {
-  const condition = `f.used_at IS NOT NULL AND ${NONE_WAITING}`;
-  return lockThenDelete(tx, `SELECT f.id FROM media_files f WHERE f.id = ANY($1::uuid[]) AND ${condition} ORDER BY f.id FOR UPDATE`, [mediaIds], condition);
+  return lockThenDelete(tx, `SELECT f.id FROM media_files f WHERE f.id = ANY($1::uuid[]) ORDER BY f.id FOR UPDATE`, [mediaIds], `f.used_at IS NOT NULL AND ${NONE_WAITING}`);
 }
 
 /** The purger's pass: expired unused files, and used ones nothing waits for, in chunks. */
