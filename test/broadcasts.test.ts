@@ -203,6 +203,11 @@ describe('broadcasts: acceptance (API only, nothing sent)', () => {
     await svc.db.query(`UPDATE messages SET status = 'sent', sent_at = now() WHERE broadcast_id = $1 AND external_id = 'cancel-me:0'`, [id]);
     // held by a worker right now: left to finish
     await svc.db.query(`UPDATE messages SET status = 'queued', locked_by = 'w', locked_until = now() + interval '1 minute' WHERE broadcast_id = $1 AND external_id = 'cancel-me:1'`, [id]);
+    // tried once already (it may have reached the provider): failed, but its quota is not given back
+    await svc.db.query(`UPDATE messages SET status = 'queued', attempt_count = 1 WHERE broadcast_id = $1 AND external_id = 'cancel-me:5'`, [id]);
+    // a sandbox key cannot cancel live messages
+    const sandbox = await call(svc.url, 'POST', `/broadcasts/${id}/cancel`, { key: t.sandboxKey });
+    expect(sandbox).toMatchObject({ status: 403, body: { error: 'sandbox_not_supported' } });
     const cancelled = await call(svc.url, 'POST', `/broadcasts/${id}/cancel`, { key: t.key });
     expect(cancelled.status).toBe(200);
     expect(cancelled.body).toMatchObject({ status: 'cancelled', counts: { pending: 0, queued: 1, sent: 1, failed: 4 }, cancelledMessages: 4 });
@@ -214,12 +219,30 @@ describe('broadcasts: acceptance (API only, nothing sent)', () => {
     const events = await svc.db.query<{ data: any }>(`SELECT data FROM events WHERE customer_id = $1 AND type = 'message.status'`, [t.customerId]);
     expect(events).toHaveLength(4);
     for (const e of events) expect(e.data).toMatchObject({ status: 'failed', error: { code: 'BROADCAST_CANCELLED' } });
-    expect(await usedOf(svc, t.customerId)).toBe(102);
+    expect(await usedOf(svc, t.customerId)).toBe(103);
     const twice = await call(svc.url, 'POST', `/broadcasts/cancel-me/cancel`, { key: t.key });
     expect(twice.status).toBe(200);
     expect(twice.body).toEqual(cancelled.body);
-    expect(await usedOf(svc, t.customerId)).toBe(102);
+    expect(await usedOf(svc, t.customerId)).toBe(103);
     expect((await call(svc.url, 'GET', `/broadcasts/${id}`, { key: t.key })).body).toEqual(cancelled.body);
+  });
+
+  it('leaves a broadcast with nothing left to send completed when it is cancelled', async () => {
+    const t = await createTenant(svc.url, { plan: 'pro' });
+    const id = (await post(t.key, broadcast('all-sent', recipients(2)))).body.broadcastId;
+    await svc.db.query(`UPDATE messages SET status = 'sent', sent_at = now() WHERE broadcast_id = $1`, [id]);
+    const res = await call(svc.url, 'POST', `/broadcasts/${id}/cancel`, { key: t.key });
+    expect(res.body).toMatchObject({ status: 'completed', cancelledAt: null, cancelledMessages: 0, counts: { sent: 2 } });
+  });
+
+  it('bounds the content a broadcast creates in all (content × recipients), creating nothing past it', async () => {
+    const t = await createTenant(svc.url, { plan: 'pro' });
+    const text = 'x'.repeat(4000);
+    const res = await post(t.key, { ...broadcast('too-much', recipients(5000)), content: { type: 'text', text } });
+    expect(res.status).toBe(400);
+    expect(res.body.details).toEqual([{ path: 'recipients', message: expect.stringContaining('send fewer recipients per broadcast') }]);
+    expect(await countMessages(svc, t.customerId)).toBe(0);
+    expect((await post(t.key, { ...broadcast('fits', recipients(3000)), content: { type: 'text', text } })).status).toBe(201);
   });
 
   it('keeps other customers and other accounts out: 404 broadcast_not_found, scoped keys see their account only', async () => {

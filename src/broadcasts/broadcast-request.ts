@@ -50,6 +50,9 @@ export const messageExternalId = (broadcastExternalId: string, index: number, ow
  * recipient twice, no message externalId twice, per-recipient components only for templates,
  * smaller metadata. Tolerates any shape, like crossFieldProblems.
  */
+/** Bytes of message content a broadcast may create in all (content JSON summed over recipients). */
+export const MAX_BROADCAST_CONTENT_BYTES = 16 * 1024 * 1024;
+
 export function broadcastProblems(body: unknown, opts: { allowPrivateUrls: boolean }): Problem[] {
   const problems = crossFieldProblems(body, opts);
   if (!isObject(body)) return problems;
@@ -61,6 +64,12 @@ export function broadcastProblems(body: unknown, opts: { allowPrivateUrls: boole
     problems.push({ path: 'metadata', message: `must be at most ${MAX_BROADCAST_METADATA_BYTES} bytes as JSON in a broadcast` });
   }
   if (!Array.isArray(body.recipients) || body.recipients.length > MAX_BROADCAST_RECIPIENTS) return problems;
+  // Each message row carries its content: the total is bounded, not only each part.
+  const shared = isObject(body.content) ? Buffer.byteLength(JSON.stringify(body.content)) : 0;
+  const total = body.recipients.reduce<number>((sum, r: unknown) => sum + (isObject(r) && r.components !== undefined ? shared + Buffer.byteLength(JSON.stringify(r.components)) : shared), 0);
+  if (total > MAX_BROADCAST_CONTENT_BYTES) {
+    problems.push({ path: 'recipients', message: `content × recipients must be at most ${MAX_BROADCAST_CONTENT_BYTES} bytes as JSON (this one is ${total}): send fewer recipients per broadcast` });
+  }
   const isTemplate = isObject(body.content) && body.content.type === 'template';
   const prefix = typeof body.externalId === 'string' ? body.externalId : null;
   const phones = new Map<string, number>();

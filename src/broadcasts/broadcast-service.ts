@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import type { AccountRecord } from '../accounts/account-record.js';
 import type { Principal, Tenant } from '../auth/directory.js';
 import type { Db } from '../db/db.js';
+import { retryTransient } from '../db/retry.js';
 import type { Scope } from '../messages/message-queries.js';
 import type { MediaService } from '../media/media-service.js';
 import { admitContent } from '../messages/send-service.js';
@@ -13,7 +14,7 @@ import { errors } from '../shared/errors.js';
 import { CHANNEL_OFFICIAL } from '../shared/vocab.js';
 import { type Broadcast, findBroadcast, toBroadcast } from './broadcast-queries.js';
 import { type BroadcastRequest, messageExternalId } from './broadcast-request.js';
-import { failCancelledMessages } from './cancel-messages.js';
+import { failCancelledMessages, lockQuotaForRefund } from './cancel-messages.js';
 import { type BroadcastRows, insertBroadcast } from './insert-broadcast.js';
 
 export type BroadcastAck = { broadcastId: string; externalId: string; chatAccountId: string; status: string; recipients: number; queued: number; createdAt: string };
@@ -109,19 +110,28 @@ export function createBroadcastService(deps: { db: Db; maxSendAttempts: number; 
      */
     async cancel(scope: Scope, id: string): Promise<Broadcast> {
       const holder = `cancel:${crypto.randomUUID()}`;
-      const b = await db.transaction(async (tx) => {
-        const record = await findBroadcast(tx, scope, id, true);
-        await tx.query('UPDATE broadcasts SET cancelled_at = COALESCE(cancelled_at, now()) WHERE id = $1', [record.id]);
-        const held = await tx.query<{ id: string; status: 'pending' | 'queued' }>(
-          `UPDATE messages SET locked_by = $3, locked_until = now() + interval '1 minute'
-            WHERE customer_id = $1 AND broadcast_id = $2 AND status IN ('pending', 'queued')
-              AND (locked_until IS NULL OR locked_until < now())
-            RETURNING id, status`,
-          [record.customerId, record.id, holder],
-        );
-        await failCancelledMessages(tx, holder, record, held);
-        return record;
-      });
+      const b = await retryTransient(() =>
+        db.transaction(async (tx) => {
+          const record = await findBroadcast(tx, scope, id, true);
+          // The quota row first, as every insert locks it first (no deadlock with sends).
+          await lockQuotaForRefund(tx, record);
+          // A broadcast with nothing left to send is complete, not cancelled.
+          await tx.query(
+            `UPDATE broadcasts SET cancelled_at = COALESCE(cancelled_at, now())
+              WHERE id = $1 AND EXISTS (SELECT 1 FROM messages WHERE customer_id = $2 AND broadcast_id = $1 AND status IN ('pending', 'queued'))`,
+            [record.id, record.customerId],
+          );
+          const held = await tx.query<{ id: string; status: 'pending' | 'queued'; attempt_count: number }>(
+            `UPDATE messages SET locked_by = $3, locked_until = now() + interval '1 minute'
+              WHERE customer_id = $1 AND broadcast_id = $2 AND status IN ('pending', 'queued')
+                AND (locked_until IS NULL OR locked_until < now())
+              RETURNING id, status, attempt_count`,
+            [record.customerId, record.id, holder],
+          );
+          await failCancelledMessages(tx, holder, record, held.map((m) => ({ id: m.id, status: m.status, attemptCount: Number(m.attempt_count) })));
+          return record;
+        }),
+      );
       return get(scope, b.id);
     },
   };

@@ -1,6 +1,7 @@
 // Failing the messages of a cancelled broadcast that have not left: the normal transitions (with
-// their message.status events in the outbox), and their quota given back when it was charged to
-// the current month (they never left; a past month's counter is history and stays as it was).
+// their message.status events in the outbox), and the quota of those never tried given back when
+// it was charged to the current month (a message tried once may have reached the provider; a
+// past month's counter is history and stays as it was).
 import type { Queryable } from '../db/db.js';
 import { applyTransitions, type Transition } from '../dispatch/transitions.js';
 import { quotaMonth } from '../plans/plans.js';
@@ -10,22 +11,32 @@ import { SEND_ERROR_CODES } from '../shared/vocab.js';
 export const CANCELLED_ERROR = { code: SEND_ERROR_CODES.BROADCAST_CANCELLED, message: 'The broadcast was cancelled before this message was sent' };
 
 /**
+ * Locks the customer's quota row of this month before anything else of a cancel: inserts lock it
+ * first too, so cancels and sends take their locks in one order.
+ */
+export async function lockQuotaForRefund(tx: Queryable, broadcast: { customerId: string }, now = new Date()): Promise<void> {
+  await tx.query('SELECT 1 FROM quota_usage WHERE customer_id = $1 AND month = $2::date FOR UPDATE', [broadcast.customerId, quotaMonth(now).month]);
+}
+
+/**
  * Fails `messages` of one broadcast, which the caller holds under the lease `holder` (the cancel
- * request's own, or a worker's that claimed them after the cancel). Returns how many were failed.
+ * request's own, or a worker's that claimed them after the cancel), after `lockQuotaForRefund`.
+ * Returns how many were failed.
  */
 export async function failCancelledMessages(
   tx: Queryable,
   holder: string,
   broadcast: { customerId: string; createdAt: Date },
-  messages: { id: string; status: MessageStatus }[],
+  messages: { id: string; status: MessageStatus; attemptCount: number }[],
   now = new Date(),
 ): Promise<number> {
   if (messages.length === 0) return 0;
   const transitions: Transition[] = messages.map((m) => ({ id: m.id, from: m.status, to: 'failed', at: now, error: CANCELLED_ERROR, nextDueAt: null, attempted: false }));
   const failed = await applyTransitions(tx, holder, transitions);
   const { month } = quotaMonth(now);
-  if (failed > 0 && quotaMonth(broadcast.createdAt).month === month) {
-    await tx.query('UPDATE quota_usage SET used = greatest(0, used - $3) WHERE customer_id = $1 AND month = $2::date', [broadcast.customerId, month, failed]);
+  const refund = Math.min(failed, messages.filter((m) => m.attemptCount === 0).length);
+  if (refund > 0 && quotaMonth(broadcast.createdAt).month === month) {
+    await tx.query('UPDATE quota_usage SET used = greatest(0, used - $3) WHERE customer_id = $1 AND month = $2::date', [broadcast.customerId, month, refund]);
   }
   return failed;
 }

@@ -75,7 +75,10 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
 
   // The upload is locked, so it cannot be deleted before this commits, and marked used.
   if (b.mediaId !== null) {
-    const media = await tx.query('UPDATE media_files SET used_at = COALESCE(used_at, now()) WHERE id = $1 RETURNING id', [b.mediaId]);
+    const media = await tx.query(
+      'UPDATE media_files SET used_at = COALESCE(used_at, now()) WHERE id = $1 AND customer_id = $2 AND (used_at IS NOT NULL OR expires_at > now()) RETURNING id',
+      [b.mediaId, b.customerId],
+    );
     if (media.length === 0) throw errors.invalidMedia('media_not_found');
   }
 

@@ -13,7 +13,7 @@ import { MESSAGES_READY } from '../messages/insert-batch.js';
 import { type MediaPreparer, needsMediaStep } from '../media/prepare-media.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import { applyParkedReceipts } from '../receipts/apply-receipt.js';
-import { failCancelledMessages, findCancelled } from '../broadcasts/cancel-messages.js';
+import { failCancelledMessages, findCancelled, lockQuotaForRefund } from '../broadcasts/cancel-messages.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit } from '../shared/group-commit.js';
 import { createWorkerLoop } from '../shared/worker-loop.js';
@@ -198,7 +198,10 @@ export function createDispatcher(deps: {
     if (cancelled.size === 0) return live;
     await retryTransient(() =>
       db.transaction(async (tx) => {
-        for (const [id, b] of cancelled) await failCancelledMessages(tx, workerId, b, live.filter((m) => m.broadcastId === id));
+        // Quota rows first and in customer order, as inserts lock them (no deadlock).
+        const byCustomer = [...cancelled].sort(([, a], [, b]) => (a.customerId < b.customerId ? -1 : a.customerId > b.customerId ? 1 : 0));
+        for (const [, b] of byCustomer) await lockQuotaForRefund(tx, b);
+        for (const [id, b] of byCustomer) await failCancelledMessages(tx, workerId, b, live.filter((m) => m.broadcastId === id));
       }),
     );
     return live.filter((m) => m.broadcastId === null || !cancelled.has(m.broadcastId));

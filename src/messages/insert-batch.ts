@@ -34,7 +34,7 @@ export type InsertOutcome =
   | { kind: 'conflict' }
   | { kind: 'quota_exceeded'; limit: number; used: number; resetsAt: string }
   | { kind: 'revoked' }
-  /** The uploaded file it uses was deleted after the send was checked. */
+  /** The uploaded file it uses was deleted (or is not the customer's) by the time of the insert. */
   | { kind: 'media_gone' }
   /** The database refused this request's row (the batch was retried row by row to find it). */
   | { kind: 'error'; error: unknown };
@@ -56,7 +56,8 @@ const LOCK_AND_INSERT_SQL = `
   -- The uploads the messages use, locked so they cannot be deleted before this commits (a deleted
   -- one leaves its message out).
   media AS (
-    SELECT id FROM media_files WHERE id = ANY($17::uuid[]) ORDER BY id FOR UPDATE),
+    SELECT id, customer_id FROM media_files
+     WHERE id = ANY($17::uuid[]) AND (used_at IS NOT NULL OR expires_at > now()) ORDER BY id FOR UPDATE),
   inserted AS (
     INSERT INTO messages (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
                           content, metadata, sandbox, status, max_attempts, created_at, expires_at, due_at, media_id)
@@ -67,14 +68,14 @@ const LOCK_AND_INSERT_SQL = `
            AS t(id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
                 content, metadata, sandbox, max_attempts, created_at, expires_at, media_id)
      WHERE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.revoked_at IS NULL)
-       AND (t.media_id IS NULL OR t.media_id IN (SELECT id FROM media))
+       AND (t.media_id IS NULL OR EXISTS (SELECT 1 FROM media f WHERE f.id = t.media_id AND f.customer_id = t.customer_id))
     ON CONFLICT (customer_id, external_id) DO NOTHING
     RETURNING id)
   SELECT 'q' AS kind, customer_id::text AS id, used FROM quota
   UNION ALL
   SELECT 'm', id::text, NULL FROM inserted
   UNION ALL
-  SELECT 'f', id::text, NULL FROM media`;
+  SELECT 'f', id::text || '/' || customer_id::text, NULL FROM media`;
 
 const columns = (items: NewMessage[]) => [
   items.map((m) => m.id),
@@ -133,7 +134,7 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
     items.forEach((m, i) => {
       if (outcomes[i] !== null) return;
       const row = byKey.get(`${m.customerId}\u0000${m.externalId}`);
-      if (row === undefined) outcomes[i] = m.mediaId !== null && !mediaFound.has(m.mediaId) ? { kind: 'media_gone' } : { kind: 'revoked' };
+      if (row === undefined) outcomes[i] = m.mediaId !== null && !mediaFound.has(`${m.mediaId}/${m.customerId}`) ? { kind: 'media_gone' } : { kind: 'revoked' };
       else if (excessSet.has(row.id)) {
         // Its twin in this batch was refused for quota (and is undone): so is it.
         outcomes[i] = outcomes[items.findIndex((x) => x.id === row.id)] ?? { kind: 'conflict' };

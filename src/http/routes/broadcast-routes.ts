@@ -68,7 +68,9 @@ export function registerBroadcastRoutes(app: Server, deps: { directory: Pick<Dir
     deps.broadcasts.get(scopeOf(request), request.params.id),
   );
 
-  app.post('/broadcasts/:id/cancel', { schema: { ...common, summary: 'Cancel the messages of a broadcast that have not left yet', params: Id } }, async (request) =>
-    deps.broadcasts.cancel(scopeOf(request), request.params.id),
-  );
+  app.post('/broadcasts/:id/cancel', { schema: { ...common, summary: 'Cancel the messages of a broadcast that have not left yet', params: Id } }, async (request) => {
+    // A sandbox key has no real effect anywhere: it cannot stop live messages either.
+    if (principalOf(request).sandbox) throw errors.sandboxNotSupported();
+    return deps.broadcasts.cancel(scopeOf(request), request.params.id);
+  });
 }
