@@ -134,6 +134,22 @@ describe('media sends through the provider emulator', () => {
     await eventually(async () => (await mediaRow(mediaId)).length === 0);
   });
 
+  it('fetches a broadcast\'s URL once per number, not once per message', async () => {
+    const t = await tenant();
+    files.put('/flyer.png', { body: Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(2048, 1)]), headers: { 'content-type': 'image/png' } });
+    const recipients = Array.from({ length: 12 }, (_, i) => ({ phoneE164: `+1555125${String(i).padStart(4, '0')}` }));
+    const res = await call(svc.url, 'POST', '/messages/broadcast', { key: t.key, body: { externalId: ext(), recipients, content: { type: 'image', image: { url: `${files.url}/flyer.png` } } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const done = await eventually(async () => {
+      const b = (await call(svc.url, 'GET', `/broadcasts/${res.body.broadcastId}`, { key: t.key })).body;
+      return b.counts.pending + b.counts.queued === 0 ? b : undefined;
+    }, 30_000);
+    expect(done.counts.failed).toBe(0);
+    expect(files.hitsOf('/flyer.png')).toBe(1);
+    expect(uploadsTo(t.phoneNumberId)).toHaveLength(1);
+    expect(emu.state.sent.filter((x) => x.phoneNumberId === t.phoneNumberId)).toHaveLength(12);
+  });
+
   it('keeps the upload while another message using it is still queued (retrying), and deletes it after the last', async () => {
     const t = await tenant();
     const mediaId = (await upload(svc.url, t.key, PDF_BYTES, 'kept.pdf')).body.mediaId;

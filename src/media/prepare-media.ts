@@ -17,6 +17,8 @@ import { detectType, MAX_IMAGE_BYTES, MAX_UPLOAD_BYTES, mediaMismatch } from './
 /** A URL must answer within this time, redirects included (less when the lease is short). */
 export const MEDIA_FETCH_TIMEOUT_MS = 10_000;
 export const MAX_MEDIA_REDIRECTS = 3;
+/** How long a broadcast's fetched URL is reused for its other messages (provider ids last 30 days). */
+const BROADCAST_URL_TTL_MS = 3600_000;
 
 /** The fetch must leave room in the claim's lease for the provider upload that follows it. */
 export function mediaFetchTimeoutMs(leaseSeconds: number, providerTimeoutMs: number): number {
@@ -34,6 +36,8 @@ export function createMediaPreparer(deps: { db: Db; store: MediaStore; provider:
   const { db, store, provider, outbound } = deps;
   // One upload at a time per (file, number) in this process: a broadcast of one upload uploads it once.
   const uploading = new Map<string, Promise<UploadOutcome | 'gone'>>();
+  // A broadcast's URL is fetched and uploaded once per number and process, not once per message.
+  const broadcastUrls = new Map<string, { at: number; result: Promise<AttemptResult | { providerMediaId: string }> }>();
 
   const unavailable = (m: Claimed, message: string): AttemptResult => ({
     transition: { id: m.id, from: m.status, to: 'failed', at: new Date(), error: { code: SEND_ERROR_CODES.MEDIA_UNAVAILABLE, message }, nextDueAt: null, attempted: false },
@@ -83,6 +87,26 @@ export function createMediaPreparer(deps: { db: Db; store: MediaStore; provider:
     return recordAttempt(m, outcome, new Date(), deps.retryTimeScale);
   }
 
+  /** A broadcast message's URL: the first message's outcome serves the others (success only). */
+  async function fromBroadcastUrl(m: Claimed, account: SendAccount, kind: 'image' | 'document', url: string): Promise<AttemptResult> {
+    const key = `${m.broadcastId}:${account.phoneNumberId}`;
+    const now = Date.now();
+    for (const [k, v] of broadcastUrls) if (now - v.at > BROADCAST_URL_TTL_MS) broadcastUrls.delete(k);
+    let entry = broadcastUrls.get(key);
+    if (!entry) {
+      const result = fromUrl(m, account, kind, url).then((r) => (r.transition.providerMedia ? { providerMediaId: r.transition.providerMedia.id } : r));
+      entry = { at: now, result };
+      broadcastUrls.set(key, entry);
+      // Failures are not shared: the next message tries again.
+      void result.then((r) => {
+        if (!('providerMediaId' in r)) broadcastUrls.delete(key);
+      });
+      return result.then((r) => ('providerMediaId' in r ? ready(m, { id: r.providerMediaId }) : r));
+    }
+    const shared = await entry.result;
+    return 'providerMediaId' in shared ? ready(m, { id: shared.providerMediaId }) : fromUrl(m, account, kind, url);
+  }
+
   async function fromUrl(m: Claimed, account: SendAccount, kind: 'image' | 'document', url: string): Promise<AttemptResult> {
     const fetched = await outbound.fetchMedia(url, {
       maxBytes: kind === 'image' ? MAX_IMAGE_BYTES : MAX_UPLOAD_BYTES,
@@ -109,7 +133,7 @@ export function createMediaPreparer(deps: { db: Db; store: MediaStore; provider:
       const kind = m.content.type as 'image' | 'document';
       const ref = m.content[kind];
       if (m.mediaId !== null) return fromUpload(m, account, m.mediaId);
-      if (ref?.url) return fromUrl(m, account, kind, ref.url);
+      if (ref?.url) return m.broadcastId !== null ? fromBroadcastUrl(m, account, kind, ref.url) : fromUrl(m, account, kind, ref.url);
       return unavailable(m, 'the message has no media to send');
     },
   };
