@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { quotaMonth } from '../src/plans/plans.js';
 import { purgeOnce } from '../src/purge/purger.js';
 import { type Emulator, providerEnv, startEmulator } from './support/emulator.js';
-import { call, createAccount, createKey, createTenant, eventually, type Service, startService, textMessage } from './support/harness.js';
+import { call, createAccount, createKey, createTenant, createTestDatabase, eventually, type Service, startService, textMessage } from './support/harness.js';
 
 const phone = (i: number) => `+1555${String(1_000_000 + i).padStart(7, '0')}`;
 const recipients = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ phoneE164: phone(from + i) }));
@@ -394,4 +394,40 @@ describe('broadcasts: sent by the dispatcher through the provider emulator', () 
     expect((await get(t.key, res.body.broadcastId)).status).toBe('active');
     await call(svc.url, 'POST', `/broadcasts/${res.body.broadcastId}/cancel`, { key: t.key });
   }, 40_000);
+});
+
+describe('broadcasts: a worker claiming messages of a cancelled broadcast', () => {
+  it('fails them with BROADCAST_CANCELLED without sending, and gives back the quota of the never-tried ones', async () => {
+    const emu = await startEmulator();
+    const database = await createTestDatabase();
+    const env = { ...providerEnv(emu), WORKER_POLL_MS: '50' };
+    // No worker yet: the messages wait, as if held or deferred when the cancel came.
+    const api = await startService({ env, role: 'api', database });
+    let worker: Service | null = null;
+    try {
+      const customer = await call(api.url, 'POST', '/admin/customers', { admin: true, body: { name: 'Late', plan: 'pro' } });
+      const customerId = customer.body.id as string;
+      await createAccount(api.url, customerId, { official: { phoneNumberId: `pn${crypto.randomBytes(5).toString('hex')}`, wabaId: 'w1', accessToken: 'EAAG-live-token' } });
+      const key = await createKey(api.url, customerId, {});
+      const res = await call(api.url, 'POST', '/messages/broadcast', { key, body: broadcast('late-cancel', recipients(5)) });
+      expect(res.status).toBe(201);
+      expect(await usedOf(api, customerId)).toBe(5);
+      // Cancelled while a worker held them: the record is marked, the messages are still queued.
+      await database.db.query('UPDATE broadcasts SET cancelled_at = now() WHERE id = $1', [res.body.broadcastId]);
+      await database.db.query(`UPDATE messages SET status = 'queued', attempt_count = 1 WHERE external_id = 'late-cancel:0'`);
+      worker = await startService({ env, role: 'worker', database });
+      const done = await eventually(async () => {
+        const b = (await call(api.url, 'GET', `/broadcasts/${res.body.broadcastId}`, { key })).body;
+        return b.counts.failed === 5 ? b : undefined;
+      });
+      expect(done).toMatchObject({ status: 'cancelled', cancelledMessages: 5, counts: { pending: 0, queued: 0, sent: 0 } });
+      expect(emu.sent()).toHaveLength(0);
+      expect(await usedOf(api, customerId)).toBe(1);
+    } finally {
+      await worker?.stop();
+      await api.stop();
+      await database.drop();
+      await emu.stop();
+    }
+  });
 });

@@ -49,6 +49,16 @@ describe('media sends through the provider emulator', () => {
   const payloadOf = (id: string) => emu.state.sent.find((s) => s.messageId === id)?.payload as Record<string, any> | undefined;
   const uploadsTo = (phoneNumberId: string) => [...emu.state.media.entries()].filter(([, m]) => m.phoneNumberId === phoneNumberId);
   const mediaRow = (id: string) => svc.db.query('SELECT 1 FROM media_files WHERE id = $1', [id]);
+  /** Broadcasts `content` to `n` numbers starting with `prefix`; resolves with the record once nothing waits. */
+  const broadcastToEnd = async (key: string, n: number, prefix: string, content: Record<string, unknown>) => {
+    const recipients = Array.from({ length: n }, (_, i) => ({ phoneE164: `${prefix}${String(i).padStart(4, '0')}` }));
+    const res = await call(svc.url, 'POST', '/messages/broadcast', { key, body: { externalId: ext(), recipients, content } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return eventually(async () => {
+      const b = (await call(svc.url, 'GET', `/broadcasts/${res.body.broadcastId}`, { key })).body;
+      return b.counts.pending + b.counts.queued === 0 ? b : undefined;
+    }, 30_000);
+  };
 
   it('sends an uploaded image by provider media id with its caption, then deletes the upload', async () => {
     const t = await tenant();
@@ -118,13 +128,7 @@ describe('media sends through the provider emulator', () => {
   it('broadcasts an upload: every message of the broadcast sends the one provider upload, then the file goes', async () => {
     const t = await tenant();
     const mediaId = (await upload(svc.url, t.key, PDF_BYTES, 'menu.pdf')).body.mediaId;
-    const recipients = Array.from({ length: 20 }, (_, i) => ({ phoneE164: `+1555124${String(i).padStart(4, '0')}` }));
-    const res = await call(svc.url, 'POST', '/messages/broadcast', { key: t.key, body: { externalId: ext(), recipients, content: { type: 'document', document: { mediaId } } } });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    const done = await eventually(async () => {
-      const b = (await call(svc.url, 'GET', `/broadcasts/${res.body.broadcastId}`, { key: t.key })).body;
-      return b.counts.pending + b.counts.queued === 0 ? b : undefined;
-    }, 30_000);
+    const done = await broadcastToEnd(t.key, 20, '+1555124', { type: 'document', document: { mediaId } });
     expect(done.counts.failed).toBe(0);
     const uploads = uploadsTo(t.phoneNumberId);
     expect(uploads).toHaveLength(1);
@@ -137,13 +141,7 @@ describe('media sends through the provider emulator', () => {
   it('fetches a broadcast\'s URL once per number, not once per message', async () => {
     const t = await tenant();
     files.put('/flyer.png', { body: Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(2048, 1)]), headers: { 'content-type': 'image/png' } });
-    const recipients = Array.from({ length: 12 }, (_, i) => ({ phoneE164: `+1555125${String(i).padStart(4, '0')}` }));
-    const res = await call(svc.url, 'POST', '/messages/broadcast', { key: t.key, body: { externalId: ext(), recipients, content: { type: 'image', image: { url: `${files.url}/flyer.png` } } } });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    const done = await eventually(async () => {
-      const b = (await call(svc.url, 'GET', `/broadcasts/${res.body.broadcastId}`, { key: t.key })).body;
-      return b.counts.pending + b.counts.queued === 0 ? b : undefined;
-    }, 30_000);
+    const done = await broadcastToEnd(t.key, 12, '+1555125', { type: 'image', image: { url: `${files.url}/flyer.png` } });
     expect(done.counts.failed).toBe(0);
     expect(files.hitsOf('/flyer.png')).toBe(1);
     expect(uploadsTo(t.phoneNumberId)).toHaveLength(1);
