@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { quotaMonth } from '../src/plans/plans.js';
 import { purgeOnce } from '../src/purge/purger.js';
 import { type Emulator, providerEnv, startEmulator } from './support/emulator.js';
+import { JPEG_BYTES, upload } from './support/media-files.js';
 import { call, createAccount, createKey, createTenant, createTestDatabase, eventually, type Service, startService, textMessage } from './support/harness.js';
 
 const phone = (i: number) => `+1555${String(1_000_000 + i).padStart(7, '0')}`;
@@ -133,6 +134,26 @@ describe('broadcasts: acceptance (API only, nothing sent)', () => {
       expect(row!.n).toBe(r.status === 201 ? 20 : 0);
     }
     expect(created).toBeGreaterThan(0);
+  });
+
+  it('cancels and sends sharing one upload at once without a deadlock or an error', async () => {
+    const t = await createTenant(svc.url, { plan: 'pro' });
+    const mediaId = (await upload(svc.url, t.key, JPEG_BYTES, 'shared.jpg')).body.mediaId;
+    const image = { type: 'image', image: { mediaId } };
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await post(t.key, { ...broadcast(`shared-${i}`, recipients(10, i * 100)), content: image })).body.broadcastId);
+    const replies = await Promise.all([
+      ...ids.map((id) => call(svc.url, 'POST', `/broadcasts/${id}/cancel`, { key: t.key })),
+      ...Array.from({ length: 20 }, (_, i) => call(svc.url, 'POST', '/messages', { key: t.key, body: { externalId: `shared-s${i}`, to: { type: 'phone', phoneE164: phone(900 + i) }, content: image } })),
+    ]);
+    expect(replies.slice(0, 4).map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    // A send that comes after the cancels released the upload finds it gone (the lifecycle), never an error.
+    const sends = replies.slice(4);
+    for (const r of sends) expect(r.status === 201 || (r.status === 422 && r.body.code === 'media_not_found'), JSON.stringify(r.body)).toBe(true);
+    const accepted = sends.filter((r) => r.status === 201).length;
+    expect(await usedOf(svc, t.customerId)).toBe(accepted);
+    // Kept exactly when a send that was accepted still waits for it.
+    expect(await svc.db.query('SELECT 1 FROM media_files WHERE id = $1', [mediaId])).toHaveLength(accepted > 0 ? 1 : 0);
   });
 
   it('answers a repeat with 200 and the original, a changed payload with 409, and an externalId taken by another message with 409', async () => {
