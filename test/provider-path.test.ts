@@ -201,6 +201,15 @@ describe('live sends through the provider emulator', () => {
       expect(row!.n).toBe(0);
     });
 
+    it('clears an earlier attempt\'s error when the receipts of the retry that worked beat its answer', async () => {
+      const t = await tenant();
+      await emu.rule({ phoneNumberId: t.phoneNumberId, httpStatus: 500, error: { code: 131000, message: 'Something went wrong' }, times: 1 });
+      await emu.settings({ statuses: ['sent', 'delivered'], beforeResponse: true, delayMs: 0 });
+      const id = await send(t.key, textMessage(ext()));
+      const m = await waitStatus(t.key, id, 'delivered');
+      expect(m).toMatchObject({ error: null, lastErrorCode: 'PROVIDER_UNAVAILABLE' });
+    });
+
     it('records a failed receipt with source status_webhook', async () => {
       const t = await tenant();
       await emu.rule({ phoneNumberId: t.phoneNumberId, asyncFailure: { code: 131047, title: 'Re-engagement message' } });

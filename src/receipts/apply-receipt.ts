@@ -49,7 +49,9 @@ export async function applyReceipt(tx: Queryable, accountId: string, r: StatusRe
         delivered_at = CASE WHEN $4::boolean THEN COALESCE(delivered_at, $6::timestamptz) ELSE delivered_at END,
         read_at = CASE WHEN $5::boolean THEN COALESCE(read_at, $6::timestamptz) ELSE read_at END,
         failed_at = CASE WHEN $2 = 'failed' THEN $6::timestamptz ELSE failed_at END,
-        error = COALESCE($7::text::jsonb, error),
+        -- A receipt that beats the send's own outcome ends the retries too: the error of an earlier
+        -- attempt goes, as when the send's answer moves the message to sent (lastErrorCode stays).
+        error = CASE WHEN $7::text IS NULL AND status IN ('pending', 'queued') THEN NULL ELSE COALESCE($7::text::jsonb, error) END,
         last_error_code = COALESCE($7::text::jsonb ->> 'code', last_error_code),
         provider_message_id = COALESCE(provider_message_id, $8),
         attempt_count = CASE WHEN status IN ('pending', 'queued') THEN attempt_count + 1 ELSE attempt_count END,
