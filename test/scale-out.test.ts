@@ -68,18 +68,27 @@ describe.runIf(backend === 'postgres')('worker processes sharing one PostgreSQL'
 
   it('two workers together never exceed an account\'s throughput', async () => {
     const t = await tenant(25);
-    await emu.number(t.phoneNumberId, { throughputMps: 25 }); // the emulator answers 130429 above it
+    // The emulator answers 130429 above 26 a second. It times arrivals in this process, which also
+    // runs the API and the test: one message of tolerance for that process's event-loop jitter
+    // (the workers book 0.97 × 25 a second, so a real excess shows as more than one).
+    await emu.number(t.phoneNumberId, { throughputMps: 26 });
     const workers = [spawnWorker(), spawnWorker()];
-    await sendMany(t.key, 'pace', 100);
-    await eventually(async () => (await count(`status = 'sent'`)) === 100, 30_000, 100);
-    const times = emu.sent().filter((s) => s.phoneNumberId === t.phoneNumberId).map((s) => s.at).sort((a, b) => a - b);
-    expect(times).toHaveLength(100);
-    let maxInWindow = 0;
-    for (const start of times) maxInWindow = Math.max(maxInWindow, times.filter((x) => x >= start && x < start + 1000).length);
-    expect(maxInWindow).toBeLessThanOrEqual(25);
-    expect(await count('attempt_count <> 1')).toBe(0); // no send met the emulator's rate limit
-    for (const w of workers) w.kill('SIGTERM');
-    await Promise.all(workers.map((w) => new Promise((r) => w.once('exit', r))));
+    try {
+      await sendMany(t.key, 'pace', 100);
+      await eventually(async () => (await count(`status = 'sent'`)) === 100, 30_000, 100);
+      const times = emu.sent().filter((s) => s.phoneNumberId === t.phoneNumberId).map((s) => s.at).sort((a, b) => a - b);
+      expect(times).toHaveLength(100);
+      let maxInWindow = 0;
+      for (const start of times) maxInWindow = Math.max(maxInWindow, times.filter((x) => x >= start && x < start + 1000).length);
+      expect(maxInWindow).toBeLessThanOrEqual(26);
+      expect(await count('attempt_count <> 1')).toBe(0); // no send met the emulator's rate limit
+      // Over the whole run the rate is the cap's, not more: 100 sends take at least 99 intervals.
+      expect(times[99]! - times[0]!).toBeGreaterThanOrEqual((99 / 25) * 1000 * 0.97);
+    } finally {
+      // Even when an assertion failed: left running, they would send the next test's messages too.
+      for (const w of workers) w.kill('SIGTERM');
+      await Promise.all(workers.map((w) => new Promise((r) => w.once('exit', r))));
+    }
   });
 
   it('takes over a killed worker\'s messages after its lease, with duplicates bounded by what was in flight', async () => {
