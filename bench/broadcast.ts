@@ -6,41 +6,16 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import postgres from 'postgres';
 import { type Backend, createDatabase } from './databases.js';
-import { type Child, freePort, startTs, stop, stopAll, waitHealthy } from './processes.js';
+import { ADMIN_TOKEN, benchAccount, ENCRYPTION_KEY, json, startLiveStack } from './live-stack.js';
+import { freePort, startTs, stop, stopAll, waitHealthy } from './processes.js';
 import { maxPerSecond } from './report.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const ADMIN_TOKEN = crypto.randomBytes(24).toString('hex');
-const ENCRYPTION_KEY = crypto.randomBytes(32).toString('base64');
 const RECIPIENTS = 5000;
 const MPS = 80;
 const BOUND_S = RECIPIENTS / MPS; // 62.5
-
-async function json(url: string, init: RequestInit & { body?: string } = {}) {
-  const headers = { ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(init.headers ?? {}) };
-  const res = await fetch(url, { ...init, headers });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
-
-const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
-
-/** A Pro customer with one account paced at `mps` (and the emulator's limit for it, when given). */
-async function tenant(apiUrl: string, emuUrl: string | null, mps: number) {
-  const customer = await json(`${apiUrl}/admin/customers`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'bench', plan: 'pro' }) });
-  const phoneNumberId = `bench${crypto.randomBytes(5).toString('hex')}`;
-  await json(`${apiUrl}/admin/customers/${customer.id}/chat-accounts`, {
-    method: 'POST', headers: admin,
-    body: JSON.stringify({ type: 'OFFICIAL', phoneNumber: '+15550100200', displayName: 'b', official: { phoneNumberId, wabaId: 'w', accessToken: 't' }, throughputMps: mps }),
-  });
-  if (emuUrl) await json(`${emuUrl}/__emulator/numbers/${phoneNumberId}`, { method: 'PUT', body: JSON.stringify({ throughputMps: mps }) });
-  const key = (await json(`${apiUrl}/admin/customers/${customer.id}/api-keys`, { method: 'POST', headers: admin, body: '{}' })).key as string;
-  return { phoneNumberId, key };
-}
 
 const body = (externalId: string, n: number) =>
   JSON.stringify({
@@ -61,23 +36,12 @@ async function timeAccept(apiUrl: string, key: string, n: number): Promise<{ ms:
 }
 
 async function postgresRun() {
-  const db = await createDatabase('postgres', adminUrl);
-  const sql = postgres(db.env.DATABASE_URL!, { max: 2, onnotice: () => {} });
-  const emuPort = await freePort();
-  const apiPort = await freePort();
-  const emu = startTs('emulator', path.join(here, 'serve-emulator.ts'), { PORT: String(emuPort), EMULATOR_LATENCY_MS: '100' });
-  const emuUrl = `http://127.0.0.1:${emuPort}`;
-  const common = { ...db.env, ADMIN_TOKEN, ENCRYPTION_KEY, PROVIDER_BASE_URL: emuUrl, LOG_LEVEL: 'warn', DB_POOL_SIZE: '10' };
-  const api = startTs('chatgate-api', path.join(here, 'serve-chatgate.ts'), { ...common, PORT: String(apiPort) });
-  const apiUrl = `http://127.0.0.1:${apiPort}`;
-  let worker: Child | null = null;
+  const stack = await startLiveStack({ adminUrl });
+  const { sql, emuUrl, apiUrl } = stack;
   try {
-    await waitHealthy(emu, emuUrl);
-    await waitHealthy(api, apiUrl);
-    await json(`${emuUrl}/__emulator/settings`, { method: 'PUT', body: JSON.stringify({ enabled: false }) }); // no receipts
-    worker = startTs('chatgate-worker', path.join(here, 'serve-chatgate.ts'), { ...common, BENCH_ROLE: 'worker' });
+    stack.startWorker();
     await new Promise((r) => setTimeout(r, 3000)); // started and listening
-    const t = await tenant(apiUrl, emuUrl, MPS);
+    const t = await benchAccount(apiUrl, emuUrl, MPS);
     const accept = await timeAccept(apiUrl, t.key, RECIPIENTS);
     const open = async () => Number((await sql`SELECT count(*)::int AS n FROM messages WHERE broadcast_id = ${accept.broadcastId} AND status IN ('pending', 'queued')`)[0]!.n);
     const deadline = Date.now() + 3 * BOUND_S * 1000;
@@ -101,11 +65,7 @@ async function postgresRun() {
       maxInAnySecond: maxPerSecond(sent.map((s) => s.at)),
     };
   } finally {
-    if (worker) await stop(worker);
-    await stop(api);
-    await stop(emu);
-    await sql.end({ timeout: 1 });
-    await db.drop();
+    await stack.close();
   }
 }
 
@@ -116,7 +76,7 @@ async function acceptOnly(backend: Backend) {
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   try {
     await waitHealthy(api, apiUrl);
-    const t = await tenant(apiUrl, null, MPS);
+    const t = await benchAccount(apiUrl, null, MPS);
     const runs = [];
     for (let i = 0; i < 3; i++) runs.push((await timeAccept(apiUrl, t.key, RECIPIENTS)).ms);
     return { acceptMs: runs };

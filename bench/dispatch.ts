@@ -8,27 +8,16 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import postgres from 'postgres';
-import { createDatabase } from './databases.js';
-import { type Child, freePort, memoryMb, startTs, stop, stopAll, waitHealthy } from './processes.js';
+import { benchAccount, json, startLiveStack } from './live-stack.js';
+import { type Child, memoryMb, stop, stopAll } from './processes.js';
 import { maxPerSecond } from './report.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const ADMIN_TOKEN = crypto.randomBytes(24).toString('hex');
-const ENCRYPTION_KEY = crypto.randomBytes(32).toString('base64');
 const AGG_ACCOUNTS = Number(process.env.BENCH_DISPATCH_ACCOUNTS ?? 40);
 const AGG_PER_ACCOUNT = Number(process.env.BENCH_DISPATCH_PER_ACCOUNT ?? 500);
 
 type Sent = { phoneNumberId: string; at: number; messageId: string | null };
-
-async function json(url: string, init: RequestInit & { body?: string } = {}) {
-  const headers = { ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(init.headers ?? {}) };
-  const res = await fetch(url, { ...init, headers });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
 
 /** Concurrency-limited map. */
 async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>) {
@@ -39,34 +28,13 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
 }
 
 async function main() {
-  const db = await createDatabase('postgres', adminUrl);
-  const sql = postgres(db.env.DATABASE_URL!, { max: 2, onnotice: () => {} });
-  const emuPort = await freePort();
-  const apiPort = await freePort();
-  const emu = startTs('emulator', path.join(here, 'serve-emulator.ts'), { PORT: String(emuPort), EMULATOR_LATENCY_MS: '100' });
-  const emuUrl = `http://127.0.0.1:${emuPort}`;
-  const common = { ...db.env, ADMIN_TOKEN, ENCRYPTION_KEY, PROVIDER_BASE_URL: emuUrl, LOG_LEVEL: 'warn', WORKER_BATCH_SIZE: '500', WORKER_MAX_IN_FLIGHT: '2000', DB_POOL_SIZE: '10' };
-  const api = startTs('chatgate-api', path.join(here, 'serve-chatgate.ts'), { ...common, PORT: String(apiPort) });
-  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const stack = await startLiveStack({ adminUrl, env: { WORKER_BATCH_SIZE: '500', WORKER_MAX_IN_FLIGHT: '2000' } });
+  const { sql, emuUrl, apiUrl } = stack;
   let worker: Child | null = null;
   const results: Record<string, unknown> = {};
   try {
-    await waitHealthy(emu, emuUrl);
-    await waitHealthy(api, apiUrl);
-    await json(`${emuUrl}/__emulator/settings`, { method: 'PUT', body: JSON.stringify({ enabled: false }) });
-    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const account = (mps: number) => benchAccount(apiUrl, emuUrl, mps);
 
-    const account = async (mps: number) => {
-      const customer = await json(`${apiUrl}/admin/customers`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'bench', plan: 'pro' }) });
-      const phoneNumberId = `bench${crypto.randomBytes(5).toString('hex')}`;
-      await json(`${apiUrl}/admin/customers/${customer.id}/chat-accounts`, {
-        method: 'POST', headers: admin,
-        body: JSON.stringify({ type: 'OFFICIAL', phoneNumber: '+15550100200', displayName: 'b', official: { phoneNumberId, wabaId: 'w', accessToken: 't' }, throughputMps: mps }),
-      });
-      await json(`${emuUrl}/__emulator/numbers/${phoneNumberId}`, { method: 'PUT', body: JSON.stringify({ throughputMps: mps }) });
-      const key = (await json(`${apiUrl}/admin/customers/${customer.id}/api-keys`, { method: 'POST', headers: admin, body: '{}' })).key as string;
-      return { phoneNumberId, key };
-    };
     const queue = async (accounts: { key: string }[], perAccount: number) => {
       const jobs = accounts.flatMap((a) => Array.from({ length: perAccount }, (_, i) => ({ key: a.key, i })));
       await pool(jobs, 64, async ({ key }) => {
@@ -77,7 +45,7 @@ async function main() {
     const runWorker = async (expected: number) => {
       await json(`${emuUrl}/__emulator/sent`, { method: 'DELETE' });
       const prof = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(here, 'results', 'dispatch-prof')}`] : [];
-      worker = startTs('chatgate-worker', path.join(here, 'serve-chatgate.ts'), { ...common, BENCH_ROLE: 'worker' }, prof);
+      worker = stack.startWorker(prof);
       const deadline = Date.now() + 300_000;
       while ((await sentCount()) < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
       const rss = memoryMb(worker.pid);
@@ -115,7 +83,7 @@ async function main() {
       await sql`DELETE FROM messages`;
       await json(`${emuUrl}/__emulator/settings`, { method: 'PUT', body: JSON.stringify({ latencyMs: latency }) });
       const a = await account(80);
-      worker = startTs('chatgate-worker', path.join(here, 'serve-chatgate.ts'), { ...common, BENCH_ROLE: 'worker' });
+      worker = stack.startWorker();
       await new Promise((r) => setTimeout(r, 3000)); // started and listening
       for (let i = 0; i < 40; i++) {
         await queue([a], 1);
@@ -129,12 +97,8 @@ async function main() {
       results[`latency${latency}ms`] = { providerLatencyMs: latency, p50Ms: Math.round(ms[Math.floor(ms.length / 2)]!), p99Ms: Math.round(ms[ms.length - 1]!) };
     }
   } finally {
-    if (worker) await stop(worker);
-    await stop(api);
-    await stop(emu);
+    await stack.close();
     await stopAll();
-    await sql.end({ timeout: 1 });
-    await db.drop();
   }
   console.log('\nDispatch through the emulator (PostgreSQL, one worker process, provider latency 100 ms unless said):');
   console.log(JSON.stringify(results, null, 2));
