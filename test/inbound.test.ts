@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APP_SECRET, providerEnv, startEmulator, type Emulator } from './support/emulator.js';
-import { call, createAccount, createKey, eventually, type Service, startService } from './support/harness.js';
+import { APP_SECRET, startLiveService, type Emulator } from './support/emulator.js';
+import { call, createAccount, createKey, eventually, type Service } from './support/harness.js';
 
 type Event = { type: string; data: Record<string, any> };
 
@@ -12,15 +12,12 @@ describe('inbound messages and the sender aggregate', () => {
   let n = 0;
   const wamid = () => `wamid.in${Date.now()}${n++}`;
 
+  let stop: () => Promise<void>;
+
   beforeAll(async () => {
-    emu = await startEmulator();
-    svc = await startService({ env: { ...providerEnv(emu), UNSAFE_ALLOW_PRIVATE_URLS: 'true' } });
-    await emu.settings({ callbackUrl: `${svc.url}/provider/webhooks/app` });
+    ({ emu, svc, stop } = await startLiveService({ UNSAFE_ALLOW_PRIVATE_URLS: 'true' }));
   });
-  afterAll(async () => {
-    await svc.stop();
-    await emu.stop();
-  });
+  afterAll(() => stop());
 
   const customer = async (plan = 'pro', accounts = 1, defaultCountry = 'US') => {
     const c = await call(svc.url, 'POST', '/admin/customers', { admin: true, body: { name: 'In', plan, defaultCountry } });

@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { insertBatch } from '../src/messages/insert-batch.js';
-import { APP_SECRET, type Emulator, providerEnv, startEmulator } from './support/emulator.js';
+import { APP_SECRET, type Emulator, providerEnv, startEmulator, startLiveService } from './support/emulator.js';
 import { type FileServer, startFileServer } from './support/file-server.js';
 import { call, createAccount, createKey, createTestDatabase, eventually, type Service, startService } from './support/harness.js';
 import { JPEG_BYTES, PDF_BYTES, upload } from './support/media-files.js';
@@ -17,15 +17,14 @@ describe('media sends through the provider emulator', () => {
   let n = 0;
   const ext = () => `media-${n++}`;
 
+  let stop: () => Promise<void>;
+
   beforeAll(async () => {
-    emu = await startEmulator();
     files = await startFileServer();
-    svc = await startService({ env: { ...providerEnv(emu), WORKER_POLL_MS: '50', UNSAFE_ALLOW_PRIVATE_URLS: 'true' } });
-    await emu.settings({ callbackUrl: `${svc.url}/provider/webhooks/app` });
+    ({ emu, svc, stop } = await startLiveService({ UNSAFE_ALLOW_PRIVATE_URLS: 'true' }));
   });
   afterAll(async () => {
-    await svc.stop();
-    await emu.stop();
+    await stop();
     await files.close();
   });
   beforeEach(() => emu.clearRules());

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { insertBatch } from '../src/messages/insert-batch.js';
-import { APP_SECRET, type Emulator, providerEnv, startEmulator, VERIFY_TOKEN } from './support/emulator.js';
+import { APP_SECRET, type Emulator, providerEnv, resetEmulator, startEmulator, startLiveService, VERIFY_TOKEN } from './support/emulator.js';
 import { call, createAccount, createKey, eventually, type Service, startService, textMessage } from './support/harness.js';
 
 type Event = { type: string; data: Record<string, any> };
@@ -12,19 +12,13 @@ describe('live sends through the provider emulator', () => {
   let n = 0;
   const ext = () => `live-${n++}`;
 
+  let stop: () => Promise<void>;
+
   beforeAll(async () => {
-    emu = await startEmulator();
-    svc = await startService({ env: { ...providerEnv(emu), WORKER_POLL_MS: '50' } });
-    await emu.settings({ callbackUrl: `${svc.url}/provider/webhooks/app` });
+    ({ emu, svc, stop } = await startLiveService());
   });
-  afterAll(async () => {
-    await svc.stop();
-    await emu.stop();
-  });
-  beforeEach(async () => {
-    await emu.clearRules();
-    await emu.settings({ statuses: ['sent', 'delivered'], order: 'in-order', duplicates: 0, batch: false, enabled: true, delayMs: 5, beforeResponse: false, omitCallbackData: false, latencyMs: 0 });
-  });
+  afterAll(() => stop());
+  beforeEach(() => resetEmulator(emu));
 
   const tenant = async (account: Record<string, unknown> = {}) => {
     const customer = await call(svc.url, 'POST', '/admin/customers', { admin: true, body: { name: 'Live', plan: 'pro' } });

@@ -1,6 +1,7 @@
 // The provider emulator on loopback, with helpers for its control API.
 import { createEmulator } from '../../src/emulator/emulator-server.js';
 import type { FailureRule, ReceiptSettings } from '../../src/emulator/emulator-state.js';
+import { startService } from './harness.js';
 
 export const APP_SECRET = 'emulator-app-secret-0123456789';
 export const VERIFY_TOKEN = 'verify-token-0123456789';
@@ -37,3 +38,24 @@ export const providerEnv = (emulator: { url: string }) => ({
   PROVIDER_TIMEOUT_MS: '500',
   RETRY_TIME_SCALE: '0.001',
 });
+
+/** The whole service pointed at a new emulator, which posts receipts back to it. */
+export async function startLiveService(env: Record<string, string> = {}) {
+  const emu = await startEmulator();
+  const svc = await startService({ env: { ...providerEnv(emu), WORKER_POLL_MS: '50', ...env } });
+  await emu.settings({ callbackUrl: `${svc.url}/provider/webhooks/app` });
+  return {
+    emu,
+    svc,
+    async stop() {
+      await svc.stop();
+      await emu.stop();
+    },
+  };
+}
+
+/** No failure rules, and the receipt and behaviour settings tests start from. */
+export async function resetEmulator(emu: Emulator, settings: Partial<ReceiptSettings> & { latencyMs?: number } = {}) {
+  await emu.clearRules();
+  await emu.settings({ statuses: ['sent', 'delivered'], order: 'in-order', duplicates: 0, batch: false, enabled: true, delayMs: 5, beforeResponse: false, omitCallbackData: false, latencyMs: 0, ...settings });
+}
