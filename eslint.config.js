@@ -1,12 +1,16 @@
 // Lint: typescript-eslint's recommended rules, plus the dependency direction of the layers:
-// nothing below the HTTP edge imports it.
+// nothing below the HTTP edge imports it. Imports are sorted (simple-import-sort); layout is Prettier's.
+import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', 'bench/results/**'] },
   ...tseslint.configs.recommended,
   {
+    plugins: { 'simple-import-sort': simpleImportSort },
     rules: {
+      'simple-import-sort/imports': 'error',
+      'simple-import-sort/exports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
@@ -19,8 +23,14 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['src/http/**', 'src/app.ts', 'src/cli.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/http/**', '../http/*'], message: 'services must not depend on the HTTP layer' }] }],
-      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'read configuration in src/config.ts only' }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/http/**', '../http/*'], message: 'services must not depend on the HTTP layer' }] },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'read configuration in src/config.ts only' },
+      ],
     },
   },
 );
