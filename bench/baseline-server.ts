@@ -6,11 +6,16 @@
 // Database: DATABASE_URL (PostgreSQL) or PGlite under DATA_DIR/pgdata. Listens on 127.0.0.1:PORT.
 import crypto from 'node:crypto';
 import path from 'node:path';
+
 import { PGlite } from '@electric-sql/pglite';
 import Fastify from 'fastify';
 import postgres from 'postgres';
 
-type Store = { query(text: string, params?: unknown[]): Promise<unknown[]>; exec(text: string): Promise<void>; close(): Promise<void> };
+type Store = {
+  query(text: string, params?: unknown[]): Promise<unknown[]>;
+  exec(text: string): Promise<void>;
+  close(): Promise<void>;
+};
 
 async function openStore(): Promise<Store & { maxInFlight: number }> {
   const url = process.env.DATABASE_URL;
@@ -48,7 +53,15 @@ const SCHEMA = `
   CREATE UNIQUE INDEX IF NOT EXISTS bench_messages_external ON bench_messages (customer_id, external_id);
   CREATE INDEX IF NOT EXISTS bench_messages_due ON bench_messages (due_at) WHERE due_at IS NOT NULL;`;
 
-type Row = { id: string; customerId: string; externalId: string; recipient: string; content: string; createdAt: string; expiresAt: string };
+type Row = {
+  id: string;
+  customerId: string;
+  externalId: string;
+  recipient: string;
+  content: string;
+  createdAt: string;
+  expiresAt: string;
+};
 
 const INSERT_ONE = `
   INSERT INTO bench_messages (id, customer_id, external_id, recipient, content, status, created_at, expires_at, due_at)
@@ -62,11 +75,17 @@ const INSERT_MANY = `
 const store = await openStore();
 await store.exec(SCHEMA);
 
-const insertOne = (r: Row) => store.query(INSERT_ONE, [r.id, r.customerId, r.externalId, r.recipient, r.content, r.createdAt, r.expiresAt]);
+const insertOne = (r: Row) =>
+  store.query(INSERT_ONE, [r.id, r.customerId, r.externalId, r.recipient, r.content, r.createdAt, r.expiresAt]);
 const insertMany = (rows: Row[]) =>
   store.query(INSERT_MANY, [
-    rows.map((r) => r.id), rows.map((r) => r.customerId), rows.map((r) => r.externalId), rows.map((r) => r.recipient),
-    rows.map((r) => r.content), rows.map((r) => r.createdAt), rows.map((r) => r.expiresAt),
+    rows.map((r) => r.id),
+    rows.map((r) => r.customerId),
+    rows.map((r) => r.externalId),
+    rows.map((r) => r.recipient),
+    rows.map((r) => r.content),
+    rows.map((r) => r.createdAt),
+    rows.map((r) => r.expiresAt),
   ]);
 
 /**
@@ -85,13 +104,15 @@ function groupCommit(flush: (rows: Row[]) => Promise<unknown>, maxInFlight: numb
     while (queue.length > 0 && inFlight < maxInFlight) {
       const batch = queue.splice(0, maxBatch);
       inFlight++;
-      flush(batch.map((p) => p.row)).then(
-        () => batch.forEach((p) => p.done()),
-        (err: unknown) => batch.forEach((p) => p.done(err)),
-      ).finally(() => {
-        inFlight--;
-        pump();
-      });
+      flush(batch.map((p) => p.row))
+        .then(
+          () => batch.forEach((p) => p.done()),
+          (err: unknown) => batch.forEach((p) => p.done(err)),
+        )
+        .finally(() => {
+          inFlight--;
+          pump();
+        });
     }
   };
   const startNow = process.env.GROUP_START === 'now';
@@ -126,7 +147,12 @@ app.get('/healthz', async () => ({ status: 'ok' }));
 app.post('/messages', async (request, reply) => {
   const key = request.headers['x-api-key'];
   const body = request.body as Body;
-  if (typeof key !== 'string' || typeof body?.externalId !== 'string' || typeof body.to?.phoneE164 !== 'string' || typeof body.content !== 'object') {
+  if (
+    typeof key !== 'string' ||
+    typeof body?.externalId !== 'string' ||
+    typeof body.to?.phoneE164 !== 'string' ||
+    typeof body.content !== 'object'
+  ) {
     return reply.code(400).send({ error: 'bad_request' });
   }
   const now = new Date();
@@ -144,12 +170,15 @@ app.post('/messages', async (request, reply) => {
 });
 
 process.once('SIGTERM', () => {
-  app.close().then(() => store.close()).then(
-    () => process.exit(0),
-    (err: unknown) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
+  app
+    .close()
+    .then(() => store.close())
+    .then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
 });
 await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 3100) });

@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
 import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
 

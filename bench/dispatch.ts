@@ -8,6 +8,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { benchAccount, json, startLiveStack } from './live-stack.js';
 import { type Child, memoryMb, stop, stopAll } from './processes.js';
 import { maxPerSecond } from './report.js';
@@ -22,9 +23,11 @@ type Sent = { phoneNumberId: string; at: number; messageId: string | null };
 /** Concurrency-limited map. */
 async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>) {
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 async function main() {
@@ -38,13 +41,25 @@ async function main() {
     const queue = async (accounts: { key: string }[], perAccount: number) => {
       const jobs = accounts.flatMap((a) => Array.from({ length: perAccount }, (_, i) => ({ key: a.key, i })));
       await pool(jobs, 64, async ({ key }) => {
-        await json(`${apiUrl}/messages`, { method: 'POST', headers: { 'x-api-key': key }, body: JSON.stringify({ externalId: crypto.randomUUID(), to: { type: 'phone', phoneE164: '+15551234567' }, content: { type: 'text', text: 'bench' } }) });
+        await json(`${apiUrl}/messages`, {
+          method: 'POST',
+          headers: { 'x-api-key': key },
+          body: JSON.stringify({
+            externalId: crypto.randomUUID(),
+            to: { type: 'phone', phoneE164: '+15551234567' },
+            content: { type: 'text', text: 'bench' },
+          }),
+        });
       });
     };
-    const sentCount = async () => Number((await sql`SELECT count(*)::int AS n FROM messages WHERE status = 'sent'`)[0]!.n);
+    const sentCount = async () =>
+      Number((await sql`SELECT count(*)::int AS n FROM messages WHERE status = 'sent'`)[0]!.n);
     const runWorker = async (expected: number) => {
       await json(`${emuUrl}/__emulator/sent`, { method: 'DELETE' });
-      const prof = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(here, 'results', 'dispatch-prof')}`] : [];
+      const prof =
+        process.env.BENCH_CPU_PROF === '1'
+          ? ['--cpu-prof', `--cpu-prof-dir=${path.join(here, 'results', 'dispatch-prof')}`]
+          : [];
       worker = stack.startWorker(prof);
       const deadline = Date.now() + 300_000;
       while ((await sentCount()) < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
@@ -55,7 +70,10 @@ async function main() {
     };
 
     // 1. the cap binds
-    for (const [mps, count] of [[80, 480], [1000, 5000]] as const) {
+    for (const [mps, count] of [
+      [80, 480],
+      [1000, 5000],
+    ] as const) {
       await sql`DELETE FROM messages`;
       const a = await account(mps);
       await queue([a], count);
@@ -63,7 +81,15 @@ async function main() {
       const times = sent.filter((s) => s.phoneNumberId === a.phoneNumberId).map((s) => s.at);
       const rate = ((times.length - 1) * 1000) / (Math.max(...times) - Math.min(...times));
       const retried = Number((await sql`SELECT count(*)::int AS n FROM messages WHERE attempt_count > 1`)[0]!.n);
-      results[`cap${mps}`] = { cap: mps, messages: times.length, sendsPerSec: Math.round(rate * 10) / 10, ratioToCap: Math.round((rate / mps) * 1000) / 1000, maxInAnySecond: maxPerSecond(times), retriedAfterRateLimit: retried, workerRssMb: rss.rssMb };
+      results[`cap${mps}`] = {
+        cap: mps,
+        messages: times.length,
+        sendsPerSec: Math.round(rate * 10) / 10,
+        ratioToCap: Math.round((rate / mps) * 1000) / 1000,
+        maxInAnySecond: maxPerSecond(times),
+        retriedAfterRateLimit: retried,
+        workerRssMb: rss.rssMb,
+      };
     }
 
     // 2. many accounts at once
@@ -76,7 +102,15 @@ async function main() {
     const times = sent.map((s) => s.at);
     const events = Number((await sql`SELECT count(*)::int AS n FROM events WHERE data->>'status' = 'sent'`)[0]!.n);
     const span = Math.max(...times) - Math.min(...times);
-    results.aggregate = { accounts: AGG_ACCOUNTS, messages: total, sendsPerSec: Math.round((total * 1000) / span), sentEvents: events, emulatorReceived: sent.length, workerRssMb: rss.rssMb, workerPeakRssMb: rss.peakRssMb };
+    results.aggregate = {
+      accounts: AGG_ACCOUNTS,
+      messages: total,
+      sendsPerSec: Math.round((total * 1000) / span),
+      sentEvents: events,
+      emulatorReceived: sent.length,
+      workerRssMb: rss.rssMb,
+      workerPeakRssMb: rss.peakRssMb,
+    };
 
     // 3. accept → sent when lightly loaded
     for (const latency of [0, 100]) {
@@ -94,7 +128,11 @@ async function main() {
       worker = null;
       const rows = await sql`SELECT extract(epoch FROM sent_at - created_at) * 1000 AS ms FROM messages ORDER BY 1`;
       const ms = rows.map((r) => Number(r.ms));
-      results[`latency${latency}ms`] = { providerLatencyMs: latency, p50Ms: Math.round(ms[Math.floor(ms.length / 2)]!), p99Ms: Math.round(ms[ms.length - 1]!) };
+      results[`latency${latency}ms`] = {
+        providerLatencyMs: latency,
+        p50Ms: Math.round(ms[Math.floor(ms.length / 2)]!),
+        p99Ms: Math.round(ms[ms.length - 1]!),
+      };
     }
   } finally {
     await stack.close();
@@ -106,10 +144,16 @@ async function main() {
   const c1k = results.cap1000 as { ratioToCap: number; maxInAnySecond: number };
   const agg = results.aggregate as { sendsPerSec: number };
   const lat = results.latency0ms as { p50Ms: number };
-  console.log(`cap 80/s:    ${c80.ratioToCap} × cap, max ${c80.maxInAnySecond} in any second: ${c80.ratioToCap >= 0.95 && c80.maxInAnySecond <= 80 ? 'PASS' : 'FAIL'}`);
-  console.log(`cap 1000/s:  ${c1k.ratioToCap} × cap, max ${c1k.maxInAnySecond} in any second: ${c1k.ratioToCap >= 0.95 && c1k.maxInAnySecond <= 1000 ? 'PASS' : 'FAIL'}`);
+  console.log(
+    `cap 80/s:    ${c80.ratioToCap} × cap, max ${c80.maxInAnySecond} in any second: ${c80.ratioToCap >= 0.95 && c80.maxInAnySecond <= 80 ? 'PASS' : 'FAIL'}`,
+  );
+  console.log(
+    `cap 1000/s:  ${c1k.ratioToCap} × cap, max ${c1k.maxInAnySecond} in any second: ${c1k.ratioToCap >= 0.95 && c1k.maxInAnySecond <= 1000 ? 'PASS' : 'FAIL'}`,
+  );
   console.log(`aggregate:   ${agg.sendsPerSec} sends/s (target ≥ 5000): ${agg.sendsPerSec >= 5000 ? 'PASS' : 'FAIL'}`);
-  console.log(`accept→sent: p50 ${lat.p50Ms} ms with a 0 ms provider (target ≤ 50 ms): ${lat.p50Ms <= 50 ? 'PASS' : 'FAIL'}`);
+  console.log(
+    `accept→sent: p50 ${lat.p50Ms} ms with a 0 ms provider (target ≤ 50 ms): ${lat.p50Ms <= 50 ? 'PASS' : 'FAIL'}`,
+  );
 }
 
 await main();

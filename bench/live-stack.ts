@@ -4,7 +4,9 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import postgres from 'postgres';
+
 import { createDatabase } from './databases.js';
 import { type Child, freePort, startTs, stop, waitHealthy } from './processes.js';
 
@@ -15,7 +17,10 @@ const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
 /** A JSON request that must succeed; answers the parsed body (null when empty). */
 export async function json(url: string, init: RequestInit & { body?: string } = {}) {
-  const headers = { ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(init.headers ?? {}) };
+  const headers = {
+    ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+    ...(init.headers ?? {}),
+  };
   const res = await fetch(url, { ...init, headers });
   const text = await res.text();
   if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${text}`);
@@ -24,14 +29,31 @@ export async function json(url: string, init: RequestInit & { body?: string } = 
 
 /** A Pro customer with one account paced at `mps` (and the emulator's limit for it, when given). */
 export async function benchAccount(apiUrl: string, emuUrl: string | null, mps: number) {
-  const customer = await json(`${apiUrl}/admin/customers`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'bench', plan: 'pro' }) });
+  const customer = await json(`${apiUrl}/admin/customers`, {
+    method: 'POST',
+    headers: admin,
+    body: JSON.stringify({ name: 'bench', plan: 'pro' }),
+  });
   const phoneNumberId = `bench${crypto.randomBytes(5).toString('hex')}`;
   await json(`${apiUrl}/admin/customers/${customer.id}/chat-accounts`, {
-    method: 'POST', headers: admin,
-    body: JSON.stringify({ type: 'OFFICIAL', phoneNumber: '+15550100200', displayName: 'b', official: { phoneNumberId, wabaId: 'w', accessToken: 't' }, throughputMps: mps }),
+    method: 'POST',
+    headers: admin,
+    body: JSON.stringify({
+      type: 'OFFICIAL',
+      phoneNumber: '+15550100200',
+      displayName: 'b',
+      official: { phoneNumberId, wabaId: 'w', accessToken: 't' },
+      throughputMps: mps,
+    }),
   });
-  if (emuUrl) await json(`${emuUrl}/__emulator/numbers/${phoneNumberId}`, { method: 'PUT', body: JSON.stringify({ throughputMps: mps }) });
-  const key = (await json(`${apiUrl}/admin/customers/${customer.id}/api-keys`, { method: 'POST', headers: admin, body: '{}' })).key as string;
+  if (emuUrl)
+    await json(`${emuUrl}/__emulator/numbers/${phoneNumberId}`, {
+      method: 'PUT',
+      body: JSON.stringify({ throughputMps: mps }),
+    });
+  const key = (
+    await json(`${apiUrl}/admin/customers/${customer.id}/api-keys`, { method: 'POST', headers: admin, body: '{}' })
+  ).key as string;
   return { phoneNumberId, key };
 }
 
@@ -43,9 +65,20 @@ export async function startLiveStack(opts: { adminUrl: string; env?: Record<stri
   const sql = postgres(db.env.DATABASE_URL!, { max: 2, onnotice: () => {} });
   const emuPort = await freePort();
   const apiPort = await freePort();
-  const emu = startTs('emulator', path.join(here, 'serve-emulator.ts'), { PORT: String(emuPort), EMULATOR_LATENCY_MS: '100' });
+  const emu = startTs('emulator', path.join(here, 'serve-emulator.ts'), {
+    PORT: String(emuPort),
+    EMULATOR_LATENCY_MS: '100',
+  });
   const emuUrl = `http://127.0.0.1:${emuPort}`;
-  const common = { ...db.env, ADMIN_TOKEN, ENCRYPTION_KEY, PROVIDER_BASE_URL: emuUrl, LOG_LEVEL: 'warn', DB_POOL_SIZE: '10', ...opts.env };
+  const common = {
+    ...db.env,
+    ADMIN_TOKEN,
+    ENCRYPTION_KEY,
+    PROVIDER_BASE_URL: emuUrl,
+    LOG_LEVEL: 'warn',
+    DB_POOL_SIZE: '10',
+    ...opts.env,
+  };
   const api = startTs('chatgate-api', path.join(here, 'serve-chatgate.ts'), { ...common, PORT: String(apiPort) });
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const workers = new Set<Child>();
@@ -69,7 +102,12 @@ export async function startLiveStack(opts: { adminUrl: string; env?: Record<stri
     emuUrl,
     apiUrl,
     startWorker(nodeArgs: string[] = []): Child {
-      const w = startTs('chatgate-worker', path.join(here, 'serve-chatgate.ts'), { ...common, BENCH_ROLE: 'worker' }, nodeArgs);
+      const w = startTs(
+        'chatgate-worker',
+        path.join(here, 'serve-chatgate.ts'),
+        { ...common, BENCH_ROLE: 'worker' },
+        nodeArgs,
+      );
       workers.add(w);
       void w.exited.then(() => workers.delete(w));
       return w;

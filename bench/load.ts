@@ -24,7 +24,11 @@ const result = await autocannon({
         const i = n++;
         return {
           ...req,
-          headers: { ...req.headers, 'content-type': 'application/json', 'x-api-key': spec.keys[i % spec.keys.length]! },
+          headers: {
+            ...req.headers,
+            'content-type': 'application/json',
+            'x-api-key': spec.keys[i % spec.keys.length]!,
+          },
           body: JSON.stringify({
             externalId: `${prefix}-${i}`,
             to: { type: 'phone', phoneE164: '+15551234567' },
@@ -36,13 +40,21 @@ const result = await autocannon({
   ],
 });
 
-const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count]));
+const statusCodes = Object.fromEntries(
+  Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count]),
+);
 console.log(
   JSON.stringify({
     requestsPerSec: result.requests.average,
     requestsTotal: result.requests.total,
     durationSec: result.duration,
-    latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max, mean: result.latency.mean },
+    latencyMs: {
+      p50: result.latency.p50,
+      p90: result.latency.p90,
+      p99: result.latency.p99,
+      max: result.latency.max,
+      mean: result.latency.mean,
+    },
     ok2xx: result['2xx'],
     non2xx: result.non2xx,
     errors: result.errors,

@@ -5,7 +5,14 @@ import fs from 'node:fs';
 import net from 'node:net';
 
 /** output: stdout and stderr interleaved (the server's log); stdout: stdout alone (the load result). */
-export type Child = { name: string; proc: ChildProcess; pid: number; output: string[]; stdout: string[]; exited: Promise<number | null> };
+export type Child = {
+  name: string;
+  proc: ChildProcess;
+  pid: number;
+  output: string[];
+  stdout: string[];
+  exited: Promise<number | null>;
+};
 
 const live = new Set<Child>();
 

@@ -1,6 +1,7 @@
 // The printed table, the ratios against the baselines with the issue's targets, and the JSON file.
 import fs from 'node:fs';
 import path from 'node:path';
+
 import type { Backend } from './databases.js';
 
 export type Server = 'ours' | 'single' | 'group';
@@ -27,7 +28,11 @@ export type ScenarioResult = {
   warnings: string[];
 };
 
-const LABEL: Record<Server, string> = { ours: 'ChatGate', single: 'baseline single INSERT', group: 'baseline group commit' };
+const LABEL: Record<Server, string> = {
+  ours: 'ChatGate',
+  single: 'baseline single INSERT',
+  group: 'baseline group commit',
+};
 const DB_LABEL: Record<Backend, string> = { postgres: 'PostgreSQL', pglite: 'PGlite' };
 
 // The issue's targets: the share of the group-commit baseline's throughput we must reach.
@@ -40,7 +45,14 @@ const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.
 const lpad = (s: string, n: number) => (s.length >= n ? s : ' '.repeat(n - s.length) + s);
 const fmt = (n: number | null, digits = 0) => (n === null ? 'n/a' : n.toFixed(digits));
 
-export type Verdict = { backend: Backend; vsSingle: number | null; vsGroup: number | null; targetRatio: number; targetP99Ms: number | null; pass: boolean | null };
+export type Verdict = {
+  backend: Backend;
+  vsSingle: number | null;
+  vsGroup: number | null;
+  targetRatio: number;
+  targetP99Ms: number | null;
+  pass: boolean | null;
+};
 
 export function verdicts(results: ScenarioResult[], connections: number): Verdict[] {
   const out: Verdict[] = [];
@@ -48,11 +60,13 @@ export function verdicts(results: ScenarioResult[], connections: number): Verdic
     const get = (s: Server) => results.find((r) => r.server === s && r.backend === backend);
     const ours = get('ours');
     if (!ours) continue;
-    const ratio = (b: ScenarioResult | undefined) => (b && b.requestsPerSec > 0 ? ours.requestsPerSec / b.requestsPerSec : null);
+    const ratio = (b: ScenarioResult | undefined) =>
+      b && b.requestsPerSec > 0 ? ours.requestsPerSec / b.requestsPerSec : null;
     const t = TARGETS[backend];
     const vsGroup = ratio(get('group'));
     const valid = ours.warnings.length === 0 && connections === 100;
-    const pass = !valid || vsGroup === null ? null : vsGroup >= t.ratio && (t.p99Ms === null || ours.latencyMs.p99 <= t.p99Ms);
+    const pass =
+      !valid || vsGroup === null ? null : vsGroup >= t.ratio && (t.p99Ms === null || ours.latencyMs.p99 <= t.p99Ms);
     out.push({ backend, vsSingle: ratio(get('single')), vsGroup, targetRatio: t.ratio, targetP99Ms: t.p99Ms, pass });
   }
   return out;
@@ -66,22 +80,38 @@ export function printReport(results: ScenarioResult[], connections: number): Ver
     console.log(
       row([
         `${LABEL[r.server]} / ${DB_LABEL[r.backend]}`,
-        fmt(r.requestsPerSec), fmt(r.latencyMs.p50, 1), fmt(r.latencyMs.p99, 1), fmt(r.rssMb, 1), fmt(r.peakRssMb, 1),
-        String(r.non2xx), String(r.errors + r.timeouts), String(r.rows ?? 'n/a'),
+        fmt(r.requestsPerSec),
+        fmt(r.latencyMs.p50, 1),
+        fmt(r.latencyMs.p99, 1),
+        fmt(r.rssMb, 1),
+        fmt(r.peakRssMb, 1),
+        String(r.non2xx),
+        String(r.errors + r.timeouts),
+        String(r.rows ?? 'n/a'),
       ]),
     );
   }
-  console.log('(RSS is the server process only; on PostgreSQL the database server\'s memory is not included.)');
+  console.log("(RSS is the server process only; on PostgreSQL the database server's memory is not included.)");
 
   const list = verdicts(results, connections);
   console.log();
   for (const v of list) {
     const ours = results.find((r) => r.server === 'ours' && r.backend === v.backend)!;
     const target = `target ≥ ${v.targetRatio} × group${v.targetP99Ms === null ? '' : ` and p99 ≤ ${v.targetP99Ms} ms (ours: ${fmt(ours.latencyMs.p99, 1)} ms)`}`;
-    const verdict = v.pass === null ? (connections === 100 ? 'NOT VALID (see warnings)' : 'n/a: targets are set at 100 connections') : v.pass ? 'PASS' : 'FAIL';
-    console.log(`${DB_LABEL[v.backend]}: ours/single = ${fmt(v.vsSingle, 2)}, ours/group = ${fmt(v.vsGroup, 2)}; ${target}: ${verdict}`);
+    const verdict =
+      v.pass === null
+        ? connections === 100
+          ? 'NOT VALID (see warnings)'
+          : 'n/a: targets are set at 100 connections'
+        : v.pass
+          ? 'PASS'
+          : 'FAIL';
+    console.log(
+      `${DB_LABEL[v.backend]}: ours/single = ${fmt(v.vsSingle, 2)}, ours/group = ${fmt(v.vsGroup, 2)}; ${target}: ${verdict}`,
+    );
   }
-  for (const r of results) for (const w of r.warnings) console.log(`WARNING ${LABEL[r.server]} / ${DB_LABEL[r.backend]}: ${w}`);
+  for (const r of results)
+    for (const w of r.warnings) console.log(`WARNING ${LABEL[r.server]} / ${DB_LABEL[r.backend]}: ${w}`);
   return list;
 }
 

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { type Backend, type BenchDatabase, createDatabase, postgresReachable } from './databases.js';
 import { type Child, freePort, memoryMb, startTs, stop, stopAll, waitHealthy } from './processes.js';
 import { printReport, type ScenarioResult, type Server, writeJson } from './report.js';
@@ -29,7 +30,8 @@ const settings = {
   backends: (process.env.BENCH_BACKENDS ?? 'postgres,pglite').split(',').map((s) => s.trim()) as Backend[],
   databaseUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
 };
-for (const b of settings.backends) if (b !== 'postgres' && b !== 'pglite') throw new Error(`BENCH_BACKENDS: unknown "${b}"`);
+for (const b of settings.backends)
+  if (b !== 'postgres' && b !== 'pglite') throw new Error(`BENCH_BACKENDS: unknown "${b}"`);
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const resultsDir = path.join(here, 'results');
 const ADMIN_TOKEN = crypto.randomBytes(24).toString('hex');
@@ -57,7 +59,10 @@ function startServer(server: Server, db: BenchDatabase, port: number): Child {
   return startTs(`baseline-${server}`, path.join(here, 'baseline-server.ts'), { ...env, MODE: server }, nodeArgs);
 }
 
-type LoadOutput = Omit<ScenarioResult, 'server' | 'backend' | 'rssMb' | 'peakRssMb' | 'rows' | 'serverErrorLines' | 'logFile' | 'warnings'> & {
+type LoadOutput = Omit<
+  ScenarioResult,
+  'server' | 'backend' | 'rssMb' | 'peakRssMb' | 'rows' | 'serverErrorLines' | 'logFile' | 'warnings'
+> & {
   warmup2xx: number;
   warmupNon2xx: number;
   warmupErrors: number;
@@ -65,13 +70,20 @@ type LoadOutput = Omit<ScenarioResult, 'server' | 'backend' | 'rssMb' | 'peakRss
 
 async function runLoad(url: string, keys: string[]): Promise<LoadOutput> {
   const load = startTs('autocannon', path.join(here, 'load.ts'), {
-    BENCH_LOAD: JSON.stringify({ url, keys, connections: settings.connections, duration: settings.durationSec, warmup: settings.warmupSec }),
+    BENCH_LOAD: JSON.stringify({
+      url,
+      keys,
+      connections: settings.connections,
+      duration: settings.durationSec,
+      warmup: settings.warmupSec,
+    }),
   });
   const limit = setTimeout(() => void stop(load, 2000), (settings.warmupSec + settings.durationSec + 60) * 1000);
   const code = await load.exited;
   clearTimeout(limit);
   const line = load.stdout.join('').trim().split('\n').pop() ?? '';
-  if (code !== 0 || !line.startsWith('{')) throw new Error(`load generator failed (exit ${code}):\n${load.output.join('')}`);
+  if (code !== 0 || !line.startsWith('{'))
+    throw new Error(`load generator failed (exit ${code}):\n${load.output.join('')}`);
   return JSON.parse(line) as LoadOutput;
 }
 
@@ -85,7 +97,8 @@ async function runScenario(server: Server, backend: Backend): Promise<ScenarioRe
     const url = `http://127.0.0.1:${port}`;
     child = startServer(server, db, port);
     await waitHealthy(child, url);
-    const keys = server === 'ours' ? await createKeys(url, ADMIN_TOKEN, settings.customers) : fakeKeys(settings.customers);
+    const keys =
+      server === 'ours' ? await createKeys(url, ADMIN_TOKEN, settings.customers) : fakeKeys(settings.customers);
     const setupLines = child.output.length;
 
     const load = await runLoad(url, keys);
@@ -94,22 +107,40 @@ async function runScenario(server: Server, backend: Backend): Promise<ScenarioRe
     const exitCode = child.proc.exitCode;
 
     // Everything the server printed under load (it logs at warn and above only).
-    const logged = child.output.slice(setupLines).join('').split('\n').filter((l) => l.trim() !== '');
+    const logged = child.output
+      .slice(setupLines)
+      .join('')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     const rows = await db.count(server === 'ours' ? 'messages' : 'bench_messages');
     const answered2xx = load.ok2xx + load.warmup2xx;
 
     const warnings: string[] = [];
-    if (load.non2xx > 0) warnings.push(`${load.non2xx} non-2xx answers (${JSON.stringify(load.statusCodes)}): the figure is not valid`);
+    if (load.non2xx > 0)
+      warnings.push(`${load.non2xx} non-2xx answers (${JSON.stringify(load.statusCodes)}): the figure is not valid`);
     if (load.errors + load.timeouts > 0) warnings.push(`${load.errors} socket errors, ${load.timeouts} timeouts`);
-    if (load.warmupNon2xx + load.warmupErrors > 0) warnings.push(`warm-up: ${load.warmupNon2xx} non-2xx, ${load.warmupErrors} errors`);
-    if (logged.length > 0) warnings.push(`server logged ${logged.length} lines under load (see ${path.relative(process.cwd(), logFile)})`);
+    if (load.warmupNon2xx + load.warmupErrors > 0)
+      warnings.push(`warm-up: ${load.warmupNon2xx} non-2xx, ${load.warmupErrors} errors`);
+    if (logged.length > 0)
+      warnings.push(`server logged ${logged.length} lines under load (see ${path.relative(process.cwd(), logFile)})`);
     if (exitCode !== 0) warnings.push(`server exit code ${exitCode} on SIGTERM`);
     // In-flight requests at the end of the run are written but not counted by autocannon.
-    if (rows < answered2xx || rows > answered2xx + 2 * settings.connections) warnings.push(`${rows} rows stored for ${answered2xx} 2xx answers`);
+    if (rows < answered2xx || rows > answered2xx + 2 * settings.connections)
+      warnings.push(`${rows} rows stored for ${answered2xx} 2xx answers`);
     if (server === 'ours' && (answered2xx + load.non2xx) / keys.length > 0.9 * QUOTA_PER_CUSTOMER) {
       warnings.push(`close to the monthly quota per customer: raise BENCH_CUSTOMERS`);
     }
-    return { server, backend, ...load, ...memory, rows, serverErrorLines: logged.length, loadAvg1m, logFile: child.output.join('').trim() === '' ? null : logFile, warnings };
+    return {
+      server,
+      backend,
+      ...load,
+      ...memory,
+      rows,
+      serverErrorLines: logged.length,
+      loadAvg1m,
+      logFile: child.output.join('').trim() === '' ? null : logFile,
+      warnings,
+    };
   } finally {
     if (child) {
       await stop(child);
@@ -143,7 +174,9 @@ async function main() {
       process.stdout.write(`  ${server} on ${backend} ... `);
       const r = await runScenario(server, backend);
       results.push(r);
-      console.log(`${r.requestsPerSec.toFixed(0)} req/s, p99 ${r.latencyMs.p99} ms (${((Date.now() - t0) / 1000).toFixed(0)} s, load average ${r.loadAvg1m.toFixed(1)})`);
+      console.log(
+        `${r.requestsPerSec.toFixed(0)} req/s, p99 ${r.latencyMs.p99} ms (${((Date.now() - t0) / 1000).toFixed(0)} s, load average ${r.loadAvg1m.toFixed(1)})`,
+      );
     }
   }
   const verdicts = printReport(results, settings.connections);
@@ -151,7 +184,12 @@ async function main() {
     startedAt,
     finishedAt: new Date().toISOString(),
     settings,
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, totalMemMb: Math.round(os.totalmem() / 2 ** 20) },
+    machine: {
+      cpus: os.cpus().length,
+      model: os.cpus()[0]?.model,
+      node: process.version,
+      totalMemMb: Math.round(os.totalmem() / 2 ** 20),
+    },
     results,
     verdicts,
   });

@@ -5,7 +5,9 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import postgres from 'postgres';
+
 import { migrate } from '../src/db/migrate.js';
 import { openPostgresDb } from '../src/db/postgres-db.js';
 import { writeEvents } from '../src/events/outbox.js';
@@ -25,9 +27,22 @@ async function scenario(withDeadEndpoint: boolean) {
   const sql = postgres(db.env.DATABASE_URL!, { max: 4, onnotice: () => {} });
   const fastPort = await freePort();
   const deadPort = await freePort();
-  const fast = startTs('receiver-fast', path.join(here, 'receiver-server.ts'), { PORT: String(fastPort), MODE: 'fast' });
-  const dead = startTs('receiver-dead', path.join(here, 'receiver-server.ts'), { PORT: String(deadPort), MODE: 'dead' });
-  const common = { ...db.env, ENCRYPTION_KEY, UNSAFE_ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'warn', WORKER_BATCH_SIZE: '500', DB_POOL_SIZE: '10' };
+  const fast = startTs('receiver-fast', path.join(here, 'receiver-server.ts'), {
+    PORT: String(fastPort),
+    MODE: 'fast',
+  });
+  const dead = startTs('receiver-dead', path.join(here, 'receiver-server.ts'), {
+    PORT: String(deadPort),
+    MODE: 'dead',
+  });
+  const common = {
+    ...db.env,
+    ENCRYPTION_KEY,
+    UNSAFE_ALLOW_PRIVATE_URLS: 'true',
+    LOG_LEVEL: 'warn',
+    WORKER_BATCH_SIZE: '500',
+    DB_POOL_SIZE: '10',
+  };
   let worker = null;
   try {
     await waitHealthy(fast, `http://127.0.0.1:${fastPort}`);
@@ -45,10 +60,25 @@ async function scenario(withDeadEndpoint: boolean) {
     // The events, through the same outbox statement the service uses.
     for (let i = 0; i < EVENTS; i += 1000) {
       await appDb.transaction((tx) =>
-        writeEvents(tx, Array.from({ length: Math.min(1000, EVENTS - i) }, (_, j) => ({
-          customerId: customers[(i + j) % CUSTOMERS]!, type: 'message.status' as const, createdAt: new Date(),
-          data: { messageId: crypto.randomUUID(), externalId: `e-${i + j}`, status: 'sent', previousStatus: 'queued', channel: 'chat_official', recipient: '+15551234567', chatAccountId: crypto.randomUUID(), timestamp: new Date().toISOString(), error: null },
-        }))),
+        writeEvents(
+          tx,
+          Array.from({ length: Math.min(1000, EVENTS - i) }, (_, j) => ({
+            customerId: customers[(i + j) % CUSTOMERS]!,
+            type: 'message.status' as const,
+            createdAt: new Date(),
+            data: {
+              messageId: crypto.randomUUID(),
+              externalId: `e-${i + j}`,
+              status: 'sent',
+              previousStatus: 'queued',
+              channel: 'chat_official',
+              recipient: '+15551234567',
+              chatAccountId: crypto.randomUUID(),
+              timestamp: new Date().toISOString(),
+              error: null,
+            },
+          })),
+        ),
       );
     }
     await appDb.close();
@@ -78,5 +108,9 @@ const withDead = await scenario(true);
 console.log('\nWebhook delivery (PostgreSQL, one worker process, local receiver):');
 console.log(JSON.stringify({ healthy, withDead }, null, 2));
 const drop = 1 - withDead.eventsPerSec / healthy.eventsPerSec;
-console.log(`delivery:        ${healthy.eventsPerSec} events/s (target ≥ 4000): ${healthy.eventsPerSec >= 4000 ? 'PASS' : 'FAIL'}`);
-console.log(`dead endpoint:   ${withDead.eventsPerSec} events/s to the others, ${(drop * 100).toFixed(1)} % lower (target < 10 %): ${drop < 0.1 ? 'PASS' : 'FAIL'}`);
+console.log(
+  `delivery:        ${healthy.eventsPerSec} events/s (target ≥ 4000): ${healthy.eventsPerSec >= 4000 ? 'PASS' : 'FAIL'}`,
+);
+console.log(
+  `dead endpoint:   ${withDead.eventsPerSec} events/s to the others, ${(drop * 100).toFixed(1)} % lower (target < 10 %): ${drop < 0.1 ? 'PASS' : 'FAIL'}`,
+);

@@ -1,12 +1,14 @@
 // The composition root: builds every service by hand and wires the roles of this process.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import crypto from 'node:crypto';
+
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import pino, { type Logger } from 'pino';
+
 import { createAccountAdmin } from './accounts/account-admin.js';
-import { createBroadcastService } from './broadcasts/broadcast-service.js';
 import { createDirectory } from './auth/directory.js';
+import { createBroadcastService } from './broadcasts/broadcast-service.js';
 import type { Config } from './config.js';
 import { createCustomerService } from './customers/customer-service.js';
 import type { Db } from './db/db.js';
@@ -16,38 +18,48 @@ import { createDispatcher } from './dispatch/dispatcher.js';
 import { registerAdminRoutes } from './http/routes/admin-routes.js';
 import { registerBroadcastRoutes } from './http/routes/broadcast-routes.js';
 import { registerChatAccountRoutes } from './http/routes/chat-accounts-routes.js';
+import { registerInboundRoutes } from './http/routes/inbound-routes.js';
 import { registerMediaRoutes } from './http/routes/media-routes.js';
 import { registerMessageRoutes } from './http/routes/messages-routes.js';
 import { registerMetaRoutes } from './http/routes/meta-routes.js';
 import { registerProviderWebhookRoutes } from './http/routes/provider-webhook-routes.js';
+import { registerTemplateRoutes } from './http/routes/templates-routes.js';
+import { registerWebhookRoutes } from './http/routes/webhook-routes.js';
 import { apiKeyAuth, createServer, type Server } from './http/server.js';
+import { createInboundService } from './inbound/inbound-service.js';
+import { createSettingsService } from './inbound/settings-service.js';
 import { createKeyService } from './keys/key-service.js';
+import { createMediaService } from './media/media-service.js';
+import { createDbMediaStore } from './media/media-store.js';
+import { createMediaPreparer, mediaFetchTimeoutMs } from './media/prepare-media.js';
 import { createMessageQueries } from './messages/message-queries.js';
 import { createSendService } from './messages/send-service.js';
-import { createDbMediaStore } from './media/media-store.js';
-import { createMediaService } from './media/media-service.js';
-import { createMediaPreparer, mediaFetchTimeoutMs } from './media/prepare-media.js';
-import { createProviderClient } from './provider/cloud-api.js';
 import { createOutboundClient, type Resolve, systemResolve } from './outbound/outbound-client.js';
+import { createProviderClient } from './provider/cloud-api.js';
 import { createPurger } from './purge/purger.js';
+import { createReceiptService } from './receipts/receipt-service.js';
+import { createSenderService } from './senders/sender-service.js';
+import { createSealer } from './shared/crypto.js';
+import { createTemplateService } from './templates/template-service.js';
 import { createDeliverer } from './webhooks/deliverer.js';
 import { createEndpointService } from './webhooks/endpoint-service.js';
-import { registerWebhookRoutes } from './http/routes/webhook-routes.js';
-import { registerInboundRoutes } from './http/routes/inbound-routes.js';
-import { registerTemplateRoutes } from './http/routes/templates-routes.js';
-import { createTemplateService } from './templates/template-service.js';
-import { createSenderService } from './senders/sender-service.js';
-import { createSettingsService } from './inbound/settings-service.js';
-import { createReceiptService } from './receipts/receipt-service.js';
-import { createInboundService } from './inbound/inbound-service.js';
-import { createSealer } from './shared/crypto.js';
 
 export type Role = 'all' | 'api' | 'worker';
 
 export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
   return pino({
     level: config.logLevel,
-    redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', '*.accessToken', '*.appSecret', '*.managementToken', '*.key'], censor: '[redacted]' },
+    redact: {
+      paths: [
+        'req.headers["x-api-key"]',
+        'req.headers.authorization',
+        '*.accessToken',
+        '*.appSecret',
+        '*.managementToken',
+        '*.key',
+      ],
+      censor: '[redacted]',
+    },
   });
 }
 
@@ -55,7 +67,8 @@ export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
 function embeddedEncryptionKey(dataDir: string): Buffer {
   const file = path.join(dataDir, 'encryption.key');
   fs.mkdirSync(dataDir, { recursive: true });
-  if (!fs.existsSync(file)) fs.writeFileSync(file, crypto.randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
+  if (!fs.existsSync(file))
+    fs.writeFileSync(file, crypto.randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
   return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
 }
 
@@ -68,13 +81,19 @@ export type App = {
   stop(): Promise<void>;
 };
 
-export async function createApp(config: Config, opts: { role?: Role; db?: Db; log?: Logger; resolve?: Resolve } = {}): Promise<App> {
+export async function createApp(
+  config: Config,
+  opts: { role?: Role; db?: Db; log?: Logger; resolve?: Resolve } = {},
+): Promise<App> {
   const role = opts.role ?? 'all';
   const log = opts.log ?? createLogger(config);
   const db = opts.db ?? (await openDb(config));
   const applied = await migrate(db);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
-  if (config.unsafeAllowPrivateUrls) log.warn('UNSAFE_ALLOW_PRIVATE_URLS=true: outbound URLs may use http and private or loopback hosts; never in production');
+  if (config.unsafeAllowPrivateUrls)
+    log.warn(
+      'UNSAFE_ALLOW_PRIVATE_URLS=true: outbound URLs may use http and private or loopback hosts; never in production',
+    );
 
   const sealer = createSealer(config.encryptionKey ?? embeddedEncryptionKey(config.dataDir));
   const directory = createDirectory(db);
@@ -83,7 +102,11 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
   const sends = createSendService({ db, maxSendAttempts: config.maxSendAttempts, media });
   const resolve = opts.resolve ?? systemResolve;
   const outbound = createOutboundClient({ allowPrivate: config.unsafeAllowPrivateUrls, resolve });
-  const provider = createProviderClient({ baseUrl: config.providerBaseUrl, apiVersion: config.providerApiVersion, timeoutMs: config.providerTimeoutMs });
+  const provider = createProviderClient({
+    baseUrl: config.providerBaseUrl,
+    apiVersion: config.providerApiVersion,
+    timeoutMs: config.providerTimeoutMs,
+  });
 
   let server: Server | null = null;
   if (role !== 'worker') {
@@ -93,17 +116,41 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
     void api.register(async (plain) => {
       const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
       scope.addHook('onRequest', apiKeyAuth(directory.authenticate));
-      registerMessageRoutes(scope, { directory, sends, queries: createMessageQueries(db), allowPrivateUrls: config.unsafeAllowPrivateUrls });
+      registerMessageRoutes(scope, {
+        directory,
+        sends,
+        queries: createMessageQueries(db),
+        allowPrivateUrls: config.unsafeAllowPrivateUrls,
+      });
       registerChatAccountRoutes(scope, { directory, publicBaseUrl: config.publicBaseUrl });
       registerMediaRoutes(scope, { media });
-      registerBroadcastRoutes(scope, { directory, broadcasts: createBroadcastService({ db, maxSendAttempts: config.maxSendAttempts, media }), allowPrivateUrls: config.unsafeAllowPrivateUrls });
-      registerInboundRoutes(scope, { directory, senders: createSenderService({ db }), settings: createSettingsService({ db, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve }) });
-      registerWebhookRoutes(scope, { directory, endpoints: createEndpointService({ db, sealer, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve }) });
-      registerTemplateRoutes(scope, { directory, templates: createTemplateService({ db, sealer, provider, directory }) });
+      registerBroadcastRoutes(scope, {
+        directory,
+        broadcasts: createBroadcastService({ db, maxSendAttempts: config.maxSendAttempts, media }),
+        allowPrivateUrls: config.unsafeAllowPrivateUrls,
+      });
+      registerInboundRoutes(scope, {
+        directory,
+        senders: createSenderService({ db }),
+        settings: createSettingsService({ db, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve }),
+      });
+      registerWebhookRoutes(scope, {
+        directory,
+        endpoints: createEndpointService({ db, sealer, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve }),
+      });
+      registerTemplateRoutes(scope, {
+        directory,
+        templates: createTemplateService({ db, sealer, provider, directory }),
+      });
     });
     const inbound = createInboundService({ db, log, client: outbound });
     const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log, inbound });
-    void api.register(async (plain) => registerProviderWebhookRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), { receipts, verifyToken: config.providerVerifyToken }));
+    void api.register(async (plain) =>
+      registerProviderWebhookRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {
+        receipts,
+        verifyToken: config.providerVerifyToken,
+      }),
+    );
     if (config.adminToken !== null) {
       const adminToken = config.adminToken;
       void api.register(async (plain) =>
@@ -129,7 +176,11 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
             log,
             provider,
             media: createMediaPreparer({
-              db, store: mediaStore, provider, outbound, retryTimeScale: config.retryTimeScale,
+              db,
+              store: mediaStore,
+              provider,
+              outbound,
+              retryTimeScale: config.retryTimeScale,
               fetchTimeoutMs: mediaFetchTimeoutMs(config.workerLeaseSeconds, config.providerTimeoutMs),
             }),
             sealer,
@@ -150,7 +201,14 @@ export async function createApp(config: Config, opts: { role?: Role; db?: Db; lo
             log,
             sealer,
             client: outbound,
-            options: { batchSize: config.workerBatchSize, leaseSeconds: 60, pollMs: config.workerPollMs, retryTimeScale: config.retryTimeScale, perEndpointConcurrency: 16, maxInFlight: 1000 },
+            options: {
+              batchSize: config.workerBatchSize,
+              leaseSeconds: 60,
+              pollMs: config.workerPollMs,
+              retryTimeScale: config.retryTimeScale,
+              perEndpointConcurrency: 16,
+              maxInFlight: 1000,
+            },
           }),
           createPurger({ db, log, intervalSeconds: config.purgeIntervalSeconds }),
         ];

@@ -2,12 +2,13 @@
 // chatgate: serve [--role all|api|worker] | migrate | admin ... (the one place that reads process.env)
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
+
 import { runAdminCli } from './admin/admin-cli.js';
 import { createApp, createLogger, type Role } from './app.js';
 import { ConfigError, loadConfig, loadEmulatorConfig } from './config.js';
-import { createEmulator } from './emulator/emulator-server.js';
 import { migrate } from './db/migrate.js';
 import { openDb } from './db/open-db.js';
+import { createEmulator } from './emulator/emulator-server.js';
 
 const USAGE = `usage: chatgate <command>
   serve [--role all|api|worker]   run the HTTP API and/or the workers (default all)
@@ -18,7 +19,8 @@ const USAGE = `usage: chatgate <command>
 async function serve(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } }, strict: true });
   const role = values.role as Role;
-  if (!['all', 'api', 'worker'].includes(role)) throw new ConfigError([`--role must be all, api or worker (got "${role}")`]);
+  if (!['all', 'api', 'worker'].includes(role))
+    throw new ConfigError([`--role must be all, api or worker (got "${role}")`]);
   const config = loadConfig(process.env);
   const app = await createApp(config, { role });
   let stopping = false;
@@ -63,7 +65,14 @@ async function main(argv: string[]): Promise<number> {
       const config = loadEmulatorConfig(process.env);
       const { app } = createEmulator(config);
       const address = await app.listen({ port: config.port, host: config.host });
-      console.log(JSON.stringify({ msg: 'provider emulator listening', address, callbackUrl: config.callbackUrl, signing: config.appSecret !== null }));
+      console.log(
+        JSON.stringify({
+          msg: 'provider emulator listening',
+          address,
+          callbackUrl: config.callbackUrl,
+          signing: config.appSecret !== null,
+        }),
+      );
       const stop = () => void app.close().then(() => process.exit(0));
       process.on('SIGTERM', stop);
       process.on('SIGINT', stop);

@@ -1,34 +1,67 @@
 import { describe, expect, it } from 'vitest';
+
 import { ConfigError, loadConfig } from './config.js';
 
 describe('loadConfig', () => {
   it('has working defaults for the embedded mode', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ port: 3000, host: '127.0.0.1', databaseUrl: null, adminToken: null, retryTimeScale: 1, purgeIntervalSeconds: 10800, unsafeAllowPrivateUrls: false, maxSendAttempts: 5 });
+    expect(c).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      databaseUrl: null,
+      adminToken: null,
+      retryTimeScale: 1,
+      purgeIntervalSeconds: 10800,
+      unsafeAllowPrivateUrls: false,
+      maxSendAttempts: 5,
+    });
     expect(c.publicBaseUrl).toBe('http://127.0.0.1:3000');
     expect(c.providerBaseUrl).toBe('https://graph.facebook.com');
   });
 
   it('names every bad variable at once', () => {
     try {
-      loadConfig({ PORT: 'eighty', RETRY_TIME_SCALE: '-1', UNSAFE_ALLOW_PRIVATE_URLS: 'yes', ADMIN_TOKEN: 'short', DATABASE_URL: 'mysql://x', PUBLIC_BASE_URL: 'ftp://x' });
+      loadConfig({
+        PORT: 'eighty',
+        RETRY_TIME_SCALE: '-1',
+        UNSAFE_ALLOW_PRIVATE_URLS: 'yes',
+        ADMIN_TOKEN: 'short',
+        DATABASE_URL: 'mysql://x',
+        PUBLIC_BASE_URL: 'ftp://x',
+      });
       expect.unreachable();
     } catch (err) {
       expect(err).toBeInstanceOf(ConfigError);
       const text = (err as ConfigError).message;
-      for (const name of ['PORT', 'RETRY_TIME_SCALE', 'UNSAFE_ALLOW_PRIVATE_URLS', 'ADMIN_TOKEN', 'DATABASE_URL', 'PUBLIC_BASE_URL', 'ENCRYPTION_KEY']) expect(text).toContain(name);
+      for (const name of [
+        'PORT',
+        'RETRY_TIME_SCALE',
+        'UNSAFE_ALLOW_PRIVATE_URLS',
+        'ADMIN_TOKEN',
+        'DATABASE_URL',
+        'PUBLIC_BASE_URL',
+        'ENCRYPTION_KEY',
+      ])
+        expect(text).toContain(name);
     }
   });
 
   it('requires the lease to outlast a provider request', () => {
-    expect(() => loadConfig({ WORKER_LEASE_SECONDS: '10', PROVIDER_TIMEOUT_MS: '9000' })).toThrow(/WORKER_LEASE_SECONDS must exceed PROVIDER_TIMEOUT_MS/);
+    expect(() => loadConfig({ WORKER_LEASE_SECONDS: '10', PROVIDER_TIMEOUT_MS: '9000' })).toThrow(
+      /WORKER_LEASE_SECONDS must exceed PROVIDER_TIMEOUT_MS/,
+    );
     expect(loadConfig({ WORKER_LEASE_SECONDS: '3', PROVIDER_TIMEOUT_MS: '500' }).workerLeaseSeconds).toBe(3);
   });
 
   it('requires a 32-byte ENCRYPTION_KEY with PostgreSQL', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://x@y/z' })).toThrow(/ENCRYPTION_KEY is required/);
     expect(() => loadConfig({ DATABASE_URL: 'postgres://x@y/z', ENCRYPTION_KEY: 'c2hvcnQ=' })).toThrow(/32 bytes/);
-    const ok = loadConfig({ DATABASE_URL: 'postgres://x@y/z', ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'), RETRY_TIME_SCALE: '0.01', PUBLIC_BASE_URL: 'https://api.example.com/' });
+    const ok = loadConfig({
+      DATABASE_URL: 'postgres://x@y/z',
+      ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+      RETRY_TIME_SCALE: '0.01',
+      PUBLIC_BASE_URL: 'https://api.example.com/',
+    });
     expect(ok.encryptionKey).toHaveLength(32);
     expect(ok.retryTimeScale).toBe(0.01);
     expect(ok.publicBaseUrl).toBe('https://api.example.com');

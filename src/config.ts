@@ -105,10 +105,13 @@ export function loadConfig(env: Env): Config {
   const rawKey = str('ENCRYPTION_KEY');
   if (rawKey !== null) {
     const decoded = Buffer.from(rawKey, 'base64');
-    if (decoded.length !== 32) problems.push('ENCRYPTION_KEY must be 32 bytes encoded in base64 (openssl rand -base64 32)');
+    if (decoded.length !== 32)
+      problems.push('ENCRYPTION_KEY must be 32 bytes encoded in base64 (openssl rand -base64 32)');
     else encryptionKey = decoded;
   } else if (databaseUrl !== null) {
-    problems.push('ENCRYPTION_KEY is required with DATABASE_URL (every process must share it): openssl rand -base64 32');
+    problems.push(
+      'ENCRYPTION_KEY is required with DATABASE_URL (every process must share it): openssl rand -base64 32',
+    );
   }
   const logLevel = str('LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
@@ -143,23 +146,42 @@ export function loadConfig(env: Env): Config {
   };
   if (!/^v\d+\.\d+$/.test(config.providerApiVersion)) problems.push('PROVIDER_API_VERSION must look like v23.0');
   if (config.workerLeaseSeconds * 1000 < config.providerTimeoutMs + 2000) {
-    problems.push('WORKER_LEASE_SECONDS must exceed PROVIDER_TIMEOUT_MS by at least 2 seconds (a claimed send must finish inside its lease)');
+    problems.push(
+      'WORKER_LEASE_SECONDS must exceed PROVIDER_TIMEOUT_MS by at least 2 seconds (a claimed send must finish inside its lease)',
+    );
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
 
-export type EmulatorConfig = { port: number; host: string; callbackUrl: string | null; appSecret: string | null; latencyMs: number; logLevel: string };
+export type EmulatorConfig = {
+  port: number;
+  host: string;
+  callbackUrl: string | null;
+  appSecret: string | null;
+  latencyMs: number;
+  logLevel: string;
+};
 
 /** Settings of `chatgate emulator`. */
 export function loadEmulatorConfig(env: Env): EmulatorConfig {
   const problems: string[] = [];
   const port = Number(env.EMULATOR_PORT ?? '4010');
-  if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push('EMULATOR_PORT must be a whole number from 0 to 65535');
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    problems.push('EMULATOR_PORT must be a whole number from 0 to 65535');
   const latencyMs = Number(env.EMULATOR_LATENCY_MS ?? '0');
-  if (!Number.isFinite(latencyMs) || latencyMs < 0 || latencyMs > 60000) problems.push('EMULATOR_LATENCY_MS must be from 0 to 60000');
+  if (!Number.isFinite(latencyMs) || latencyMs < 0 || latencyMs > 60000)
+    problems.push('EMULATOR_LATENCY_MS must be from 0 to 60000');
   const callbackUrl = env.EMULATOR_CALLBACK_URL?.trim() || null;
-  if (callbackUrl !== null && !/^https?:\/\//.test(callbackUrl)) problems.push('EMULATOR_CALLBACK_URL must be an http(s) URL');
+  if (callbackUrl !== null && !/^https?:\/\//.test(callbackUrl))
+    problems.push('EMULATOR_CALLBACK_URL must be an http(s) URL');
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host: env.EMULATOR_HOST?.trim() || '127.0.0.1', callbackUrl, appSecret: env.PROVIDER_APP_SECRET?.trim() || null, latencyMs, logLevel: env.LOG_LEVEL?.trim() || 'warn' };
+  return {
+    port,
+    host: env.EMULATOR_HOST?.trim() || '127.0.0.1',
+    callbackUrl,
+    appSecret: env.PROVIDER_APP_SECRET?.trim() || null,
+    latencyMs,
+    logLevel: env.LOG_LEVEL?.trim() || 'warn',
+  };
 }

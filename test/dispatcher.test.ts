@@ -1,20 +1,38 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ChildProcess, spawn } from 'node:child_process';
+
 import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createApp } from '../src/app.js';
 import { claimDue } from '../src/dispatch/claim.js';
-import { backend, call, createTenant, createTestDatabase, ENCRYPTION_KEY, eventually, type Service, startService, testConfig, textMessage, type TestDatabase } from './support/harness.js';
+import {
+  backend,
+  call,
+  createTenant,
+  createTestDatabase,
+  ENCRYPTION_KEY,
+  eventually,
+  type Service,
+  startService,
+  testConfig,
+  type TestDatabase,
+  textMessage,
+} from './support/harness.js';
 
 async function sendMany(svc: Service, key: string, prefix: string, count: number, phone = '+15551234500') {
   for (let i = 0; i < count; i += 50) {
     const batch = Array.from({ length: Math.min(50, count - i) }, (_, j) =>
-      call(svc.url, 'POST', '/messages', { key, body: { ...textMessage(`${prefix}-${i + j}`), to: { type: 'phone', phoneE164: phone } } }),
+      call(svc.url, 'POST', '/messages', {
+        key,
+        body: { ...textMessage(`${prefix}-${i + j}`), to: { type: 'phone', phoneE164: phone } },
+      }),
     );
     for (const r of await Promise.all(batch)) expect(r.status).toBe(201);
   }
 }
 
-const countWhere = async (db: TestDatabase['db'], sql: string, params: unknown[] = []) => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, params))[0]!.n;
+const countWhere = async (db: TestDatabase['db'], sql: string, params: unknown[] = []) =>
+  (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, params))[0]!.n;
 
 describe('dispatcher claims', () => {
   let database: TestDatabase;
@@ -33,7 +51,9 @@ describe('dispatcher claims', () => {
 
   it('never gives one message to two concurrent claimers', async () => {
     await sendMany(api, t.sandboxKey, 'claim', 400);
-    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => claimDue(database.db, `claimer-${i}`, 60, 30)));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => claimDue(database.db, `claimer-${i}`, 60, 30)),
+    );
     const all = results.flat().map((m) => m.id);
     expect(all.length).toBe(400); // 8 claimers × 60 can hold them all
     expect(new Set(all).size).toBe(all.length);
@@ -47,13 +67,22 @@ describe('dispatcher claims', () => {
   it('re-claims a lease left by a dead worker once it expires, and not before', async () => {
     await database.db.query(`DELETE FROM messages`);
     await sendMany(api, t.sandboxKey, 'lease', 20);
-    await database.db.query(`UPDATE messages SET status = 'queued', locked_by = 'dead-worker', locked_until = now() + interval '4 seconds'`);
-    const worker = await createApp(testConfig({ WORKER_POLL_MS: '100' }), { db: database.db, role: 'worker', log: pino({ level: 'silent' }) });
+    await database.db.query(
+      `UPDATE messages SET status = 'queued', locked_by = 'dead-worker', locked_until = now() + interval '4 seconds'`,
+    );
+    const worker = await createApp(testConfig({ WORKER_POLL_MS: '100' }), {
+      db: database.db,
+      role: 'worker',
+      log: pino({ level: 'silent' }),
+    });
     await worker.start();
     try {
       await new Promise((r) => setTimeout(r, 700));
       expect(await countWhere(database.db, `messages WHERE locked_by = 'dead-worker' AND status = 'queued'`)).toBe(20);
-      await eventually(async () => (await countWhere(database.db, `messages WHERE status = 'delivered'`)) === 20, 15_000);
+      await eventually(
+        async () => (await countWhere(database.db, `messages WHERE status = 'delivered'`)) === 20,
+        15_000,
+      );
       expect(await countWhere(database.db, `events WHERE data->>'status' = 'sent'`)).toBe(20);
     } finally {
       await worker.stop();
@@ -63,7 +92,15 @@ describe('dispatcher claims', () => {
   it('two workers together process every message exactly once', async () => {
     await database.db.query(`DELETE FROM messages`);
     await database.db.query(`DELETE FROM events`);
-    const workers = await Promise.all([0, 1].map(() => createApp(testConfig({ WORKER_BATCH_SIZE: '25' }), { db: database.db, role: 'worker', log: pino({ level: 'silent' }) })));
+    const workers = await Promise.all(
+      [0, 1].map(() =>
+        createApp(testConfig({ WORKER_BATCH_SIZE: '25' }), {
+          db: database.db,
+          role: 'worker',
+          log: pino({ level: 'silent' }),
+        }),
+      ),
+    );
     for (const w of workers) await w.start();
     try {
       await sendMany(api, t.sandboxKey, 'pair', 300, '+15551234588');
@@ -86,7 +123,16 @@ describe.runIf(backend === 'postgres')('worker processes on PostgreSQL', () => {
 
   const spawnWorker = () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--role', 'worker'], {
-      env: { ...process.env, DATABASE_URL: database.url!, ENCRYPTION_KEY, LOG_LEVEL: 'warn', SANDBOX_STEP_MS: '50', WORKER_BATCH_SIZE: '20', WORKER_LEASE_SECONDS: '3', PROVIDER_TIMEOUT_MS: '500' },
+      env: {
+        ...process.env,
+        DATABASE_URL: database.url!,
+        ENCRYPTION_KEY,
+        LOG_LEVEL: 'warn',
+        SANDBOX_STEP_MS: '50',
+        WORKER_BATCH_SIZE: '20',
+        WORKER_LEASE_SECONDS: '3',
+        PROVIDER_TIMEOUT_MS: '500',
+      },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     children.push(child);
@@ -112,7 +158,11 @@ describe.runIf(backend === 'postgres')('worker processes on PostgreSQL', () => {
     await eventually(async () => (await countWhere(database.db, `messages WHERE status <> 'pending'`)) > 0, 30_000);
     a.kill('SIGKILL');
     await sendMany(api, t.sandboxKey, 'proc-after', 100, '+15551234588');
-    await eventually(async () => (await countWhere(database.db, `messages WHERE status = 'read'`)) === 300, 60_000, 200);
+    await eventually(
+      async () => (await countWhere(database.db, `messages WHERE status = 'read'`)) === 300,
+      60_000,
+      200,
+    );
     for (const status of ['sent', 'delivered', 'read']) {
       expect(await countWhere(database.db, `events WHERE data->>'status' = $1`, [status])).toBe(300);
     }

@@ -1,11 +1,21 @@
 // Image and document sends through the provider emulator: uploads sent by provider media id,
 // media URLs fetched from a real file server on loopback, and the media file lifecycle.
 import crypto from 'node:crypto';
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { insertBatch } from '../src/messages/insert-batch.js';
 import { APP_SECRET, type Emulator, providerEnv, startEmulator, startLiveService } from './support/emulator.js';
 import { type FileServer, startFileServer } from './support/file-server.js';
-import { call, createAccount, createKey, createTestDatabase, eventually, type Service, startService } from './support/harness.js';
+import {
+  call,
+  createAccount,
+  createKey,
+  createTestDatabase,
+  eventually,
+  type Service,
+  startService,
+} from './support/harness.js';
 import { JPEG_BYTES, PDF_BYTES, upload } from './support/media-files.js';
 
 const sha = (b: Buffer) => crypto.createHash('sha256').update(b).digest('hex');
@@ -30,13 +40,26 @@ describe('media sends through the provider emulator', () => {
   beforeEach(() => emu.clearRules());
 
   const tenant = async (s: Service = svc) => {
-    const customer = await call(s.url, 'POST', '/admin/customers', { admin: true, body: { name: 'Media', plan: 'basic' } });
+    const customer = await call(s.url, 'POST', '/admin/customers', {
+      admin: true,
+      body: { name: 'Media', plan: 'basic' },
+    });
     const phoneNumberId = `pn${crypto.randomBytes(5).toString('hex')}`;
-    const accountId = await createAccount(s.url, customer.body.id, { official: { phoneNumberId, wabaId: 'w1', accessToken: 'EAAG-media-token' } });
-    return { customerId: customer.body.id as string, accountId, phoneNumberId, key: await createKey(s.url, customer.body.id, {}) };
+    const accountId = await createAccount(s.url, customer.body.id, {
+      official: { phoneNumberId, wabaId: 'w1', accessToken: 'EAAG-media-token' },
+    });
+    return {
+      customerId: customer.body.id as string,
+      accountId,
+      phoneNumberId,
+      key: await createKey(s.url, customer.body.id, {}),
+    };
   };
   const send = async (key: string, content: Record<string, unknown>, s: Service = svc) => {
-    const res = await call(s.url, 'POST', '/messages', { key, body: { externalId: ext(), to: { type: 'phone', phoneE164: '+15551239001' }, content } });
+    const res = await call(s.url, 'POST', '/messages', {
+      key,
+      body: { externalId: ext(), to: { type: 'phone', phoneE164: '+15551239001' }, content },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body.messageId as string;
   };
@@ -45,13 +68,18 @@ describe('media sends through the provider emulator', () => {
       const m = (await call(s.url, 'GET', `/messages/${id}`, { key })).body;
       return ['sent', 'delivered', 'read', 'failed'].includes(m.status) ? m : undefined;
     });
-  const payloadOf = (id: string) => emu.state.sent.find((s) => s.messageId === id)?.payload as Record<string, any> | undefined;
-  const uploadsTo = (phoneNumberId: string) => [...emu.state.media.entries()].filter(([, m]) => m.phoneNumberId === phoneNumberId);
+  const payloadOf = (id: string) =>
+    emu.state.sent.find((s) => s.messageId === id)?.payload as Record<string, any> | undefined;
+  const uploadsTo = (phoneNumberId: string) =>
+    [...emu.state.media.entries()].filter(([, m]) => m.phoneNumberId === phoneNumberId);
   const mediaRow = (id: string) => svc.db.query('SELECT 1 FROM media_files WHERE id = $1', [id]);
   /** Broadcasts `content` to `n` numbers starting with `prefix`; resolves with the record once nothing waits. */
   const broadcastToEnd = async (key: string, n: number, prefix: string, content: Record<string, unknown>) => {
     const recipients = Array.from({ length: n }, (_, i) => ({ phoneE164: `${prefix}${String(i).padStart(4, '0')}` }));
-    const res = await call(svc.url, 'POST', '/messages/broadcast', { key, body: { externalId: ext(), recipients, content } });
+    const res = await call(svc.url, 'POST', '/messages/broadcast', {
+      key,
+      body: { externalId: ext(), recipients, content },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return eventually(async () => {
       const b = (await call(svc.url, 'GET', `/broadcasts/${res.body.broadcastId}`, { key })).body;
@@ -71,14 +99,25 @@ describe('media sends through the provider emulator', () => {
     expect(payloadOf(id)!.image.link).toBeUndefined();
     // Every message using it left the queue: the file is gone, and a new send cannot use it.
     await eventually(async () => (await mediaRow(mediaId)).length === 0);
-    const again = await call(svc.url, 'POST', '/messages', { key: t.key, body: { externalId: ext(), to: { type: 'phone', phoneE164: '+15551239001' }, content: { type: 'image', image: { mediaId } } } });
+    const again = await call(svc.url, 'POST', '/messages', {
+      key: t.key,
+      body: {
+        externalId: ext(),
+        to: { type: 'phone', phoneE164: '+15551239001' },
+        content: { type: 'image', image: { mediaId } },
+      },
+    });
     expect(again.body).toEqual({ error: 'invalid_media', code: 'media_not_found' });
   });
 
   it('answers a repeat of a media send after its file was deleted as a repeat (200), or a conflict (409)', async () => {
     const t = await tenant();
     const mediaId = (await upload(svc.url, t.key, JPEG_BYTES, 'photo.jpg')).body.mediaId;
-    const body = { externalId: ext(), to: { type: 'phone', phoneE164: '+15551239001' }, content: { type: 'image', image: { mediaId } } };
+    const body = {
+      externalId: ext(),
+      to: { type: 'phone', phoneE164: '+15551239001' },
+      content: { type: 'image', image: { mediaId } },
+    };
     const first = await call(svc.url, 'POST', '/messages', { key: t.key, body });
     expect(first.status).toBe(201);
     await waitFinal(t.key, first.body.messageId);
@@ -86,21 +125,43 @@ describe('media sends through the provider emulator', () => {
     const repeat = await call(svc.url, 'POST', '/messages', { key: t.key, body });
     expect(repeat.status).toBe(200);
     expect(repeat.body.messageId).toBe(first.body.messageId);
-    const changed = await call(svc.url, 'POST', '/messages', { key: t.key, body: { ...body, content: { ...body.content, caption: 'other' } } });
+    const changed = await call(svc.url, 'POST', '/messages', {
+      key: t.key,
+      body: { ...body, content: { ...body.content, caption: 'other' } },
+    });
     expect(changed.body).toMatchObject({ error: 'conflict' });
   });
 
   it('leaves out of the insert a message whose upload was deleted after it was checked', async () => {
     const t = await tenant();
     const now = new Date();
-    const [outcome] = await insertBatch(svc.db, [{
-      id: crypto.randomUUID(), customerId: t.customerId, chatAccountId: t.accountId, apiKeyId: (await svc.db.query<{ id: string }>('SELECT id FROM api_keys WHERE customer_id = $1', [t.customerId]))[0]!.id,
-      externalId: ext(), payloadHash: 'h', recipient: '+15551239001', channel: 'chat_official', contentJson: '{"type":"image","image":{"mediaId":"x"}}', metadataJson: null,
-      sandbox: false, createdAt: now, expiresAt: new Date(now.getTime() + 86400_000), maxAttempts: 5, mediaId: crypto.randomUUID(), quotaLimit: 20000,
-    }]);
+    const [outcome] = await insertBatch(svc.db, [
+      {
+        id: crypto.randomUUID(),
+        customerId: t.customerId,
+        chatAccountId: t.accountId,
+        apiKeyId: (
+          await svc.db.query<{ id: string }>('SELECT id FROM api_keys WHERE customer_id = $1', [t.customerId])
+        )[0]!.id,
+        externalId: ext(),
+        payloadHash: 'h',
+        recipient: '+15551239001',
+        channel: 'chat_official',
+        contentJson: '{"type":"image","image":{"mediaId":"x"}}',
+        metadataJson: null,
+        sandbox: false,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + 86400_000),
+        maxAttempts: 5,
+        mediaId: crypto.randomUUID(),
+        quotaLimit: 20000,
+      },
+    ]);
     expect(outcome).toEqual({ kind: 'media_gone' });
     expect(await svc.db.query('SELECT 1 FROM messages WHERE customer_id = $1', [t.customerId])).toHaveLength(0);
-    const [quota] = await svc.db.query<{ used: number }>('SELECT used FROM quota_usage WHERE customer_id = $1', [t.customerId]);
+    const [quota] = await svc.db.query<{ used: number }>('SELECT used FROM quota_usage WHERE customer_id = $1', [
+      t.customerId,
+    ]);
     expect(Number(quota?.used ?? 0)).toBe(0);
   });
 
@@ -112,11 +173,42 @@ describe('media sends through the provider emulator', () => {
       const t = await tenant(api);
       const mediaId = (await upload(api.url, t.key, JPEG_BYTES, 'p.jpg')).body.mediaId;
       const id = await send(t.key, { type: 'image', image: { mediaId } }, api);
-      const raw = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'w1', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550000000', phone_number_id: t.phoneNumberId }, statuses: [{ id: 'wamid.lost-answer', status: 'sent', timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: '15551239001', biz_opaque_callback_data: id }] } }] }] });
+      const raw = JSON.stringify({
+        object: 'whatsapp_business_account',
+        entry: [
+          {
+            id: 'w1',
+            changes: [
+              {
+                field: 'messages',
+                value: {
+                  messaging_product: 'whatsapp',
+                  metadata: { display_phone_number: '15550000000', phone_number_id: t.phoneNumberId },
+                  statuses: [
+                    {
+                      id: 'wamid.lost-answer',
+                      status: 'sent',
+                      timestamp: String(Math.floor(Date.now() / 1000)),
+                      recipient_id: '15551239001',
+                      biz_opaque_callback_data: id,
+                    },
+                  ],
+                },
+              },
+            ],
+          },
+        ],
+      });
       const signature = `sha256=${crypto.createHmac('sha256', APP_SECRET).update(raw).digest('hex')}`;
-      const posted = await fetch(`${api.url}/provider/webhooks/app`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, body: raw });
+      const posted = await fetch(`${api.url}/provider/webhooks/app`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
+        body: raw,
+      });
       expect(posted.status).toBe(200);
-      await eventually(async () => (await call(api.url, 'GET', `/messages/${id}`, { key: t.key })).body.status === 'sent');
+      await eventually(
+        async () => (await call(api.url, 'GET', `/messages/${id}`, { key: t.key })).body.status === 'sent',
+      );
       expect(await database.db.query('SELECT 1 FROM media_files WHERE id = $1', [mediaId])).toHaveLength(0);
     } finally {
       await api.stop();
@@ -137,10 +229,16 @@ describe('media sends through the provider emulator', () => {
     await eventually(async () => (await mediaRow(mediaId)).length === 0);
   });
 
-  it('fetches a broadcast\'s URL once per number, not once per message', async () => {
+  it("fetches a broadcast's URL once per number, not once per message", async () => {
     const t = await tenant();
-    files.put('/flyer.png', { body: Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(2048, 1)]), headers: { 'content-type': 'image/png' } });
-    const done = await broadcastToEnd(t.key, 12, '+1555125', { type: 'image', image: { url: `${files.url}/flyer.png` } });
+    files.put('/flyer.png', {
+      body: Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(2048, 1)]),
+      headers: { 'content-type': 'image/png' },
+    });
+    const done = await broadcastToEnd(t.key, 12, '+1555125', {
+      type: 'image',
+      image: { url: `${files.url}/flyer.png` },
+    });
     expect(done.counts.failed).toBe(0);
     expect(files.hitsOf('/flyer.png')).toBe(1);
     expect(uploadsTo(t.phoneNumberId)).toHaveLength(1);
@@ -153,7 +251,14 @@ describe('media sends through the provider emulator', () => {
     // The second recipient's sends hang until the client gives up (500 ms), four times.
     await emu.rule({ to: '15551239002', hang: true, times: 4 });
     const first = await send(t.key, { type: 'document', document: { mediaId } });
-    const res = await call(svc.url, 'POST', '/messages', { key: t.key, body: { externalId: ext(), to: { type: 'phone', phoneE164: '+15551239002' }, content: { type: 'document', document: { mediaId } } } });
+    const res = await call(svc.url, 'POST', '/messages', {
+      key: t.key,
+      body: {
+        externalId: ext(),
+        to: { type: 'phone', phoneE164: '+15551239002' },
+        content: { type: 'document', document: { mediaId } },
+      },
+    });
     const second = res.body.messageId as string;
     expect((await waitFinal(t.key, first)).status).toMatch(/sent|delivered/);
     const waiting = (await call(svc.url, 'GET', `/messages/${second}`, { key: t.key })).body;
@@ -188,16 +293,32 @@ describe('media sends through the provider emulator', () => {
     files.put('/h1', { location: '/h2' });
     files.put('/h2', { location: '/h3' });
     files.put('/h3', { location: '/files/final' });
-    const tooMany = await waitFinal(t.key, await send(t.key, { type: 'document', document: { url: `${files.url}/h0` } }));
-    expect(tooMany).toMatchObject({ status: 'failed', lastErrorCode: 'MEDIA_UNAVAILABLE', error: { code: 'MEDIA_UNAVAILABLE', message: expect.stringContaining('redirects') } });
+    const tooMany = await waitFinal(
+      t.key,
+      await send(t.key, { type: 'document', document: { url: `${files.url}/h0` } }),
+    );
+    expect(tooMany).toMatchObject({
+      status: 'failed',
+      lastErrorCode: 'MEDIA_UNAVAILABLE',
+      error: { code: 'MEDIA_UNAVAILABLE', message: expect.stringContaining('redirects') },
+    });
     expect(files.hitsOf('/files/final')).toBe(1);
   });
 
   it('fails with MEDIA_UNAVAILABLE, without retrying, on 404, oversize, wrong format and a redirect off the web', async () => {
     const t = await tenant();
-    files.put('/big.png', { body: Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(5 * 1024 * 1024)]), headers: { 'content-type': 'image/png' } });
+    files.put('/big.png', {
+      body: Buffer.concat([
+        Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+        Buffer.alloc(5 * 1024 * 1024),
+      ]),
+      headers: { 'content-type': 'image/png' },
+    });
     files.put('/page.jpg', { body: '<html>not an image</html>', headers: { 'content-type': 'image/jpeg' } });
-    files.put('/archive.pdf', { body: Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.alloc(64)]), headers: { 'content-type': 'application/pdf' } });
+    files.put('/archive.pdf', {
+      body: Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.alloc(64)]),
+      headers: { 'content-type': 'application/pdf' },
+    });
     files.put('/escape', { location: 'file:///etc/passwd' });
     const cases: [Record<string, unknown>, string, RegExp][] = [
       [{ type: 'image', image: { url: `${files.url}/missing.jpg` } }, '/missing.jpg', /HTTP 404/],
@@ -209,19 +330,32 @@ describe('media sends through the provider emulator', () => {
     const ids = await Promise.all(cases.map(([content]) => send(t.key, content)));
     for (const [i, [, path, reason]] of cases.entries()) {
       const m = await waitFinal(t.key, ids[i]!);
-      expect(m, path).toMatchObject({ status: 'failed', attemptCount: 0, lastErrorCode: 'MEDIA_UNAVAILABLE', error: { code: 'MEDIA_UNAVAILABLE', message: expect.stringMatching(reason) } });
+      expect(m, path).toMatchObject({
+        status: 'failed',
+        attemptCount: 0,
+        lastErrorCode: 'MEDIA_UNAVAILABLE',
+        error: { code: 'MEDIA_UNAVAILABLE', message: expect.stringMatching(reason) },
+      });
       expect(files.hitsOf(path), path).toBe(1);
       expect(payloadOf(ids[i]!)).toBeUndefined();
     }
-    const events = await svc.db.query<{ data: any }>(`SELECT data FROM events WHERE type = 'message.status' AND data->>'messageId' = $1`, [ids[0]]);
-    expect(events.map((e) => e.data)).toEqual([expect.objectContaining({ status: 'failed', error: expect.objectContaining({ code: 'MEDIA_UNAVAILABLE' }) })]);
+    const events = await svc.db.query<{ data: any }>(
+      `SELECT data FROM events WHERE type = 'message.status' AND data->>'messageId' = $1`,
+      [ids[0]],
+    );
+    expect(events.map((e) => e.data)).toEqual([
+      expect.objectContaining({ status: 'failed', error: expect.objectContaining({ code: 'MEDIA_UNAVAILABLE' }) }),
+    ]);
     expect(uploadsTo(t.phoneNumberId)).toHaveLength(0);
   });
 
   it('retries a URL that answers 503, and a provider upload that fails transiently', async () => {
     const t = await tenant();
     files.put('/flaky.jpg', [{ status: 503 }, { body: JPEG_BYTES, headers: { 'content-type': 'image/jpeg' } }]);
-    const flaky = await waitFinal(t.key, await send(t.key, { type: 'image', image: { url: `${files.url}/flaky.jpg` } }));
+    const flaky = await waitFinal(
+      t.key,
+      await send(t.key, { type: 'image', image: { url: `${files.url}/flaky.jpg` } }),
+    );
     expect(flaky).toMatchObject({ status: expect.stringMatching(/sent|delivered/), attemptCount: 2 });
     expect(files.hitsOf('/flaky.jpg')).toBe(2);
 
@@ -233,10 +367,18 @@ describe('media sends through the provider emulator', () => {
 
   it('fails with MEDIA_UNAVAILABLE when the provider refuses the file (131053)', async () => {
     const t = await tenant();
-    await emu.rule({ to: 'media', phoneNumberId: t.phoneNumberId, error: { code: 131053, message: 'Media upload error' } });
+    await emu.rule({
+      to: 'media',
+      phoneNumberId: t.phoneNumberId,
+      error: { code: 131053, message: 'Media upload error' },
+    });
     const mediaId = (await upload(svc.url, t.key, JPEG_BYTES, 'p.jpg')).body.mediaId;
     const m = await waitFinal(t.key, await send(t.key, { type: 'image', image: { mediaId } }));
-    expect(m).toMatchObject({ status: 'failed', lastErrorCode: 'MEDIA_UNAVAILABLE', error: { provider: { code: 131053 } } });
+    expect(m).toMatchObject({
+      status: 'failed',
+      lastErrorCode: 'MEDIA_UNAVAILABLE',
+      error: { provider: { code: 131053 } },
+    });
     await eventually(async () => (await mediaRow(mediaId)).length === 0);
   });
 
@@ -251,7 +393,11 @@ describe('media sends through the provider emulator', () => {
     const worker = await startService({ env, role: 'worker', database });
     try {
       const m = await waitFinal(t.key, id, api);
-      expect(m).toMatchObject({ status: 'failed', attemptCount: 0, error: { code: 'MEDIA_UNAVAILABLE', message: expect.stringContaining('deleted') } });
+      expect(m).toMatchObject({
+        status: 'failed',
+        attemptCount: 0,
+        error: { code: 'MEDIA_UNAVAILABLE', message: expect.stringContaining('deleted') },
+      });
       expect(payloadOf(id)).toBeUndefined();
     } finally {
       await worker.stop();
@@ -266,18 +412,40 @@ describe('media URLs and private addresses', () => {
     const emu = await startEmulator();
     const files = await startFileServer();
     // Without UNSAFE_ALLOW_PRIVATE_URLS: the name passes the send-time check, its address does not.
-    const svc = await startService({ env: { ...providerEnv(emu), WORKER_POLL_MS: '50' }, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const svc = await startService({
+      env: { ...providerEnv(emu), WORKER_POLL_MS: '50' },
+      resolve: async () => [{ address: '127.0.0.1', family: 4 }],
+    });
     try {
-      const customer = await call(svc.url, 'POST', '/admin/customers', { admin: true, body: { name: 'Media', plan: 'basic' } });
-      await createAccount(svc.url, customer.body.id, { official: { phoneNumberId: `pn${crypto.randomBytes(5).toString('hex')}`, wabaId: 'w1', accessToken: 'EAAG-media-token' } });
+      const customer = await call(svc.url, 'POST', '/admin/customers', {
+        admin: true,
+        body: { name: 'Media', plan: 'basic' },
+      });
+      await createAccount(svc.url, customer.body.id, {
+        official: {
+          phoneNumberId: `pn${crypto.randomBytes(5).toString('hex')}`,
+          wabaId: 'w1',
+          accessToken: 'EAAG-media-token',
+        },
+      });
       const key = await createKey(svc.url, customer.body.id, {});
-      const res = await call(svc.url, 'POST', '/messages', { key, body: { externalId: 'rebind', to: { type: 'phone', phoneE164: '+15551239001' }, content: { type: 'image', image: { url: `https://media.example.test:${new URL(files.url).port}/p.jpg` } } } });
+      const res = await call(svc.url, 'POST', '/messages', {
+        key,
+        body: {
+          externalId: 'rebind',
+          to: { type: 'phone', phoneE164: '+15551239001' },
+          content: { type: 'image', image: { url: `https://media.example.test:${new URL(files.url).port}/p.jpg` } },
+        },
+      });
       expect(res.status).toBe(201);
       const m = await eventually(async () => {
         const r = (await call(svc.url, 'GET', `/messages/${res.body.messageId}`, { key })).body;
         return r.status === 'failed' ? r : undefined;
       });
-      expect(m).toMatchObject({ attemptCount: 0, error: { code: 'MEDIA_UNAVAILABLE', message: expect.stringContaining('private or loopback') } });
+      expect(m).toMatchObject({
+        attemptCount: 0,
+        error: { code: 'MEDIA_UNAVAILABLE', message: expect.stringContaining('private or loopback') },
+      });
       // The name resolves to the file server's own address and port: not one TCP connection reached it.
       expect(files.connections()).toBe(0);
       expect(emu.state.sent).toHaveLength(0);

@@ -1,15 +1,22 @@
 // Media: POST /media (streaming cap, type detection, pending limit, expiry) and mediaId checks at
 // send time. Sends through the provider are in media-send.test.ts.
 import http from 'node:http';
+
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { purgeOnce } from '../src/purge/purger.js';
 import { call, createTenant, type Service, startService } from './support/harness.js';
 import { DOCX_BYTES, JPEG_BYTES, PDF_BYTES, PNG_BYTES, upload } from './support/media-files.js';
 
 const MB20 = 20 * 1024 * 1024;
 
-const mediaSend = (externalId: string, kind: 'image' | 'document', mediaId: string, extra: Record<string, unknown> = {}) => ({
+const mediaSend = (
+  externalId: string,
+  kind: 'image' | 'document',
+  mediaId: string,
+  extra: Record<string, unknown> = {},
+) => ({
   externalId,
   to: { type: 'phone', phoneE164: '+15551230077' },
   content: { type: kind, [kind]: { mediaId, ...extra } },
@@ -31,14 +38,25 @@ describe('POST /media', () => {
       [JPEG_BYTES, 'holiday.txt', 'text/plain', 'image/jpeg'],
       [PNG_BYTES, 'scan.pdf', 'application/pdf', 'image/png'],
       [PDF_BYTES, 'photo.jpg', 'image/jpeg', 'application/pdf'],
-      [DOCX_BYTES, 'letter.zip', 'application/zip', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
+      [
+        DOCX_BYTES,
+        'letter.zip',
+        'application/zip',
+        'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      ],
       [Buffer.from('just some words\n'), 'fake.png', 'image/png', 'text/plain'],
       [Buffer.from([0, 1, 2, 3, 0, 9]), 'clip.mp4', 'application/octet-stream', 'video/mp4'],
     ];
     for (const [bytes, name, type, expected] of cases) {
       const res = await upload(svc.url, key, bytes, name, type);
       expect(res.status, name).toBe(201);
-      expect(res.body).toEqual({ mediaId: expect.stringMatching(/^[0-9a-f-]{36}$/), mimetype: expected, sizeBytes: bytes.length, filename: name, expiresAt: expect.any(String) });
+      expect(res.body).toEqual({
+        mediaId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        mimetype: expected,
+        sizeBytes: bytes.length,
+        filename: name,
+        expiresAt: expect.any(String),
+      });
       const ttl = Date.parse(res.body.expiresAt) - Date.now();
       expect(ttl).toBeGreaterThan(3500_000);
       expect(ttl).toBeLessThanOrEqual(3600_000);
@@ -55,16 +73,31 @@ describe('POST /media', () => {
 
   it('refuses a body announced over 20 MB before reading it, and closes the connection', async () => {
     const { port } = new URL(svc.url);
-    const answer = await new Promise<{ status: number; body: string; connection: string | undefined }>((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/media', headers: { 'x-api-key': key, 'content-type': 'multipart/form-data; boundary=xyz', 'content-length': String(100 * 1024 * 1024) } }, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode!, body, connection: res.headers.connection }));
-      });
-      req.on('error', reject);
-      // Only the start of the announced 100 MB is ever sent.
-      req.write('--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n');
-    });
+    const answer = await new Promise<{ status: number; body: string; connection: string | undefined }>(
+      (resolve, reject) => {
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: '/media',
+            headers: {
+              'x-api-key': key,
+              'content-type': 'multipart/form-data; boundary=xyz',
+              'content-length': String(100 * 1024 * 1024),
+            },
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (c) => (body += c));
+            res.on('end', () => resolve({ status: res.statusCode!, body, connection: res.headers.connection }));
+          },
+        );
+        req.on('error', reject);
+        // Only the start of the announced 100 MB is ever sent.
+        req.write('--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n');
+      },
+    );
     expect(answer.status).toBe(413);
     expect(JSON.parse(answer.body).error).toBe('media_too_large');
     expect(answer.connection).toBe('close');
@@ -84,13 +117,20 @@ describe('POST /media', () => {
     expect(extra.body.details).toEqual([{ path: 'caption', message: expect.any(String) }]);
 
     const empty = await upload(svc.url, key, Buffer.alloc(0), 'empty.pdf', 'application/pdf');
-    expect(empty.body).toEqual({ error: 'validation_error', details: [{ path: 'file', message: 'must not be empty' }] });
+    expect(empty.body).toEqual({
+      error: 'validation_error',
+      details: [{ path: 'file', message: 'must not be empty' }],
+    });
 
     const longName = await upload(svc.url, key, PDF_BYTES, `${'n'.repeat(252)}.pdf`, 'application/pdf');
     expect(longName.status).toBe(400);
     expect(longName.body.details[0].path).toBe('file');
 
-    res = await fetch(`${svc.url}/media`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: '{"file":"x"}' });
+    res = await fetch(`${svc.url}/media`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: '{"file":"x"}',
+    });
     expect(res.status).toBe(415);
 
     res = await fetch(`${svc.url}/media`, { method: 'POST', body: new FormData() });
@@ -100,37 +140,58 @@ describe('POST /media', () => {
   it('refuses the 201st unused file with 429 media_pending_limit, also under concurrency, and a send frees a place', async () => {
     const t = await createTenant(svc.url, { plan: 'starter' });
     for (let i = 0; i < 190; i++) expect((await upload(svc.url, t.key, PDF_BYTES, `f${i}.pdf`)).status).toBe(201);
-    const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => upload(svc.url, t.key, PDF_BYTES, `b${i}.pdf`)));
+    const burst = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => upload(svc.url, t.key, PDF_BYTES, `b${i}.pdf`)),
+    );
     expect(burst.filter((r) => r.status === 201)).toHaveLength(10);
     const refused = burst.filter((r) => r.status === 429);
     expect(refused).toHaveLength(10);
     expect(refused[0]!.body.error).toBe('media_pending_limit');
-    const [row] = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM media_files WHERE customer_id = $1', [t.customerId]);
+    const [row] = await svc.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM media_files WHERE customer_id = $1',
+      [t.customerId],
+    );
     expect(row!.n).toBe(200);
 
     const last = burst.find((r) => r.status === 201)!.body.mediaId;
-    expect((await call(svc.url, 'POST', '/messages', { key: t.sandboxKey, body: mediaSend('frees-one', 'document', last) })).status).toBe(201);
+    expect(
+      (await call(svc.url, 'POST', '/messages', { key: t.sandboxKey, body: mediaSend('frees-one', 'document', last) }))
+        .status,
+    ).toBe(201);
     expect((await upload(svc.url, t.key, PDF_BYTES, 'again.pdf')).status).toBe(201);
     expect((await upload(svc.url, t.key, PDF_BYTES, 'over.pdf')).status).toBe(429);
   }, 60_000);
 
-  it('checks mediaId at send time: unknown, another customer\'s, wrong kind or too big gives 422 invalid_media', async () => {
+  it("checks mediaId at send time: unknown, another customer's, wrong kind or too big gives 422 invalid_media", async () => {
     const other = await createTenant(svc.url, { plan: 'starter' });
     const mine = (await upload(svc.url, key, PDF_BYTES, 'doc.pdf')).body.mediaId;
     const theirs = (await upload(svc.url, other.key, JPEG_BYTES, 'p.jpg')).body.mediaId;
-    const bigJpeg = (await upload(svc.url, key, Buffer.concat([JPEG_BYTES, Buffer.alloc(5 * 1024 * 1024)]), 'big.jpg')).body.mediaId;
+    const bigJpeg = (await upload(svc.url, key, Buffer.concat([JPEG_BYTES, Buffer.alloc(5 * 1024 * 1024)]), 'big.jpg'))
+      .body.mediaId;
     const photo = (await upload(svc.url, key, JPEG_BYTES, 'p.jpg')).body.mediaId;
     const send = (body: unknown) => call(svc.url, 'POST', '/messages', { key, body });
 
-    expect((await send(mediaSend('m1', 'image', '00000000-0000-4000-8000-000000000000'))).body).toEqual({ error: 'invalid_media', code: 'media_not_found' });
-    expect((await send(mediaSend('m2', 'image', theirs))).body).toEqual({ error: 'invalid_media', code: 'media_not_found' });
-    for (const [ext, kind, id] of [['m3', 'image', mine], ['m4', 'image', bigJpeg], ['m5', 'document', photo]] as const) {
+    expect((await send(mediaSend('m1', 'image', '00000000-0000-4000-8000-000000000000'))).body).toEqual({
+      error: 'invalid_media',
+      code: 'media_not_found',
+    });
+    expect((await send(mediaSend('m2', 'image', theirs))).body).toEqual({
+      error: 'invalid_media',
+      code: 'media_not_found',
+    });
+    for (const [ext, kind, id] of [
+      ['m3', 'image', mine],
+      ['m4', 'image', bigJpeg],
+      ['m5', 'document', photo],
+    ] as const) {
       const res = await send(mediaSend(ext, kind, id));
       expect(res.status, ext).toBe(422);
       expect(res.body).toMatchObject({ error: 'invalid_media', code: 'media_type_mismatch' });
     }
     // Nothing was created or charged for the refused sends.
-    const [row] = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM messages WHERE customer_id = $1', [customerId]);
+    const [row] = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM messages WHERE customer_id = $1', [
+      customerId,
+    ]);
     expect(row!.n).toBe(0);
     // The right kind is accepted, and the same file may serve several messages.
     expect((await send(mediaSend('m6', 'document', mine))).status).toBe(201);
@@ -151,10 +212,19 @@ describe('POST /media with hostile bodies', () => {
   const raw = (headers: Record<string, string>, body: Buffer) =>
     new Promise<number>((resolve, reject) => {
       const { port } = new URL(svc.url);
-      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/media', headers: { 'x-api-key': key, 'content-length': String(body.length), ...headers } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode!));
-      });
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/media',
+          headers: { 'x-api-key': key, 'content-length': String(body.length), ...headers },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -168,13 +238,27 @@ describe('POST /media with hostile bodies', () => {
       fc.string({ maxLength: 80 }),
     );
     await fc.assert(
-      fc.asyncProperty(boundary, fc.array(fc.tuple(partHeader, fc.uint8Array({ maxLength: 200 })), { maxLength: 3 }), fc.nat(), fc.boolean(), fc.boolean(), async (b, parts, cut, close, badType) => {
-        const chunks = parts.flatMap(([h, data]) => [Buffer.from(`--${b}\r\n${h}\r\n\r\n`), Buffer.from(data), Buffer.from('\r\n')]);
-        let body = Buffer.concat([...chunks, Buffer.from(close ? `--${b}--\r\n` : '')]);
-        if (cut % 3 === 0) body = body.subarray(0, cut % (body.length + 1));
-        const status = await raw({ 'content-type': badType ? `multipart/form-data; boundary="${b}` : `multipart/form-data; boundary=${b}` }, body);
-        expect([201, 400, 413, 415]).toContain(status);
-      }),
+      fc.asyncProperty(
+        boundary,
+        fc.array(fc.tuple(partHeader, fc.uint8Array({ maxLength: 200 })), { maxLength: 3 }),
+        fc.nat(),
+        fc.boolean(),
+        fc.boolean(),
+        async (b, parts, cut, close, badType) => {
+          const chunks = parts.flatMap(([h, data]) => [
+            Buffer.from(`--${b}\r\n${h}\r\n\r\n`),
+            Buffer.from(data),
+            Buffer.from('\r\n'),
+          ]);
+          let body = Buffer.concat([...chunks, Buffer.from(close ? `--${b}--\r\n` : '')]);
+          if (cut % 3 === 0) body = body.subarray(0, cut % (body.length + 1));
+          const status = await raw(
+            { 'content-type': badType ? `multipart/form-data; boundary="${b}` : `multipart/form-data; boundary=${b}` },
+            body,
+          );
+          expect([201, 400, 413, 415]).toContain(status);
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -192,16 +276,26 @@ describe('unused uploads expire', () => {
     const used = (await upload(svc.url, t.key, PDF_BYTES, 'used.pdf')).body.mediaId;
     const unused = (await upload(svc.url, t.key, PDF_BYTES, 'unused.pdf')).body;
     expect(Date.parse(unused.expiresAt) - Date.now()).toBeLessThanOrEqual(1000);
-    expect((await call(svc.url, 'POST', '/messages', { key: t.key, body: mediaSend('keeps-it', 'document', used) })).status).toBe(201);
+    expect(
+      (await call(svc.url, 'POST', '/messages', { key: t.key, body: mediaSend('keeps-it', 'document', used) })).status,
+    ).toBe(201);
     await new Promise((r) => setTimeout(r, 1300));
-    const late = await call(svc.url, 'POST', '/messages', { key: t.key, body: mediaSend('too-late', 'document', unused.mediaId) });
+    const late = await call(svc.url, 'POST', '/messages', {
+      key: t.key,
+      body: mediaSend('too-late', 'document', unused.mediaId),
+    });
     expect(late.body).toEqual({ error: 'invalid_media', code: 'media_not_found' });
     // Used files do not expire: a second message may still use it while the first waits.
-    expect((await call(svc.url, 'POST', '/messages', { key: t.key, body: mediaSend('still-there', 'document', used) })).status).toBe(201);
+    expect(
+      (await call(svc.url, 'POST', '/messages', { key: t.key, body: mediaSend('still-there', 'document', used) }))
+        .status,
+    ).toBe(201);
 
     const purged = await purgeOnce(svc.db, 3600, true);
     expect(purged!.media).toBe(1);
-    const left = await svc.db.query<{ id: string }>('SELECT id FROM media_files WHERE customer_id = $1', [t.customerId]);
+    const left = await svc.db.query<{ id: string }>('SELECT id FROM media_files WHERE customer_id = $1', [
+      t.customerId,
+    ]);
     expect(left.map((r) => r.id)).toEqual([used]);
     expect(await svc.db.query('SELECT 1 FROM media_blobs WHERE media_id = $1', [unused.mediaId])).toHaveLength(0);
   });
@@ -210,7 +304,14 @@ describe('unused uploads expire', () => {
     const t = await createTenant(svc.url, { plan: 'starter' });
     const id = (await upload(svc.url, t.key, JPEG_BYTES, 'p.jpg')).body.mediaId;
     // No worker runs here: the message stays pending until its lifetime ends.
-    expect((await call(svc.url, 'POST', '/messages', { key: t.key, body: { ...mediaSend('short', 'image', id), ttlSeconds: 1 } })).status).toBe(201);
+    expect(
+      (
+        await call(svc.url, 'POST', '/messages', {
+          key: t.key,
+          body: { ...mediaSend('short', 'image', id), ttlSeconds: 1 },
+        })
+      ).status,
+    ).toBe(201);
     await purgeOnce(svc.db, 3600, true);
     expect(await svc.db.query('SELECT 1 FROM media_files WHERE id = $1', [id])).toHaveLength(1);
     await new Promise((r) => setTimeout(r, 1200));

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { call, createTenant, type Service, startService, textMessage } from './support/harness.js';
 
 describe('reading messages and accounts', () => {
@@ -10,10 +11,15 @@ describe('reading messages and accounts', () => {
     svc = await startService({ role: 'api' });
     t = await createTenant(svc.url, { plan: 'pro', accounts: 2 });
     for (let i = 0; i < 7; i++) {
-      const res = await call(svc.url, 'POST', '/messages', { key: t.key, body: textMessage(`read-${i}`, { chatAccountId: t.accountIds[i % 2] }) });
+      const res = await call(svc.url, 'POST', '/messages', {
+        key: t.key,
+        body: textMessage(`read-${i}`, { chatAccountId: t.accountIds[i % 2] }),
+      });
       ids.push(res.body.messageId);
     }
-    await svc.db.query(`UPDATE messages SET status = 'sent', provider_message_id = 'wamid.X' || external_id WHERE external_id = 'read-3'`);
+    await svc.db.query(
+      `UPDATE messages SET status = 'sent', provider_message_id = 'wamid.X' || external_id WHERE external_id = 'read-3'`,
+    );
   });
   afterAll(() => svc.stop());
 
@@ -21,18 +27,50 @@ describe('reading messages and accounts', () => {
     const byId = await call(svc.url, 'GET', `/messages/${ids[0]}`, { key: t.key });
     expect(byId.status).toBe(200);
     expect(Object.keys(byId.body).sort()).toEqual([
-      'attemptCount', 'broadcastId', 'channel', 'chatAccountId', 'createdAt', 'deliveredAt', 'error', 'expiresAt', 'externalId', 'failedAt',
-      'lastErrorCode', 'messageId', 'metadata', 'processing', 'providerMessageId', 'readAt', 'recipient', 'sandbox', 'sentAt', 'status',
+      'attemptCount',
+      'broadcastId',
+      'channel',
+      'chatAccountId',
+      'createdAt',
+      'deliveredAt',
+      'error',
+      'expiresAt',
+      'externalId',
+      'failedAt',
+      'lastErrorCode',
+      'messageId',
+      'metadata',
+      'processing',
+      'providerMessageId',
+      'readAt',
+      'recipient',
+      'sandbox',
+      'sentAt',
+      'status',
     ]);
-    expect(byId.body.processing).toEqual({ queueState: 'waiting', attemptCount: 0, maxAttempts: 5, nextAttemptAt: byId.body.createdAt, lastAttemptAt: null });
+    expect(byId.body.processing).toEqual({
+      queueState: 'waiting',
+      attemptCount: 0,
+      maxAttempts: 5,
+      nextAttemptAt: byId.body.createdAt,
+      lastAttemptAt: null,
+    });
     const byExternal = await call(svc.url, 'GET', '/messages/read-0', { key: t.key });
     expect(byExternal.body.messageId).toBe(ids[0]);
-    expect(await call(svc.url, 'GET', '/messages/unknown-id', { key: t.key })).toMatchObject({ status: 404, body: { error: 'message_not_found' } });
-    expect((await call(svc.url, 'GET', '/messages/6f1c2c9e-9d7a-4b7e-8a57-0a3b1c2d3e4f', { key: t.key })).status).toBe(404);
+    expect(await call(svc.url, 'GET', '/messages/unknown-id', { key: t.key })).toMatchObject({
+      status: 404,
+      body: { error: 'message_not_found' },
+    });
+    expect((await call(svc.url, 'GET', '/messages/6f1c2c9e-9d7a-4b7e-8a57-0a3b1c2d3e4f', { key: t.key })).status).toBe(
+      404,
+    );
   });
 
   it('finds by externalId even when it looks like another message id', async () => {
-    const res = await call(svc.url, 'POST', '/messages', { key: t.key, body: textMessage(ids[1]!, { chatAccountId: t.accountIds[0] }) });
+    const res = await call(svc.url, 'POST', '/messages', {
+      key: t.key,
+      body: textMessage(ids[1]!, { chatAccountId: t.accountIds[0] }),
+    });
     expect(res.status).toBe(201);
     // The messageId match wins over an externalId equal to it.
     expect((await call(svc.url, 'GET', `/messages/${ids[1]}`, { key: t.key })).body.messageId).toBe(ids[1]);
@@ -44,7 +82,8 @@ describe('reading messages and accounts', () => {
     let pages = 0;
     do {
       const q: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
-      const page: { body: { messages: { messageId: string; createdAt: string }[]; nextCursor: string | null } } = await call(svc.url, 'GET', `/messages?limit=3${q}`, { key: t.key });
+      const page: { body: { messages: { messageId: string; createdAt: string }[]; nextCursor: string | null } } =
+        await call(svc.url, 'GET', `/messages?limit=3${q}`, { key: t.key });
       seen.push(...page.body.messages.map((m) => m.messageId));
       cursor = page.body.nextCursor;
       pages++;
@@ -60,13 +99,23 @@ describe('reading messages and accounts', () => {
   });
 
   it('answers invalid_cursor for a malformed cursor', async () => {
-    for (const cursor of ['abc', 'eyJ4IjoxfQ', Buffer.from('["2026-01-01T00:00:00.000Z","nope"]').toString('base64url'), '!!!']) {
-      expect(await call(svc.url, 'GET', `/messages?cursor=${encodeURIComponent(cursor)}`, { key: t.key })).toMatchObject({ status: 400, body: { error: 'invalid_cursor' } });
+    for (const cursor of [
+      'abc',
+      'eyJ4IjoxfQ',
+      Buffer.from('["2026-01-01T00:00:00.000Z","nope"]').toString('base64url'),
+      '!!!',
+    ]) {
+      expect(
+        await call(svc.url, 'GET', `/messages?cursor=${encodeURIComponent(cursor)}`, { key: t.key }),
+      ).toMatchObject({ status: 400, body: { error: 'invalid_cursor' } });
     }
   });
 
   it('filters by status, externalId, providerMessageId, channel, account and time', async () => {
-    const get = async (q: string) => (await call(svc.url, 'GET', `/messages?${q}`, { key: t.key })).body.messages.map((m: { externalId: string }) => m.externalId);
+    const get = async (q: string) =>
+      (await call(svc.url, 'GET', `/messages?${q}`, { key: t.key })).body.messages.map(
+        (m: { externalId: string }) => m.externalId,
+      );
     expect(await get('status=sent')).toEqual(['read-3']);
     expect(await get('externalId=read-2')).toEqual(['read-2']);
     expect(await get('providerMessageId=wamid.Xread-3')).toEqual(['read-3']);
@@ -78,12 +127,26 @@ describe('reading messages and accounts', () => {
   });
 
   it('validates the query', async () => {
-    const res = await call(svc.url, 'GET', '/messages?limit=0&status=lost&since=yesterday&channel=chat_direct&chatAccountId=x&foo=1', { key: t.key });
+    const res = await call(
+      svc.url,
+      'GET',
+      '/messages?limit=0&status=lost&since=yesterday&channel=chat_direct&chatAccountId=x&foo=1',
+      { key: t.key },
+    );
     expect(res.status).toBe(400);
-    expect(res.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['channel', 'chatAccountId', 'foo', 'limit', 'since', 'status']);
+    expect(res.body.details.map((d: { path: string }) => d.path).sort()).toEqual([
+      'channel',
+      'chatAccountId',
+      'foo',
+      'limit',
+      'since',
+      'status',
+    ]);
     expect((await call(svc.url, 'GET', '/messages?limit=101', { key: t.key })).status).toBe(400);
     expect((await call(svc.url, 'GET', '/messages?limit=100', { key: t.key })).status).toBe(200);
-    expect(await call(svc.url, 'GET', '/messages?chatAccountId=6f1c2c9e-9d7a-4b7e-8a57-0a3b1c2d3e4f', { key: t.key })).toMatchObject({ status: 404, body: { error: 'account_not_found' } });
+    expect(
+      await call(svc.url, 'GET', '/messages?chatAccountId=6f1c2c9e-9d7a-4b7e-8a57-0a3b1c2d3e4f', { key: t.key }),
+    ).toMatchObject({ status: 404, body: { error: 'account_not_found' } });
   });
 
   it('shows the accounts with capabilities by plan', async () => {
@@ -92,14 +155,20 @@ describe('reading messages and accounts', () => {
     expect(res.body.accounts).toHaveLength(2);
     const a = res.body.accounts[0];
     expect(a).toMatchObject({
-      type: 'OFFICIAL', status: 'CONNECTED', channel: 'chat_official', lastErrorCode: null,
+      type: 'OFFICIAL',
+      status: 'CONNECTED',
+      channel: 'chat_official',
+      lastErrorCode: null,
       official: { wabaId: 'waba1', wabaVerification: 'unverifiable' },
       sendPolicy: { mode: 'PRODUCTION', testRecipientsCount: 0 },
       webhook: { integrationId: null, callbackUrl: 'https://chatgate.test/provider/webhooks/app' },
       capabilities: {
-        text: { supported: true, enabled: true }, media: { supported: true, enabled: true }, template: { supported: true, enabled: true },
+        text: { supported: true, enabled: true },
+        media: { supported: true, enabled: true },
+        template: { supported: true, enabled: true },
         namedTemplateParameters: { supported: true, enabled: true, scope: 'body' },
-        templateManagement: { supported: true, enabled: false, verifiedAt: null }, statusWebhooks: { supported: true, enabled: true },
+        templateManagement: { supported: true, enabled: false, verifiedAt: null },
+        statusWebhooks: { supported: true, enabled: true },
       },
     });
     expect(JSON.stringify(res.body)).not.toContain('EAAG-secret-token');

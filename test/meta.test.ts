@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { call, type Service, startService } from './support/harness.js';
 
 describe('health, readiness and the API description', () => {
@@ -17,10 +18,26 @@ describe('health, readiness and the API description', () => {
     const res = await call(svc.url, 'GET', '/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');
-    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/messages', '/messages/{id}', '/messages/broadcast', '/broadcasts/{id}', '/broadcasts/{id}/cancel', '/chat-accounts', '/admin/customers']));
-    expect(res.body.paths['/chat-accounts/{accountId}/templates'].post.requestBody.content['application/json'].schema.properties.parameterFormat).toBeDefined();
+    expect(Object.keys(res.body.paths)).toEqual(
+      expect.arrayContaining([
+        '/messages',
+        '/messages/{id}',
+        '/messages/broadcast',
+        '/broadcasts/{id}',
+        '/broadcasts/{id}/cancel',
+        '/chat-accounts',
+        '/admin/customers',
+      ]),
+    );
+    expect(
+      res.body.paths['/chat-accounts/{accountId}/templates'].post.requestBody.content['application/json'].schema
+        .properties.parameterFormat,
+    ).toBeDefined();
     const send = res.body.paths['/messages'].post;
-    expect(send.requestBody.content['application/json'].schema.properties.externalId).toMatchObject({ minLength: 1, maxLength: 200 });
+    expect(send.requestBody.content['application/json'].schema.properties.externalId).toMatchObject({
+      minLength: 1,
+      maxLength: 200,
+    });
   });
 
   it('serves a reference page at /docs', async () => {

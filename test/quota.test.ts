@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { quotaMonth } from '../src/plans/plans.js';
 import { call, createTenant, type Service, startService, textMessage } from './support/harness.js';
 
@@ -20,7 +21,11 @@ describe('monthly quota', () => {
   it('never overshoots with 50 parallel requests at the edge', async () => {
     const t = await createTenant(svc.url, { plan: 'free' });
     await setUsed(t.customerId, 490);
-    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => call(svc.url, 'POST', '/messages', { key: t.key, body: textMessage(`edge-${i}`) })));
+    const replies = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        call(svc.url, 'POST', '/messages', { key: t.key, body: textMessage(`edge-${i}`) }),
+      ),
+    );
     const created = replies.filter((r) => r.status === 201);
     const refused = replies.filter((r) => r.status === 429);
     expect(created).toHaveLength(10);
@@ -30,16 +35,23 @@ describe('monthly quota', () => {
       expect(r.body).toEqual({ error: 'quota_exceeded', limit: 500, used: 500, resetsAt });
       expect(r.headers.get('retry-after')).toBeNull();
     }
-    const [row] = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM messages WHERE customer_id = $1', [t.customerId]);
+    const [row] = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM messages WHERE customer_id = $1', [
+      t.customerId,
+    ]);
     expect(row!.n).toBe(10);
-    expect((await call(svc.url, 'GET', `/admin/customers/${t.customerId}`, { admin: true })).body.usage).toMatchObject({ used: 500, limit: 500 });
+    expect((await call(svc.url, 'GET', `/admin/customers/${t.customerId}`, { admin: true })).body.usage).toMatchObject({
+      used: 500,
+      limit: 500,
+    });
   });
 
   it('leaves sandbox sends out of the quota', async () => {
     const t = await createTenant(svc.url, { plan: 'free' });
     await setUsed(t.customerId, 500);
     expect((await call(svc.url, 'POST', '/messages', { key: t.key, body: textMessage('live') })).status).toBe(429);
-    expect((await call(svc.url, 'POST', '/messages', { key: t.sandboxKey, body: textMessage('sandbox') })).status).toBe(201);
+    expect((await call(svc.url, 'POST', '/messages', { key: t.sandboxKey, body: textMessage('sandbox') })).status).toBe(
+      201,
+    );
     expect((await call(svc.url, 'GET', `/admin/customers/${t.customerId}`, { admin: true })).body.usage.used).toBe(500);
   });
 
@@ -65,7 +77,13 @@ describe('monthly quota', () => {
 
 describe('quotaMonth', () => {
   it('computes the UTC month and the next reset', () => {
-    expect(quotaMonth(new Date('2026-12-31T23:59:59.999Z'))).toEqual({ month: '2026-12-01', resetsAt: '2027-01-01T00:00:00.000Z' });
-    expect(quotaMonth(new Date('2026-02-01T00:00:00.000Z'))).toEqual({ month: '2026-02-01', resetsAt: '2026-03-01T00:00:00.000Z' });
+    expect(quotaMonth(new Date('2026-12-31T23:59:59.999Z'))).toEqual({
+      month: '2026-12-01',
+      resetsAt: '2027-01-01T00:00:00.000Z',
+    });
+    expect(quotaMonth(new Date('2026-02-01T00:00:00.000Z'))).toEqual({
+      month: '2026-02-01',
+      resetsAt: '2026-03-01T00:00:00.000Z',
+    });
   });
 });

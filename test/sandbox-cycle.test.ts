@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { call, createTenant, eventually, type Service, startService, textMessage } from './support/harness.js';
 
 type Event = { id: string; type: string; data: Record<string, unknown>; created_at: Date };
@@ -13,7 +14,10 @@ describe('sandbox cycles', () => {
   afterAll(() => svc.stop());
 
   const sendTo = async (externalId: string, phone: string, key = t.sandboxKey) => {
-    const res = await call(svc.url, 'POST', '/messages', { key, body: { ...textMessage(externalId), to: { type: 'phone', phoneE164: phone } } });
+    const res = await call(svc.url, 'POST', '/messages', {
+      key,
+      body: { ...textMessage(externalId), to: { type: 'phone', phoneE164: phone } },
+    });
     expect(res.status).toBe(201);
     return res.body.messageId as string;
   };
@@ -23,7 +27,10 @@ describe('sandbox cycles', () => {
       return m.status === status ? m : undefined;
     });
   const eventsOf = (id: string) =>
-    svc.db.query<Event>(`SELECT id, type, data, created_at FROM events WHERE data->>'messageId' = $1 ORDER BY created_at, data->>'status'`, [id]);
+    svc.db.query<Event>(
+      `SELECT id, type, data, created_at FROM events WHERE data->>'messageId' = $1 ORDER BY created_at, data->>'status'`,
+      [id],
+    );
 
   it('…88 goes sent → delivered → read with every timestamp and one event per transition', async () => {
     const id = await sendTo('sb-88', '+15551234588');
@@ -33,14 +40,40 @@ describe('sandbox cycles', () => {
     expect(Date.parse(m.sentAt)).toBeLessThanOrEqual(Date.parse(m.deliveredAt));
     expect(Date.parse(m.deliveredAt)).toBeLessThanOrEqual(Date.parse(m.readAt));
     expect(m.failedAt).toBeNull();
-    expect(m.processing).toMatchObject({ queueState: 'done', attemptCount: 1, nextAttemptAt: null, lastAttemptAt: m.sentAt });
+    expect(m.processing).toMatchObject({
+      queueState: 'done',
+      attemptCount: 1,
+      nextAttemptAt: null,
+      lastAttemptAt: m.sentAt,
+    });
     const events = await eventsOf(id);
-    expect(events.map((e) => [e.data.previousStatus, e.data.status])).toEqual([['queued', 'sent'], ['sent', 'delivered'], ['delivered', 'read']]);
+    expect(events.map((e) => [e.data.previousStatus, e.data.status])).toEqual([
+      ['queued', 'sent'],
+      ['sent', 'delivered'],
+      ['delivered', 'read'],
+    ]);
     for (const e of events) {
       expect(e.id).toMatch(/^evt_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
       expect(e.type).toBe('message.status');
-      expect(Object.keys(e.data).sort()).toEqual(['channel', 'chatAccountId', 'error', 'externalId', 'messageId', 'previousStatus', 'recipient', 'status', 'timestamp']);
-      expect(e.data).toMatchObject({ messageId: id, externalId: 'sb-88', channel: 'chat_official', recipient: '+15551234588', chatAccountId: t.accountId, error: null });
+      expect(Object.keys(e.data).sort()).toEqual([
+        'channel',
+        'chatAccountId',
+        'error',
+        'externalId',
+        'messageId',
+        'previousStatus',
+        'recipient',
+        'status',
+        'timestamp',
+      ]);
+      expect(e.data).toMatchObject({
+        messageId: id,
+        externalId: 'sb-88',
+        channel: 'chat_official',
+        recipient: '+15551234588',
+        chatAccountId: t.accountId,
+        error: null,
+      });
     }
     expect(events.map((e) => e.data.timestamp)).toEqual([m.sentAt, m.deliveredAt, m.readAt]);
   });
@@ -49,7 +82,11 @@ describe('sandbox cycles', () => {
     const id = await sendTo('sb-00', '+15551234500');
     const m = await waitFor(id, 'delivered');
     await new Promise((r) => setTimeout(r, 400)); // several sandbox steps: it must not move on to read
-    expect((await call(svc.url, 'GET', `/messages/${id}`, { key: t.sandboxKey })).body).toMatchObject({ status: 'delivered', readAt: null, deliveredAt: m.deliveredAt });
+    expect((await call(svc.url, 'GET', `/messages/${id}`, { key: t.sandboxKey })).body).toMatchObject({
+      status: 'delivered',
+      readAt: null,
+      deliveredAt: m.deliveredAt,
+    });
     expect((await eventsOf(id)).map((e) => e.data.status)).toEqual(['sent', 'delivered']);
   });
 
@@ -60,7 +97,12 @@ describe('sandbox cycles', () => {
     expect(m.error).toEqual({ code: 'SANDBOX_SIMULATED_FAILURE', message: expect.any(String) });
     const events = await eventsOf(id);
     expect(events).toHaveLength(1);
-    expect(events[0]!.data).toMatchObject({ status: 'failed', previousStatus: 'queued', timestamp: m.failedAt, error: m.error });
+    expect(events[0]!.data).toMatchObject({
+      status: 'failed',
+      previousStatus: 'queued',
+      timestamp: m.failedAt,
+      error: m.error,
+    });
   });
 
   it('never simulates live messages: they go to the provider (unreachable here)', async () => {

@@ -1,10 +1,24 @@
 // Several worker processes on one PostgreSQL: shared pacing, no duplicate send while leases hold,
 // and takeover of a killed worker's messages. PostgreSQL only (PGlite is one process).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { type Emulator, providerEnv, startEmulator } from './support/emulator.js';
-import { backend, call, createAccount, createKey, createTestDatabase, ENCRYPTION_KEY, eventually, type Service, startService, textMessage, type TestDatabase } from './support/harness.js';
+import {
+  backend,
+  call,
+  createAccount,
+  createKey,
+  createTestDatabase,
+  ENCRYPTION_KEY,
+  eventually,
+  type Service,
+  startService,
+  type TestDatabase,
+  textMessage,
+} from './support/harness.js';
 
 describe.runIf(backend === 'postgres')('worker processes sharing one PostgreSQL', () => {
   let database: TestDatabase;
@@ -14,23 +28,46 @@ describe.runIf(backend === 'postgres')('worker processes sharing one PostgreSQL'
 
   const spawnWorker = (env: Record<string, string> = {}) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--role', 'worker'], {
-      env: { ...process.env, ...providerEnv(emu), DATABASE_URL: database.url!, ENCRYPTION_KEY, LOG_LEVEL: 'warn', WORKER_POLL_MS: '100', ...env },
+      env: {
+        ...process.env,
+        ...providerEnv(emu),
+        DATABASE_URL: database.url!,
+        ENCRYPTION_KEY,
+        LOG_LEVEL: 'warn',
+        WORKER_POLL_MS: '100',
+        ...env,
+      },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     children.push(child);
     return child;
   };
   const tenant = async (throughputMps: number) => {
-    const customer = await call(api.url, 'POST', '/admin/customers', { admin: true, body: { name: 'Scale', plan: 'pro' } });
+    const customer = await call(api.url, 'POST', '/admin/customers', {
+      admin: true,
+      body: { name: 'Scale', plan: 'pro' },
+    });
     const phoneNumberId = `pn${crypto.randomBytes(5).toString('hex')}`;
-    await createAccount(api.url, customer.body.id, { official: { phoneNumberId, wabaId: 'w', accessToken: 'tok' }, throughputMps });
-    return { customerId: customer.body.id as string, phoneNumberId, key: await createKey(api.url, customer.body.id, {}) };
+    await createAccount(api.url, customer.body.id, {
+      official: { phoneNumberId, wabaId: 'w', accessToken: 'tok' },
+      throughputMps,
+    });
+    return {
+      customerId: customer.body.id as string,
+      phoneNumberId,
+      key: await createKey(api.url, customer.body.id, {}),
+    };
   };
   const sendMany = async (key: string, prefix: string, count: number) => {
-    const replies = await Promise.all(Array.from({ length: count }, (_, i) => call(api.url, 'POST', '/messages', { key, body: textMessage(`${prefix}-${i}`) })));
+    const replies = await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        call(api.url, 'POST', '/messages', { key, body: textMessage(`${prefix}-${i}`) }),
+      ),
+    );
     for (const r of replies) expect(r.status).toBe(201);
   };
-  const count = async (sql: string) => (await database.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM messages WHERE ${sql}`))[0]!.n;
+  const count = async (sql: string) =>
+    (await database.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM messages WHERE ${sql}`))[0]!.n;
 
   beforeAll(async () => {
     emu = await startEmulator();
@@ -48,25 +85,38 @@ describe.runIf(backend === 'postgres')('worker processes sharing one PostgreSQL'
   it('a key revoked through one API process stops working in another at once', async () => {
     const port = 20000 + Math.floor(Math.random() * 20000);
     const other = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--role', 'api'], {
-      env: { ...process.env, ...providerEnv(emu), DATABASE_URL: database.url!, ENCRYPTION_KEY, LOG_LEVEL: 'warn', PORT: String(port) },
+      env: {
+        ...process.env,
+        ...providerEnv(emu),
+        DATABASE_URL: database.url!,
+        ENCRYPTION_KEY,
+        LOG_LEVEL: 'warn',
+        PORT: String(port),
+      },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     children.push(other);
     const otherUrl = `http://127.0.0.1:${port}`;
     await eventually(async () => (await fetch(`${otherUrl}/healthz`)).ok, 30_000, 100);
     const t = await tenant(80);
-    const [key] = (await call(api.url, 'GET', `/admin/customers/${t.customerId}/api-keys`, { admin: true })).body.apiKeys;
+    const [key] = (await call(api.url, 'GET', `/admin/customers/${t.customerId}/api-keys`, { admin: true })).body
+      .apiKeys;
     // The other process has the key cached now.
-    expect((await call(otherUrl, 'POST', '/messages', { key: t.key, body: textMessage('before-revoke') })).status).toBe(201);
+    expect((await call(otherUrl, 'POST', '/messages', { key: t.key, body: textMessage('before-revoke') })).status).toBe(
+      201,
+    );
     expect((await call(api.url, 'DELETE', `/admin/api-keys/${key.id}`, { admin: true })).status).toBe(204);
     // A send is refused at once (checked in its own transaction), reads as soon as the NOTIFY lands.
-    expect(await call(otherUrl, 'POST', '/messages', { key: t.key, body: textMessage('after-revoke') })).toMatchObject({ status: 401, body: { error: 'Invalid API key' } });
+    expect(await call(otherUrl, 'POST', '/messages', { key: t.key, body: textMessage('after-revoke') })).toMatchObject({
+      status: 401,
+      body: { error: 'Invalid API key' },
+    });
     await eventually(async () => (await call(otherUrl, 'GET', '/messages', { key: t.key })).status === 401, 2000, 10);
     other.kill('SIGTERM');
     await database.db.query('DELETE FROM messages');
   });
 
-  it('two workers together never exceed an account\'s throughput', async () => {
+  it("two workers together never exceed an account's throughput", async () => {
     const t = await tenant(25);
     // The emulator answers 130429 above 26 a second. It times arrivals in this process, which also
     // runs the API and the test: one message of tolerance for that process's event-loop jitter
@@ -76,10 +126,15 @@ describe.runIf(backend === 'postgres')('worker processes sharing one PostgreSQL'
     try {
       await sendMany(t.key, 'pace', 100);
       await eventually(async () => (await count(`status = 'sent'`)) === 100, 30_000, 100);
-      const times = emu.sent().filter((s) => s.phoneNumberId === t.phoneNumberId).map((s) => s.at).sort((a, b) => a - b);
+      const times = emu
+        .sent()
+        .filter((s) => s.phoneNumberId === t.phoneNumberId)
+        .map((s) => s.at)
+        .sort((a, b) => a - b);
       expect(times).toHaveLength(100);
       let maxInWindow = 0;
-      for (const start of times) maxInWindow = Math.max(maxInWindow, times.filter((x) => x >= start && x < start + 1000).length);
+      for (const start of times)
+        maxInWindow = Math.max(maxInWindow, times.filter((x) => x >= start && x < start + 1000).length);
       expect(maxInWindow).toBeLessThanOrEqual(26);
       expect(await count('attempt_count <> 1')).toBe(0); // no send met the emulator's rate limit
       // Over the whole run the rate is the cap's, not more: 100 sends take at least 99 intervals.
@@ -91,7 +146,7 @@ describe.runIf(backend === 'postgres')('worker processes sharing one PostgreSQL'
     }
   });
 
-  it('takes over a killed worker\'s messages after its lease, with duplicates bounded by what was in flight', async () => {
+  it("takes over a killed worker's messages after its lease, with duplicates bounded by what was in flight", async () => {
     await database.db.query('DELETE FROM messages');
     emu.state.sent.length = 0;
     await emu.settings({ latencyMs: 300 });

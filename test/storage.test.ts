@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { migrate, readMigrations } from '../src/db/migrate.js';
-import { call, createTenant, createTestDatabase, type Service, startService, type TestDatabase } from './support/harness.js';
+import {
+  call,
+  createTenant,
+  createTestDatabase,
+  type Service,
+  startService,
+  type TestDatabase,
+} from './support/harness.js';
 
 describe('migrations', () => {
   let database: TestDatabase;

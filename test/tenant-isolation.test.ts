@@ -4,7 +4,16 @@
 // scoped to one account sees and sends only through that account, and a revoked key is refused
 // at once everywhere without touching anyone else.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createKey, createTenant, eventually, type Service, startService, textMessage } from './support/harness.js';
+
+import {
+  call,
+  createKey,
+  createTenant,
+  eventually,
+  type Service,
+  startService,
+  textMessage,
+} from './support/harness.js';
 
 type Ids = { messageId: string; externalId: string };
 
@@ -56,7 +65,9 @@ describe('tenant isolation', () => {
 
     // A's messages, with sandbox keys so that they progress (...88 reads, ...99 fails).
     for (const [i, phone] of ['+15551230001', '+15551230088', '+15551230099'].entries()) {
-      aMessages.push(await send(A.sandboxKey, `a-ext-${i}`, { chatAccountId: a1, to: { type: 'phone', phoneE164: phone } }));
+      aMessages.push(
+        await send(A.sandboxKey, `a-ext-${i}`, { chatAccountId: a1, to: { type: 'phone', phoneE164: phone } }),
+      );
     }
     aMessages.push(await send(A.key, 'a-ext-live', { chatAccountId: a1 }));
     aOther = await send(A.sandboxKey, 'a-other-ext', { chatAccountId: a2 });
@@ -80,7 +91,11 @@ describe('tenant isolation', () => {
         for (const key of bKeys) {
           for (const id of [m.messageId, m.messageId.toUpperCase(), m.externalId]) {
             const res = await call(url, 'GET', `/messages/${encodeURIComponent(id)}`, { key });
-            expect({ id, status: res.status, body: res.body }).toEqual({ id, status: 404, body: { error: 'message_not_found' } });
+            expect({ id, status: res.status, body: res.body }).toEqual({
+              id,
+              status: 404,
+              body: { error: 'message_not_found' },
+            });
           }
         }
       }
@@ -90,7 +105,11 @@ describe('tenant isolation', () => {
       for (const key of bKeys) {
         for (const account of [a1, a2, a1.toUpperCase()]) {
           const res = await call(url, 'GET', `/messages?chatAccountId=${account}`, { key });
-          expect({ account, status: res.status, body: res.body }).toEqual({ account, status: 404, body: { error: 'account_not_found' } });
+          expect({ account, status: res.status, body: res.body }).toEqual({
+            account,
+            status: 404,
+            body: { error: 'account_not_found' },
+          });
         }
       }
       // Control: B's own account filter works.
@@ -130,11 +149,15 @@ describe('tenant isolation', () => {
     });
 
     it("GET /messages?providerMessageId=<A's providerMessageId> is an empty list for B", async () => {
-      const own = await call(url, 'GET', `/messages?providerMessageId=${encodeURIComponent(aSentProviderId)}`, { key: A.key });
+      const own = await call(url, 'GET', `/messages?providerMessageId=${encodeURIComponent(aSentProviderId)}`, {
+        key: A.key,
+      });
       expect(own.status).toBe(200);
       expect(own.body.messages.map((x: { messageId: string }) => x.messageId)).toEqual([aMessages[0]!.messageId]);
       for (const key of bKeys) {
-        const res = await call(url, 'GET', `/messages?providerMessageId=${encodeURIComponent(aSentProviderId)}`, { key });
+        const res = await call(url, 'GET', `/messages?providerMessageId=${encodeURIComponent(aSentProviderId)}`, {
+          key,
+        });
         expect(res).toMatchObject({ status: 200, body: { messages: [], nextCursor: null } });
       }
     });
@@ -153,10 +176,18 @@ describe('tenant isolation', () => {
       for (const [i, key] of bKeys.entries()) {
         for (const account of [a1, a2, a1.toUpperCase()]) {
           const externalId = `b-into-a-${i}-${account}`;
-          const res = await call(url, 'POST', '/messages', { key, body: textMessage(externalId, { chatAccountId: account }) });
-          expect({ status: res.status, body: res.body }).toEqual({ status: 422, body: { error: 'invalid_chat_account' } });
+          const res = await call(url, 'POST', '/messages', {
+            key,
+            body: textMessage(externalId, { chatAccountId: account }),
+          });
+          expect({ status: res.status, body: res.body }).toEqual({
+            status: 422,
+            body: { error: 'invalid_chat_account' },
+          });
           for (const reader of [key, A.key]) {
-            const listed = await call(url, 'GET', `/messages?externalId=${encodeURIComponent(externalId)}`, { key: reader });
+            const listed = await call(url, 'GET', `/messages?externalId=${encodeURIComponent(externalId)}`, {
+              key: reader,
+            });
             expect(listed.body.messages).toEqual([]);
           }
         }
@@ -195,9 +226,15 @@ describe('tenant isolation', () => {
   describe("A's key scoped to account a1", () => {
     it('GET /messages?chatAccountId: own other account is 403 key_scope_violation, a foreign one 404', async () => {
       const other = await call(url, 'GET', `/messages?chatAccountId=${a2}`, { key: aScopedKey });
-      expect({ status: other.status, body: other.body }).toEqual({ status: 403, body: { error: 'key_scope_violation' } });
+      expect({ status: other.status, body: other.body }).toEqual({
+        status: 403,
+        body: { error: 'key_scope_violation' },
+      });
       const foreign = await call(url, 'GET', `/messages?chatAccountId=${B.accountId}`, { key: aScopedKey });
-      expect({ status: foreign.status, body: foreign.body }).toEqual({ status: 404, body: { error: 'account_not_found' } });
+      expect({ status: foreign.status, body: foreign.body }).toEqual({
+        status: 404,
+        body: { error: 'account_not_found' },
+      });
       const own = await call(url, 'GET', `/messages?chatAccountId=${a1}`, { key: aScopedKey });
       expect(own.status).toBe(200);
       expect(own.body.messages.length).toBeGreaterThan(0);
@@ -206,7 +243,11 @@ describe('tenant isolation', () => {
     it('GET /messages/{id} of a message sent through the other account is 404', async () => {
       for (const id of [aOther.messageId, aOther.externalId]) {
         const res = await call(url, 'GET', `/messages/${id}`, { key: aScopedKey });
-        expect({ id, status: res.status, body: res.body }).toEqual({ id, status: 404, body: { error: 'message_not_found' } });
+        expect({ id, status: res.status, body: res.body }).toEqual({
+          id,
+          status: 404,
+          body: { error: 'message_not_found' },
+        });
       }
       const own = await call(url, 'GET', `/messages/${aMessages[0]!.messageId}`, { key: aScopedKey });
       expect(own).toMatchObject({ status: 200, body: { messageId: aMessages[0]!.messageId, chatAccountId: a1 } });
@@ -229,8 +270,15 @@ describe('tenant isolation', () => {
     it('POST /messages through another account is 403 key_scope_violation; without chatAccountId it uses the scoped one', async () => {
       for (const account of [a2, B.accountId]) {
         const externalId = `scoped-into-${account}`;
-        const res = await call(url, 'POST', '/messages', { key: aScopedKey, body: textMessage(externalId, { chatAccountId: account }) });
-        expect({ account, status: res.status, body: res.body }).toEqual({ account, status: 403, body: { error: 'key_scope_violation' } });
+        const res = await call(url, 'POST', '/messages', {
+          key: aScopedKey,
+          body: textMessage(externalId, { chatAccountId: account }),
+        });
+        expect({ account, status: res.status, body: res.body }).toEqual({
+          account,
+          status: 403,
+          body: { error: 'key_scope_violation' },
+        });
         const listed = await call(url, 'GET', `/messages?externalId=${externalId}`, { key: A.key });
         expect(listed.body.messages).toEqual([]);
       }
@@ -249,7 +297,9 @@ describe('tenant isolation', () => {
 
       const listed = await call(url, 'GET', `/admin/customers/${B.customerId}/api-keys`, { admin: true });
       expect(listed.status).toBe(200);
-      const live = listed.body.apiKeys.filter((k: { sandbox: boolean; maskedKey: string }) => !k.sandbox && k.maskedKey.endsWith(B.key.slice(-4)));
+      const live = listed.body.apiKeys.filter(
+        (k: { sandbox: boolean; maskedKey: string }) => !k.sandbox && k.maskedKey.endsWith(B.key.slice(-4)),
+      );
       expect(live).toHaveLength(1);
       const revoked = await call(url, 'DELETE', `/admin/api-keys/${live[0].id}`, { admin: true });
       expect(revoked.status).toBe(204);
@@ -282,7 +332,10 @@ describe('tenant isolation', () => {
         expect((await call(url, 'GET', '/chat-accounts', { key })).status).toBe(200);
         expect((await call(url, 'GET', `/messages/${aMessages[0]!.messageId}`, { key })).status).toBe(200);
       }
-      const aSend = await call(url, 'POST', '/messages', { key: A.sandboxKey, body: textMessage('a-after-b-revoked', { chatAccountId: a1 }) });
+      const aSend = await call(url, 'POST', '/messages', {
+        key: A.sandboxKey,
+        body: textMessage('a-after-b-revoked', { chatAccountId: a1 }),
+      });
       expect(aSend.status).toBe(201);
     });
   });

@@ -5,9 +5,11 @@
 // address, names resolving to one, DNS rebinding at delivery time) and a deliverer crash.
 import crypto from 'node:crypto';
 import net from 'node:net';
+
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../src/app.js';
+
+import { type App, createApp } from '../src/app.js';
 import { envelopeJson, writeEvents } from '../src/events/outbox.js';
 import type { Resolve } from '../src/outbound/outbound-client.js';
 import { verifyWebhookSignature } from '../src/webhooks/signature.js';
@@ -20,8 +22,8 @@ import {
   type Service,
   startService,
   testConfig,
-  textMessage,
   type TestDatabase,
+  textMessage,
 } from './support/harness.js';
 import { type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.js';
 
@@ -33,8 +35,30 @@ const EVT_ID = /^evt_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SECRET = /^whsec_[A-Za-z0-9_-]{32,}$/;
 const ALL_EVENTS = ['message.inbound', 'message.status', 'sender.first_inbound'];
-const ENDPOINT_KEYS = ['createdAt', 'description', 'events', 'id', 'isActive', 'lastFailureAt', 'lastFailureReason', 'lastSuccessAt', 'updatedAt', 'url'];
-const DELIVERY_KEYS = ['attemptCount', 'attempts', 'completedAt', 'createdAt', 'eventId', 'eventType', 'id', 'lastStatusCode', 'nextAttemptAt', 'status'];
+const ENDPOINT_KEYS = [
+  'createdAt',
+  'description',
+  'events',
+  'id',
+  'isActive',
+  'lastFailureAt',
+  'lastFailureReason',
+  'lastSuccessAt',
+  'updatedAt',
+  'url',
+];
+const DELIVERY_KEYS = [
+  'attemptCount',
+  'attempts',
+  'completedAt',
+  'createdAt',
+  'eventId',
+  'eventType',
+  'id',
+  'lastStatusCode',
+  'nextAttemptAt',
+  'status',
+];
 const ATTEMPT_KEYS = ['attemptedAt', 'durationMs', 'error', 'responseBody', 'statusCode'];
 const NOT_FOUND = { error: 'webhook_endpoint_not_found' };
 
@@ -46,12 +70,18 @@ const withoutSecret = (e: Record<string, unknown>) => {
 };
 
 /** The receiver's own HMAC-SHA256 over `<t>.<raw body bytes>`: independent of src/webhooks/signature.ts. */
-const hmacHex = (secret: string, t: string, raw: Buffer) => crypto.createHmac('sha256', secret).update(Buffer.concat([Buffer.from(`${t}.`, 'utf8'), raw])).digest('hex');
+const hmacHex = (secret: string, t: string, raw: Buffer) =>
+  crypto
+    .createHmac('sha256', secret)
+    .update(Buffer.concat([Buffer.from(`${t}.`, 'utf8'), raw]))
+    .digest('hex');
 
 /** Parses `t=<unix>,v1=<hex>[,v1=<hex>]`, asserting its exact form. */
 function parseSignature(header: unknown): { t: string; v1: string[] } {
   expect(header).toMatch(/^t=\d{10},v1=[0-9a-f]{64}(,v1=[0-9a-f]{64})*$/);
-  const parts = String(header).split(',').map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)] as const);
+  const parts = String(header)
+    .split(',')
+    .map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)] as const);
   return { t: parts.find(([k]) => k === 't')![1], v1: parts.filter(([k]) => k === 'v1').map(([, v]) => v) };
 }
 
@@ -114,7 +144,10 @@ describe('webhooks', () => {
     return res.body.eventId;
   };
   const sandboxSend = async (t: Tenant, externalId: string, phone: string) => {
-    const res = await api(t.sandboxKey, 'POST', '/messages', { ...textMessage(externalId), to: { type: 'phone', phoneE164: phone } });
+    const res = await api(t.sandboxKey, 'POST', '/messages', {
+      ...textMessage(externalId),
+      to: { type: 'phone', phoneE164: phone },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body.messageId as string;
   };
@@ -124,7 +157,11 @@ describe('webhooks', () => {
       return m.status === status ? m : undefined;
     });
   const deliveryRows = async (endpointId: string) =>
-    (await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1', [endpointId]))[0]!.n;
+    (
+      await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1', [
+        endpointId,
+      ])
+    )[0]!.n;
 
   describe('endpoint management', () => {
     it('creates endpoints (all event types by default) with the secret shown once; list and detail never show it', async () => {
@@ -132,7 +169,14 @@ describe('webhooks', () => {
       const before = Date.now();
       const a = await createEndpoint(t.key, { url: 'https://hooks.example.com/a' });
       expect(sorted(Object.keys(a))).toEqual(sorted([...ENDPOINT_KEYS, 'secret']));
-      expect(a).toMatchObject({ url: 'https://hooks.example.com/a', description: '', isActive: true, lastSuccessAt: null, lastFailureAt: null, lastFailureReason: null });
+      expect(a).toMatchObject({
+        url: 'https://hooks.example.com/a',
+        description: '',
+        isActive: true,
+        lastSuccessAt: null,
+        lastFailureAt: null,
+        lastFailureReason: null,
+      });
       expect(sorted(a.events)).toEqual(ALL_EVENTS);
       expect(a.id).toMatch(UUID);
       expect(a.secret).toMatch(SECRET);
@@ -141,7 +185,11 @@ describe('webhooks', () => {
       expect(Date.parse(a.createdAt)).toBeGreaterThanOrEqual(before - 1000);
       expect(Date.parse(a.createdAt)).toBeLessThanOrEqual(Date.now() + 1000);
 
-      const b = await createEndpoint(t.key, { url: 'https://hooks.example.com/b', events: ['message.inbound'], description: 'CRM inbox' });
+      const b = await createEndpoint(t.key, {
+        url: 'https://hooks.example.com/b',
+        events: ['message.inbound'],
+        description: 'CRM inbox',
+      });
       expect(b).toMatchObject({ events: ['message.inbound'], description: 'CRM inbox', isActive: true });
       expect(b.secret).toMatch(SECRET);
       expect(b.secret).not.toBe(a.secret);
@@ -156,7 +204,10 @@ describe('webhooks', () => {
         expect(JSON.stringify(got)).not.toMatch(/secret|whsec_/);
       }
       // The stored secret is sealed, not kept in clear.
-      const [row] = await svc.db.query<{ secret_enc: string }>('SELECT secret_enc FROM webhook_endpoints WHERE id = $1', [a.id]);
+      const [row] = await svc.db.query<{ secret_enc: string }>(
+        'SELECT secret_enc FROM webhook_endpoints WHERE id = $1',
+        [a.id],
+      );
       expect(row!.secret_enc).not.toContain(a.secret);
     });
 
@@ -164,10 +215,19 @@ describe('webhooks', () => {
       const t = await createTenant(svc.url, { plan: 'pro' });
       const e = await createEndpoint(t.key, { url: 'https://hooks.example.com/p', description: 'first' });
       await sleep(5);
-      const p1 = await api(t.key, 'PATCH', `/webhook-endpoints/${e.id}`, { description: 'second', events: ['sender.first_inbound', 'message.status'] });
+      const p1 = await api(t.key, 'PATCH', `/webhook-endpoints/${e.id}`, {
+        description: 'second',
+        events: ['sender.first_inbound', 'message.status'],
+      });
       expect(p1.status).toBe(200);
       expect(sorted(Object.keys(p1.body))).toEqual(ENDPOINT_KEYS);
-      expect(p1.body).toMatchObject({ id: e.id, url: e.url, description: 'second', isActive: true, createdAt: e.createdAt });
+      expect(p1.body).toMatchObject({
+        id: e.id,
+        url: e.url,
+        description: 'second',
+        isActive: true,
+        createdAt: e.createdAt,
+      });
       expect(sorted(p1.body.events)).toEqual(['message.status', 'sender.first_inbound']);
       expect(Date.parse(p1.body.updatedAt)).toBeGreaterThan(Date.parse(e.updatedAt));
 
@@ -208,10 +268,19 @@ describe('webhooks', () => {
         expect(res.body.details.length).toBeGreaterThan(0);
         for (const d of res.body.details) expect(d).toEqual({ path: expect.any(String), message: expect.any(String) });
       }
-      expect((await api(t.key, 'POST', '/webhook-endpoints', {})).body.details).toContainEqual({ path: 'url', message: expect.any(String) });
+      expect((await api(t.key, 'POST', '/webhook-endpoints', {})).body.details).toContainEqual({
+        path: 'url',
+        message: expect.any(String),
+      });
 
       const e = await createEndpoint(t.key, { url });
-      for (const body of [{ isActive: 'yes' }, { events: [] }, { url: 5 }, { secret: 'whsec_x' }, { description: 'x'.repeat(501) }]) {
+      for (const body of [
+        { isActive: 'yes' },
+        { events: [] },
+        { url: 5 },
+        { secret: 'whsec_x' },
+        { description: 'x'.repeat(501) },
+      ]) {
         const res = await api(t.key, 'PATCH', `/webhook-endpoints/${e.id}`, body);
         expect(res.status, JSON.stringify(body)).toBe(400);
         expect(res.body.error).toBe('validation_error');
@@ -239,7 +308,11 @@ describe('webhooks', () => {
 
     it('allows at most 5 active endpoints, on create and on reactivation, even under concurrent creates', async () => {
       const t = await createTenant(svc.url, { plan: 'pro' });
-      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => api(t.key, 'POST', '/webhook-endpoints', { url: `https://hooks.example.com/${i}` })));
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          api(t.key, 'POST', '/webhook-endpoints', { url: `https://hooks.example.com/${i}` }),
+        ),
+      );
       expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 201, 201, 409, 409, 409]);
       for (const r of results.filter((x) => x.status === 409)) {
         expect(r.body).toEqual({ error: 'limit_reached', message: expect.stringContaining('5') });
@@ -301,7 +374,10 @@ describe('webhooks', () => {
         return list.length === 1 && list[0].status === 'succeeded' ? list : undefined;
       });
       const sibling = await createEndpoint(owner.key, { url: `${rx.url}/sibling` });
-      for (const path of [`/webhook-endpoints/${e.id}/deliveries/${crypto.randomUUID()}/redeliver`, `/webhook-endpoints/${sibling.id}/deliveries/${d.id}/redeliver`]) {
+      for (const path of [
+        `/webhook-endpoints/${e.id}/deliveries/${crypto.randomUUID()}/redeliver`,
+        `/webhook-endpoints/${sibling.id}/deliveries/${d.id}/redeliver`,
+      ]) {
         const res = await api(owner.key, 'POST', path);
         expect(res.status, path).toBe(404);
         expect(res.body, path).toEqual({ error: 'webhook_delivery_not_found' });
@@ -309,7 +385,10 @@ describe('webhooks', () => {
       // A malformed id is refused, never a 500.
       const malformed = await api(owner.key, 'GET', '/webhook-endpoints/not-a-uuid');
       expect(malformed.status).toBe(400);
-      expect(malformed.body).toEqual({ error: 'validation_error', details: [{ path: 'id', message: expect.any(String) }] });
+      expect(malformed.body).toEqual({
+        error: 'validation_error',
+        details: [{ path: 'id', message: expect.any(String) }],
+      });
     });
 
     it('redeliver through an unknown or foreign endpoint id answers webhook_endpoint_not_found', async () => {
@@ -322,7 +401,10 @@ describe('webhooks', () => {
         const list = await deliveries(owner.key, e.id);
         return list.length === 1 && list[0].status === 'succeeded' ? list : undefined;
       });
-      for (const [key, endpointId] of [[other.key, e.id], [owner.key, crypto.randomUUID()]] as const) {
+      for (const [key, endpointId] of [
+        [other.key, e.id],
+        [owner.key, crypto.randomUUID()],
+      ] as const) {
         const res = await api(key, 'POST', `/webhook-endpoints/${endpointId}/deliveries/${d.id}/redeliver`);
         expect(res.status).toBe(404);
         expect(res.body).toEqual(NOT_FOUND);
@@ -391,7 +473,12 @@ describe('webhooks', () => {
         const list = await deliveries(t.key, e.id);
         return list.length === 1 && list[0].status === 'succeeded' ? list : undefined;
       });
-      const attemptRows = async () => (await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_attempts WHERE delivery_id = $1', [d.id]))[0]!.n;
+      const attemptRows = async () =>
+        (
+          await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_attempts WHERE delivery_id = $1', [
+            d.id,
+          ])
+        )[0]!.n;
       expect(await attemptRows()).toBe(1);
 
       const del = await api(t.key, 'DELETE', `/webhook-endpoints/${e.id}`);
@@ -427,14 +514,27 @@ describe('webhooks', () => {
         expect(r.headers['x-svc-event']).toBe('message.status');
         // Tampering with one byte, or another secret, breaks the signature.
         const sig = String(r.headers['x-svc-signature']);
-        expect(verifyWebhookSignature(r.body.replace(id, id.replace(/.$/, (c) => (c === '0' ? '1' : '0'))), sig, e.secret)).toBe(false);
+        expect(
+          verifyWebhookSignature(
+            r.body.replace(
+              id,
+              id.replace(/.$/, (c) => (c === '0' ? '1' : '0')),
+            ),
+            sig,
+            e.secret,
+          ),
+        ).toBe(false);
         expect(verifyWebhookSignature(r.rawBody, sig, `whsec_${'A'.repeat(43)}`)).toBe(false);
         return checkSignedEnvelope(r, e.secret);
       });
       const byStatus = new Map(bodies.map((b) => [b.data.status as string, b]));
       expect(sorted([...byStatus.keys()])).toEqual(['delivered', 'read', 'sent']);
       expect(new Set(bodies.map((b) => b.eventId)).size).toBe(3);
-      const expected = { sent: ['queued', m.sentAt], delivered: ['sent', m.deliveredAt], read: ['delivered', m.readAt] } as const;
+      const expected = {
+        sent: ['queued', m.sentAt],
+        delivered: ['sent', m.deliveredAt],
+        read: ['delivered', m.readAt],
+      } as const;
       for (const [status, [previousStatus, timestamp]] of Object.entries(expected)) {
         const b = byStatus.get(status)!;
         expect(b.type).toBe('message.status');
@@ -456,7 +556,10 @@ describe('webhooks', () => {
         [bodies.map((b) => b.eventId)],
       );
       expect(rows).toHaveLength(3);
-      for (const row of rows) expect(bodies.find((b) => b.eventId === row.id)).toEqual(JSON.parse(envelopeJson(row.id, row.type, row.created_at, row.data)));
+      for (const row of rows)
+        expect(bodies.find((b) => b.eventId === row.id)).toEqual(
+          JSON.parse(envelopeJson(row.id, row.type, row.created_at, row.data)),
+        );
 
       const history = await eventually(async () => {
         const list = await deliveries(t.key, e.id);
@@ -465,7 +568,12 @@ describe('webhooks', () => {
       expect(sorted(history.map((d) => d.eventId))).toEqual(sorted(bodies.map((b) => b.eventId)));
       for (const d of history) {
         expect(sorted(Object.keys(d))).toEqual(DELIVERY_KEYS);
-        expect(d).toMatchObject({ eventType: 'message.status', attemptCount: 1, lastStatusCode: 200, nextAttemptAt: null });
+        expect(d).toMatchObject({
+          eventType: 'message.status',
+          attemptCount: 1,
+          lastStatusCode: 200,
+          nextAttemptAt: null,
+        });
         expect(d.createdAt).toMatch(ISO);
         expect(d.completedAt).toMatch(ISO);
         expect(d.attempts).toHaveLength(1);
@@ -499,10 +607,14 @@ describe('webhooks', () => {
       const eventId = await sendTest(t.key, e.id);
 
       // After three failures: pending, next attempt announced, the failure recorded on the endpoint.
-      const pending = await eventually(async () => {
-        const [d] = await deliveries(t.key, e.id);
-        return d && d.attemptCount === 3 && d.status === 'pending' ? d : undefined;
-      }, 10_000, 20);
+      const pending = await eventually(
+        async () => {
+          const [d] = await deliveries(t.key, e.id);
+          return d && d.attemptCount === 3 && d.status === 'pending' ? d : undefined;
+        },
+        10_000,
+        20,
+      );
       expect(pending.nextAttemptAt).toMatch(ISO);
       expect(pending.completedAt).toBeNull();
       expect(pending.lastStatusCode).toBe(503);
@@ -529,7 +641,14 @@ describe('webhooks', () => {
         const list = await deliveries(t.key, e.id);
         return list[0]?.status === 'succeeded' ? list : undefined;
       });
-      expect(d).toMatchObject({ eventId, eventType: 'webhook.test', status: 'succeeded', attemptCount: 4, lastStatusCode: 200, nextAttemptAt: null });
+      expect(d).toMatchObject({
+        eventId,
+        eventType: 'webhook.test',
+        status: 'succeeded',
+        attemptCount: 4,
+        lastStatusCode: 200,
+        nextAttemptAt: null,
+      });
       expect(d.completedAt).toMatch(ISO);
       expect(d.attempts.map((a: any) => [a.statusCode, a.responseBody, a.error])).toEqual([
         [500, 'boom', null],
@@ -566,7 +685,10 @@ describe('webhooks', () => {
       expect(new Set(rx.requests.map((r) => r.body)).size).toBe(1);
       expect(elsewhere.requests).toHaveLength(0);
       expect(elsewhere.connections).toBe(0);
-      expect(await getEndpoint(t.key, e.id)).toMatchObject({ lastFailureReason: 'HTTP 307 (redirects are not followed)', lastSuccessAt: expect.stringMatching(ISO) });
+      expect(await getEndpoint(t.key, e.id)).toMatchObject({
+        lastFailureReason: 'HTTP 307 (redirects are not followed)',
+        lastSuccessAt: expect.stringMatching(ISO),
+      });
     });
 
     it('a receiver that never answers: the attempt times out after 10 s and is retried with the same event', async () => {
@@ -599,12 +721,18 @@ describe('webhooks', () => {
       const other = await createTenant(svc.url, { plan: 'pro' });
       const downgraded = await createTenant(svc.url, { plan: 'pro' });
       const status = await createEndpoint(t.key, { url: `${rx.url}/status`, events: ['message.status'] });
-      const inbound = await createEndpoint(t.key, { url: `${rx.url}/inbound`, events: ['message.inbound', 'sender.first_inbound'] });
+      const inbound = await createEndpoint(t.key, {
+        url: `${rx.url}/inbound`,
+        events: ['message.inbound', 'sender.first_inbound'],
+      });
       const inactive = await createEndpoint(t.key, { url: `${rx.url}/inactive` });
       expect((await api(t.key, 'PATCH', `/webhook-endpoints/${inactive.id}`, { isActive: false })).status).toBe(200);
       const foreign = await createEndpoint(other.key, { url: `${rx.url}/foreign` });
       const gated = await createEndpoint(downgraded.key, { url: `${rx.url}/gated` });
-      const patched = await call(svc.url, 'PATCH', `/admin/customers/${downgraded.customerId}`, { admin: true, body: { plan: 'starter' } });
+      const patched = await call(svc.url, 'PATCH', `/admin/customers/${downgraded.customerId}`, {
+        admin: true,
+        body: { plan: 'starter' },
+      });
       expect(patched.status).toBe(200);
 
       const id = await sandboxSend(t, 'only-status', '+15551234588');
@@ -616,7 +744,10 @@ describe('webhooks', () => {
       expect(rx.requests.map((r) => r.path)).toEqual(['/status', '/status', '/status']);
       for (const e of [inbound, inactive, foreign, gated]) expect(await deliveryRows(e.id)).toBe(0);
       // The downgraded customer's events exist; they are just not delivered.
-      const events = await svc.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE data->>'messageId' = $1`, [gatedId]);
+      const events = await svc.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM events WHERE data->>'messageId' = $1`,
+        [gatedId],
+      );
       expect(events[0]!.n).toBe(3);
       expect(await deliveryRows(status.id)).toBe(3);
 
@@ -625,7 +756,10 @@ describe('webhooks', () => {
       const id2 = await sandboxSend(t, 'after-reactivation', '+15551234500');
       await waitMessage(t, id2, 'delivered');
       await rx.waitForRequests(2, { filter: (r) => r.path === '/inactive' });
-      checkSignedEnvelope(rx.requests.find((r) => r.path === '/inactive')!, inactive.secret);
+      checkSignedEnvelope(
+        rx.requests.find((r) => r.path === '/inactive')!,
+        inactive.secret,
+      );
     });
 
     it('the test event goes to that endpoint only, with data {webhookEndpointId, message}', async () => {
@@ -639,7 +773,12 @@ describe('webhooks', () => {
       expect(rx.requests).toHaveLength(1);
       expect(r!.path).toBe('/b');
       const body = checkSignedEnvelope(r!, b.secret);
-      expect(body).toEqual({ eventId, type: 'webhook.test', createdAt: expect.stringMatching(ISO), data: { webhookEndpointId: b.id, message: expect.any(String) } });
+      expect(body).toEqual({
+        eventId,
+        type: 'webhook.test',
+        createdAt: expect.stringMatching(ISO),
+        data: { webhookEndpointId: b.id, message: expect.any(String) },
+      });
       expect(body.data.message.length).toBeGreaterThan(0);
       expect(await deliveryRows(a.id)).toBe(0);
       const [d] = await eventually(async () => {
@@ -691,7 +830,16 @@ describe('webhooks', () => {
       const e = await createEndpoint(t.key, { url: `${rx.url}/batch` });
       // applyTransitions writes a batch's events with one writeEvents call: same transaction, same now().
       const written = await svc.db.transaction((tx) =>
-        writeEvents(tx, Array.from({ length: 5 }, (_, i) => ({ customerId: t.customerId, type: 'webhook.test' as const, createdAt: new Date(), data: { n: i } })), e.id),
+        writeEvents(
+          tx,
+          Array.from({ length: 5 }, (_, i) => ({
+            customerId: t.customerId,
+            type: 'webhook.test' as const,
+            createdAt: new Date(),
+            data: { n: i },
+          })),
+          e.id,
+        ),
       );
       const all = await deliveries(t.key, e.id);
       expect(sorted(all.map((d) => d.eventId))).toEqual(sorted(written));
@@ -765,13 +913,17 @@ describe('webhooks', () => {
       const oldSecret: string = e.secret;
       const rotated = await api(t.key, 'POST', `/webhook-endpoints/${e.id}/rotate-secret`);
       expect(rotated.status).toBe(200);
-      expect(sorted(Object.keys(rotated.body))).toEqual(sorted([...ENDPOINT_KEYS, 'secret', 'previousSecretExpiresAt']));
+      expect(sorted(Object.keys(rotated.body))).toEqual(
+        sorted([...ENDPOINT_KEYS, 'secret', 'previousSecretExpiresAt']),
+      );
       expect(rotated.body).toMatchObject({ id: e.id, url: e.url, isActive: true, createdAt: e.createdAt });
       const newSecret: string = rotated.body.secret;
       expect(newSecret).toMatch(SECRET);
       expect(newSecret).not.toBe(oldSecret);
       expect(rotated.body.previousSecretExpiresAt).toMatch(ISO);
-      expect(Math.abs(Date.parse(rotated.body.previousSecretExpiresAt) - (Date.now() + 24 * 3600_000))).toBeLessThan(120_000);
+      expect(Math.abs(Date.parse(rotated.body.previousSecretExpiresAt) - (Date.now() + 24 * 3600_000))).toBeLessThan(
+        120_000,
+      );
       const detail = await getEndpoint(t.key, e.id);
       expect(JSON.stringify(detail)).not.toMatch(/secret|whsec_/i);
       expect(detail).toEqual(withoutSecret(rotated.body));
@@ -781,12 +933,16 @@ describe('webhooks', () => {
       const { t: ts, v1 } = parseSignature(r!.headers['x-svc-signature']);
       expect(v1).toHaveLength(2);
       expect(sorted(v1)).toEqual(sorted([hmacHex(newSecret, ts, r!.rawBody), hmacHex(oldSecret, ts, r!.rawBody)]));
-      for (const s of [newSecret, oldSecret]) expect(verifyWebhookSignature(r!.rawBody, String(r!.headers['x-svc-signature']), s)).toBe(true);
+      for (const s of [newSecret, oldSecret])
+        expect(verifyWebhookSignature(r!.rawBody, String(r!.headers['x-svc-signature']), s)).toBe(true);
       await eventually(async () => (await deliveries(t.key, e.id))[0]?.status === 'succeeded');
       await sleep(100); // nothing in flight to this endpoint any more (see the next test for that case)
 
       // Once the 24 h overlap is over (moved into the past here), only the new secret signs.
-      await svc.db.query(`UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`, [e.id]);
+      await svc.db.query(
+        `UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`,
+        [e.id],
+      );
       await sendTest(t.key, e.id);
       const [, r2] = await rx.waitForRequests(2);
       const second = parseSignature(r2!.headers['x-svc-signature']);
@@ -818,7 +974,8 @@ describe('webhook URL guard (private URLs not allowed)', () => {
     lookups.push(hostname);
     const name = hostname.toLowerCase().replace(/\.$/, '');
     const addresses = dns.get(name);
-    if (!addresses) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
+    if (!addresses)
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
     return addresses.map((address) => ({ address, family: net.isIP(address) }));
   };
 
@@ -892,7 +1049,12 @@ describe('webhook URL guard (private URLs not allowed)', () => {
 
   it('accepts public HTTPS URLs, and refuses changing one to a hostile URL', async () => {
     const created: any[] = [];
-    for (const url of ['https://public.test/hook', 'https://93.184.216.34/hook', 'https://[2606:4700:4700::1111]/hook', 'https://public6.test:8443/hook?x=1']) {
+    for (const url of [
+      'https://public.test/hook',
+      'https://93.184.216.34/hook',
+      'https://[2606:4700:4700::1111]/hook',
+      'https://public6.test:8443/hook?x=1',
+    ]) {
       const res = await call(svc.url, 'POST', '/webhook-endpoints', { key: t.key, body: { url } });
       expect(res.status, `${url}: ${JSON.stringify(res.body)}`).toBe(201);
       expect(res.body.url).toBe(url);
@@ -904,9 +1066,12 @@ describe('webhook URL guard (private URLs not allowed)', () => {
       expect(res.status, url).toBe(400);
       expect(res.body.error).toBe('invalid_webhook_url');
     }
-    expect((await call(svc.url, 'GET', `/webhook-endpoints/${created[0].id}`, { key: t.key })).body.url).toBe('https://public.test/hook');
+    expect((await call(svc.url, 'GET', `/webhook-endpoints/${created[0].id}`, { key: t.key })).body.url).toBe(
+      'https://public.test/hook',
+    );
     // Leave room for the next test (5 active at most).
-    for (const e of created) expect((await call(svc.url, 'DELETE', `/webhook-endpoints/${e.id}`, { key: t.key })).status).toBe(204);
+    for (const e of created)
+      expect((await call(svc.url, 'DELETE', `/webhook-endpoints/${e.id}`, { key: t.key })).status).toBe(204);
   });
 
   it('DNS rebinding: a name that resolved to a public address at creation and to loopback at delivery gets no connection', async () => {
@@ -921,7 +1086,8 @@ describe('webhook URL guard (private URLs not allowed)', () => {
     const test = await call(svc.url, 'POST', `/webhook-endpoints/${id}/test`, { key: t.key });
     expect(test.status).toBe(202);
     const d = await eventually(async () => {
-      const [first] = (await call(svc.url, 'GET', `/webhook-endpoints/${id}/deliveries`, { key: t.key })).body.deliveries;
+      const [first] = (await call(svc.url, 'GET', `/webhook-endpoints/${id}/deliveries`, { key: t.key })).body
+        .deliveries;
       return first?.attempts.length >= 1 ? first : undefined;
     });
     expect(d.eventId).toBe(test.body.eventId);
@@ -948,7 +1114,8 @@ describe('deliverer crash', () => {
     await w.start();
     return w;
   };
-  const count = async (sql: string, params: unknown[] = []) => (await database.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, params))[0]!.n;
+  const count = async (sql: string, params: unknown[] = []) =>
+    (await database.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, params))[0]!.n;
   const sendTest = async (endpointId: string) => {
     const res = await call(apiSvc.url, 'POST', `/webhook-endpoints/${endpointId}/test`, { key: t.key });
     expect(res.status).toBe(202);
@@ -970,7 +1137,10 @@ describe('deliverer crash', () => {
   it('deliveries leased by a dead worker are delivered by another once the lease expires, each exactly once', async () => {
     const rx = await startReceiver();
     receivers.push(rx);
-    const created = await call(apiSvc.url, 'POST', '/webhook-endpoints', { key: t.key, body: { url: `${rx.url}/crash` } });
+    const created = await call(apiSvc.url, 'POST', '/webhook-endpoints', {
+      key: t.key,
+      body: { url: `${rx.url}/crash` },
+    });
     expect(created.status).toBe(201);
     const endpointId = created.body.id as string;
 
@@ -979,7 +1149,10 @@ describe('deliverer crash', () => {
     for (let i = 0; i < 3; i++) early.push(await sendTest(endpointId));
     const w1 = await startWorker();
     await rx.waitForRequests(3);
-    await eventually(async () => (await count(`webhook_deliveries WHERE endpoint_id = $1 AND status = 'succeeded'`, [endpointId])) === 3);
+    await eventually(
+      async () =>
+        (await count(`webhook_deliveries WHERE endpoint_id = $1 AND status = 'succeeded'`, [endpointId])) === 3,
+    );
     await w1.stop();
 
     // Twenty more, claimed by a worker that then died mid-batch (its lease still runs).
@@ -996,30 +1169,45 @@ describe('deliverer crash', () => {
     if (Date.now() - leasedAt < 1400) expect(rx.requests).toHaveLength(3); // the lease is respected
 
     await rx.waitForRequests(23, { timeoutMs: 15_000 });
-    await eventually(async () => (await count(`webhook_deliveries WHERE endpoint_id = $1 AND status = 'succeeded'`, [endpointId])) === 23);
+    await eventually(
+      async () =>
+        (await count(`webhook_deliveries WHERE endpoint_id = $1 AND status = 'succeeded'`, [endpointId])) === 23,
+    );
     await sleep(300);
     const byId = rx.byEventId();
     expect(sorted([...byId.keys()])).toEqual(sorted([...early, ...late]));
     for (const [eventId, reqs] of byId) expect(reqs.length, eventId).toBe(1);
     expect(rx.requests).toHaveLength(23);
-    expect(await count(`webhook_deliveries WHERE endpoint_id = $1 AND (attempt_count <> 1 OR locked_by IS NOT NULL)`, [endpointId])).toBe(0);
+    expect(
+      await count(`webhook_deliveries WHERE endpoint_id = $1 AND (attempt_count <> 1 OR locked_by IS NOT NULL)`, [
+        endpointId,
+      ]),
+    ).toBe(0);
   });
 
   it('the 8th failed attempt is final: failed, completed, no next attempt and no further request', async () => {
     const rx = await startReceiver();
     receivers.push(rx);
     rx.respond({ status: 500, body: 'down' });
-    const created = await call(apiSvc.url, 'POST', '/webhook-endpoints', { key: t.key, body: { url: `${rx.url}/last` } });
+    const created = await call(apiSvc.url, 'POST', '/webhook-endpoints', {
+      key: t.key,
+      body: { url: `${rx.url}/last` },
+    });
     expect(created.status).toBe(201);
     const endpointId = created.body.id as string;
     // Nothing delivers to this endpoint until the next worker: stop the one of the previous test.
     for (const w of workers) await w.stop();
     const eventId = await sendTest(endpointId);
     // Seven attempts already made (the schedule's 11 hours, skipped).
-    expect(await database.db.query(`UPDATE webhook_deliveries SET attempt_count = 7 WHERE endpoint_id = $1 RETURNING id`, [endpointId])).toHaveLength(1);
+    expect(
+      await database.db.query(`UPDATE webhook_deliveries SET attempt_count = 7 WHERE endpoint_id = $1 RETURNING id`, [
+        endpointId,
+      ]),
+    ).toHaveLength(1);
     await startWorker();
     const d = await eventually(async () => {
-      const [first] = (await call(apiSvc.url, 'GET', `/webhook-endpoints/${endpointId}/deliveries`, { key: t.key })).body.deliveries;
+      const [first] = (await call(apiSvc.url, 'GET', `/webhook-endpoints/${endpointId}/deliveries`, { key: t.key }))
+        .body.deliveries;
       return first?.status === 'failed' ? first : undefined;
     });
     expect(d).toMatchObject({ eventId, attemptCount: 8, lastStatusCode: 500, nextAttemptAt: null });

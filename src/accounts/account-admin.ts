@@ -1,15 +1,16 @@
 // Chat accounts as the operator links and changes them. Provider secrets are sealed at rest
 // and never leave this module in clear.
 import crypto from 'node:crypto';
+
 import type { Directory } from '../auth/directory.js';
+import { lockCustomer } from '../customers/customer-service.js';
 import type { Db, Queryable } from '../db/db.js';
-import { PLAN_LIMITS, type Plan } from '../plans/plans.js';
+import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
 import type { Sealer } from '../shared/crypto.js';
 import { errors, operatorErrors } from '../shared/errors.js';
 import type { AccountStatus, AccountType, SendPolicyMode } from '../shared/vocab.js';
 import { ACCOUNT_COLUMNS, toAccountRecord } from './account-record.js';
 import { toPublicAccount } from './account-view.js';
-import { lockCustomer } from '../customers/customer-service.js';
 
 export type OfficialInput = {
   phoneNumberId?: string;
@@ -35,7 +36,12 @@ export type AccountInput = {
 
 export type AccountAdmin = ReturnType<typeof createAccountAdmin>;
 
-export function createAccountAdmin(deps: { db: Db; sealer: Sealer; directory: Pick<Directory, 'invalidate'>; publicBaseUrl: string }) {
+export function createAccountAdmin(deps: {
+  db: Db;
+  sealer: Sealer;
+  directory: Pick<Directory, 'invalidate'>;
+  publicBaseUrl: string;
+}) {
   const { db, sealer, directory, publicBaseUrl } = deps;
   const seal = (v: string | null | undefined) => (v === undefined ? undefined : v === null ? null : sealer.seal(v));
 
@@ -47,7 +53,11 @@ export function createAccountAdmin(deps: { db: Db; sealer: Sealer; directory: Pi
     );
     const r = rows[0]!;
     const record = toAccountRecord(r);
-    return { ...toPublicAccount(record, r.plan as Plan, publicBaseUrl), customerId: record.customerId, throughputMps: record.throughputMps };
+    return {
+      ...toPublicAccount(record, r.plan as Plan, publicBaseUrl),
+      customerId: record.customerId,
+      throughputMps: record.throughputMps,
+    };
   }
 
   function uniqueViolation(err: unknown): boolean {
@@ -55,19 +65,30 @@ export function createAccountAdmin(deps: { db: Db; sealer: Sealer; directory: Pi
   }
 
   return {
-    async create(customerId: string, input: AccountInput & { type: AccountType; phoneNumber: string; displayName: string }) {
+    async create(
+      customerId: string,
+      input: AccountInput & { type: AccountType; phoneNumber: string; displayName: string },
+    ) {
       if (input.type === 'OFFICIAL') {
         const o = input.official;
         const missing = (['phoneNumberId', 'wabaId', 'accessToken'] as const).filter((k) => !o?.[k]);
-        if (missing.length > 0) throw errors.validation(missing.map((k) => ({ path: `official.${k}`, message: 'is required for an OFFICIAL account' })));
+        if (missing.length > 0)
+          throw errors.validation(
+            missing.map((k) => ({ path: `official.${k}`, message: 'is required for an OFFICIAL account' })),
+          );
       } else if (input.official !== undefined || input.sendPolicy !== undefined) {
-        throw errors.validation([{ path: input.official ? 'official' : 'sendPolicy', message: 'applies to OFFICIAL accounts only' }]);
+        throw errors.validation([
+          { path: input.official ? 'official' : 'sendPolicy', message: 'applies to OFFICIAL accounts only' },
+        ]);
       }
       try {
         return await db.transaction(async (tx) => {
           const plan = (await lockCustomer(tx, customerId))?.plan;
           if (!plan) throw errors.notFound();
-          const [{ n } = { n: 0 }] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM chat_accounts WHERE customer_id = $1', [customerId]);
+          const [{ n } = { n: 0 }] = await tx.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM chat_accounts WHERE customer_id = $1',
+            [customerId],
+          );
           const limit = PLAN_LIMITS[plan].accounts;
           if (n >= limit) throw errors.limitReached(`chat accounts on plan ${plan}`, limit);
           const id = crypto.randomUUID();
@@ -80,12 +101,23 @@ export function createAccountAdmin(deps: { db: Db; sealer: Sealer; directory: Pi
              VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $4 = 'CONNECTED' THEN now() END,
                 $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
             [
-              id, customerId, input.type, status, input.phoneNumber, input.displayName,
-              o.phoneNumberId ?? null, o.wabaId ?? null, seal(o.accessToken) ?? null, seal(o.appSecret) ?? null,
-              o.integrationId ?? null, seal(o.managementToken) ?? null,
-              input.type === 'OFFICIAL' ? (o.wabaVerification ?? 'unverifiable') : null, o.verifiedName ?? null,
+              id,
+              customerId,
+              input.type,
+              status,
+              input.phoneNumber,
+              input.displayName,
+              o.phoneNumberId ?? null,
+              o.wabaId ?? null,
+              seal(o.accessToken) ?? null,
+              seal(o.appSecret) ?? null,
+              o.integrationId ?? null,
+              seal(o.managementToken) ?? null,
+              input.type === 'OFFICIAL' ? (o.wabaVerification ?? 'unverifiable') : null,
+              o.verifiedName ?? null,
               input.type === 'OFFICIAL' ? (input.sendPolicy?.mode ?? 'PRODUCTION') : null,
-              input.sendPolicy?.testRecipients ?? [], input.throughputMps ?? 80,
+              input.sendPolicy?.testRecipients ?? [],
+              input.throughputMps ?? 80,
             ],
           );
           await directory.invalidate(tx, customerId);
@@ -108,7 +140,9 @@ export function createAccountAdmin(deps: { db: Db; sealer: Sealer; directory: Pi
           if (!current) throw errors.notFound();
           const type = input.type ?? current.type;
           if (type === 'DIRECT' && (input.official !== undefined || input.sendPolicy !== undefined)) {
-            throw errors.validation([{ path: input.official ? 'official' : 'sendPolicy', message: 'applies to OFFICIAL accounts only' }]);
+            throw errors.validation([
+              { path: input.official ? 'official' : 'sendPolicy', message: 'applies to OFFICIAL accounts only' },
+            ]);
           }
           const o = input.official ?? {};
           // Each column changes only when its field was given; $n::boolean flags say "given".
@@ -122,7 +156,10 @@ export function createAccountAdmin(deps: { db: Db; sealer: Sealer; directory: Pi
           set('type', input.type);
           set('status', input.status);
           // connectedAt: when the account was last set CONNECTED.
-          if (input.status === 'CONNECTED') sets.push("connected_at = CASE WHEN status = 'CONNECTED' THEN COALESCE(connected_at, now()) ELSE now() END");
+          if (input.status === 'CONNECTED')
+            sets.push(
+              "connected_at = CASE WHEN status = 'CONNECTED' THEN COALESCE(connected_at, now()) ELSE now() END",
+            );
           set('phone_number', input.phoneNumber);
           set('display_name', input.displayName);
           set('last_error_code', input.lastErrorCode);

@@ -34,7 +34,11 @@ export function toPublicAccount(a: AccountRecord, plan: Plan, publicBaseUrl: str
         }
       : null,
     sendPolicy: official
-      ? { mode: a.sendPolicyMode ?? 'GLOBAL', testRecipientsCount: a.sendPolicyMode === 'GLOBAL' || a.sendPolicyMode === null ? null : a.testRecipients.length }
+      ? {
+          mode: a.sendPolicyMode ?? 'GLOBAL',
+          testRecipientsCount:
+            a.sendPolicyMode === 'GLOBAL' || a.sendPolicyMode === null ? null : a.testRecipients.length,
+        }
       : null,
     webhook: official
       ? {

@@ -7,9 +7,16 @@ import { ACCOUNT_COLUMNS, type AccountRecord, toAccountRecord } from './account-
 /** The account record plus its unsealed token (null when missing or sealed with another key). */
 export type SendAccount = AccountRecord & { accessToken: string | null };
 
-export async function loadSendAccounts(db: Pick<Db, 'query'>, sealer: Sealer, ids: string[]): Promise<Map<string, SendAccount>> {
+export async function loadSendAccounts(
+  db: Pick<Db, 'query'>,
+  sealer: Sealer,
+  ids: string[],
+): Promise<Map<string, SendAccount>> {
   if (ids.length === 0) return new Map();
-  const rows = await db.query<Record<string, unknown>>(`SELECT ${ACCOUNT_COLUMNS}, access_token_enc FROM chat_accounts WHERE id = ANY($1::uuid[])`, [ids]);
+  const rows = await db.query<Record<string, unknown>>(
+    `SELECT ${ACCOUNT_COLUMNS}, access_token_enc FROM chat_accounts WHERE id = ANY($1::uuid[])`,
+    [ids],
+  );
   return new Map(
     rows.map((r) => {
       let accessToken: string | null = null;
@@ -24,6 +31,15 @@ export async function loadSendAccounts(db: Pick<Db, 'query'>, sealer: Sealer, id
 }
 
 /** Marks an account after an account-level provider error, so its other messages stop at once. */
-export async function markAccountError(q: Pick<Db, 'query'>, accountId: string, status: AccountStatus, errorCode: string): Promise<void> {
-  await q.query(`UPDATE chat_accounts SET status = $2, last_error_code = $3, updated_at = now() WHERE id = $1`, [accountId, status, errorCode]);
+export async function markAccountError(
+  q: Pick<Db, 'query'>,
+  accountId: string,
+  status: AccountStatus,
+  errorCode: string,
+): Promise<void> {
+  await q.query(`UPDATE chat_accounts SET status = $2, last_error_code = $3, updated_at = now() WHERE id = $1`, [
+    accountId,
+    status,
+    errorCode,
+  ]);
 }

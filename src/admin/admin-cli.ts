@@ -17,35 +17,65 @@ account options: --status S --phone-number-id ID --waba-id ID --access-token T -
   --test-recipient +E164 (repeatable) --throughput N --verified-name NAME`;
 
 const OPTIONS = {
-  name: { type: 'string' }, plan: { type: 'string' }, 'default-country': { type: 'string' },
-  type: { type: 'string' }, phone: { type: 'string' }, 'display-name': { type: 'string' }, status: { type: 'string' },
-  'phone-number-id': { type: 'string' }, 'waba-id': { type: 'string' }, 'access-token': { type: 'string' },
-  'app-secret': { type: 'string' }, 'integration-id': { type: 'string' }, 'management-token': { type: 'string' },
-  'send-policy': { type: 'string' }, 'test-recipient': { type: 'string', multiple: true }, throughput: { type: 'string' },
-  'verified-name': { type: 'string' }, sandbox: { type: 'boolean' }, account: { type: 'string' }, 'template-access': { type: 'string' },
+  name: { type: 'string' },
+  plan: { type: 'string' },
+  'default-country': { type: 'string' },
+  type: { type: 'string' },
+  phone: { type: 'string' },
+  'display-name': { type: 'string' },
+  status: { type: 'string' },
+  'phone-number-id': { type: 'string' },
+  'waba-id': { type: 'string' },
+  'access-token': { type: 'string' },
+  'app-secret': { type: 'string' },
+  'integration-id': { type: 'string' },
+  'management-token': { type: 'string' },
+  'send-policy': { type: 'string' },
+  'test-recipient': { type: 'string', multiple: true },
+  throughput: { type: 'string' },
+  'verified-name': { type: 'string' },
+  sandbox: { type: 'boolean' },
+  account: { type: 'string' },
+  'template-access': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
 
 function clean<T extends Record<string, unknown>>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && !(typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0))) as Partial<T>;
+  return Object.fromEntries(
+    Object.entries(o).filter(
+      ([, v]) =>
+        v !== undefined && !(typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0),
+    ),
+  ) as Partial<T>;
 }
 
 function accountBody(v: Values) {
   const official = clean({
-    phoneNumberId: v['phone-number-id'], wabaId: v['waba-id'], accessToken: v['access-token'], appSecret: v['app-secret'],
-    integrationId: v['integration-id'], managementToken: v['management-token'], verifiedName: v['verified-name'],
+    phoneNumberId: v['phone-number-id'],
+    wabaId: v['waba-id'],
+    accessToken: v['access-token'],
+    appSecret: v['app-secret'],
+    integrationId: v['integration-id'],
+    managementToken: v['management-token'],
+    verifiedName: v['verified-name'],
   });
   return clean({
-    type: v.type, phoneNumber: v.phone, displayName: v['display-name'], status: v.status,
+    type: v.type,
+    phoneNumber: v.phone,
+    displayName: v['display-name'],
+    status: v.status,
     official: Object.keys(official).length > 0 ? official : undefined,
     sendPolicy: v['send-policy'] ? clean({ mode: v['send-policy'], testRecipients: v['test-recipient'] }) : undefined,
     throughputMps: v.throughput !== undefined ? Number(v.throughput) : undefined,
   });
 }
 
-export async function runAdminCli(argv: string[], env: { baseUrl: string; adminToken: string | null }): Promise<number> {
+export async function runAdminCli(
+  argv: string[],
+  env: { baseUrl: string; adminToken: string | null },
+): Promise<number> {
   const { values: v, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   const [group, command, id] = positionals;
   if (v.help || !group) {
@@ -57,17 +87,33 @@ export async function runAdminCli(argv: string[], env: { baseUrl: string; adminT
     return 2;
   }
   const routes: Record<string, () => [string, string, unknown?]> = {
-    'customers create': () => ['POST', '/admin/customers', clean({ name: v.name, plan: v.plan, defaultCountry: v['default-country'] })],
+    'customers create': () => [
+      'POST',
+      '/admin/customers',
+      clean({ name: v.name, plan: v.plan, defaultCountry: v['default-country'] }),
+    ],
     'customers get': () => ['GET', `/admin/customers/${id}`],
-    'customers update': () => ['PATCH', `/admin/customers/${id}`, clean({ name: v.name, plan: v.plan, defaultCountry: v['default-country'] })],
+    'customers update': () => [
+      'PATCH',
+      `/admin/customers/${id}`,
+      clean({ name: v.name, plan: v.plan, defaultCountry: v['default-country'] }),
+    ],
     'accounts create': () => ['POST', `/admin/customers/${id}/chat-accounts`, accountBody(v)],
     'accounts update': () => ['PATCH', `/admin/chat-accounts/${id}`, accountBody(v)],
-    'keys create': () => ['POST', `/admin/customers/${id}/api-keys`, clean({ sandbox: v.sandbox, chatAccountId: v.account, templateAccess: v['template-access'], name: v.name })],
+    'keys create': () => [
+      'POST',
+      `/admin/customers/${id}/api-keys`,
+      clean({ sandbox: v.sandbox, chatAccountId: v.account, templateAccess: v['template-access'], name: v.name }),
+    ],
     'keys list': () => ['GET', `/admin/customers/${id}/api-keys`],
     'keys revoke': () => ['DELETE', `/admin/api-keys/${id}`],
   };
   const route = routes[`${group} ${command ?? ''}`];
-  if (!route || (command !== 'create' && group !== 'customers' && !id) || (command !== 'create' && group === 'customers' && !id)) {
+  if (
+    !route ||
+    (command !== 'create' && group !== 'customers' && !id) ||
+    (command !== 'create' && group === 'customers' && !id)
+  ) {
     console.error(USAGE);
     return 2;
   }
@@ -80,7 +126,10 @@ export async function runAdminCli(argv: string[], env: { baseUrl: string; adminT
   try {
     res = await fetch(`${env.baseUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${env.adminToken}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${env.adminToken}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       body: body !== undefined ? JSON.stringify(body) : undefined,
     });
   } catch {

@@ -3,9 +3,9 @@
 // NOTIFYs `chatgate_cache` in its own transaction; each process drops the entry it names.
 // Revocation is also re-checked inside the send transaction, so no message is ever written
 // with a key whose revocation has committed.
+import { ACCOUNT_COLUMNS, type AccountRecord, toAccountRecord } from '../accounts/account-record.js';
 import type { Db, Queryable } from '../db/db.js';
 import { notify } from '../db/db.js';
-import { ACCOUNT_COLUMNS, type AccountRecord, toAccountRecord } from '../accounts/account-record.js';
 import type { Plan } from '../plans/plans.js';
 import { sha256Hex } from '../shared/crypto.js';
 import type { TemplateAccess } from '../shared/vocab.js';

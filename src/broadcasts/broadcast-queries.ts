@@ -7,7 +7,16 @@ import { errors } from '../shared/errors.js';
 import { UUID_PATTERN } from '../shared/schemas.js';
 import { MESSAGE_STATUSES, type MessageStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
 
-export type BroadcastRecord = { id: string; customerId: string; externalId: string; chatAccountId: string; recipients: number; createdAt: Date; expiresAt: Date; cancelledAt: Date | null };
+export type BroadcastRecord = {
+  id: string;
+  customerId: string;
+  externalId: string;
+  chatAccountId: string;
+  recipients: number;
+  createdAt: Date;
+  expiresAt: Date;
+  cancelledAt: Date | null;
+};
 
 const UUID = new RegExp(UUID_PATTERN);
 
@@ -49,7 +58,8 @@ export async function toBroadcast(q: Queryable, b: BroadcastRecord) {
     counts[r.status] = Number(r.n);
     cancelledMessages += Number(r.cancelled);
   }
-  const status: BroadcastStatus = b.cancelledAt !== null ? 'cancelled' : counts.pending + counts.queued === 0 ? 'completed' : 'active';
+  const status: BroadcastStatus =
+    b.cancelledAt !== null ? 'cancelled' : counts.pending + counts.queued === 0 ? 'completed' : 'active';
   return {
     broadcastId: b.id,
     externalId: b.externalId,

@@ -1,6 +1,7 @@
 // POST /messages/broadcast: the request schema and the rules JSON Schema cannot say on its own.
 // The content is POST /messages' content, with its schema and cross-field rules reused as they are.
 import { type Static, Type } from '@sinclair/typebox';
+
 import { ContentSchema, crossFieldProblems, TemplateComponents } from '../messages/send-request.js';
 import type { Problem } from '../shared/errors.js';
 import { E164, Uuid } from '../shared/schemas.js';
@@ -43,7 +44,8 @@ export type BroadcastRequest = Static<typeof BroadcastRequestSchema>;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The externalId of recipient `index`'s message. */
-export const messageExternalId = (broadcastExternalId: string, index: number, own: string | undefined) => own ?? `${broadcastExternalId}:${index}`;
+export const messageExternalId = (broadcastExternalId: string, index: number, own: string | undefined) =>
+  own ?? `${broadcastExternalId}:${index}`;
 
 /**
  * POST /messages' cross-field rules on the content and metadata, plus the broadcast's own: no
@@ -61,14 +63,25 @@ export function broadcastProblems(body: unknown, opts: { allowPrivateUrls: boole
     !problems.some((p) => p.path === 'metadata') &&
     Buffer.byteLength(JSON.stringify(body.metadata)) > MAX_BROADCAST_METADATA_BYTES
   ) {
-    problems.push({ path: 'metadata', message: `must be at most ${MAX_BROADCAST_METADATA_BYTES} bytes as JSON in a broadcast` });
+    problems.push({
+      path: 'metadata',
+      message: `must be at most ${MAX_BROADCAST_METADATA_BYTES} bytes as JSON in a broadcast`,
+    });
   }
   if (!Array.isArray(body.recipients) || body.recipients.length > MAX_BROADCAST_RECIPIENTS) return problems;
   // Each message row carries its content: the total is bounded, not only each part.
   const shared = isObject(body.content) ? Buffer.byteLength(JSON.stringify(body.content)) : 0;
-  const total = body.recipients.reduce<number>((sum, r: unknown) => sum + (isObject(r) && r.components !== undefined ? shared + Buffer.byteLength(JSON.stringify(r.components)) : shared), 0);
+  const total = body.recipients.reduce<number>(
+    (sum, r: unknown) =>
+      sum +
+      (isObject(r) && r.components !== undefined ? shared + Buffer.byteLength(JSON.stringify(r.components)) : shared),
+    0,
+  );
   if (total > MAX_BROADCAST_CONTENT_BYTES) {
-    problems.push({ path: 'recipients', message: `content × recipients must be at most ${MAX_BROADCAST_CONTENT_BYTES} bytes as JSON (this one is ${total}): send fewer recipients per broadcast` });
+    problems.push({
+      path: 'recipients',
+      message: `content × recipients must be at most ${MAX_BROADCAST_CONTENT_BYTES} bytes as JSON (this one is ${total}): send fewer recipients per broadcast`,
+    });
   }
   const isTemplate = isObject(body.content) && body.content.type === 'template';
   const prefix = typeof body.externalId === 'string' ? body.externalId : null;
@@ -86,7 +99,11 @@ export function broadcastProblems(body: unknown, opts: { allowPrivateUrls: boole
       const id = messageExternalId(prefix ?? '', i, own);
       const first = externalIds.get(id);
       if (first === undefined) externalIds.set(id, i);
-      else problems.push({ path: `recipients.${i}.externalId`, message: `gives the message externalId ${JSON.stringify(id)} of recipients.${first} too` });
+      else
+        problems.push({
+          path: `recipients.${i}.externalId`,
+          message: `gives the message externalId ${JSON.stringify(id)} of recipients.${first} too`,
+        });
     }
     if (r.components !== undefined && !isTemplate) {
       problems.push({ path: `recipients.${i}.components`, message: 'is allowed only when content.type is template' });

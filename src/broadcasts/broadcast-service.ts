@@ -1,12 +1,13 @@
 // Broadcasts: one content to up to 5,000 recipients, accepted all at once (quota for every
 // recipient, one message row each, one transaction), then sent by the ordinary dispatcher.
 import crypto from 'node:crypto';
+
 import type { AccountRecord } from '../accounts/account-record.js';
 import type { Principal, Tenant } from '../auth/directory.js';
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
-import type { Scope } from '../messages/message-queries.js';
 import type { MediaService } from '../media/media-service.js';
+import type { Scope } from '../messages/message-queries.js';
 import { admitContent } from '../messages/send-service.js';
 import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
 import { canonicalJson, sha256Hex } from '../shared/crypto.js';
@@ -17,7 +18,15 @@ import { type BroadcastRequest, messageExternalId } from './broadcast-request.js
 import { failCancelledMessages, lockQuotaForRefund } from './cancel-messages.js';
 import { type BroadcastRows, insertBroadcast } from './insert-broadcast.js';
 
-export type BroadcastAck = { broadcastId: string; externalId: string; chatAccountId: string; status: string; recipients: number; queued: number; createdAt: string };
+export type BroadcastAck = {
+  broadcastId: string;
+  externalId: string;
+  chatAccountId: string;
+  status: string;
+  recipients: number;
+  queued: number;
+  createdAt: string;
+};
 
 /**
  * The message rows of a broadcast. Each message is due about when its account's pacing could
@@ -33,7 +42,10 @@ export function buildMessageRows(req: BroadcastRequest, account: Pick<AccountRec
   req.recipients.forEach((r, i) => {
     rows.externalIds.push(messageExternalId(req.externalId, i, r.externalId));
     rows.recipients.push(r.phoneE164);
-    const own = r.components !== undefined && req.content.template !== undefined ? { ...req.content, template: { ...req.content.template, components: r.components } } : null;
+    const own =
+      r.components !== undefined && req.content.template !== undefined
+        ? { ...req.content, template: { ...req.content.template, components: r.components } }
+        : null;
     rows.contents.push(own === null ? null : JSON.stringify(own));
     rows.delaysSeconds.push(Math.max(0, Math.floor(i / perSecond) - 1));
   });
@@ -42,7 +54,11 @@ export function buildMessageRows(req: BroadcastRequest, account: Pick<AccountRec
 
 export type BroadcastService = ReturnType<typeof createBroadcastService>;
 
-export function createBroadcastService(deps: { db: Db; maxSendAttempts: number; media: Pick<MediaService, 'forContent'> }) {
+export function createBroadcastService(deps: {
+  db: Db;
+  maxSendAttempts: number;
+  media: Pick<MediaService, 'forContent'>;
+}) {
   const { db } = deps;
 
   /** Refusals that do not depend on the body: sandbox keys, then plans without broadcasts. */
@@ -59,10 +75,24 @@ export function createBroadcastService(deps: { db: Db; maxSendAttempts: number; 
     checkAllowed,
     get,
 
-    async create(principal: Principal, tenant: Tenant, req: BroadcastRequest): Promise<{ created: boolean; ack: BroadcastAck }> {
+    async create(
+      principal: Principal,
+      tenant: Tenant,
+      req: BroadcastRequest,
+    ): Promise<{ created: boolean; ack: BroadcastAck }> {
       checkAllowed(principal, tenant);
-      const { account, mediaId } = await admitContent(deps.media, principal, tenant, req, async () =>
-        (await db.query('SELECT 1 FROM broadcasts WHERE customer_id = $1 AND external_id = $2', [tenant.customerId, req.externalId])).length > 0,
+      const { account, mediaId } = await admitContent(
+        deps.media,
+        principal,
+        tenant,
+        req,
+        async () =>
+          (
+            await db.query('SELECT 1 FROM broadcasts WHERE customer_id = $1 AND external_id = $2', [
+              tenant.customerId,
+              req.externalId,
+            ])
+          ).length > 0,
       );
       const now = new Date();
       const ttl = effectiveTtlSeconds(tenant.plan, req.ttlSeconds);
@@ -95,12 +125,31 @@ export function createBroadcastService(deps: { db: Db; maxSendAttempts: number; 
         rows: buildMessageRows(req, account),
       });
       if (result.created) {
-        const ack = { broadcastId: result.id, externalId: req.externalId, chatAccountId: account.id, status: 'active', recipients: req.recipients.length, queued: req.recipients.length, createdAt: now.toISOString() };
+        const ack = {
+          broadcastId: result.id,
+          externalId: req.externalId,
+          chatAccountId: account.id,
+          status: 'active',
+          recipients: req.recipients.length,
+          queued: req.recipients.length,
+          createdAt: now.toISOString(),
+        };
         return { created: true, ack };
       }
       // A repeat answers the original, as it is now (every recipient was queued when it was created).
       const b = await get({ customerId: tenant.customerId, accountId: null }, result.id);
-      return { created: false, ack: { broadcastId: b.broadcastId, externalId: b.externalId, chatAccountId: b.chatAccountId, status: b.status, recipients: b.recipients, queued: b.recipients, createdAt: b.createdAt } };
+      return {
+        created: false,
+        ack: {
+          broadcastId: b.broadcastId,
+          externalId: b.externalId,
+          chatAccountId: b.chatAccountId,
+          status: b.status,
+          recipients: b.recipients,
+          queued: b.recipients,
+          createdAt: b.createdAt,
+        },
+      };
     },
 
     /**
@@ -128,7 +177,12 @@ export function createBroadcastService(deps: { db: Db; maxSendAttempts: number; 
               RETURNING id, status, attempt_count`,
             [record.customerId, record.id, holder],
           );
-          await failCancelledMessages(tx, holder, record, held.map((m) => ({ id: m.id, status: m.status, attemptCount: Number(m.attempt_count) })));
+          await failCancelledMessages(
+            tx,
+            holder,
+            record,
+            held.map((m) => ({ id: m.id, status: m.status, attemptCount: Number(m.attempt_count) })),
+          );
           return record;
         }),
       );

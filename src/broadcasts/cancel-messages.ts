@@ -8,14 +8,24 @@ import { quotaMonth } from '../plans/plans.js';
 import type { MessageStatus } from '../shared/vocab.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
 
-export const CANCELLED_ERROR = { code: SEND_ERROR_CODES.BROADCAST_CANCELLED, message: 'The broadcast was cancelled before this message was sent' };
+export const CANCELLED_ERROR = {
+  code: SEND_ERROR_CODES.BROADCAST_CANCELLED,
+  message: 'The broadcast was cancelled before this message was sent',
+};
 
 /**
  * Locks the customer's quota row of this month before anything else of a cancel: inserts lock it
  * first too, so cancels and sends take their locks in one order.
  */
-export async function lockQuotaForRefund(tx: Queryable, broadcast: { customerId: string }, now = new Date()): Promise<void> {
-  await tx.query('SELECT 1 FROM quota_usage WHERE customer_id = $1 AND month = $2::date FOR UPDATE', [broadcast.customerId, quotaMonth(now).month]);
+export async function lockQuotaForRefund(
+  tx: Queryable,
+  broadcast: { customerId: string },
+  now = new Date(),
+): Promise<void> {
+  await tx.query('SELECT 1 FROM quota_usage WHERE customer_id = $1 AND month = $2::date FOR UPDATE', [
+    broadcast.customerId,
+    quotaMonth(now).month,
+  ]);
 }
 
 /**
@@ -31,18 +41,33 @@ export async function failCancelledMessages(
   now = new Date(),
 ): Promise<number> {
   if (messages.length === 0) return 0;
-  const transitions: Transition[] = messages.map((m) => ({ id: m.id, from: m.status, to: 'failed', at: now, error: CANCELLED_ERROR, nextDueAt: null, attempted: false }));
+  const transitions: Transition[] = messages.map((m) => ({
+    id: m.id,
+    from: m.status,
+    to: 'failed',
+    at: now,
+    error: CANCELLED_ERROR,
+    nextDueAt: null,
+    attempted: false,
+  }));
   const failed = await applyTransitions(tx, holder, transitions);
   const { month } = quotaMonth(now);
   const refund = Math.min(failed, messages.filter((m) => m.attemptCount === 0).length);
   if (refund > 0 && quotaMonth(broadcast.createdAt).month === month) {
-    await tx.query('UPDATE quota_usage SET used = greatest(0, used - $3) WHERE customer_id = $1 AND month = $2::date', [broadcast.customerId, month, refund]);
+    await tx.query('UPDATE quota_usage SET used = greatest(0, used - $3) WHERE customer_id = $1 AND month = $2::date', [
+      broadcast.customerId,
+      month,
+      refund,
+    ]);
   }
   return failed;
 }
 
 /** The cancelled ones among these broadcasts (for a worker that claimed their messages). */
-export async function findCancelled(q: Queryable, broadcastIds: string[]): Promise<Map<string, { customerId: string; createdAt: Date }>> {
+export async function findCancelled(
+  q: Queryable,
+  broadcastIds: string[],
+): Promise<Map<string, { customerId: string; createdAt: Date }>> {
   if (broadcastIds.length === 0) return new Map();
   const rows = await q.query<{ id: string; customer_id: string; created_at: Date }>(
     'SELECT id, customer_id, created_at FROM broadcasts WHERE id = ANY($1::uuid[]) AND cancelled_at IS NOT NULL',

@@ -48,7 +48,17 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
       WHERE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $4 AND k.revoked_at IS NULL)
      ON CONFLICT (customer_id, external_id) DO NOTHING
      RETURNING id`,
-    [b.id, b.customerId, b.chatAccountId, b.apiKeyId, b.externalId, b.payloadHash, n, b.createdAt.toISOString(), b.expiresAt.toISOString()],
+    [
+      b.id,
+      b.customerId,
+      b.chatAccountId,
+      b.apiKeyId,
+      b.externalId,
+      b.payloadHash,
+      n,
+      b.createdAt.toISOString(),
+      b.expiresAt.toISOString(),
+    ],
   );
   if (record.length === 0) {
     const [existing] = await tx.query<{ id: string; payload_hash: string }>(
@@ -69,7 +79,10 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
     [b.customerId, month, n, b.quotaLimit],
   );
   if (charged.length === 0) {
-    const [usage] = await tx.query<{ used: number }>('SELECT used FROM quota_usage WHERE customer_id = $1 AND month = $2::date', [b.customerId, month]);
+    const [usage] = await tx.query<{ used: number }>(
+      'SELECT used FROM quota_usage WHERE customer_id = $1 AND month = $2::date',
+      [b.customerId, month],
+    );
     throw errors.quotaExceeded(b.quotaLimit, Number(usage?.used ?? 0), resetsAt);
   }
 
@@ -94,9 +107,22 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
        RETURNING 1)
      SELECT count(*)::int AS n FROM inserted`,
     [
-      b.customerId, b.chatAccountId, b.apiKeyId, b.payloadHash, b.channel, b.sharedContentJson, b.metadataJson, b.id, b.maxAttempts,
-      b.createdAt.toISOString(), b.expiresAt.toISOString(),
-      b.rows.externalIds, b.rows.recipients, b.rows.contents, b.rows.delaysSeconds, b.mediaId,
+      b.customerId,
+      b.chatAccountId,
+      b.apiKeyId,
+      b.payloadHash,
+      b.channel,
+      b.sharedContentJson,
+      b.metadataJson,
+      b.id,
+      b.maxAttempts,
+      b.createdAt.toISOString(),
+      b.expiresAt.toISOString(),
+      b.rows.externalIds,
+      b.rows.recipients,
+      b.rows.contents,
+      b.rows.delaysSeconds,
+      b.mediaId,
     ],
   );
   if (Number(inserted?.n) !== n) {

@@ -1,5 +1,6 @@
 // Customers: created and changed by the operator.
 import crypto from 'node:crypto';
+
 import type { Directory } from '../auth/directory.js';
 import type { Db, Queryable } from '../db/db.js';
 import type { Plan } from '../plans/plans.js';
@@ -74,7 +75,13 @@ export function createCustomerService(deps: { db: Db; directory: Pick<Directory,
               default_country = CASE WHEN $4::boolean THEN $5 ELSE default_country END,
               updated_at = now()
             WHERE id = $1 RETURNING ${COLUMNS}`,
-          [id, patch.name ?? null, patch.plan ?? null, patch.defaultCountry !== undefined, patch.defaultCountry ?? null],
+          [
+            id,
+            patch.name ?? null,
+            patch.plan ?? null,
+            patch.defaultCountry !== undefined,
+            patch.defaultCountry ?? null,
+          ],
         );
         const r = rows[0];
         if (!r) throw errors.notFound();

@@ -1,4 +1,5 @@
 import path from 'node:path';
+
 import type { Config } from '../config.js';
 import type { Db } from './db.js';
 import { openPgliteDb } from './pglite-db.js';

@@ -1,7 +1,9 @@
 // Embedded driver. PGlite is one connection in this process: statements run one at a time
 // and a transaction holds the connection until it ends, so keep transactions short.
 import fs from 'node:fs';
+
 import { PGlite } from '@electric-sql/pglite';
+
 import type { Db, Queryable } from './db.js';
 
 type PgliteLike = Pick<PGlite, 'query' | 'exec'>;

@@ -1,6 +1,7 @@
 // PostgreSQL server driver (postgres.js): a pool of connections, pipelined statements,
 // LISTEN on a dedicated connection that reconnects by itself.
 import postgres from 'postgres';
+
 import type { Db, Queryable } from './db.js';
 
 type Sql = postgres.Sql | postgres.TransactionSql;

@@ -22,7 +22,12 @@ export type Claimed = {
   broadcastId: string | null;
 };
 
-export async function claimDue(db: Pick<Db, 'query'>, workerId: string, limit: number, leaseSeconds: number): Promise<Claimed[]> {
+export async function claimDue(
+  db: Pick<Db, 'query'>,
+  workerId: string,
+  limit: number,
+  leaseSeconds: number,
+): Promise<Claimed[]> {
   const rows = await db.query<Record<string, unknown>>(
     `UPDATE messages m SET locked_by = $1, locked_until = now() + make_interval(secs => $2),
             status = CASE WHEN m.status = 'pending' THEN 'queued' ELSE m.status END

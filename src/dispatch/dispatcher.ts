@@ -2,23 +2,25 @@
 // Sandbox messages are simulated; live ones are checked against their account, paced into
 // per-account slots shared by every worker process, sent through the provider client, and
 // their outcomes are written back in group-committed batches.
-import os from 'node:os';
 import crypto from 'node:crypto';
+import os from 'node:os';
+
 import type { Logger } from 'pino';
+
 import { loadSendAccounts, markAccountError, type SendAccount } from '../accounts/send-accounts.js';
+import { failCancelledMessages, findCancelled, lockQuotaForRefund } from '../broadcasts/cancel-messages.js';
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
-import type { AccountStatus } from '../shared/vocab.js';
-import { MESSAGES_READY } from '../messages/insert-batch.js';
 import { type MediaPreparer, needsMediaStep } from '../media/prepare-media.js';
+import { MESSAGES_READY } from '../messages/insert-batch.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import { applyParkedReceipts } from '../receipts/apply-receipt.js';
-import { failCancelledMessages, findCancelled, lockQuotaForRefund } from '../broadcasts/cancel-messages.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit } from '../shared/group-commit.js';
+import type { AccountStatus } from '../shared/vocab.js';
 import { createWorkerLoop } from '../shared/worker-loop.js';
-import { type Claimed, claimDue, releaseLeases } from './claim.js';
-import { recordAttempt, refuseBeforeSending, type AttemptResult } from './live-send.js';
+import { claimDue, type Claimed, releaseLeases } from './claim.js';
+import { type AttemptResult, recordAttempt, refuseBeforeSending } from './live-send.js';
 import { reserveSlots } from './pacing.js';
 import { simulateSandboxStep } from './sandbox-simulator.js';
 import { applyTransitions, type Transition } from './transitions.js';
@@ -47,7 +49,8 @@ const MEDIA_STEP_RETRY_MS = 250;
 /** How late a timer may fire and still send (see sendAt). */
 const MAX_LATE_MS = 25;
 
-const earliest = (ts: Transition[]) => ts.reduce<Date | null>((min, t) => (t.nextDueAt && (!min || t.nextDueAt < min) ? t.nextDueAt : min), null);
+const earliest = (ts: Transition[]) =>
+  ts.reduce<Date | null>((min, t) => (t.nextDueAt && (!min || t.nextDueAt < min) ? t.nextDueAt : min), null);
 
 export function createDispatcher(deps: {
   db: Db;
@@ -71,12 +74,23 @@ export function createDispatcher(deps: {
       const marks = new Map<string, { customerId: string; status: AccountStatus; errorCode: string }>();
       for (const o of items) {
         const v = o.result.verdict;
-        if (v?.action === 'account') marks.set(o.message.chatAccountId, { customerId: o.message.customerId, status: v.accountStatus, errorCode: v.errorCode });
+        if (v?.action === 'account')
+          marks.set(o.message.chatAccountId, {
+            customerId: o.message.customerId,
+            status: v.accountStatus,
+            errorCode: v.errorCode,
+          });
       }
       await retryTransient(() =>
         db.transaction(async (tx) => {
-          await applyTransitions(tx, workerId, items.map((o) => o.result.transition));
-          const wamids = items.flatMap((o) => (o.result.transition.providerMessageId ? [o.result.transition.providerMessageId] : []));
+          await applyTransitions(
+            tx,
+            workerId,
+            items.map((o) => o.result.transition),
+          );
+          const wamids = items.flatMap((o) =>
+            o.result.transition.providerMessageId ? [o.result.transition.providerMessageId] : [],
+          );
           if (wamids.length > 0) await applyParkedReceipts(tx, wamids);
           for (const [accountId, mark] of [...marks].sort(([a], [b]) => (a < b ? -1 : 1))) {
             await markAccountError(tx, accountId, mark.status, mark.errorCode);
@@ -86,7 +100,10 @@ export function createDispatcher(deps: {
       );
       for (const [accountId, mark] of marks) {
         blockedAccounts.add(accountId);
-        log.warn({ accountId, errorCode: mark.errorCode, status: mark.status }, 'chat account marked after a provider error');
+        log.warn(
+          { accountId, errorCode: mark.errorCode, status: mark.status },
+          'chat account marked after a provider error',
+        );
       }
       for (const o of items) if (o.result.transition.nextDueAt) loop.wake(o.result.transition.nextDueAt);
       return items.map(() => undefined);
@@ -107,28 +124,52 @@ export function createDispatcher(deps: {
    */
   function sendAt(m: Claimed, account: SendAccount, slotMs: number) {
     inFlight++;
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      const done = () => {
-        inFlight--;
-        loop.wake();
-      };
-      // Late, or its account was just marked unusable here: back to the queue (the next claim
-      // fails it without a call when the account is not CONNECTED).
-      if (Date.now() - slotMs > MAX_LATE_MS || blockedAccounts.has(account.id)) {
-        const now = new Date();
-        void outcomes
-          .submit({ message: m, result: { transition: { id: m.id, from: m.status, to: m.status, at: now, nextDueAt: now, attempted: false }, verdict: null } })
-          .catch((err: unknown) => log.error({ err, messageId: m.id }, 'returning a late send to the queue failed; its lease will expire'))
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        const done = () => {
+          inFlight--;
+          loop.wake();
+        };
+        // Late, or its account was just marked unusable here: back to the queue (the next claim
+        // fails it without a call when the account is not CONNECTED).
+        if (Date.now() - slotMs > MAX_LATE_MS || blockedAccounts.has(account.id)) {
+          const now = new Date();
+          void outcomes
+            .submit({
+              message: m,
+              result: {
+                transition: { id: m.id, from: m.status, to: m.status, at: now, nextDueAt: now, attempted: false },
+                verdict: null,
+              },
+            })
+            .catch((err: unknown) =>
+              log.error({ err, messageId: m.id }, 'returning a late send to the queue failed; its lease will expire'),
+            )
+            .finally(done);
+          return;
+        }
+        void provider
+          .send(
+            { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! },
+            m.recipient,
+            m.content,
+            m.id,
+            m.providerMedia,
+          )
+          .then((outcome) =>
+            outcomes.submit({ message: m, result: recordAttempt(m, outcome, new Date(), options.retryTimeScale) }),
+          )
+          .catch((err: unknown) =>
+            log.error(
+              { err, messageId: m.id },
+              'recording a send outcome failed; the lease will expire and the message be retried',
+            ),
+          )
           .finally(done);
-        return;
-      }
-      void provider
-        .send({ phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! }, m.recipient, m.content, m.id, m.providerMedia)
-        .then((outcome) => outcomes.submit({ message: m, result: recordAttempt(m, outcome, new Date(), options.retryTimeScale) }))
-        .catch((err: unknown) => log.error({ err, messageId: m.id }, 'recording a send outcome failed; the lease will expire and the message be retried'))
-        .finally(done);
-    }, Math.max(0, slotMs - Date.now()));
+      },
+      Math.max(0, slotMs - Date.now()),
+    );
     timers.add(timer);
   }
 
@@ -142,7 +183,9 @@ export function createDispatcher(deps: {
     void deps.media
       .prepare(m, account)
       .then((result) => outcomes.submit({ message: m, result }))
-      .catch((err: unknown) => log.error({ err, messageId: m.id }, 'the media step failed; the lease will expire and the message be retried'))
+      .catch((err: unknown) =>
+        log.error({ err, messageId: m.id }, 'the media step failed; the lease will expire and the message be retried'),
+      )
       .finally(() => {
         inFlight--;
         mediaSteps--;
@@ -165,7 +208,15 @@ export function createDispatcher(deps: {
       else if (needsMediaStep(m)) {
         // Media are fetched and uploaded before the send is booked into the account's slots.
         if (mediaSteps < MAX_MEDIA_STEPS) prepareMedia(m, account!);
-        else deferred.push({ id: m.id, from: m.status, to: m.status, at: now, nextDueAt: new Date(now.getTime() + MEDIA_STEP_RETRY_MS), attempted: false });
+        else
+          deferred.push({
+            id: m.id,
+            from: m.status,
+            to: m.status,
+            at: now,
+            nextDueAt: new Date(now.getTime() + MEDIA_STEP_RETRY_MS),
+            attempted: false,
+          });
       } else byAccount.set(m.chatAccountId, [...(byAccount.get(m.chatAccountId) ?? []), m]);
     }
     // At most one second of an account's throughput per batch; the rest waits for its turn.
@@ -183,11 +234,19 @@ export function createDispatcher(deps: {
           // Claimed again half-way through the booked schedule, so the next slots are reserved in
           // time and the account's schedule has no gap (and no reservation runs past the lease).
           const bookedUntil = r ? r.startMs + r.count * r.intervalMs : Date.now() + options.pacingHorizonMs;
-          deferred.push({ id: m.id, from: m.status, to: m.status, at: now, nextDueAt: new Date(Math.max(Date.now(), (Date.now() + bookedUntil) / 2)), attempted: false });
+          deferred.push({
+            id: m.id,
+            from: m.status,
+            to: m.status,
+            at: now,
+            nextDueAt: new Date(Math.max(Date.now(), (Date.now() + bookedUntil) / 2)),
+            attempted: false,
+          });
         }
       });
     }
-    if (refused.length + deferred.length > 0) await retryTransient(() => db.transaction((tx) => applyTransitions(tx, workerId, [...refused, ...deferred])));
+    if (refused.length + deferred.length > 0)
+      await retryTransient(() => db.transaction((tx) => applyTransitions(tx, workerId, [...refused, ...deferred])));
     return earliest(deferred);
   }
 
@@ -199,9 +258,17 @@ export function createDispatcher(deps: {
     await retryTransient(() =>
       db.transaction(async (tx) => {
         // Quota rows first and in customer order, as inserts lock them (no deadlock).
-        const byCustomer = [...cancelled].sort(([, a], [, b]) => (a.customerId < b.customerId ? -1 : a.customerId > b.customerId ? 1 : 0));
+        const byCustomer = [...cancelled].sort(([, a], [, b]) =>
+          a.customerId < b.customerId ? -1 : a.customerId > b.customerId ? 1 : 0,
+        );
         for (const [, b] of byCustomer) await lockQuotaForRefund(tx, b);
-        for (const [id, b] of byCustomer) await failCancelledMessages(tx, workerId, b, live.filter((m) => m.broadcastId === id));
+        for (const [id, b] of byCustomer)
+          await failCancelledMessages(
+            tx,
+            workerId,
+            b,
+            live.filter((m) => m.broadcastId === id),
+          );
       }),
     );
     return live.filter((m) => m.broadcastId === null || !cancelled.has(m.broadcastId));
@@ -220,16 +287,26 @@ export function createDispatcher(deps: {
     const now = new Date();
     const sandbox = claimed.filter((m) => m.sandbox);
     const live = await failCancelled(claimed.filter((m) => !m.sandbox));
-    const simulated = sandbox.map((m) => simulateSandboxStep(m, now, options.sandboxStepMs)).filter((t): t is Transition => t !== null);
-    if (simulated.length > 0) await retryTransient(() => db.transaction((tx) => applyTransitions(tx, workerId, simulated)));
+    const simulated = sandbox
+      .map((m) => simulateSandboxStep(m, now, options.sandboxStepMs))
+      .filter((t): t is Transition => t !== null);
+    if (simulated.length > 0)
+      await retryTransient(() => db.transaction((tx) => applyTransitions(tx, workerId, simulated)));
     const liveDue = live.length > 0 ? await dispatchLive(live) : null;
     const simulatedDue = earliest(simulated);
-    const nextDueAt = liveDue && simulatedDue ? (liveDue < simulatedDue ? liveDue : simulatedDue) : (liveDue ?? simulatedDue);
+    const nextDueAt =
+      liveDue && simulatedDue ? (liveDue < simulatedDue ? liveDue : simulatedDue) : (liveDue ?? simulatedDue);
     log.debug({ worker: workerId, sandbox: sandbox.length, live: live.length }, 'dispatched batch');
     return { didWork: true, nextDueAt };
   }
 
-  const loop = createWorkerLoop({ name: 'dispatcher', pollMs: options.pollMs, log, pass, wakeOn: { db, channel: MESSAGES_READY } });
+  const loop = createWorkerLoop({
+    name: 'dispatcher',
+    pollMs: options.pollMs,
+    log,
+    pass,
+    wakeOn: { db, channel: MESSAGES_READY },
+  });
 
   return {
     workerId,

@@ -9,22 +9,57 @@ import type { Claimed } from './claim.js';
 import type { SendErrorDetail, Transition } from './transitions.js';
 
 const fail = (m: Claimed, now: Date, error: SendErrorDetail, attempted: boolean): Transition => ({
-  id: m.id, from: m.status, to: 'failed', at: now, error, nextDueAt: null, attempted,
+  id: m.id,
+  from: m.status,
+  to: 'failed',
+  at: now,
+  error,
+  nextDueAt: null,
+  attempted,
 });
 
 /** A refusal before any provider call, or null when the message may be sent. */
 export function refuseBeforeSending(m: Claimed, account: SendAccount | undefined, now: Date): Transition | null {
   if (!account || account.type !== 'OFFICIAL' || !account.phoneNumberId || !account.accessToken) {
-    return fail(m, now, { code: SEND_ERROR_CODES.ACCOUNT_NOT_CONNECTED, message: 'The chat account has no usable provider credentials' }, false);
+    return fail(
+      m,
+      now,
+      { code: SEND_ERROR_CODES.ACCOUNT_NOT_CONNECTED, message: 'The chat account has no usable provider credentials' },
+      false,
+    );
   }
   if (account.status !== 'CONNECTED') {
-    return fail(m, now, { code: account.lastErrorCode ?? SEND_ERROR_CODES.ACCOUNT_NOT_CONNECTED, message: `The chat account is ${account.status}; the operator must reconnect it` }, false);
+    return fail(
+      m,
+      now,
+      {
+        code: account.lastErrorCode ?? SEND_ERROR_CODES.ACCOUNT_NOT_CONNECTED,
+        message: `The chat account is ${account.status}; the operator must reconnect it`,
+      },
+      false,
+    );
   }
   if (account.sendPolicyMode === 'DISABLED') {
-    return fail(m, now, { code: SEND_ERROR_CODES.SEND_DISABLED, message: 'Sending is disabled for this chat account (send policy DISABLED)' }, false);
+    return fail(
+      m,
+      now,
+      {
+        code: SEND_ERROR_CODES.SEND_DISABLED,
+        message: 'Sending is disabled for this chat account (send policy DISABLED)',
+      },
+      false,
+    );
   }
   if (account.sendPolicyMode === 'TEST' && !account.testRecipients.includes(m.recipient)) {
-    return fail(m, now, { code: SEND_ERROR_CODES.SANDBOX_BLOCKED, message: 'The chat account is in TEST mode and the recipient is not a test recipient' }, false);
+    return fail(
+      m,
+      now,
+      {
+        code: SEND_ERROR_CODES.SANDBOX_BLOCKED,
+        message: 'The chat account is in TEST mode and the recipient is not a test recipient',
+      },
+      false,
+    );
   }
   return null;
 }
@@ -34,11 +69,23 @@ export type AttemptResult = { transition: Transition; verdict: Verdict | null };
 /** The transition that records one send attempt's outcome. */
 export function recordAttempt(m: Claimed, outcome: SendOutcome, now: Date, retryTimeScale: number): AttemptResult {
   if (outcome.ok) {
-    return { transition: { id: m.id, from: m.status, to: 'sent', at: now, providerMessageId: outcome.providerMessageId, nextDueAt: null, attempted: true }, verdict: null };
+    return {
+      transition: {
+        id: m.id,
+        from: m.status,
+        to: 'sent',
+        at: now,
+        providerMessageId: outcome.providerMessageId,
+        nextDueAt: null,
+        attempted: true,
+      },
+      verdict: null,
+    };
   }
-  const verdict: Verdict = outcome.transport !== null
-    ? { action: 'retry', errorCode: outcome.transport === 'timeout' ? 'PROVIDER_TIMEOUT' : 'PROVIDER_UNREACHABLE' }
-    : classifyProviderError(outcome.detail?.code ?? null, outcome.detail?.subcode ?? null, outcome.httpStatus);
+  const verdict: Verdict =
+    outcome.transport !== null
+      ? { action: 'retry', errorCode: outcome.transport === 'timeout' ? 'PROVIDER_TIMEOUT' : 'PROVIDER_UNREACHABLE' }
+      : classifyProviderError(outcome.detail?.code ?? null, outcome.detail?.subcode ?? null, outcome.httpStatus);
   const error: SendErrorDetail = {
     code: verdict.errorCode,
     message: outcome.summary,
@@ -47,8 +94,22 @@ export function recordAttempt(m: Claimed, outcome: SendOutcome, now: Date, retry
   const attempt = m.attemptCount + 1;
   if (verdict.action === 'retry' && attempt < m.maxAttempts) {
     const minMs = verdict.perRecipient ? pairRateDelayMs(attempt) : verdict.minDelayMs;
-    const delay = backoffDelayMs(attempt, verdict.throttled ? THROTTLE_SCHEDULE_MS : SEND_SCHEDULE_MS, { scale: retryTimeScale, minMs });
-    return { transition: { id: m.id, from: m.status, to: 'queued', at: now, error, nextDueAt: new Date(now.getTime() + delay), attempted: true }, verdict };
+    const delay = backoffDelayMs(attempt, verdict.throttled ? THROTTLE_SCHEDULE_MS : SEND_SCHEDULE_MS, {
+      scale: retryTimeScale,
+      minMs,
+    });
+    return {
+      transition: {
+        id: m.id,
+        from: m.status,
+        to: 'queued',
+        at: now,
+        error,
+        nextDueAt: new Date(now.getTime() + delay),
+        attempted: true,
+      },
+      verdict,
+    };
   }
   return { transition: fail(m, now, error, true), verdict };
 }

@@ -20,14 +20,24 @@ export type Reservation = { accountId: string; count: number; startMs: number; i
  * keeps every reserved slot well inside the claim's lease. Rows are locked in account id order,
  * so concurrent workers never deadlock on them.
  */
-export async function reserveSlots(db: Pick<Db, 'transaction'>, wants: { accountId: string; count: number; mps: number }[], horizonMs: number): Promise<Map<string, Reservation>> {
+export async function reserveSlots(
+  db: Pick<Db, 'transaction'>,
+  wants: { accountId: string; count: number; mps: number }[],
+  horizonMs: number,
+): Promise<Map<string, Reservation>> {
   if (wants.length === 0) return new Map();
   const sorted = [...wants].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0));
   const intervals = new Map(sorted.map((w) => [w.accountId, 1000 / pacedRate(w.mps)]));
   const ids = sorted.map((w) => w.accountId);
   const rows = await db.transaction(async (tx) => {
-    await tx.query(`INSERT INTO account_pacing (account_id, next_slot_at) SELECT a, now() FROM unnest($1::uuid[]) AS a ORDER BY a ON CONFLICT DO NOTHING`, [ids]);
-    await tx.query('SELECT account_id FROM account_pacing WHERE account_id = ANY($1::uuid[]) ORDER BY account_id FOR UPDATE', [ids]);
+    await tx.query(
+      `INSERT INTO account_pacing (account_id, next_slot_at) SELECT a, now() FROM unnest($1::uuid[]) AS a ORDER BY a ON CONFLICT DO NOTHING`,
+      [ids],
+    );
+    await tx.query(
+      'SELECT account_id FROM account_pacing WHERE account_id = ANY($1::uuid[]) ORDER BY account_id FOR UPDATE',
+      [ids],
+    );
     return tx.query<{ account_id: string; next_slot_at: Date }>(
       `UPDATE account_pacing p SET next_slot_at = greatest(p.next_slot_at, now()) + make_interval(secs => t.s)
          FROM unnest($1::uuid[], $2::float8[]) AS t(a, s)
@@ -40,7 +50,12 @@ export async function reserveSlots(db: Pick<Db, 'transaction'>, wants: { account
   for (const r of rows) {
     const w = sorted.find((x) => x.accountId === r.account_id)!;
     const intervalMs = intervals.get(w.accountId)!;
-    out.set(r.account_id, { accountId: r.account_id, count: w.count, startMs: r.next_slot_at.getTime() - w.count * intervalMs, intervalMs });
+    out.set(r.account_id, {
+      accountId: r.account_id,
+      count: w.count,
+      startMs: r.next_slot_at.getTime() - w.count * intervalMs,
+      intervalMs,
+    });
   }
   return out;
 }

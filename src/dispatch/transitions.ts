@@ -9,7 +9,13 @@ import type { MessageStatus } from '../shared/vocab.js';
 export type SendErrorDetail = {
   code: string;
   message: string;
-  provider?: { code: number | null; subcode: number | null; message: string | null; fbtraceId: string | null; source: 'send_attempt' | 'status_webhook' };
+  provider?: {
+    code: number | null;
+    subcode: number | null;
+    message: string | null;
+    fbtraceId: string | null;
+    source: 'send_attempt' | 'status_webhook';
+  };
 };
 
 export type Transition = {
@@ -68,7 +74,9 @@ export async function applyTransitions(tx: Queryable, workerId: string, transiti
     ],
   );
   // Uploads whose messages have all left the queue are deleted now.
-  const done = rows.filter((r) => r.media_id !== null && !QUEUED.includes(r.to_status as MessageStatus)).map((r) => r.media_id as string);
+  const done = rows
+    .filter((r) => r.media_id !== null && !QUEUED.includes(r.to_status as MessageStatus))
+    .map((r) => r.media_id as string);
   if (done.length > 0) await releaseMedia(tx, [...new Set(done)]);
   await writeEvents(
     tx,

@@ -2,20 +2,33 @@
 // tests and benchmarks. It speaks the same protocol (paths, bearer tokens, Graph error envelope,
 // wamid ids, signed webhooks) and adds a control API under /__emulator.
 import crypto from 'node:crypto';
+
 import Fastify, { type FastifyInstance } from 'fastify';
+
 import { createEmulatorState, type EmulatorState, type FailureRule, type ReceiptSettings } from './emulator-state.js';
 import { registerTemplateControls, registerTemplateRoutes } from './emulator-templates.js';
 import { graphError } from './graph-error.js';
 
-export type EmulatorOptions = { callbackUrl: string | null; appSecret: string | null; latencyMs?: number; logLevel?: string };
+export type EmulatorOptions = {
+  callbackUrl: string | null;
+  appSecret: string | null;
+  latencyMs?: number;
+  logLevel?: string;
+};
 
 const MB = 1024 * 1024;
 /** The provider's accepted media types and sizes (images 5 MB, documents 100 MB). */
 const MEDIA_LIMITS: Record<string, number> = {
-  'image/jpeg': 5 * MB, 'image/png': 5 * MB, 'text/plain': 100 * MB, 'application/pdf': 100 * MB,
-  'application/msword': 100 * MB, 'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 100 * MB,
-  'application/vnd.ms-excel': 100 * MB, 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 100 * MB,
-  'application/vnd.ms-powerpoint': 100 * MB, 'application/vnd.openxmlformats-officedocument.presentationml.presentation': 100 * MB,
+  'image/jpeg': 5 * MB,
+  'image/png': 5 * MB,
+  'text/plain': 100 * MB,
+  'application/pdf': 100 * MB,
+  'application/msword': 100 * MB,
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 100 * MB,
+  'application/vnd.ms-excel': 100 * MB,
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 100 * MB,
+  'application/vnd.ms-powerpoint': 100 * MB,
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation': 100 * MB,
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -44,7 +57,11 @@ function createWindows() {
 export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; state: EmulatorState } {
   const state = createEmulatorState();
   state.latencyMs = opts.latencyMs ?? 0;
-  const app = Fastify({ logger: { level: opts.logLevel ?? 'warn' }, bodyLimit: 110 * 1024 * 1024, forceCloseConnections: true });
+  const app = Fastify({
+    logger: { level: opts.logLevel ?? 'warn' },
+    bodyLimit: 110 * 1024 * 1024,
+    forceCloseConnections: true,
+  });
   const windows = createWindows();
   let callbackUrl = opts.callbackUrl;
   let appSecret = opts.appSecret;
@@ -55,11 +72,17 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     if (!callbackUrl) return null;
     const raw = JSON.stringify(payload);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (appSecret) headers['x-hub-signature-256'] = `sha256=${crypto.createHmac('sha256', appSecret).update(raw).digest('hex')}`;
+    if (appSecret)
+      headers['x-hub-signature-256'] = `sha256=${crypto.createHmac('sha256', appSecret).update(raw).digest('hex')}`;
     // The provider re-delivers on failure; a few quick tries are enough here.
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
-        const res = await fetch(callbackUrl, { method: 'POST', headers, body: raw, signal: AbortSignal.timeout(10_000) });
+        const res = await fetch(callbackUrl, {
+          method: 'POST',
+          headers,
+          body: raw,
+          signal: AbortSignal.timeout(10_000),
+        });
         if (res.status === 200) return 200;
       } catch {
         /* retried below */
@@ -73,23 +96,67 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     const n = state.numbers.get(phoneNumberId);
     return {
       object: 'whatsapp_business_account',
-      entry: [{ id: n?.wabaId ?? 'emulator-waba', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: n?.displayPhoneNumber ?? '15550000000', phone_number_id: phoneNumberId }, ...value } }] }],
+      entry: [
+        {
+          id: n?.wabaId ?? 'emulator-waba',
+          changes: [
+            {
+              field: 'messages',
+              value: {
+                messaging_product: 'whatsapp',
+                metadata: {
+                  display_phone_number: n?.displayPhoneNumber ?? '15550000000',
+                  phone_number_id: phoneNumberId,
+                },
+                ...value,
+              },
+            },
+          ],
+        },
+      ],
     };
   };
 
   /** Posts the receipts of one accepted send (after r.delayMs); resolves once they were posted. */
-  async function sendReceipts(phoneNumberId: string, to: string, wamid: string, messageId: string | null, failure: FailureRule['asyncFailure'] | undefined, r: ReceiptSettings): Promise<void> {
+  async function sendReceipts(
+    phoneNumberId: string,
+    to: string,
+    wamid: string,
+    messageId: string | null,
+    failure: FailureRule['asyncFailure'] | undefined,
+    r: ReceiptSettings,
+  ): Promise<void> {
     if (!r.enabled) return;
     if (r.omitCallbackData) messageId = null;
     const base = Math.floor(Date.now() / 1000);
     const statusItem = (status: string, i: number) => ({
-      id: wamid, status, timestamp: String(base + i), recipient_id: to, ...(messageId ? { biz_opaque_callback_data: messageId } : {}),
+      id: wamid,
+      status,
+      timestamp: String(base + i),
+      recipient_id: to,
+      ...(messageId ? { biz_opaque_callback_data: messageId } : {}),
     });
     let items: Record<string, unknown>[] = failure
-      ? [{ ...statusItem('failed', 0), errors: [{ code: failure.code, title: failure.title ?? 'Message failed', message: failure.title ?? 'Message failed', error_data: { details: failure.title ?? 'Message failed' } }] }]
+      ? [
+          {
+            ...statusItem('failed', 0),
+            errors: [
+              {
+                code: failure.code,
+                title: failure.title ?? 'Message failed',
+                message: failure.title ?? 'Message failed',
+                error_data: { details: failure.title ?? 'Message failed' },
+              },
+            ],
+          },
+        ]
       : r.statuses.map(statusItem);
     if (r.order === 'reverse') items = items.reverse();
-    if (r.order === 'shuffle') items = items.map((v) => ({ v, k: Math.random() })).sort((a, b) => a.k - b.k).map((x) => x.v);
+    if (r.order === 'shuffle')
+      items = items
+        .map((v) => ({ v, k: Math.random() }))
+        .sort((a, b) => a.k - b.k)
+        .map((x) => x.v);
     items = items.flatMap((item) => Array.from({ length: 1 + r.duplicates }, () => item));
     if (r.delayMs > 0) await sleep(r.delayMs);
     const posts = r.batch ? [items] : items.map((i) => [i]);
@@ -97,106 +164,174 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
   }
 
   // ---- the Cloud API ----
-  app.post<{ Params: { version: string; phoneNumberId: string }; Body: Record<string, unknown> }>('/:version/:phoneNumberId/messages', async (request, reply) => {
-    const { phoneNumberId } = request.params;
-    const number = state.numbers.get(phoneNumberId);
-    const token = (request.headers.authorization ?? '').replace(/^Bearer /, '');
-    if (state.latencyMs > 0) await sleep(state.latencyMs);
-    if (!token || (number?.accessToken !== undefined && token !== number.accessToken)) {
-      return reply.code(401).send(graphError(190, 'Error validating access token: Session has expired or the token is invalid.'));
-    }
-    const body = request.body ?? {};
-    const to = String(body.to ?? '').replace(/^\+/, '');
-    if (body.messaging_product !== 'whatsapp' || !/^\d{6,15}$/.test(to)) return reply.code(400).send(graphError(100, 'Invalid parameter'));
-    const media = (body.image ?? body.document) as { id?: string } | undefined;
-    if (media?.id !== undefined && !state.media.has(media.id)) return reply.code(400).send(graphError(131053, 'Media upload error: unknown media id'));
-    const rule = state.takeRule(phoneNumberId, to);
-    if (rule?.hang) {
-      await sleep(120_000);
-      return reply.code(504).send();
-    }
-    if (rule?.httpStatus !== undefined || (rule?.error && !rule.asyncFailure)) {
-      const status = rule.httpStatus ?? 400;
-      return reply.code(status).send(rule.error ? graphError(rule.error.code, rule.error.message ?? 'Injected failure', rule.error.subcode) : { error: 'injected' });
-    }
-    if (!windows.take(`mps:${phoneNumberId}`, number?.throughputMps ?? state.defaultThroughputMps, 1000)) {
-      return reply.code(400).send(graphError(130429, 'Rate limit hit', 2494055));
-    }
-    if (state.pairRateLimit && !windows.take(`pair:${phoneNumberId}:${to}`, 1, 6000)) {
-      return reply.code(400).send(graphError(131056, '(Business Account, Consumer Account) pair rate limit hit'));
-    }
-    const wamid = newWamid();
-    const messageId = typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : null;
-    state.sent.push({ phoneNumberId, to, type: String(body.type), messageId, wamid, at: Date.now(), payload: body });
-    const receipts = sendReceipts(phoneNumberId, to, wamid, messageId, rule?.asyncFailure, { ...state.receipts });
-    if (state.receipts.beforeResponse) await receipts;
-    else receipts.catch((err: unknown) => request.log.warn({ err }, 'posting receipts failed'));
-    return {
-      messaging_product: 'whatsapp',
-      contacts: [{ input: String(body.to), wa_id: to }],
-      messages: [{ id: wamid, ...(body.type === 'template' ? { message_status: 'accepted' } : {}) }],
-    };
-  });
+  app.post<{ Params: { version: string; phoneNumberId: string }; Body: Record<string, unknown> }>(
+    '/:version/:phoneNumberId/messages',
+    async (request, reply) => {
+      const { phoneNumberId } = request.params;
+      const number = state.numbers.get(phoneNumberId);
+      const token = (request.headers.authorization ?? '').replace(/^Bearer /, '');
+      if (state.latencyMs > 0) await sleep(state.latencyMs);
+      if (!token || (number?.accessToken !== undefined && token !== number.accessToken)) {
+        return reply
+          .code(401)
+          .send(graphError(190, 'Error validating access token: Session has expired or the token is invalid.'));
+      }
+      const body = request.body ?? {};
+      const to = String(body.to ?? '').replace(/^\+/, '');
+      if (body.messaging_product !== 'whatsapp' || !/^\d{6,15}$/.test(to))
+        return reply.code(400).send(graphError(100, 'Invalid parameter'));
+      const media = (body.image ?? body.document) as { id?: string } | undefined;
+      if (media?.id !== undefined && !state.media.has(media.id))
+        return reply.code(400).send(graphError(131053, 'Media upload error: unknown media id'));
+      const rule = state.takeRule(phoneNumberId, to);
+      if (rule?.hang) {
+        await sleep(120_000);
+        return reply.code(504).send();
+      }
+      if (rule?.httpStatus !== undefined || (rule?.error && !rule.asyncFailure)) {
+        const status = rule.httpStatus ?? 400;
+        return reply
+          .code(status)
+          .send(
+            rule.error
+              ? graphError(rule.error.code, rule.error.message ?? 'Injected failure', rule.error.subcode)
+              : { error: 'injected' },
+          );
+      }
+      if (!windows.take(`mps:${phoneNumberId}`, number?.throughputMps ?? state.defaultThroughputMps, 1000)) {
+        return reply.code(400).send(graphError(130429, 'Rate limit hit', 2494055));
+      }
+      if (state.pairRateLimit && !windows.take(`pair:${phoneNumberId}:${to}`, 1, 6000)) {
+        return reply.code(400).send(graphError(131056, '(Business Account, Consumer Account) pair rate limit hit'));
+      }
+      const wamid = newWamid();
+      const messageId = typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : null;
+      state.sent.push({ phoneNumberId, to, type: String(body.type), messageId, wamid, at: Date.now(), payload: body });
+      const receipts = sendReceipts(phoneNumberId, to, wamid, messageId, rule?.asyncFailure, { ...state.receipts });
+      if (state.receipts.beforeResponse) await receipts;
+      else receipts.catch((err: unknown) => request.log.warn({ err }, 'posting receipts failed'));
+      return {
+        messaging_product: 'whatsapp',
+        contacts: [{ input: String(body.to), wa_id: to }],
+        messages: [{ id: wamid, ...(body.type === 'template' ? { message_status: 'accepted' } : {}) }],
+      };
+    },
+  );
 
   // Media upload: multipart with messaging_product, file (and type); the provider's type and size
   // limits answered with 131053.
-  app.post<{ Params: { version: string; phoneNumberId: string } }>('/:version/:phoneNumberId/media', async (request, reply) => {
-    const token = (request.headers.authorization ?? '').replace(/^Bearer /, '');
-    const number = state.numbers.get(request.params.phoneNumberId);
-    if (!token || (number?.accessToken !== undefined && token !== number.accessToken)) {
-      return reply.code(401).send(graphError(190, 'Error validating access token: Session has expired or the token is invalid.'));
-    }
-    const rule = state.takeRule(request.params.phoneNumberId, 'media');
-    if (rule?.httpStatus !== undefined || rule?.error) {
-      return reply.code(rule.httpStatus ?? 400).send(rule.error ? graphError(rule.error.code, rule.error.message ?? 'Injected failure', rule.error.subcode) : { error: 'injected' });
-    }
-    let form: FormData;
-    try {
-      form = await new Response(new Uint8Array(request.body as Buffer), { headers: { 'content-type': String(request.headers['content-type'] ?? '') } }).formData();
-    } catch {
-      return reply.code(400).send(graphError(100, 'Invalid parameter'));
-    }
-    const file = form.get('file');
-    if (form.get('messaging_product') !== 'whatsapp' || !(file instanceof Blob)) return reply.code(400).send(graphError(100, 'Invalid parameter'));
-    const mimeType = String(form.get('type') ?? file.type);
-    const limit = MEDIA_LIMITS[mimeType];
-    if (limit === undefined || file.size > limit) return reply.code(400).send(graphError(131053, 'Media upload error', undefined));
-    const data = Buffer.from(await file.arrayBuffer());
-    const id = numericId();
-    state.media.set(id, { mimeType, size: file.size, filename: (file as File).name ?? null, sha256: crypto.createHash('sha256').update(data).digest('hex'), phoneNumberId: request.params.phoneNumberId });
-    return { id };
-  });
+  app.post<{ Params: { version: string; phoneNumberId: string } }>(
+    '/:version/:phoneNumberId/media',
+    async (request, reply) => {
+      const token = (request.headers.authorization ?? '').replace(/^Bearer /, '');
+      const number = state.numbers.get(request.params.phoneNumberId);
+      if (!token || (number?.accessToken !== undefined && token !== number.accessToken)) {
+        return reply
+          .code(401)
+          .send(graphError(190, 'Error validating access token: Session has expired or the token is invalid.'));
+      }
+      const rule = state.takeRule(request.params.phoneNumberId, 'media');
+      if (rule?.httpStatus !== undefined || rule?.error) {
+        return reply
+          .code(rule.httpStatus ?? 400)
+          .send(
+            rule.error
+              ? graphError(rule.error.code, rule.error.message ?? 'Injected failure', rule.error.subcode)
+              : { error: 'injected' },
+          );
+      }
+      let form: FormData;
+      try {
+        form = await new Response(new Uint8Array(request.body as Buffer), {
+          headers: { 'content-type': String(request.headers['content-type'] ?? '') },
+        }).formData();
+      } catch {
+        return reply.code(400).send(graphError(100, 'Invalid parameter'));
+      }
+      const file = form.get('file');
+      if (form.get('messaging_product') !== 'whatsapp' || !(file instanceof Blob))
+        return reply.code(400).send(graphError(100, 'Invalid parameter'));
+      const mimeType = String(form.get('type') ?? file.type);
+      const limit = MEDIA_LIMITS[mimeType];
+      if (limit === undefined || file.size > limit)
+        return reply.code(400).send(graphError(131053, 'Media upload error', undefined));
+      const data = Buffer.from(await file.arrayBuffer());
+      const id = numericId();
+      state.media.set(id, {
+        mimeType,
+        size: file.size,
+        filename: (file as File).name ?? null,
+        sha256: crypto.createHash('sha256').update(data).digest('hex'),
+        phoneNumberId: request.params.phoneNumberId,
+      });
+      return { id };
+    },
+  );
 
   app.get<{ Params: { version: string; id: string } }>('/:version/:id', async (request, reply) => {
     const n = state.numbers.get(request.params.id);
     if (!n) return reply.code(400).send(graphError(100, 'Unsupported get request. Object does not exist'));
     return {
-      id: request.params.id, display_phone_number: n.displayPhoneNumber ?? '+1 555-000-0000', verified_name: n.verifiedName ?? 'Emulated Business',
-      quality_rating: 'GREEN', platform_type: 'CLOUD_API', throughput: { level: (n.throughputMps ?? 80) > 80 ? 'HIGH' : 'STANDARD' }, status: 'CONNECTED',
+      id: request.params.id,
+      display_phone_number: n.displayPhoneNumber ?? '+1 555-000-0000',
+      verified_name: n.verifiedName ?? 'Emulated Business',
+      quality_rating: 'GREEN',
+      platform_type: 'CLOUD_API',
+      throughput: { level: (n.throughputMps ?? 80) > 80 ? 'HIGH' : 'STANDARD' },
+      status: 'CONNECTED',
     };
   });
 
   registerTemplateRoutes(app, state);
 
   // ---- control API ----
-  app.put<{ Params: { phoneNumberId: string }; Body: Record<string, unknown> }>('/__emulator/numbers/:phoneNumberId', async (request) => {
-    state.numbers.set(request.params.phoneNumberId, { ...(state.numbers.get(request.params.phoneNumberId) ?? {}), ...(request.body ?? {}) });
-    return state.numbers.get(request.params.phoneNumberId);
-  });
-  app.post<{ Body: Omit<FailureRule, 'id'> }>('/__emulator/rules', async (request) => state.addRule(request.body ?? {}));
+  app.put<{ Params: { phoneNumberId: string }; Body: Record<string, unknown> }>(
+    '/__emulator/numbers/:phoneNumberId',
+    async (request) => {
+      state.numbers.set(request.params.phoneNumberId, {
+        ...(state.numbers.get(request.params.phoneNumberId) ?? {}),
+        ...(request.body ?? {}),
+      });
+      return state.numbers.get(request.params.phoneNumberId);
+    },
+  );
+  app.post<{ Body: Omit<FailureRule, 'id'> }>('/__emulator/rules', async (request) =>
+    state.addRule(request.body ?? {}),
+  );
   app.delete('/__emulator/rules', async () => {
     state.rules.length = 0;
     return { ok: true };
   });
-  app.put<{ Body: Partial<ReceiptSettings> & { latencyMs?: number; defaultThroughputMps?: number; pairRateLimit?: boolean; callbackUrl?: string; appSecret?: string } }>('/__emulator/settings', async (request) => {
-    const { latencyMs, defaultThroughputMps, pairRateLimit, callbackUrl: cb, appSecret: secret, ...receipts } = request.body ?? {};
+  app.put<{
+    Body: Partial<ReceiptSettings> & {
+      latencyMs?: number;
+      defaultThroughputMps?: number;
+      pairRateLimit?: boolean;
+      callbackUrl?: string;
+      appSecret?: string;
+    };
+  }>('/__emulator/settings', async (request) => {
+    const {
+      latencyMs,
+      defaultThroughputMps,
+      pairRateLimit,
+      callbackUrl: cb,
+      appSecret: secret,
+      ...receipts
+    } = request.body ?? {};
     Object.assign(state.receipts, receipts);
     if (latencyMs !== undefined) state.latencyMs = latencyMs;
     if (defaultThroughputMps !== undefined) state.defaultThroughputMps = defaultThroughputMps;
     if (pairRateLimit !== undefined) state.pairRateLimit = pairRateLimit;
     if (cb !== undefined) callbackUrl = cb;
     if (secret !== undefined) appSecret = secret;
-    return { receipts: state.receipts, latencyMs: state.latencyMs, defaultThroughputMps: state.defaultThroughputMps, pairRateLimit: state.pairRateLimit, callbackUrl };
+    return {
+      receipts: state.receipts,
+      latencyMs: state.latencyMs,
+      defaultThroughputMps: state.defaultThroughputMps,
+      pairRateLimit: state.pairRateLimit,
+      callbackUrl,
+    };
   });
   registerTemplateControls(app, state);
   app.get('/__emulator/sent', async () => ({ sent: state.sent.map(({ payload: _p, ...rest }) => rest) }));
@@ -206,13 +341,25 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     return { ok: true };
   });
   /** Posts an inbound message webhook, as if a user had written to the number. */
-  app.post<{ Body: { phoneNumberId: string; from: string; text?: string; name?: string; type?: string; contextId?: string } }>('/__emulator/inbound', async (request) => {
+  app.post<{
+    Body: { phoneNumberId: string; from: string; text?: string; name?: string; type?: string; contextId?: string };
+  }>('/__emulator/inbound', async (request) => {
     const b = request.body;
     const id = newWamid();
-    const message: Record<string, unknown> = { from: b.from.replace(/^\+/, ''), id, timestamp: String(Math.floor(Date.now() / 1000)), type: b.type ?? 'text' };
+    const message: Record<string, unknown> = {
+      from: b.from.replace(/^\+/, ''),
+      id,
+      timestamp: String(Math.floor(Date.now() / 1000)),
+      type: b.type ?? 'text',
+    };
     if ((b.type ?? 'text') === 'text') message.text = { body: b.text ?? '' };
     if (b.contextId) message.context = { from: '15550000000', id: b.contextId };
-    const status = await postWebhook(envelope(b.phoneNumberId, { contacts: [{ profile: { name: b.name ?? 'Emulated User' }, wa_id: message.from }], messages: [message] }));
+    const status = await postWebhook(
+      envelope(b.phoneNumberId, {
+        contacts: [{ profile: { name: b.name ?? 'Emulated User' }, wa_id: message.from }],
+        messages: [message],
+      }),
+    );
     return { id, delivered: status === 200 };
   });
 

@@ -58,9 +58,23 @@ export type ReceiptSettings = {
   omitCallbackData: boolean;
 };
 
-export type NumberSettings = { accessToken?: string; throughputMps?: number; wabaId?: string; displayPhoneNumber?: string; verifiedName?: string };
+export type NumberSettings = {
+  accessToken?: string;
+  throughputMps?: number;
+  wabaId?: string;
+  displayPhoneNumber?: string;
+  verifiedName?: string;
+};
 
-export type SentRecord = { phoneNumberId: string; to: string; type: string; messageId: string | null; wamid: string; at: number; payload: Record<string, unknown> };
+export type SentRecord = {
+  phoneNumberId: string;
+  to: string;
+  type: string;
+  messageId: string | null;
+  wamid: string;
+  at: number;
+  payload: Record<string, unknown>;
+};
 
 export function matchesRecipient(pattern: string | undefined, to: string): boolean {
   if (pattern === undefined) return true;
@@ -82,7 +96,16 @@ export function createEmulatorState() {
     numbers: new Map<string, NumberSettings>(),
     rules: [] as FailureRule[],
     sent: [] as SentRecord[],
-    receipts: { statuses: ['sent', 'delivered'], delayMs: 20, order: 'in-order', duplicates: 0, batch: false, enabled: true, beforeResponse: false, omitCallbackData: false } as ReceiptSettings,
+    receipts: {
+      statuses: ['sent', 'delivered'],
+      delayMs: 20,
+      order: 'in-order',
+      duplicates: 0,
+      batch: false,
+      enabled: true,
+      beforeResponse: false,
+      omitCallbackData: false,
+    } as ReceiptSettings,
     latencyMs: 0,
     /** Per-number throughput enforced with the provider's 130429 (default 80/s as the provider). */
     defaultThroughputMps: 80,
@@ -94,8 +117,16 @@ export function createEmulatorState() {
     /** Per-WABA category the provider files new templates under, whatever was asked (recategorisation). */
     forcedCategories: new Map<string, string>(),
     /** Template management calls received (for tests: which token, which query). */
-    templateCalls: [] as { operation: TemplateOperation; wabaId: string; token: string; query: Record<string, string> }[],
-    media: new Map<string, { mimeType: string; size: number; filename: string | null; sha256: string; phoneNumberId: string }>(),
+    templateCalls: [] as {
+      operation: TemplateOperation;
+      wabaId: string;
+      token: string;
+      query: Record<string, string>;
+    }[],
+    media: new Map<
+      string,
+      { mimeType: string; size: number; filename: string | null; sha256: string; phoneNumberId: string }
+    >(),
     addRule(rule: Omit<FailureRule, 'id'>): FailureRule {
       const r = { ...rule, id: nextRule++ };
       this.rules.push(r);
@@ -105,11 +136,26 @@ export function createEmulatorState() {
     takeRule(phoneNumberId: string, to: string): FailureRule | null {
       // Upload rules name `media` explicitly; a rule without `to` is for sends only.
       const matches = (r: FailureRule) => (to === 'media' ? r.to === 'media' : matchesRecipient(r.to, to));
-      return consume(this.rules.find((r) => r.templateOperation === undefined && (r.phoneNumberId === undefined || r.phoneNumberId === phoneNumberId) && matches(r) && (r.times === undefined || r.times > 0)));
+      return consume(
+        this.rules.find(
+          (r) =>
+            r.templateOperation === undefined &&
+            (r.phoneNumberId === undefined || r.phoneNumberId === phoneNumberId) &&
+            matches(r) &&
+            (r.times === undefined || r.times > 0),
+        ),
+      );
     },
     /** The first rule that applies to this template call, consuming one of its `times`. */
     takeTemplateRule(operation: TemplateOperation, wabaId: string): FailureRule | null {
-      return consume(this.rules.find((r) => (r.templateOperation === operation || r.templateOperation === 'any') && (r.wabaId === undefined || r.wabaId === wabaId) && (r.times === undefined || r.times > 0)));
+      return consume(
+        this.rules.find(
+          (r) =>
+            (r.templateOperation === operation || r.templateOperation === 'any') &&
+            (r.wabaId === undefined || r.wabaId === wabaId) &&
+            (r.times === undefined || r.times > 0),
+        ),
+      );
     },
   };
 }

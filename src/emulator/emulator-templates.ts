@@ -2,7 +2,9 @@
 // with management-token auth, cursor paging, the definition checks that matter to callers, and
 // the control calls tests use to seed templates, decide their review and inject failures.
 import crypto from 'node:crypto';
+
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
 import type { EmulatedTemplate, EmulatorState, FailureRule, TemplateOperation } from './emulator-state.js';
 import { graphError } from './graph-error.js';
 
@@ -25,13 +27,20 @@ const decodeCursor = (cursor: string): string | null => {
 const variablesOf = (text: string) => [...text.matchAll(/\{\{([^{}]*)\}\}/g)].map((m) => m[1]!);
 
 /** Answers a template call when the WABA's management token is wrong, or a rule applies. */
-async function refuse(state: EmulatorState, operation: TemplateOperation, request: FastifyRequest<{ Params: WabaParams }>, reply: FastifyReply): Promise<boolean> {
+async function refuse(
+  state: EmulatorState,
+  operation: TemplateOperation,
+  request: FastifyRequest<{ Params: WabaParams }>,
+  reply: FastifyReply,
+): Promise<boolean> {
   const { wabaId } = request.params;
   const token = (request.headers.authorization ?? '').replace(/^Bearer /, '');
   if (state.latencyMs > 0) await sleep(state.latencyMs);
   const expected = state.managementTokens.get(wabaId);
   if (!token || (expected !== undefined && token !== expected)) {
-    await reply.code(401).send(graphError(190, 'Error validating access token: Session has expired or the token is invalid.'));
+    await reply
+      .code(401)
+      .send(graphError(190, 'Error validating access token: Session has expired or the token is invalid.'));
     return true;
   }
   state.templateCalls.push({ operation, wabaId, token, query: { ...(request.query as Record<string, string>) } });
@@ -48,14 +57,20 @@ async function answerRule(rule: FailureRule, reply: FastifyReply): Promise<void>
     return;
   }
   if (rule.retryAfter !== undefined) void reply.header('retry-after', String(rule.retryAfter));
-  const body = rule.error ? graphError(rule.error.code, rule.error.message ?? 'Injected failure', rule.error.subcode, { title: rule.userTitle, message: rule.userMessage }) : { error: 'injected' };
+  const body = rule.error
+    ? graphError(rule.error.code, rule.error.message ?? 'Injected failure', rule.error.subcode, {
+        title: rule.userTitle,
+        message: rule.userMessage,
+      })
+    : { error: 'injected' };
   await reply.code(rule.httpStatus ?? 400).send(body);
 }
 
 /** The provider's checks on a BODY-only definition; null when it is acceptable. */
 function checkDefinition(body: Record<string, unknown>, existing: EmulatedTemplate[]) {
   const { name, language, category } = body;
-  const invalid = (title: string, subcode?: number) => graphError(100, 'Invalid parameter', subcode, { title, message: title });
+  const invalid = (title: string, subcode?: number) =>
+    graphError(100, 'Invalid parameter', subcode, { title, message: title });
   if (typeof name !== 'string' || !/^[a-z0-9_]{1,512}$/.test(name)) return invalid('Invalid template name');
   if (typeof language !== 'string' || language === '') return invalid('Invalid language');
   if (typeof category !== 'string' || !CATEGORIES.includes(category)) return invalid('Invalid category');
@@ -63,110 +78,156 @@ function checkDefinition(body: Record<string, unknown>, existing: EmulatedTempla
   const main = components.find((c) => c?.type === 'BODY');
   if (!main || typeof main.text !== 'string' || main.text === '') return invalid('Body is required');
   const text = main.text.trim();
-  if (/^\{\{[^{}]*\}\}/.test(text) || /\{\{[^{}]*\}\}$/.test(text)) return invalid("Variables can't be at the start or end of the template", 2388299);
+  if (/^\{\{[^{}]*\}\}/.test(text) || /\{\{[^{}]*\}\}$/.test(text))
+    return invalid("Variables can't be at the start or end of the template", 2388299);
   const vars = [...new Set(variablesOf(text))];
-  const example = (main.example ?? {}) as { body_text?: string[][]; body_text_named_params?: { param_name: string; example: string }[] };
+  const example = (main.example ?? {}) as {
+    body_text?: string[][];
+    body_text_named_params?: { param_name: string; example: string }[];
+  };
   const named = body.parameter_format === 'NAMED';
-  const covered = named ? vars.every((v) => example.body_text_named_params?.some((p) => p.param_name === v)) : (example.body_text?.[0]?.length ?? 0) >= vars.length;
+  const covered = named
+    ? vars.every((v) => example.body_text_named_params?.some((p) => p.param_name === v))
+    : (example.body_text?.[0]?.length ?? 0) >= vars.length;
   if (!covered) return invalid('Missing examples for template variables', 2388043);
   if (existing.some((t) => t.name === name && t.language === language)) {
-    return graphError(100, 'Invalid parameter', 2388024, { title: 'Content in this language already exists', message: 'Content in this language already exists' });
+    return graphError(100, 'Invalid parameter', 2388024, {
+      title: 'Content in this language already exists',
+      message: 'Content in this language already exists',
+    });
   }
   return null;
 }
 
 export function registerTemplateRoutes(app: FastifyInstance, state: EmulatorState): void {
-  app.get<{ Params: WabaParams; Querystring: Record<string, string> }>('/:version/:wabaId/message_templates', async (request, reply) => {
-    if (await refuse(state, 'list', request, reply)) return reply;
-    const { version, wabaId } = request.params;
-    const q = request.query;
-    const limit = q.limit === undefined ? DEFAULT_PAGE : Number(q.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) return reply.code(400).send(graphError(100, 'Invalid parameter: limit'));
-    const statuses = q.status ? q.status.toUpperCase().split(',') : null;
-    const name = q.name?.toLowerCase();
-    const matching = (state.templates.get(wabaId) ?? []).filter((t) => (!statuses || statuses.includes(t.status)) && (!name || t.name.toLowerCase().includes(name)));
-    let start = 0;
-    if (q.after !== undefined) {
-      const lastId = decodeCursor(q.after);
-      const at = matching.findIndex((t) => t.id === lastId);
-      if (at < 0) return reply.code(400).send(graphError(100, 'Invalid parameter: after cursor'));
-      start = at + 1;
-    }
-    const page = matching.slice(start, start + limit);
-    const fields = q.fields ? ['id', ...q.fields.split(',').map((f) => f.trim())] : null;
-    const data = page.map((t) => (fields ? Object.fromEntries(Object.entries(t).filter(([k]) => fields.includes(k))) : t));
-    if (page.length === 0) return { data };
-    const after = encodeCursor(page[page.length - 1]!.id);
-    const more = start + limit < matching.length;
-    const next = new URL(`http://${request.headers.host ?? '127.0.0.1'}/${version}/${wabaId}/message_templates`);
-    for (const [k, v] of Object.entries(q)) if (k !== 'after') next.searchParams.set(k, v);
-    next.searchParams.set('after', after);
-    return { data, paging: { cursors: { before: encodeCursor(page[0]!.id), after }, ...(more ? { next: next.toString() } : {}) } };
-  });
+  app.get<{ Params: WabaParams; Querystring: Record<string, string> }>(
+    '/:version/:wabaId/message_templates',
+    async (request, reply) => {
+      if (await refuse(state, 'list', request, reply)) return reply;
+      const { version, wabaId } = request.params;
+      const q = request.query;
+      const limit = q.limit === undefined ? DEFAULT_PAGE : Number(q.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)
+        return reply.code(400).send(graphError(100, 'Invalid parameter: limit'));
+      const statuses = q.status ? q.status.toUpperCase().split(',') : null;
+      const name = q.name?.toLowerCase();
+      const matching = (state.templates.get(wabaId) ?? []).filter(
+        (t) => (!statuses || statuses.includes(t.status)) && (!name || t.name.toLowerCase().includes(name)),
+      );
+      let start = 0;
+      if (q.after !== undefined) {
+        const lastId = decodeCursor(q.after);
+        const at = matching.findIndex((t) => t.id === lastId);
+        if (at < 0) return reply.code(400).send(graphError(100, 'Invalid parameter: after cursor'));
+        start = at + 1;
+      }
+      const page = matching.slice(start, start + limit);
+      const fields = q.fields ? ['id', ...q.fields.split(',').map((f) => f.trim())] : null;
+      const data = page.map((t) =>
+        fields ? Object.fromEntries(Object.entries(t).filter(([k]) => fields.includes(k))) : t,
+      );
+      if (page.length === 0) return { data };
+      const after = encodeCursor(page[page.length - 1]!.id);
+      const more = start + limit < matching.length;
+      const next = new URL(`http://${request.headers.host ?? '127.0.0.1'}/${version}/${wabaId}/message_templates`);
+      for (const [k, v] of Object.entries(q)) if (k !== 'after') next.searchParams.set(k, v);
+      next.searchParams.set('after', after);
+      return {
+        data,
+        paging: { cursors: { before: encodeCursor(page[0]!.id), after }, ...(more ? { next: next.toString() } : {}) },
+      };
+    },
+  );
 
-  app.post<{ Params: WabaParams; Body: Record<string, unknown> }>('/:version/:wabaId/message_templates', async (request, reply) => {
-    if (await refuse(state, 'create', request, reply)) return reply;
-    const { wabaId } = request.params;
-    const body = request.body ?? {};
-    const list = state.templates.get(wabaId) ?? [];
-    const problem = checkDefinition(body, list);
-    if (problem) return reply.code(400).send(problem);
-    const template: EmulatedTemplate = {
-      id: newTemplateId(),
-      name: body.name as string,
-      language: body.language as string,
-      // The provider may file a template under another category than the one asked for.
-      category: state.forcedCategories.get(wabaId) ?? (body.category as string),
-      status: 'PENDING',
-      parameter_format: body.parameter_format === 'NAMED' ? 'NAMED' : 'POSITIONAL',
-      components: body.components as Record<string, unknown>[],
-      rejected_reason: 'NONE',
-    };
-    list.push(template);
-    state.templates.set(wabaId, list);
-    return { id: template.id, status: template.status, category: template.category };
-  });
+  app.post<{ Params: WabaParams; Body: Record<string, unknown> }>(
+    '/:version/:wabaId/message_templates',
+    async (request, reply) => {
+      if (await refuse(state, 'create', request, reply)) return reply;
+      const { wabaId } = request.params;
+      const body = request.body ?? {};
+      const list = state.templates.get(wabaId) ?? [];
+      const problem = checkDefinition(body, list);
+      if (problem) return reply.code(400).send(problem);
+      const template: EmulatedTemplate = {
+        id: newTemplateId(),
+        name: body.name as string,
+        language: body.language as string,
+        // The provider may file a template under another category than the one asked for.
+        category: state.forcedCategories.get(wabaId) ?? (body.category as string),
+        status: 'PENDING',
+        parameter_format: body.parameter_format === 'NAMED' ? 'NAMED' : 'POSITIONAL',
+        components: body.components as Record<string, unknown>[],
+        rejected_reason: 'NONE',
+      };
+      list.push(template);
+      state.templates.set(wabaId, list);
+      return { id: template.id, status: template.status, category: template.category };
+    },
+  );
 }
 
 export function registerTemplateControls(app: FastifyInstance, state: EmulatorState): void {
-  app.put<{ Params: { wabaId: string }; Body: { managementToken?: string | null; forceCategory?: string | null } }>('/__emulator/wabas/:wabaId', async (request) => {
-    const { wabaId } = request.params;
-    const { managementToken, forceCategory } = request.body ?? {};
-    if (managementToken === null) state.managementTokens.delete(wabaId);
-    else if (managementToken !== undefined) state.managementTokens.set(wabaId, managementToken);
-    if (forceCategory === null) state.forcedCategories.delete(wabaId);
-    else if (forceCategory !== undefined) state.forcedCategories.set(wabaId, forceCategory);
-    return { wabaId, managementToken: state.managementTokens.has(wabaId), forceCategory: state.forcedCategories.get(wabaId) ?? null };
-  });
+  app.put<{ Params: { wabaId: string }; Body: { managementToken?: string | null; forceCategory?: string | null } }>(
+    '/__emulator/wabas/:wabaId',
+    async (request) => {
+      const { wabaId } = request.params;
+      const { managementToken, forceCategory } = request.body ?? {};
+      if (managementToken === null) state.managementTokens.delete(wabaId);
+      else if (managementToken !== undefined) state.managementTokens.set(wabaId, managementToken);
+      if (forceCategory === null) state.forcedCategories.delete(wabaId);
+      else if (forceCategory !== undefined) state.forcedCategories.set(wabaId, forceCategory);
+      return {
+        wabaId,
+        managementToken: state.managementTokens.has(wabaId),
+        forceCategory: state.forcedCategories.get(wabaId) ?? null,
+      };
+    },
+  );
 
   /** Seeds templates (provider field names; id, status APPROVED, language en_US and category UTILITY by default). */
-  app.post<{ Params: { wabaId: string }; Body: { templates: Partial<EmulatedTemplate>[] } }>('/__emulator/templates/:wabaId', async (request) => {
-    const list = state.templates.get(request.params.wabaId) ?? [];
-    const added = (request.body?.templates ?? []).map((t) => ({
-      id: newTemplateId(), language: 'en_US', category: 'UTILITY', status: 'APPROVED', parameter_format: 'POSITIONAL', components: [], rejected_reason: 'NONE', name: 'template', ...t,
-    }) as EmulatedTemplate);
-    list.push(...added);
-    state.templates.set(request.params.wabaId, list);
-    return { templates: added };
-  });
-  app.get<{ Params: { wabaId: string } }>('/__emulator/templates/:wabaId', async (request) => ({ templates: state.templates.get(request.params.wabaId) ?? [] }));
+  app.post<{ Params: { wabaId: string }; Body: { templates: Partial<EmulatedTemplate>[] } }>(
+    '/__emulator/templates/:wabaId',
+    async (request) => {
+      const list = state.templates.get(request.params.wabaId) ?? [];
+      const added = (request.body?.templates ?? []).map(
+        (t) =>
+          ({
+            id: newTemplateId(),
+            language: 'en_US',
+            category: 'UTILITY',
+            status: 'APPROVED',
+            parameter_format: 'POSITIONAL',
+            components: [],
+            rejected_reason: 'NONE',
+            name: 'template',
+            ...t,
+          }) as EmulatedTemplate,
+      );
+      list.push(...added);
+      state.templates.set(request.params.wabaId, list);
+      return { templates: added };
+    },
+  );
+  app.get<{ Params: { wabaId: string } }>('/__emulator/templates/:wabaId', async (request) => ({
+    templates: state.templates.get(request.params.wabaId) ?? [],
+  }));
   app.delete<{ Params: { wabaId: string } }>('/__emulator/templates/:wabaId', async (request) => {
     state.templates.delete(request.params.wabaId);
     return { ok: true };
   });
 
   /** The review outcome: status (APPROVED, REJECTED, PAUSED …), rejectedReason, qualityScore. */
-  app.patch<{ Params: { wabaId: string; templateId: string }; Body: { status?: string; rejectedReason?: string; qualityScore?: string } }>(
-    '/__emulator/templates/:wabaId/:templateId',
-    async (request, reply) => {
-      const t = (state.templates.get(request.params.wabaId) ?? []).find((x) => x.id === request.params.templateId);
-      if (!t) return reply.code(404).send({ error: 'no such template' });
-      const { status, rejectedReason, qualityScore } = request.body ?? {};
-      if (status !== undefined) t.status = status;
-      if (rejectedReason !== undefined) t.rejected_reason = rejectedReason;
-      else if (status !== undefined && status !== 'REJECTED') t.rejected_reason = 'NONE';
-      if (qualityScore !== undefined) t.quality_score = { score: qualityScore, date: Math.floor(Date.now() / 1000) };
-      return t;
-    },
-  );
+  app.patch<{
+    Params: { wabaId: string; templateId: string };
+    Body: { status?: string; rejectedReason?: string; qualityScore?: string };
+  }>('/__emulator/templates/:wabaId/:templateId', async (request, reply) => {
+    const t = (state.templates.get(request.params.wabaId) ?? []).find((x) => x.id === request.params.templateId);
+    if (!t) return reply.code(404).send({ error: 'no such template' });
+    const { status, rejectedReason, qualityScore } = request.body ?? {};
+    if (status !== undefined) t.status = status;
+    if (rejectedReason !== undefined) t.rejected_reason = rejectedReason;
+    else if (status !== undefined && status !== 'REJECTED') t.rejected_reason = 'NONE';
+    if (qualityScore !== undefined) t.quality_score = { score: qualityScore, date: Math.floor(Date.now() / 1000) };
+    return t;
+  });
 }

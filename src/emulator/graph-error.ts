@@ -1,7 +1,12 @@
 // The provider's Graph error envelope, as the emulator answers it.
 import crypto from 'node:crypto';
 
-export function graphError(code: number, message: string, subcode?: number, user?: { title?: string; message?: string }) {
+export function graphError(
+  code: number,
+  message: string,
+  subcode?: number,
+  user?: { title?: string; message?: string },
+) {
   return {
     error: {
       message: `(#${code}) ${message}`,

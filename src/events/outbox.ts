@@ -2,6 +2,7 @@
 // with one delivery row per active endpoint subscribed to the event (plans with webhooks only),
 // so a crash can delay an event, never lose it. The deliverer is woken by NOTIFY.
 import crypto from 'node:crypto';
+
 import type { Queryable } from '../db/db.js';
 import type { EventType } from '../shared/vocab.js';
 
@@ -20,7 +21,11 @@ export function envelopeJson(id: string, type: string, createdAt: Date, data: un
  * Writes events and their deliveries. `onlyEndpointId` targets one endpoint whatever it subscribes
  * to (the test event); otherwise every active subscribed endpoint of the customer gets one.
  */
-export async function writeEvents(tx: Queryable, events: OutboxEvent[], onlyEndpointId: string | null = null): Promise<string[]> {
+export async function writeEvents(
+  tx: Queryable,
+  events: OutboxEvent[],
+  onlyEndpointId: string | null = null,
+): Promise<string[]> {
   if (events.length === 0) return [];
   const ids = events.map(() => newEventId());
   await tx.query(

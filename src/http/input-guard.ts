@@ -18,14 +18,19 @@ export function findInputProblem(value: unknown, root: string): Problem | null {
   while (stack.length > 0) {
     const { v, path, depth } = stack.pop()!;
     if (typeof v === 'string') {
-      if (badString(v)) return { path: path.join('.'), message: 'must not contain NUL characters or unpaired surrogates' };
+      if (badString(v))
+        return { path: path.join('.'), message: 'must not contain NUL characters or unpaired surrogates' };
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
-    if (depth >= MAX_JSON_DEPTH) return { path: path.join('.'), message: `is nested more than ${MAX_JSON_DEPTH} levels deep` };
-    const entries = Array.isArray(v) ? v.map((x, i) => [String(i), x] as const) : Object.entries(v as Record<string, unknown>);
+    if (depth >= MAX_JSON_DEPTH)
+      return { path: path.join('.'), message: `is nested more than ${MAX_JSON_DEPTH} levels deep` };
+    const entries = Array.isArray(v)
+      ? v.map((x, i) => [String(i), x] as const)
+      : Object.entries(v as Record<string, unknown>);
     for (const [k, x] of entries) {
-      if (badString(k)) return { path: path.join('.'), message: 'has a key with NUL characters or unpaired surrogates' };
+      if (badString(k))
+        return { path: path.join('.'), message: 'has a key with NUL characters or unpaired surrogates' };
       stack.push({ v: x, path: [...path, k], depth: depth + 1 });
     }
   }

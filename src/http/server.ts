@@ -1,19 +1,21 @@
 // The HTTP edge: Fastify with TypeBox schemas, one error mapping, request ids, auth for the public API.
 import crypto from 'node:crypto';
+
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
-  LogController,
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
+  LogController,
   type RawReplyDefaultExpression,
   type RawRequestDefaultExpression,
   type RawServerDefault,
 } from 'fastify';
-import swagger from '@fastify/swagger';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
+
 import type { Principal, Tenant } from '../auth/directory.js';
 import { AppError, errors } from '../shared/errors.js';
 import { findInputProblem } from './input-guard.js';
@@ -25,7 +27,13 @@ declare module 'fastify' {
   }
 }
 
-export type Server = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+export type Server = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 
@@ -55,9 +63,13 @@ export function createServer(opts: { log: Logger; bodyLimit: number }): Server {
   app.addHook('preValidation', async (request) => {
     if (request.is404) return;
     const declaresQuery = request.routeOptions.schema?.querystring !== undefined;
-    const query = declaresQuery ? Object.fromEntries(Object.entries(request.query as Record<string, unknown>).filter(([k]) => k !== 'cursor')) : null;
+    const query = declaresQuery
+      ? Object.fromEntries(Object.entries(request.query as Record<string, unknown>).filter(([k]) => k !== 'cursor'))
+      : null;
     const problem =
-      findInputProblem(request.params, '') ?? findInputProblem(query, '') ?? (Buffer.isBuffer(request.body) ? null : findInputProblem(request.body, ''));
+      findInputProblem(request.params, '') ??
+      findInputProblem(query, '') ??
+      (Buffer.isBuffer(request.body) ? null : findInputProblem(request.body, ''));
     if (problem) throw errors.validation([problem]);
   });
 
@@ -66,7 +78,13 @@ export function createServer(opts: { log: Logger; bodyLimit: number }): Server {
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
-      { method: request.method, url: request.routeOptions.url ?? request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), customerId: request.principal?.customerId },
+      {
+        method: request.method,
+        url: request.routeOptions.url ?? request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+        customerId: request.principal?.customerId,
+      },
       'request',
     );
   });
@@ -87,14 +105,23 @@ export function createServer(opts: { log: Logger; bodyLimit: number }): Server {
         return reply.code(415).send(errors.unsupportedMediaType().body());
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
-        return reply.code(400).send(errors.validation([{ path: '', message: 'body must be a valid JSON document' }]).body());
+        return reply
+          .code(400)
+          .send(errors.validation([{ path: '', message: 'body must be a valid JSON document' }]).body());
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
         return reply.code(400).send({ error: 'bad_request', message: err.message });
     }
     if (err instanceof SyntaxError && /prototype property/.test(err.message)) {
-      return reply.code(400).send(errors.validation([{ path: '', message: 'must not contain __proto__ or constructor.prototype keys' }]).body());
+      return reply
+        .code(400)
+        .send(
+          errors.validation([{ path: '', message: 'must not contain __proto__ or constructor.prototype keys' }]).body(),
+        );
     }
-    if (err instanceof SyntaxError || (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500)) {
+    if (
+      err instanceof SyntaxError ||
+      (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500)
+    ) {
       return reply.code(err.statusCode ?? 400).send({ error: 'bad_request', message: err.message });
     }
     request.log.error({ err }, 'unhandled error');
@@ -104,7 +131,11 @@ export function createServer(opts: { log: Logger; bodyLimit: number }): Server {
   void app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'ChatGate API', version: '0.1.0', description: 'Chat message delivery service. Authenticate with the x-api-key header.' },
+      info: {
+        title: 'ChatGate API',
+        version: '0.1.0',
+        description: 'Chat message delivery service. Authenticate with the x-api-key header.',
+      },
       components: {
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },

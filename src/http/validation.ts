@@ -3,6 +3,7 @@
 import Ajv, { type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+
 import { type Problem } from '../shared/errors.js';
 import { PATTERN_MESSAGES } from '../shared/schemas.js';
 
@@ -29,7 +30,10 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
 };
 
 function joinPath(instancePath: string, extra?: string): string {
-  const parts = instancePath.split('/').filter((p) => p !== '').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .filter((p) => p !== '')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (extra !== undefined) parts.push(extra);
   return parts.join('.');
 }
@@ -44,21 +48,36 @@ function describe(e: ErrorObject): Problem | null {
     case 'type':
       return { path: joinPath(e.instancePath), message: `must be ${String(p.type).replace(',', ' or ')}` };
     case 'minLength':
-      return { path: joinPath(e.instancePath), message: p.limit === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters` };
+      return {
+        path: joinPath(e.instancePath),
+        message: p.limit === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters`,
+      };
     case 'maxLength':
       return { path: joinPath(e.instancePath), message: `must be at most ${String(p.limit)} characters` };
     case 'pattern':
-      return { path: joinPath(e.instancePath), message: PATTERN_MESSAGES[String(p.pattern)] ?? `must match ${String(p.pattern)}` };
+      return {
+        path: joinPath(e.instancePath),
+        message: PATTERN_MESSAGES[String(p.pattern)] ?? `must match ${String(p.pattern)}`,
+      };
     case 'minItems':
-      return { path: joinPath(e.instancePath), message: p.limit === 1 ? 'must not be empty' : `must have at least ${String(p.limit)} items` };
+      return {
+        path: joinPath(e.instancePath),
+        message: p.limit === 1 ? 'must not be empty' : `must have at least ${String(p.limit)} items`,
+      };
     case 'maxItems':
       return { path: joinPath(e.instancePath), message: `must have at most ${String(p.limit)} items` };
     case 'const':
       return { path: joinPath(e.instancePath), message: `must be ${JSON.stringify(p.allowedValue)}` };
     case 'enum':
-      return { path: joinPath(e.instancePath), message: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+      return {
+        path: joinPath(e.instancePath),
+        message: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+      };
     case 'format':
-      return { path: joinPath(e.instancePath), message: p.format === 'date-time' ? 'must be an ISO 8601 timestamp' : `must be a valid ${String(p.format)}` };
+      return {
+        path: joinPath(e.instancePath),
+        message: p.format === 'date-time' ? 'must be an ISO 8601 timestamp' : `must be a valid ${String(p.format)}`,
+      };
     case 'if':
     case 'anyOf':
     case 'oneOf':
@@ -84,7 +103,11 @@ export function toProblems(errs: readonly ErrorObject[]): Problem[] {
       continue;
     }
     entry.allowed.push(...allowed);
-    if (entry.allowed.length > 1) entry.problem = { path: d.path, message: `must be one of ${entry.allowed.map((v) => JSON.stringify(v)).join(', ')}` };
+    if (entry.allowed.length > 1)
+      entry.problem = {
+        path: d.path,
+        message: `must be one of ${entry.allowed.map((v) => JSON.stringify(v)).join(', ')}`,
+      };
     else if (entry.problem.message === 'must be null') entry.problem = d; // the non-null branch says more
   }
   return [...byPath.values()].map((v) => v.problem);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { checkPattern, matches } from './forwarding-match.js';
 
 describe('forwarding conditions', () => {
@@ -17,7 +18,9 @@ describe('forwarding conditions', () => {
     expect(matches(evil, 'aaaa')).toBe(true);
   });
   it('refuses unsupported or oversized patterns', () => {
-    expect(checkPattern({ type: 'regex', pattern: '(?<=x)a', caseSensitive: false })).toMatch(/not a supported regular expression/);
+    expect(checkPattern({ type: 'regex', pattern: '(?<=x)a', caseSensitive: false })).toMatch(
+      /not a supported regular expression/,
+    );
     expect(checkPattern({ type: 'regex', pattern: '(a)\\1', caseSensitive: false })).toMatch(/not a supported/);
     expect(checkPattern({ type: 'contains', pattern: 'x'.repeat(501), caseSensitive: false })).toMatch(/1 to 500/);
     expect(checkPattern({ type: 'regex', pattern: 'ok.*', caseSensitive: false })).toBeNull();

@@ -11,7 +11,8 @@ export type Condition = { type: 'contains' | 'starts_with' | 'regex'; pattern: s
 
 /** The reason a pattern is refused, or null. */
 export function checkPattern(c: Condition): string | null {
-  if (c.pattern.length === 0 || c.pattern.length > MAX_PATTERN_LENGTH) return `must be 1 to ${MAX_PATTERN_LENGTH} characters`;
+  if (c.pattern.length === 0 || c.pattern.length > MAX_PATTERN_LENGTH)
+    return `must be 1 to ${MAX_PATTERN_LENGTH} characters`;
   if (c.type !== 'regex') return null;
   try {
     RE2JS.compile(c.pattern, c.caseSensitive ? 0 : RE2JS.CASE_INSENSITIVE);

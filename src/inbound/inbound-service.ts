@@ -1,12 +1,13 @@
 // Inbound messages from any channel: ingestion (one transaction each), then forwarding by rules
 // (Pro) through the guarded outbound client: one attempt, 10 s, no signature.
 import type { Logger } from 'pino';
+
 import type { Db } from '../db/db.js';
 import type { OutboundClient } from '../outbound/outbound-client.js';
-import { PLAN_LIMITS, type Plan } from '../plans/plans.js';
+import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
 import { createGroupCommit } from '../shared/group-commit.js';
-import { type InboundAccount, type InboundItem, type Ingested, ingestBatch } from './ingest.js';
 import { type Condition, matches } from './forwarding-match.js';
+import { type InboundAccount, type InboundItem, ingestBatch, type Ingested } from './ingest.js';
 
 export const FORWARD_TIMEOUT_MS = 10_000;
 
@@ -19,7 +20,13 @@ export function createInboundService(deps: { db: Db; log: Logger; client: Outbou
   const accountCache = new Map<string, { account: InboundAccount; at: number }>();
 
   async function forward(account: InboundAccount, text: string | null, data: Record<string, unknown>) {
-    const rules = await db.query<{ id: string; condition_type: Condition['type']; pattern: string; case_sensitive: boolean; url: string }>(
+    const rules = await db.query<{
+      id: string;
+      condition_type: Condition['type'];
+      pattern: string;
+      case_sensitive: boolean;
+      url: string;
+    }>(
       `SELECT id, condition_type, pattern, case_sensitive, url FROM forwarding_rules
         WHERE customer_id = $1 AND is_active AND (chat_account_id IS NULL OR chat_account_id = $2)`,
       [account.customerId, account.id],
@@ -29,8 +36,17 @@ export function createInboundService(deps: { db: Db; log: Logger; client: Outbou
       rules
         .filter((r) => matches({ type: r.condition_type, pattern: r.pattern, caseSensitive: r.case_sensitive }, text))
         .map(async (r) => {
-          const res = await client.post(r.url, body, { 'content-type': 'application/json', 'user-agent': 'ChatGate-Forwarding/1.0', 'x-svc-forward-rule': r.id }, FORWARD_TIMEOUT_MS);
-          if (res.error !== null || res.statusCode! >= 300) log.warn({ ruleId: r.id, status: res.statusCode, error: res.error }, 'forwarding an inbound message failed (single attempt)');
+          const res = await client.post(
+            r.url,
+            body,
+            { 'content-type': 'application/json', 'user-agent': 'ChatGate-Forwarding/1.0', 'x-svc-forward-rule': r.id },
+            FORWARD_TIMEOUT_MS,
+          );
+          if (res.error !== null || res.statusCode! >= 300)
+            log.warn(
+              { ruleId: r.id, status: res.statusCode, error: res.error },
+              'forwarding an inbound message failed (single attempt)',
+            );
         }),
     );
   }
@@ -43,14 +59,25 @@ export function createInboundService(deps: { db: Db; log: Logger; client: Outbou
         return await db.transaction((tx) => ingestBatch(tx, items));
       } catch (err) {
         if (items.length === 1) {
-          log.error({ err, providerMessageId: items[0]!.message.providerMessageId }, 'ingesting an inbound message failed');
+          log.error(
+            { err, providerMessageId: items[0]!.message.providerMessageId },
+            'ingesting an inbound message failed',
+          );
           return [{ kind: 'failed' as const }];
         }
         const out: (Ingested | { kind: 'failed' })[] = [];
-        for (const item of items) out.push(...(await db.transaction((tx) => ingestBatch(tx, [item])).catch((e: unknown) => {
-          log.error({ err: e, providerMessageId: item.message.providerMessageId }, 'ingesting an inbound message failed');
-          return [{ kind: 'failed' as const }];
-        })));
+        for (const item of items)
+          out.push(
+            ...(await db
+              .transaction((tx) => ingestBatch(tx, [item]))
+              .catch((e: unknown) => {
+                log.error(
+                  { err: e, providerMessageId: item.message.providerMessageId },
+                  'ingesting an inbound message failed',
+                );
+                return [{ kind: 'failed' as const }];
+              })),
+          );
         return out;
       }
     },
@@ -71,14 +98,19 @@ export function createInboundService(deps: { db: Db; log: Logger; client: Outbou
           ingested++;
           const { account, message } = items[i]!;
           // Forwarding never holds up the provider's webhook answer.
-          if (PLAN_LIMITS[account.plan].inbox) void forward(account, message.text, result.eventData).catch((err: unknown) => log.error({ err }, 'forwarding failed'));
+          if (PLAN_LIMITS[account.plan].inbox)
+            void forward(account, message.text, result.eventData).catch((err: unknown) =>
+              log.error({ err }, 'forwarding failed'),
+            );
         }
       });
       return { ingested, duplicates, failed };
     },
 
     /** The account as ingestion needs it, or null when unknown (cached a few seconds per webhook route). */
-    async account(where: { id: string } | { phoneNumberId: string; integrationId: string | null }): Promise<InboundAccount | null> {
+    async account(
+      where: { id: string } | { phoneNumberId: string; integrationId: string | null },
+    ): Promise<InboundAccount | null> {
       const cacheKey = 'id' in where ? `id:${where.id}` : `pn:${where.phoneNumberId}:${where.integrationId ?? ''}`;
       const hit = accountCache.get(cacheKey);
       if (hit && Date.now() - hit.at < ACCOUNT_CACHE_MS) return hit.account;
@@ -89,7 +121,9 @@ export function createInboundService(deps: { db: Db; log: Logger; client: Outbou
     },
   };
 
-  async function loadAccount(where: { id: string } | { phoneNumberId: string; integrationId: string | null }): Promise<InboundAccount | null> {
+  async function loadAccount(
+    where: { id: string } | { phoneNumberId: string; integrationId: string | null },
+  ): Promise<InboundAccount | null> {
     const rows = await db.query<{ id: string; customer_id: string; plan: Plan; type: string }>(
       'id' in where
         ? `SELECT a.id, a.customer_id, c.plan, a.type FROM chat_accounts a JOIN customers c ON c.id = a.customer_id WHERE a.id = $1`
@@ -98,6 +132,13 @@ export function createInboundService(deps: { db: Db; log: Logger; client: Outbou
       'id' in where ? [where.id] : [where.phoneNumberId, where.integrationId],
     );
     const r = rows[0];
-    return r ? { id: r.id, customerId: r.customer_id, plan: r.plan, channel: r.type === 'OFFICIAL' ? 'chat_official' : 'chat_direct' } : null;
+    return r
+      ? {
+          id: r.id,
+          customerId: r.customer_id,
+          plan: r.plan,
+          channel: r.type === 'OFFICIAL' ? 'chat_official' : 'chat_direct',
+        }
+      : null;
   }
 }

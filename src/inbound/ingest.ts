@@ -3,16 +3,24 @@
 // filter), store what the inbox keeps (Pro, filters permitting), and write message.inbound and,
 // the first time a number writes, sender.first_inbound.
 import crypto from 'node:crypto';
+
 import type { Queryable } from '../db/db.js';
 import { type OutboxEvent, writeEvents } from '../events/outbox.js';
-import { PLAN_LIMITS, type Plan } from '../plans/plans.js';
+import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
 import type { InboundMessage } from '../receipts/parse-webhook.js';
 
 export type InboundAccount = { id: string; customerId: string; plan: Plan; channel: string };
 
 export type Ingested =
   | { kind: 'duplicate' }
-  | { kind: 'ingested'; inboundMessageId: string; stored: boolean; from: string | null; firstInbound: boolean; eventData: Record<string, unknown> };
+  | {
+      kind: 'ingested';
+      inboundMessageId: string;
+      stored: boolean;
+      from: string | null;
+      firstInbound: boolean;
+      eventData: Record<string, unknown>;
+    };
 
 export type InboundItem = { account: InboundAccount; message: InboundMessage };
 
@@ -40,7 +48,8 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
 
   // 2. Hidden numbers: learn (identifier → number) pairs, then resolve identifiers alone.
   const learned = new Map<string, string>();
-  for (const { account, message: m } of todo) if (m.userId && m.fromPhone) learned.set(key(account.id, m.userId), m.fromPhone);
+  for (const { account, message: m } of todo)
+    if (m.userId && m.fromPhone) learned.set(key(account.id, m.userId), m.fromPhone);
   if (learned.size > 0) {
     const pairs = [...learned].map(([k, phone]) => [...k.split('\u0000'), phone] as [string, string, string]);
     await tx.query(
@@ -49,7 +58,9 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
       [pairs.map((p) => p[0]), pairs.map((p) => p[1]), pairs.map((p) => p[2])],
     );
   }
-  const unknown = todo.filter(({ account, message: m }) => m.userId && !m.fromPhone && !learned.has(key(account.id, m.userId)));
+  const unknown = todo.filter(
+    ({ account, message: m }) => m.userId && !m.fromPhone && !learned.has(key(account.id, m.userId)),
+  );
   if (unknown.length > 0) {
     const rows = await tx.query<{ chat_account_id: string; user_id: string; phone_e164: string }>(
       `SELECT s.chat_account_id, s.user_id, s.phone_e164 FROM sender_identities s
@@ -58,16 +69,27 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
     );
     for (const r of rows) learned.set(key(r.chat_account_id, r.user_id), r.phone_e164);
   }
-  const fromOf = ({ account, message: m }: InboundItem) => m.fromPhone ?? (m.userId ? (learned.get(key(account.id, m.userId)) ?? null) : null);
+  const fromOf = ({ account, message: m }: InboundItem) =>
+    m.fromPhone ?? (m.userId ? (learned.get(key(account.id, m.userId)) ?? null) : null);
 
   // 3. The aggregate, one row per (account, number) of the batch; the primary key makes exactly
   //    one insert win under concurrency, and firstInboundAt never changes afterwards.
-  const agg = new Map<string, { account: InboundAccount; phone: string; first: Date; last: Date; count: number; name: string }>();
+  const agg = new Map<
+    string,
+    { account: InboundAccount; phone: string; first: Date; last: Date; count: number; name: string }
+  >();
   for (const item of todo) {
     const phone = fromOf(item);
     if (!phone) continue;
     const k = key(item.account.id, phone);
-    const a = agg.get(k) ?? { account: item.account, phone, first: item.message.receivedAt, last: item.message.receivedAt, count: 0, name: '' };
+    const a = agg.get(k) ?? {
+      account: item.account,
+      phone,
+      first: item.message.receivedAt,
+      last: item.message.receivedAt,
+      count: 0,
+      name: '',
+    };
     if (item.message.receivedAt < a.first) a.first = item.message.receivedAt;
     if (item.message.receivedAt > a.last) a.last = item.message.receivedAt;
     a.count++;
@@ -77,7 +99,12 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
   const senders = new Map<string, { created: boolean; firstInboundAt: Date }>();
   if (agg.size > 0) {
     const rows = [...agg.values()];
-    const result = await tx.query<{ chat_account_id: string; phone_e164: string; first_inbound_at: Date; created: boolean }>(
+    const result = await tx.query<{
+      chat_account_id: string;
+      phone_e164: string;
+      first_inbound_at: Date;
+      created: boolean;
+    }>(
       `INSERT INTO senders AS s (chat_account_id, customer_id, phone_e164, first_inbound_at, last_inbound_at, inbound_count, display_name)
        SELECT a, c, p, f, l, n, NULLIF(d, '') FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[], $7::text[])
          AS t(a, c, p, f, l, n, d) ORDER BY a, p
@@ -86,19 +113,38 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
          inbound_count = s.inbound_count + EXCLUDED.inbound_count,
          display_name = COALESCE(EXCLUDED.display_name, s.display_name)
        RETURNING chat_account_id, phone_e164, first_inbound_at, (xmax = 0) AS created`,
-      [rows.map((r) => r.account.id), rows.map((r) => r.account.customerId), rows.map((r) => r.phone), rows.map((r) => r.first.toISOString()),
-        rows.map((r) => r.last.toISOString()), rows.map((r) => r.count), rows.map((r) => r.name)],
+      [
+        rows.map((r) => r.account.id),
+        rows.map((r) => r.account.customerId),
+        rows.map((r) => r.phone),
+        rows.map((r) => r.first.toISOString()),
+        rows.map((r) => r.last.toISOString()),
+        rows.map((r) => r.count),
+        rows.map((r) => r.name),
+      ],
     );
-    for (const r of result) senders.set(key(r.chat_account_id, r.phone_e164), { created: r.created, firstInboundAt: r.first_inbound_at });
+    for (const r of result)
+      senders.set(key(r.chat_account_id, r.phone_e164), { created: r.created, firstInboundAt: r.first_inbound_at });
   }
 
   // 4. The inbox: plan Pro, and the account's filter.
   const inboxAccounts = [...new Set(todo.filter((i) => PLAN_LIMITS[i.account.plan].inbox).map((i) => i.account.id))];
-  const filters = inboxAccounts.length === 0 ? [] : await tx.query<Filter>('SELECT chat_account_id, mode, numbers FROM inbox_filters WHERE chat_account_id = ANY($1::uuid[])', [inboxAccounts]);
+  const filters =
+    inboxAccounts.length === 0
+      ? []
+      : await tx.query<Filter>(
+          'SELECT chat_account_id, mode, numbers FROM inbox_filters WHERE chat_account_id = ANY($1::uuid[])',
+          [inboxAccounts],
+        );
   const filterOf = new Map(filters.map((f) => [f.chat_account_id, f]));
   const prepared = todo.map((item) => {
     const from = fromOf(item);
-    return { item, from, id: crypto.randomUUID(), stored: PLAN_LIMITS[item.account.plan].inbox && passes(filterOf.get(item.account.id), from) };
+    return {
+      item,
+      from,
+      id: crypto.randomUUID(),
+      stored: PLAN_LIMITS[item.account.plan].inbox && passes(filterOf.get(item.account.id), from),
+    };
   });
   const toStore = prepared.filter((p) => p.stored);
   if (toStore.length > 0) {
@@ -109,10 +155,19 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
          FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::int[])
            AS t(id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, d)`,
       [
-        toStore.map((p) => p.id), toStore.map((p) => p.item.account.customerId), toStore.map((p) => p.item.account.id), toStore.map((p) => p.item.account.channel),
-        toStore.map((p) => p.item.message.providerMessageId), toStore.map((p) => p.from), toStore.map((p) => p.item.message.fromDisplayName),
-        toStore.map((p) => p.item.message.messageType), toStore.map((p) => p.item.message.text), toStore.map((p) => p.item.message.displayText),
-        toStore.map((p) => p.item.message.contextId), toStore.map((p) => p.item.message.receivedAt.toISOString()), toStore.map((p) => PLAN_LIMITS[p.item.account.plan].retentionDays),
+        toStore.map((p) => p.id),
+        toStore.map((p) => p.item.account.customerId),
+        toStore.map((p) => p.item.account.id),
+        toStore.map((p) => p.item.account.channel),
+        toStore.map((p) => p.item.message.providerMessageId),
+        toStore.map((p) => p.from),
+        toStore.map((p) => p.item.message.fromDisplayName),
+        toStore.map((p) => p.item.message.messageType),
+        toStore.map((p) => p.item.message.text),
+        toStore.map((p) => p.item.message.displayText),
+        toStore.map((p) => p.item.message.contextId),
+        toStore.map((p) => p.item.message.receivedAt.toISOString()),
+        toStore.map((p) => PLAN_LIMITS[p.item.account.plan].retentionDays),
       ],
     );
   }
@@ -121,7 +176,12 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
   const replies = prepared.filter((p) => p.item.message.contextId !== null);
   const ours = new Map<string, { id: string; external_id: string }>();
   if (replies.length > 0) {
-    const rows = await tx.query<{ chat_account_id: string; provider_message_id: string; id: string; external_id: string }>(
+    const rows = await tx.query<{
+      chat_account_id: string;
+      provider_message_id: string;
+      id: string;
+      external_id: string;
+    }>(
       `SELECT m.chat_account_id, m.provider_message_id, m.id, m.external_id FROM messages m
          JOIN unnest($1::uuid[], $2::text[]) AS t(a, pm) ON m.chat_account_id = t.a AND m.provider_message_id = t.pm`,
       [replies.map((p) => p.item.account.id), replies.map((p) => p.item.message.contextId)],
@@ -137,20 +197,44 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
     const { account, message: m } = item;
     const quoted = m.contextId !== null ? ours.get(key(account.id, m.contextId)) : undefined;
     const eventData = {
-      inboundMessageId: id, chatAccountId: account.id, channel: account.channel, from, fromDisplayName: m.fromDisplayName,
-      messageType: m.messageType, text: m.text, receivedAt: m.receivedAt.toISOString(),
-      ...(m.contextId !== null ? { replyTo: { providerMessageId: m.contextId, messageId: quoted?.id ?? null, externalId: quoted?.external_id ?? null } } : {}),
+      inboundMessageId: id,
+      chatAccountId: account.id,
+      channel: account.channel,
+      from,
+      fromDisplayName: m.fromDisplayName,
+      messageType: m.messageType,
+      text: m.text,
+      receivedAt: m.receivedAt.toISOString(),
+      ...(m.contextId !== null
+        ? {
+            replyTo: {
+              providerMessageId: m.contextId,
+              messageId: quoted?.id ?? null,
+              externalId: quoted?.external_id ?? null,
+            },
+          }
+        : {}),
     };
     events.push({ customerId: account.customerId, type: 'message.inbound', createdAt: new Date(), data: eventData });
     const sk = from ? key(account.id, from) : null;
     const sender = sk ? senders.get(sk) : undefined;
     // The earliest message of the batch from a new number is the one that made it "first".
-    const isFirst = sender?.created === true && !firstDone.has(sk!) && m.receivedAt.getTime() === agg.get(sk!)!.first.getTime();
+    const isFirst =
+      sender?.created === true && !firstDone.has(sk!) && m.receivedAt.getTime() === agg.get(sk!)!.first.getTime();
     if (isFirst) {
       firstDone.add(sk!);
       events.push({
-        customerId: account.customerId, type: 'sender.first_inbound', createdAt: new Date(),
-        data: { chatAccountId: account.id, channel: account.channel, from, fromDisplayName: m.fromDisplayName, firstInboundAt: sender!.firstInboundAt.toISOString(), inboundMessageId: stored ? id : null },
+        customerId: account.customerId,
+        type: 'sender.first_inbound',
+        createdAt: new Date(),
+        data: {
+          chatAccountId: account.id,
+          channel: account.channel,
+          from,
+          fromDisplayName: m.fromDisplayName,
+          firstInboundAt: sender!.firstInboundAt.toISOString(),
+          inboundMessageId: stored ? id : null,
+        },
       });
     }
     results.set(item, { kind: 'ingested', inboundMessageId: id, stored, from, firstInbound: isFirst, eventData });

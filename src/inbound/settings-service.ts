@@ -1,11 +1,12 @@
 // The inbox filter of an account and the customer's forwarding rules (plan Pro).
 import crypto from 'node:crypto';
+
+import { lockCustomer } from '../customers/customer-service.js';
 import type { Db } from '../db/db.js';
 import { checkDestinationUrl } from '../outbound/destination-check.js';
 import type { Resolve } from '../outbound/outbound-client.js';
 import { AppError, errors } from '../shared/errors.js';
 import { checkPattern, type Condition } from './forwarding-match.js';
-import { lockCustomer } from '../customers/customer-service.js';
 
 export const MAX_FILTER_NUMBERS = 10_000;
 export const MAX_RULES = 50;
@@ -18,7 +19,11 @@ function toRule(r: Row) {
     id: r.id as string,
     name: r.name as string,
     chatAccountId: (r.chat_account_id as string | null) ?? null,
-    condition: { type: r.condition_type as Condition['type'], pattern: r.pattern as string, caseSensitive: r.case_sensitive as boolean },
+    condition: {
+      type: r.condition_type as Condition['type'],
+      pattern: r.pattern as string,
+      caseSensitive: r.case_sensitive as boolean,
+    },
     destination: { type: 'http' as const, url: r.url as string },
     isActive: r.is_active as boolean,
     createdAt: iso(r.created_at)!,
@@ -44,19 +49,29 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
   async function validate(input: RuleInput) {
     const problems = [];
     if (input.condition) {
-      const reason = checkPattern({ type: input.condition.type, pattern: input.condition.pattern, caseSensitive: input.condition.caseSensitive ?? false });
+      const reason = checkPattern({
+        type: input.condition.type,
+        pattern: input.condition.pattern,
+        caseSensitive: input.condition.caseSensitive ?? false,
+      });
       if (reason) problems.push({ path: 'condition.pattern', message: reason });
     }
     if (problems.length > 0) throw errors.validation(problems);
     if (input.destination) {
-      const reason = await checkDestinationUrl(input.destination.url, { allowPrivate: deps.allowPrivateUrls, resolve: deps.resolve });
+      const reason = await checkDestinationUrl(input.destination.url, {
+        allowPrivate: deps.allowPrivateUrls,
+        resolve: deps.resolve,
+      });
       if (reason) throw errors.validation([{ path: 'destination.url', message: reason }]);
     }
   }
 
   return {
     async getFilter(customerId: string, accountId: string) {
-      const [row] = await db.query<{ mode: string; numbers: string[] }>('SELECT mode, numbers FROM inbox_filters WHERE customer_id = $1 AND chat_account_id = $2', [customerId, accountId]);
+      const [row] = await db.query<{ mode: string; numbers: string[] }>(
+        'SELECT mode, numbers FROM inbox_filters WHERE customer_id = $1 AND chat_account_id = $2',
+        [customerId, accountId],
+      );
       return { chatAccountId: accountId, mode: row?.mode ?? 'off', numbers: row?.numbers ?? [] };
     },
 
@@ -69,28 +84,53 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
       return { chatAccountId: accountId, mode, numbers: [...new Set(numbers)] };
     },
 
-    async createRule(customerId: string, input: RuleInput & { condition: NonNullable<RuleInput['condition']>; destination: NonNullable<RuleInput['destination']> }) {
+    async createRule(
+      customerId: string,
+      input: RuleInput & {
+        condition: NonNullable<RuleInput['condition']>;
+        destination: NonNullable<RuleInput['destination']>;
+      },
+    ) {
       await validate(input);
       return db.transaction(async (tx) => {
         await lockCustomer(tx, customerId);
-        const [count] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM forwarding_rules WHERE customer_id = $1', [customerId]);
+        const [count] = await tx.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM forwarding_rules WHERE customer_id = $1',
+          [customerId],
+        );
         if ((count?.n ?? 0) >= MAX_RULES) throw errors.limitReached('forwarding rules', MAX_RULES);
         const [row] = await tx.query<Row>(
           `INSERT INTO forwarding_rules (id, customer_id, chat_account_id, name, condition_type, pattern, case_sensitive, url, is_active)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-          [crypto.randomUUID(), customerId, input.chatAccountId ?? null, input.name ?? '', input.condition.type, input.condition.pattern,
-            input.condition.caseSensitive ?? false, input.destination.url, input.isActive ?? true],
+          [
+            crypto.randomUUID(),
+            customerId,
+            input.chatAccountId ?? null,
+            input.name ?? '',
+            input.condition.type,
+            input.condition.pattern,
+            input.condition.caseSensitive ?? false,
+            input.destination.url,
+            input.isActive ?? true,
+          ],
         );
         return toRule(row!);
       });
     },
 
     async listRules(customerId: string) {
-      return (await db.query<Row>('SELECT * FROM forwarding_rules WHERE customer_id = $1 ORDER BY created_at, id', [customerId])).map(toRule);
+      return (
+        await db.query<Row>('SELECT * FROM forwarding_rules WHERE customer_id = $1 ORDER BY created_at, id', [
+          customerId,
+        ])
+      ).map(toRule);
     },
 
     async getRule(customerId: string, id: string) {
-      const [row] = await db.query<Row>('SELECT * FROM forwarding_rules WHERE customer_id = $1 AND id = $2', [customerId, id]);
+      const [row] = await db.query<Row>('SELECT * FROM forwarding_rules WHERE customer_id = $1 AND id = $2', [
+        customerId,
+        id,
+      ]);
       if (!row) throw ruleNotFound();
       return toRule(row);
     },
@@ -104,15 +144,28 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
                 condition_type = COALESCE($6, condition_type), pattern = COALESCE($7, pattern), case_sensitive = COALESCE($8, case_sensitive),
                 url = COALESCE($9, url), is_active = COALESCE($10, is_active), updated_at = now()
           WHERE customer_id = $1 AND id = $2 RETURNING *`,
-        [customerId, id, input.name ?? null, input.chatAccountId !== undefined, input.chatAccountId ?? null, condition?.type ?? null,
-          condition?.pattern ?? null, condition?.caseSensitive ?? null, input.destination?.url ?? null, input.isActive ?? null],
+        [
+          customerId,
+          id,
+          input.name ?? null,
+          input.chatAccountId !== undefined,
+          input.chatAccountId ?? null,
+          condition?.type ?? null,
+          condition?.pattern ?? null,
+          condition?.caseSensitive ?? null,
+          input.destination?.url ?? null,
+          input.isActive ?? null,
+        ],
       );
       if (!row) throw ruleNotFound();
       return toRule(row);
     },
 
     async deleteRule(customerId: string, id: string) {
-      const rows = await db.query('DELETE FROM forwarding_rules WHERE customer_id = $1 AND id = $2 RETURNING id', [customerId, id]);
+      const rows = await db.query('DELETE FROM forwarding_rules WHERE customer_id = $1 AND id = $2 RETURNING id', [
+        customerId,
+        id,
+      ]);
       if (rows.length === 0) throw ruleNotFound();
     },
   };

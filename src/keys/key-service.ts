@@ -1,12 +1,13 @@
 // API keys: only a SHA-256 hash is used for lookup; an encrypted copy lets the portal reveal a key.
 import crypto from 'node:crypto';
+
 import type { Directory } from '../auth/directory.js';
+import { lockCustomer } from '../customers/customer-service.js';
 import type { Db } from '../db/db.js';
 import type { Sealer } from '../shared/crypto.js';
 import { randomHex, sha256Hex } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
 import type { TemplateAccess } from '../shared/vocab.js';
-import { lockCustomer } from '../customers/customer-service.js';
 
 export const MAX_ACTIVE_KEYS = 5;
 export const LIVE_PREFIX = 'ak_live_';
@@ -45,13 +46,21 @@ export function createKeyService(deps: { db: Db; sealer: Sealer; directory: Pick
   return {
     async create(
       customerId: string,
-      input: { sandbox?: boolean; chatAccountId?: string | null; templateAccess?: TemplateAccess; name?: string | null },
+      input: {
+        sandbox?: boolean;
+        chatAccountId?: string | null;
+        templateAccess?: TemplateAccess;
+        name?: string | null;
+      },
     ) {
       return db.transaction(async (tx) => {
         // Locking the customer row serialises key creation, so the active-key cap holds under concurrency.
         if (!(await lockCustomer(tx, customerId))) throw errors.notFound();
         if (input.chatAccountId) {
-          const owned = await tx.query('SELECT 1 FROM chat_accounts WHERE id = $1 AND customer_id = $2', [input.chatAccountId, customerId]);
+          const owned = await tx.query('SELECT 1 FROM chat_accounts WHERE id = $1 AND customer_id = $2', [
+            input.chatAccountId,
+            customerId,
+          ]);
           if (owned.length === 0) throw errors.invalidChatAccount();
         }
         const [{ n } = { n: 0 }] = await tx.query<{ n: number }>(
@@ -65,8 +74,15 @@ export function createKeyService(deps: { db: Db; sealer: Sealer; directory: Pick
           `INSERT INTO api_keys (id, customer_id, chat_account_id, name, sandbox, template_access, key_hash, key_enc, key_hint)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
           [
-            crypto.randomUUID(), customerId, input.chatAccountId ?? null, input.name ?? null, sandbox,
-            input.templateAccess ?? 'none', sha256Hex(key), sealer.seal(key), key.slice(-4),
+            crypto.randomUUID(),
+            customerId,
+            input.chatAccountId ?? null,
+            input.name ?? null,
+            sandbox,
+            input.templateAccess ?? 'none',
+            sha256Hex(key),
+            sealer.seal(key),
+            key.slice(-4),
           ],
         );
         return { ...toKeyView(rows[0]!), key };
@@ -74,7 +90,10 @@ export function createKeyService(deps: { db: Db; sealer: Sealer; directory: Pick
     },
 
     async list(customerId: string) {
-      const rows = await db.query<KeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE customer_id = $1 ORDER BY created_at, id`, [customerId]);
+      const rows = await db.query<KeyRow>(
+        `SELECT ${COLUMNS} FROM api_keys WHERE customer_id = $1 ORDER BY created_at, id`,
+        [customerId],
+      );
       return rows.map(toKeyView);
     },
 

@@ -12,10 +12,18 @@ import type { Db, Queryable } from '../db/db.js';
 
 const NONE_WAITING = `NOT EXISTS (SELECT 1 FROM messages m WHERE m.media_id = f.id AND m.status IN ('pending', 'queued'))`;
 
-async function lockThenDelete(tx: Pick<Queryable, 'query'>, candidatesSql: string, params: unknown[], condition: string): Promise<number> {
+async function lockThenDelete(
+  tx: Pick<Queryable, 'query'>,
+  candidatesSql: string,
+  params: unknown[],
+  condition: string,
+): Promise<number> {
   const locked = await tx.query<{ id: string }>(candidatesSql, params);
   if (locked.length === 0) return 0;
-  const rows = await tx.query(`DELETE FROM media_files f WHERE f.id = ANY($1::uuid[]) AND ${condition} RETURNING f.id`, [locked.map((r) => r.id)]);
+  const rows = await tx.query(
+    `DELETE FROM media_files f WHERE f.id = ANY($1::uuid[]) AND ${condition} RETURNING f.id`,
+    [locked.map((r) => r.id)],
+  );
   return rows.length;
 }
 
@@ -26,7 +34,12 @@ async function lockThenDelete(tx: Pick<Queryable, 'query'>, candidatesSql: strin
  * while locking would use the snapshot from before the wait, and both would keep the file).
  */
 export function releaseMedia(tx: Pick<Queryable, 'query'>, mediaIds: string[]): Promise<number> {
-  return lockThenDelete(tx, `SELECT f.id FROM media_files f WHERE f.id = ANY($1::uuid[]) ORDER BY f.id FOR UPDATE`, [mediaIds], `f.used_at IS NOT NULL AND ${NONE_WAITING}`);
+  return lockThenDelete(
+    tx,
+    `SELECT f.id FROM media_files f WHERE f.id = ANY($1::uuid[]) ORDER BY f.id FOR UPDATE`,
+    [mediaIds],
+    `f.used_at IS NOT NULL AND ${NONE_WAITING}`,
+  );
 }
 
 /** The purger's pass: expired unused files, and used ones nothing waits for, in chunks. */
@@ -35,7 +48,12 @@ export async function purgeMedia(db: Db, chunk: number): Promise<number> {
   let total = 0;
   for (;;) {
     const n = await db.transaction((tx) =>
-      lockThenDelete(tx, `SELECT f.id FROM media_files f WHERE ${condition} ORDER BY f.id LIMIT $1 FOR UPDATE SKIP LOCKED`, [chunk], condition),
+      lockThenDelete(
+        tx,
+        `SELECT f.id FROM media_files f WHERE ${condition} ORDER BY f.id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [chunk],
+        condition,
+      ),
     );
     total += n;
     if (n < chunk) return total;

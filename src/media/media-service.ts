@@ -1,11 +1,12 @@
 // Uploaded media: saving a file (type detection, the pending-files limit), and checking a
 // `mediaId` when a send refers to it. The lifecycle (used, released, expired) is in media-lifecycle.ts.
 import crypto from 'node:crypto';
-import type { Db } from '../db/db.js';
+
 import { lockCustomer } from '../customers/customer-service.js';
+import type { Db } from '../db/db.js';
 import { errors } from '../shared/errors.js';
-import { detectType, mediaMismatch } from './media-type.js';
 import type { MediaStore } from './media-store.js';
+import { detectType, mediaMismatch } from './media-type.js';
 
 /** More than this many unused uploads: 429 media_pending_limit. */
 export const MAX_PENDING_MEDIA = 200;
@@ -39,7 +40,10 @@ export function createMediaService(deps: { db: Db; store: MediaStore; unusedTtlS
       if ((await pending(db, customerId)) >= MAX_PENDING_MEDIA) throw errors.mediaPendingLimit(MAX_PENDING_MEDIA);
     },
 
-    async save(customerId: string, file: { data: Buffer; filename: string; declaredType: string | null }): Promise<MediaUpload> {
+    async save(
+      customerId: string,
+      file: { data: Buffer; filename: string; declaredType: string | null },
+    ): Promise<MediaUpload> {
       const mimetype = detectType(file.data, file.declaredType, file.filename);
       const id = crypto.randomUUID();
       const sha256 = crypto.createHash('sha256').update(file.data).digest('hex');
@@ -55,7 +59,13 @@ export function createMediaService(deps: { db: Db; store: MediaStore; unusedTtlS
         await store.put(tx, id, customerId, file.data);
         return r!;
       });
-      return { mediaId: id, mimetype, sizeBytes: file.data.length, filename: file.filename, expiresAt: new Date(row.expires_at).toISOString() };
+      return {
+        mediaId: id,
+        mimetype,
+        sizeBytes: file.data.length,
+        filename: file.filename,
+        expiresAt: new Date(row.expires_at).toISOString(),
+      };
     },
 
     /**
@@ -63,7 +73,11 @@ export function createMediaService(deps: { db: Db; store: MediaStore; unusedTtlS
      * whose file is gone since (files are deleted once their messages are sent) is still a repeat,
      * or a conflict: `isRepeat` tells, and the insert decides.
      */
-    async forContent(customerId: string, content: MediaContent, isRepeat: () => Promise<boolean>): Promise<string | null> {
+    async forContent(
+      customerId: string,
+      content: MediaContent,
+      isRepeat: () => Promise<boolean>,
+    ): Promise<string | null> {
       const kind = content.type === 'image' || content.type === 'document' ? content.type : null;
       const mediaId = kind ? content[kind]?.mediaId : undefined;
       if (!kind || mediaId === undefined) return null;

@@ -16,10 +16,17 @@ export function createDbMediaStore(db: Db): MediaStore {
     async put(tx, mediaId, customerId, data) {
       // Base64 text rather than a bytea parameter: the embedded driver encodes bytea parameters
       // byte by byte in JavaScript (about 8 s for 20 MB), while decode() runs inside the database.
-      await tx.query(`INSERT INTO media_blobs (media_id, customer_id, data) VALUES ($1, $2, decode($3, 'base64'))`, [mediaId, customerId, data.toString('base64')]);
+      await tx.query(`INSERT INTO media_blobs (media_id, customer_id, data) VALUES ($1, $2, decode($3, 'base64'))`, [
+        mediaId,
+        customerId,
+        data.toString('base64'),
+      ]);
     },
     async get(mediaId) {
-      const [row] = await db.query<{ data: string }>(`SELECT encode(data, 'base64') AS data FROM media_blobs WHERE media_id = $1`, [mediaId]);
+      const [row] = await db.query<{ data: string }>(
+        `SELECT encode(data, 'base64') AS data FROM media_blobs WHERE media_id = $1`,
+        [mediaId],
+      );
       return row ? Buffer.from(row.data, 'base64') : null;
     },
   };

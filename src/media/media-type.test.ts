@@ -1,11 +1,39 @@
 import { describe, expect, it } from 'vitest';
-import { DOC, DOCX, detectType, JPEG, mediaMismatch, OCTET_STREAM, PDF, PNG, PPT, PPTX, TEXT, XLS, XLSX } from './media-type.js';
+
+import {
+  detectType,
+  DOC,
+  DOCX,
+  JPEG,
+  mediaMismatch,
+  OCTET_STREAM,
+  PDF,
+  PNG,
+  PPT,
+  PPTX,
+  TEXT,
+  XLS,
+  XLSX,
+} from './media-type.js';
 
 const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46]);
 const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
 const pdf = Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n', 'latin1');
-const ole = (stream: string) => Buffer.concat([Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), Buffer.alloc(500), Buffer.from(stream, 'utf16le'), Buffer.alloc(100)]);
-const zip = (entry: string) => Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.alloc(26), Buffer.from('[Content_Types].xml'), Buffer.alloc(40), Buffer.from(entry)]);
+const ole = (stream: string) =>
+  Buffer.concat([
+    Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]),
+    Buffer.alloc(500),
+    Buffer.from(stream, 'utf16le'),
+    Buffer.alloc(100),
+  ]);
+const zip = (entry: string) =>
+  Buffer.concat([
+    Buffer.from([0x50, 0x4b, 0x03, 0x04]),
+    Buffer.alloc(26),
+    Buffer.from('[Content_Types].xml'),
+    Buffer.alloc(40),
+    Buffer.from(entry),
+  ]);
 const binary = Buffer.from([0x00, 0x01, 0x02, 0xfe, 0x00, 0x9c, 0x11]);
 
 describe('detectType', () => {
@@ -37,7 +65,9 @@ describe('detectType', () => {
   });
 
   it('treats invalid UTF-8 as binary, not text', () => {
-    expect(detectType(Buffer.from([0x68, 0x69, 0xc3, 0x28, 0x0a, 0x61, 0x62, 0x63, 0x64, 0x65]), 'text/plain', 'a.txt')).toBe(OCTET_STREAM);
+    expect(
+      detectType(Buffer.from([0x68, 0x69, 0xc3, 0x28, 0x0a, 0x61, 0x62, 0x63, 0x64, 0x65]), 'text/plain', 'a.txt'),
+    ).toBe(OCTET_STREAM);
   });
 });
 

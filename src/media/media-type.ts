@@ -26,9 +26,26 @@ export const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
 const SNIFFABLE = new Set([JPEG, PNG, PDF, DOC, XLS, PPT, DOCX, XLSX, PPTX, TEXT]);
 
 const BY_EXTENSION: Record<string, string> = {
-  jpg: JPEG, jpeg: JPEG, jpe: JPEG, png: PNG, pdf: PDF, txt: TEXT, text: TEXT,
-  doc: DOC, xls: XLS, ppt: PPT, docx: DOCX, xlsx: XLSX, pptx: PPTX,
-  gif: 'image/gif', webp: 'image/webp', mp4: 'video/mp4', mp3: 'audio/mpeg', ogg: 'audio/ogg', csv: 'text/csv', zip: 'application/zip',
+  jpg: JPEG,
+  jpeg: JPEG,
+  jpe: JPEG,
+  png: PNG,
+  pdf: PDF,
+  txt: TEXT,
+  text: TEXT,
+  doc: DOC,
+  xls: XLS,
+  ppt: PPT,
+  docx: DOCX,
+  xlsx: XLSX,
+  pptx: PPTX,
+  gif: 'image/gif',
+  webp: 'image/webp',
+  mp4: 'video/mp4',
+  mp3: 'audio/mpeg',
+  ogg: 'audio/ogg',
+  csv: 'text/csv',
+  zip: 'application/zip',
 };
 
 const startsWith = (b: Buffer, bytes: number[]) => b.length >= bytes.length && bytes.every((v, i) => b[i] === v);
@@ -53,7 +70,8 @@ function ooxmlKind(b: Buffer): string | null {
 /** Plain text: valid UTF-8 (or ASCII) throughout, without NUL or other binary control bytes. */
 export function looksLikeText(b: Buffer): boolean {
   if (b.length === 0) return false;
-  for (const byte of b) if (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d && byte !== 0x0c && byte !== 0x1b) return false;
+  for (const byte of b)
+    if (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d && byte !== 0x0c && byte !== 0x1b) return false;
   try {
     new TextDecoder('utf-8', { fatal: true }).decode(b);
     return true;
@@ -80,12 +98,17 @@ export function typeFromExtension(filename: string | null | undefined): string |
 /** `type/subtype` of a Content-Type header, lower case, without parameters; null when absent or meaningless. */
 export function essence(contentType: string | null | undefined): string | null {
   const t = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (!/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(t) || t === OCTET_STREAM || t === 'binary/octet-stream') return null;
+  if (!/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(t) || t === OCTET_STREAM || t === 'binary/octet-stream')
+    return null;
   return t === 'image/jpg' || t === 'image/pjpeg' ? JPEG : t;
 }
 
 /** The file's type: content first, then the declared Content-Type, then the extension. */
-export function detectType(bytes: Buffer, declared: string | null | undefined, filename: string | null | undefined): string {
+export function detectType(
+  bytes: Buffer,
+  declared: string | null | undefined,
+  filename: string | null | undefined,
+): string {
   const proven = typeFromContent(bytes);
   if (proven) return proven;
   const text = looksLikeText(bytes);
@@ -109,7 +132,8 @@ export function mediaMismatch(kind: 'image' | 'document', mimetype: string, size
     if (sizeBytes > MAX_IMAGE_BYTES) return `an image must be at most 5 MB, this file has ${sizeBytes} bytes`;
     return null;
   }
-  if (!DOCUMENT_TYPES.includes(mimetype)) return `a document must be PDF, Word, Excel, PowerPoint or plain text, this file is ${mimetype}`;
+  if (!DOCUMENT_TYPES.includes(mimetype))
+    return `a document must be PDF, Word, Excel, PowerPoint or plain text, this file is ${mimetype}`;
   if (sizeBytes > MAX_UPLOAD_BYTES) return `a document must be at most 20 MB, this file has ${sizeBytes} bytes`;
   return null;
 }

@@ -32,7 +32,14 @@ export function needsMediaStep(m: Claimed): boolean {
   return (m.content.type === 'image' || m.content.type === 'document') && m.providerMedia === null;
 }
 
-export function createMediaPreparer(deps: { db: Db; store: MediaStore; provider: ProviderClient; outbound: OutboundClient; retryTimeScale: number; fetchTimeoutMs: number }) {
+export function createMediaPreparer(deps: {
+  db: Db;
+  store: MediaStore;
+  provider: ProviderClient;
+  outbound: OutboundClient;
+  retryTimeScale: number;
+  fetchTimeoutMs: number;
+}) {
   const { db, store, provider, outbound } = deps;
   // One upload at a time per (file, number) in this process: a broadcast of one upload uploads it once.
   const uploading = new Map<string, Promise<UploadOutcome | 'gone'>>();
@@ -40,7 +47,15 @@ export function createMediaPreparer(deps: { db: Db; store: MediaStore; provider:
   const broadcastUrls = new Map<string, { at: number; result: Promise<AttemptResult | { providerMediaId: string }> }>();
 
   const unavailable = (m: Claimed, message: string): AttemptResult => ({
-    transition: { id: m.id, from: m.status, to: 'failed', at: new Date(), error: { code: SEND_ERROR_CODES.MEDIA_UNAVAILABLE, message }, nextDueAt: null, attempted: false },
+    transition: {
+      id: m.id,
+      from: m.status,
+      to: 'failed',
+      at: new Date(),
+      error: { code: SEND_ERROR_CODES.MEDIA_UNAVAILABLE, message },
+      nextDueAt: null,
+      attempted: false,
+    },
     verdict: null,
   });
 
@@ -49,13 +64,36 @@ export function createMediaPreparer(deps: { db: Db; store: MediaStore; provider:
     const attempt = m.attemptCount + 1;
     const now = new Date();
     const error = { code: SEND_ERROR_CODES.MEDIA_UNAVAILABLE, message };
-    if (attempt >= m.maxAttempts) return { transition: { id: m.id, from: m.status, to: 'failed', at: now, error, nextDueAt: null, attempted: true }, verdict: null };
+    if (attempt >= m.maxAttempts)
+      return {
+        transition: { id: m.id, from: m.status, to: 'failed', at: now, error, nextDueAt: null, attempted: true },
+        verdict: null,
+      };
     const delay = backoffDelayMs(attempt, SEND_SCHEDULE_MS, { scale: deps.retryTimeScale });
-    return { transition: { id: m.id, from: m.status, to: 'queued', at: now, error, nextDueAt: new Date(now.getTime() + delay), attempted: true }, verdict: null };
+    return {
+      transition: {
+        id: m.id,
+        from: m.status,
+        to: 'queued',
+        at: now,
+        error,
+        nextDueAt: new Date(now.getTime() + delay),
+        attempted: true,
+      },
+      verdict: null,
+    };
   };
 
   const ready = (m: Claimed, providerMedia: { id: string; filename?: string }): AttemptResult => ({
-    transition: { id: m.id, from: m.status, to: m.status, at: new Date(), providerMedia, nextDueAt: new Date(), attempted: false },
+    transition: {
+      id: m.id,
+      from: m.status,
+      to: m.status,
+      at: new Date(),
+      providerMedia,
+      nextDueAt: new Date(),
+      attempted: false,
+    },
     verdict: null,
   });
 
@@ -73,9 +111,15 @@ export function createMediaPreparer(deps: { db: Db; store: MediaStore; provider:
       upload = (async (): Promise<UploadOutcome | 'gone'> => {
         const data = await store.get(mediaId);
         if (!data) return 'gone';
-        const outcome = await provider.uploadMedia({ phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! }, { data, mimetype: file.mimetype, filename: file.filename });
+        const outcome = await provider.uploadMedia(
+          { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! },
+          { data, mimetype: file.mimetype, filename: file.filename },
+        );
         if (outcome.ok) {
-          await db.query(`UPDATE media_files SET provider_ids = provider_ids || jsonb_build_object($2::text, $3::text) WHERE id = $1`, [mediaId, account.phoneNumberId, outcome.providerMediaId]);
+          await db.query(
+            `UPDATE media_files SET provider_ids = provider_ids || jsonb_build_object($2::text, $3::text) WHERE id = $1`,
+            [mediaId, account.phoneNumberId, outcome.providerMediaId],
+          );
         }
         return outcome;
       })().finally(() => uploading.delete(key));
@@ -88,13 +132,20 @@ export function createMediaPreparer(deps: { db: Db; store: MediaStore; provider:
   }
 
   /** A broadcast message's URL: the first message's outcome serves the others (success only). */
-  async function fromBroadcastUrl(m: Claimed, account: SendAccount, kind: 'image' | 'document', url: string): Promise<AttemptResult> {
+  async function fromBroadcastUrl(
+    m: Claimed,
+    account: SendAccount,
+    kind: 'image' | 'document',
+    url: string,
+  ): Promise<AttemptResult> {
     const key = `${m.broadcastId}:${account.phoneNumberId}`;
     const now = Date.now();
     for (const [k, v] of broadcastUrls) if (now - v.at > BROADCAST_URL_TTL_MS) broadcastUrls.delete(k);
     let entry = broadcastUrls.get(key);
     if (!entry) {
-      const result = fromUrl(m, account, kind, url).then((r) => (r.transition.providerMedia ? { providerMediaId: r.transition.providerMedia.id } : r));
+      const result = fromUrl(m, account, kind, url).then((r) =>
+        r.transition.providerMedia ? { providerMediaId: r.transition.providerMedia.id } : r,
+      );
       entry = { at: now, result };
       broadcastUrls.set(key, entry);
       // Failures are not shared: the next message tries again.
@@ -107,7 +158,12 @@ export function createMediaPreparer(deps: { db: Db; store: MediaStore; provider:
     return 'providerMediaId' in shared ? ready(m, { id: shared.providerMediaId }) : fromUrl(m, account, kind, url);
   }
 
-  async function fromUrl(m: Claimed, account: SendAccount, kind: 'image' | 'document', url: string): Promise<AttemptResult> {
+  async function fromUrl(
+    m: Claimed,
+    account: SendAccount,
+    kind: 'image' | 'document',
+    url: string,
+  ): Promise<AttemptResult> {
     const fetched = await outbound.fetchMedia(url, {
       maxBytes: kind === 'image' ? MAX_IMAGE_BYTES : MAX_UPLOAD_BYTES,
       timeoutMs: deps.fetchTimeoutMs,
@@ -122,7 +178,10 @@ export function createMediaPreparer(deps: { db: Db; store: MediaStore; provider:
     const mimetype = detectType(fetched.data, fetched.contentType, lastUrlSegment(fetched.url));
     const mismatch = mediaMismatch(kind, mimetype, fetched.data.length);
     if (mismatch) return unavailable(m, `the media URL's file cannot be sent: ${mismatch}`);
-    const outcome = await provider.uploadMedia({ phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! }, { data: fetched.data, mimetype, filename: name });
+    const outcome = await provider.uploadMedia(
+      { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! },
+      { data: fetched.data, mimetype, filename: name },
+    );
     if (outcome.ok) return ready(m, { id: outcome.providerMediaId });
     return recordAttempt(m, outcome, new Date(), deps.retryTimeScale);
   }
@@ -133,7 +192,10 @@ export function createMediaPreparer(deps: { db: Db; store: MediaStore; provider:
       const kind = m.content.type as 'image' | 'document';
       const ref = m.content[kind];
       if (m.mediaId !== null) return fromUpload(m, account, m.mediaId);
-      if (ref?.url) return m.broadcastId !== null ? fromBroadcastUrl(m, account, kind, ref.url) : fromUrl(m, account, kind, ref.url);
+      if (ref?.url)
+        return m.broadcastId !== null
+          ? fromBroadcastUrl(m, account, kind, ref.url)
+          : fromUrl(m, account, kind, ref.url);
       return unavailable(m, 'the message has no media to send');
     },
   };

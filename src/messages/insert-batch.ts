@@ -97,7 +97,12 @@ const columns = (items: NewMessage[]) => [
 async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promise<InsertOutcome[]> {
   const { month, resetsAt } = quotaMonth(now);
   const charged = [...new Set(items.filter((m) => m.quotaLimit !== null).map((m) => m.customerId))].sort();
-  const rows = await tx.query<{ kind: 'q' | 'm' | 'f'; id: string; used: number | null }>(LOCK_AND_INSERT_SQL, [...columns(items), month, charged, items.map((m) => m.mediaId)]);
+  const rows = await tx.query<{ kind: 'q' | 'm' | 'f'; id: string; used: number | null }>(LOCK_AND_INSERT_SQL, [
+    ...columns(items),
+    month,
+    charged,
+    items.map((m) => m.mediaId),
+  ]);
   const used = new Map(rows.filter((r) => r.kind === 'q').map((r) => [r.id, Number(r.used)]));
   const inserted = new Set(rows.filter((r) => r.kind === 'm').map((r) => r.id));
   const mediaFound = new Set(rows.filter((r) => r.kind === 'f').map((r) => r.id));
@@ -117,13 +122,22 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
       }
       admitted.set(m.customerId, (admitted.get(m.customerId) ?? 0) + 1);
     }
-    outcomes[i] = { kind: 'created', ack: { messageId: m.id, externalId: m.externalId, status: 'pending', queued: true } };
+    outcomes[i] = {
+      kind: 'created',
+      ack: { messageId: m.id, externalId: m.externalId, status: 'pending', queued: true },
+    };
   });
 
   // Requests that inserted nothing: an existing message with that externalId, or a revoked key.
   const others = items.filter((_, i) => outcomes[i] === null);
   if (others.length > 0) {
-    const existing = await tx.query<{ id: string; customer_id: string; external_id: string; payload_hash: string; status: string }>(
+    const existing = await tx.query<{
+      id: string;
+      customer_id: string;
+      external_id: string;
+      payload_hash: string;
+      status: string;
+    }>(
       `SELECT m.id, m.customer_id, m.external_id, m.payload_hash, m.status FROM messages m
          JOIN unnest($1::uuid[], $2::text[]) AS k(customer_id, external_id)
            ON m.customer_id = k.customer_id AND m.external_id = k.external_id`,
@@ -134,12 +148,20 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
     items.forEach((m, i) => {
       if (outcomes[i] !== null) return;
       const row = byKey.get(`${m.customerId}\u0000${m.externalId}`);
-      if (row === undefined) outcomes[i] = m.mediaId !== null && !mediaFound.has(`${m.mediaId}/${m.customerId}`) ? { kind: 'media_gone' } : { kind: 'revoked' };
+      if (row === undefined)
+        outcomes[i] =
+          m.mediaId !== null && !mediaFound.has(`${m.mediaId}/${m.customerId}`)
+            ? { kind: 'media_gone' }
+            : { kind: 'revoked' };
       else if (excessSet.has(row.id)) {
         // Its twin in this batch was refused for quota (and is undone): so is it.
         outcomes[i] = outcomes[items.findIndex((x) => x.id === row.id)] ?? { kind: 'conflict' };
       } else if (row.payload_hash !== m.payloadHash) outcomes[i] = { kind: 'conflict' };
-      else outcomes[i] = { kind: 'repeat', ack: { messageId: row.id, externalId: row.external_id, status: row.status, queued: true } };
+      else
+        outcomes[i] = {
+          kind: 'repeat',
+          ack: { messageId: row.id, externalId: row.external_id, status: row.status, queued: true },
+        };
     });
   }
 
@@ -147,7 +169,9 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
   // Charge what was admitted, mark the uploads now used (kept until their messages are done) and
   // wake the workers, in one statement.
   if (admitted.size > 0 || inserted.size > excess.length) {
-    const usedMedia = [...new Set(items.flatMap((m, i) => (outcomes[i]?.kind === 'created' && m.mediaId !== null ? [m.mediaId] : [])))];
+    const usedMedia = [
+      ...new Set(items.flatMap((m, i) => (outcomes[i]?.kind === 'created' && m.mediaId !== null ? [m.mediaId] : []))),
+    ];
     await tx.query(
       `WITH charged AS (
          UPDATE quota_usage q SET used = q.used + d.n
@@ -164,7 +188,8 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
 }
 
 /** Writes one batch; a deadlock between concurrent batches (crossing unique-key waits) is retried. */
-const insertWithRetry = (db: Db, items: NewMessage[], now: Date) => retryTransient(() => db.transaction((tx) => insertOnce(tx, items, now)));
+const insertWithRetry = (db: Db, items: NewMessage[], now: Date) =>
+  retryTransient(() => db.transaction((tx) => insertOnce(tx, items, now)));
 
 /**
  * Writes a batch of sends. Should the database refuse the batch, each request is tried alone, so

@@ -3,7 +3,7 @@
 import type { Db } from '../db/db.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
-import { MESSAGE_COLUMNS, type Message, toMessage } from './message-view.js';
+import { type Message, MESSAGE_COLUMNS, toMessage } from './message-view.js';
 
 export type Scope = { customerId: string; accountId: string | null };
 

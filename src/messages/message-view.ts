@@ -7,7 +7,8 @@ export const MESSAGE_COLUMNS = `id, external_id, recipient, channel, status, att
 
 type Row = Record<string, unknown>;
 
-const iso = (v: unknown): string | null => (v instanceof Date ? v.toISOString() : v == null ? null : new Date(String(v)).toISOString());
+const iso = (v: unknown): string | null =>
+  v instanceof Date ? v.toISOString() : v == null ? null : new Date(String(v)).toISOString();
 
 /**
  * queueState: `waiting` (accepted, not yet picked up), `in_flight` (a worker holds it now),

@@ -1,6 +1,7 @@
 // POST /messages: the request schema and the rules JSON Schema cannot say on its own
 // (which content field goes with which content.type, url xor mediaId, URL safety, metadata size).
 import { type Static, Type } from '@sinclair/typebox';
+
 import { checkOutboundUrl } from '../outbound/address-guard.js';
 import type { Problem } from '../shared/errors.js';
 import { E164, LANGUAGE_PATTERN, TEMPLATE_NAME_PATTERN, Uuid } from '../shared/schemas.js';
@@ -36,7 +37,10 @@ export const SendRequestSchema = Type.Object(
               name: Type.String({ minLength: 1, maxLength: 512, pattern: TEMPLATE_NAME_PATTERN }),
               language: Type.String({ minLength: 2, maxLength: 20, pattern: LANGUAGE_PATTERN }),
               components: Type.Optional(
-                Type.Object({ body: Type.Optional(TemplateValues), header: Type.Optional(TemplateValues) }, { additionalProperties: false }),
+                Type.Object(
+                  { body: Type.Optional(TemplateValues), header: Type.Optional(TemplateValues) },
+                  { additionalProperties: false },
+                ),
               ),
             },
             { additionalProperties: false },
@@ -73,8 +77,10 @@ export function crossFieldProblems(body: unknown, opts: { allowPrivateUrls: bool
   if (typeof type !== 'string' || !(CONTENT_TYPES as readonly string[]).includes(type)) return problems;
   for (const field of CONTENT_FIELDS) {
     const present = content[field] !== undefined;
-    if (field === type && !present) problems.push({ path: `content.${field}`, message: `is required when content.type is ${type}` });
-    if (field !== type && present) problems.push({ path: `content.${field}`, message: `is not allowed when content.type is ${type}` });
+    if (field === type && !present)
+      problems.push({ path: `content.${field}`, message: `is required when content.type is ${type}` });
+    if (field !== type && present)
+      problems.push({ path: `content.${field}`, message: `is not allowed when content.type is ${type}` });
   }
   if (content.caption !== undefined && type !== 'image' && type !== 'document') {
     problems.push({ path: 'content.caption', message: 'is allowed only for image and document content' });
@@ -84,7 +90,8 @@ export function crossFieldProblems(body: unknown, opts: { allowPrivateUrls: bool
     if (isObject(media)) {
       const hasUrl = media.url !== undefined;
       const hasId = media.mediaId !== undefined;
-      if (hasUrl === hasId) problems.push({ path: `content.${type}`, message: 'must have exactly one of url or mediaId' });
+      if (hasUrl === hasId)
+        problems.push({ path: `content.${type}`, message: 'must have exactly one of url or mediaId' });
       if (typeof media.url === 'string' && media.url.length <= 2048) {
         const reason = checkOutboundUrl(media.url, { allowPrivate: opts.allowPrivateUrls });
         if (reason !== null) problems.push({ path: `content.${type}.url`, message: reason });

@@ -1,15 +1,16 @@
 // Accepting a send: account resolution, plan gates, then the group-committed idempotent insert.
 import crypto from 'node:crypto';
+
 import type { AccountRecord } from '../accounts/account-record.js';
 import type { Principal, Tenant } from '../auth/directory.js';
 import type { Db } from '../db/db.js';
+import type { MediaService } from '../media/media-service.js';
 import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
 import { canonicalJson, sha256Hex } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
 import { createGroupCommit } from '../shared/group-commit.js';
 import { CHANNEL_OFFICIAL } from '../shared/vocab.js';
-import type { MediaService } from '../media/media-service.js';
-import { type Ack, type InsertOutcome, insertBatch, type NewMessage } from './insert-batch.js';
+import { type Ack, insertBatch, type InsertOutcome, type NewMessage } from './insert-batch.js';
 import type { SendRequest } from './send-request.js';
 
 /** Resolves the sending account: the key's scope, the given id, or the customer's only official account. */
@@ -65,8 +66,18 @@ export function createSendService(deps: { db: Db; maxSendAttempts: number; media
 
   return {
     async send(principal: Principal, tenant: Tenant, req: SendRequest): Promise<SendResult> {
-      const { account, mediaId } = await admitContent(deps.media, principal, tenant, req, async () =>
-        (await db.query('SELECT 1 FROM messages WHERE customer_id = $1 AND external_id = $2', [tenant.customerId, req.externalId])).length > 0,
+      const { account, mediaId } = await admitContent(
+        deps.media,
+        principal,
+        tenant,
+        req,
+        async () =>
+          (
+            await db.query('SELECT 1 FROM messages WHERE customer_id = $1 AND external_id = $2', [
+              tenant.customerId,
+              req.externalId,
+            ])
+          ).length > 0,
       );
 
       const now = new Date();

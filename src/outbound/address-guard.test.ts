@@ -1,12 +1,32 @@
 import { describe, expect, it } from 'vitest';
+
 import { checkOutboundUrl, isBlockedAddress } from './address-guard.js';
 
 describe('checkOutboundUrl', () => {
   it.each([
-    'https://127.0.0.1/x', 'https://2130706433/x', 'https://0x7f.0.0.1/x', 'https://0177.0.0.1/x', 'https://127.1/x', 'https://0/x',
-    'https://10.0.0.1/', 'https://172.16.5.4/', 'https://192.168.1.1/', 'https://169.254.169.254/latest/meta-data', 'https://100.64.0.1/',
-    'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://[::ffff:7f00:1]/', 'https://[fd12:3456::1]/', 'https://[fe80::1]/', 'https://[::]/',
-    'https://localhost/', 'https://LOCALHOST./', 'https://api.localhost/', 'https://printer.local/', 'https://db.internal/', 'https://intranet/',
+    'https://127.0.0.1/x',
+    'https://2130706433/x',
+    'https://0x7f.0.0.1/x',
+    'https://0177.0.0.1/x',
+    'https://127.1/x',
+    'https://0/x',
+    'https://10.0.0.1/',
+    'https://172.16.5.4/',
+    'https://192.168.1.1/',
+    'https://169.254.169.254/latest/meta-data',
+    'https://100.64.0.1/',
+    'https://[::1]/',
+    'https://[::ffff:127.0.0.1]/',
+    'https://[::ffff:7f00:1]/',
+    'https://[fd12:3456::1]/',
+    'https://[fe80::1]/',
+    'https://[::]/',
+    'https://localhost/',
+    'https://LOCALHOST./',
+    'https://api.localhost/',
+    'https://printer.local/',
+    'https://db.internal/',
+    'https://intranet/',
   ])('refuses %s', (url) => {
     expect(checkOutboundUrl(url, { allowPrivate: false })).toMatch(/private|loopback/);
   });

@@ -6,7 +6,10 @@ import type { Resolve } from './outbound-client.js';
 const RESOLVE_TIMEOUT_MS = 3000;
 
 /** The reason a destination is refused, or null. */
-export async function checkDestinationUrl(url: string, opts: { allowPrivate: boolean; resolve: Resolve }): Promise<string | null> {
+export async function checkDestinationUrl(
+  url: string,
+  opts: { allowPrivate: boolean; resolve: Resolve },
+): Promise<string | null> {
   const literal = checkOutboundUrl(url, { allowPrivate: opts.allowPrivate });
   if (literal) return literal;
   if (opts.allowPrivate) return null;

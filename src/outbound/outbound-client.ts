@@ -5,7 +5,9 @@
 // each target checked again.
 import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
+
 import { Agent, request } from 'undici';
+
 import { checkOutboundUrl, isBlockedAddress } from './address-guard.js';
 
 export type Resolve = (hostname: string) => Promise<{ address: string; family: number }[]>;
@@ -48,11 +50,15 @@ function transportReason(err: unknown, timeoutMs: number): { code: string | unde
   const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = e.cause?.code ?? e.code;
   const reason =
-    e.name === 'TimeoutError' || e.name === 'AbortError' || /TIMEOUT/.test(code ?? '') ? `timeout after ${timeoutMs} ms`
-    : code === 'EBLOCKEDADDRESS' ? (e.cause?.message ?? e.message ?? 'blocked address')
-    : code === 'ECONNREFUSED' ? 'connection refused'
-    : code === 'ENOTFOUND' ? 'host not found'
-    : `request failed: ${code ?? e.message ?? 'unknown error'}`;
+    e.name === 'TimeoutError' || e.name === 'AbortError' || /TIMEOUT/.test(code ?? '')
+      ? `timeout after ${timeoutMs} ms`
+      : code === 'EBLOCKEDADDRESS'
+        ? (e.cause?.message ?? e.message ?? 'blocked address')
+        : code === 'ECONNREFUSED'
+          ? 'connection refused'
+          : code === 'ENOTFOUND'
+            ? 'host not found'
+            : `request failed: ${code ?? e.message ?? 'unknown error'}`;
   return { code, reason };
 }
 
@@ -60,7 +66,12 @@ export type PostResult = { statusCode: number | null; durationMs: number; body: 
 
 export type OutboundClient = ReturnType<typeof createOutboundClient>;
 
-export function createOutboundClient(opts: { allowPrivate: boolean; resolve?: Resolve; maxResponseBytes?: number; connections?: number }) {
+export function createOutboundClient(opts: {
+  allowPrivate: boolean;
+  resolve?: Resolve;
+  maxResponseBytes?: number;
+  connections?: number;
+}) {
   const maxBytes = opts.maxResponseBytes ?? 64 * 1024;
   const agent = new Agent({
     connections: opts.connections ?? 64,
@@ -93,7 +104,12 @@ export function createOutboundClient(opts: { allowPrivate: boolean; resolve?: Re
           size += (chunk as Buffer).length;
           if (size > maxBytes * 4) break; // stop reading a huge answer; its start is enough
         }
-        return { statusCode: res.statusCode, durationMs: elapsed(), body: Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'), error: null };
+        return {
+          statusCode: res.statusCode,
+          durationMs: elapsed(),
+          body: Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'),
+          error: null,
+        };
       } catch (err) {
         return { statusCode: null, durationMs: elapsed(), body: '', error: transportReason(err, timeoutMs).reason };
       }
@@ -105,7 +121,10 @@ export function createOutboundClient(opts: { allowPrivate: boolean; resolve?: Re
      * 404 and other 4xx, oversize and refused addresses are permanent; 5xx, 408, 429 and
      * transport failures may pass.
      */
-    async fetchMedia(url: string, limits: { maxBytes: number; timeoutMs: number; maxRedirects: number }): Promise<FetchResult> {
+    async fetchMedia(
+      url: string,
+      limits: { maxBytes: number; timeoutMs: number; maxRedirects: number },
+    ): Promise<FetchResult> {
       // One deadline for all hops, cleared at the end (an abort after completion would surface
       // as an unhandled error on a finished body).
       const deadline = new AbortController();
@@ -119,14 +138,23 @@ export function createOutboundClient(opts: { allowPrivate: boolean; resolve?: Re
     close: () => agent.close(),
   };
 
-  async function fetchWithin(url: string, limits: { maxBytes: number; timeoutMs: number; maxRedirects: number }, signal: AbortSignal): Promise<FetchResult> {
+  async function fetchWithin(
+    url: string,
+    limits: { maxBytes: number; timeoutMs: number; maxRedirects: number },
+    signal: AbortSignal,
+  ): Promise<FetchResult> {
     let current = url;
     for (let hop = 0; ; hop++) {
       const refused = checkOutboundUrl(current, { allowPrivate: opts.allowPrivate });
       if (refused) return { ok: false, permanent: true, reason: `refused: ${refused}` };
       let res;
       try {
-        res = await request(current, { method: 'GET', dispatcher: agent, headers: { accept: '*/*', 'user-agent': 'ChatGate-media-fetch' }, signal });
+        res = await request(current, {
+          method: 'GET',
+          dispatcher: agent,
+          headers: { accept: '*/*', 'user-agent': 'ChatGate-media-fetch' },
+          signal,
+        });
       } catch (err) {
         if (signal.aborted) return { ok: false, permanent: false, reason: `timeout after ${limits.timeoutMs} ms` };
         const { code, reason } = transportReason(err, limits.timeoutMs);
@@ -137,8 +165,10 @@ export function createOutboundClient(opts: { allowPrivate: boolean; resolve?: Re
       if (REDIRECTS.has(res.statusCode)) {
         res.body.destroy();
         const location = res.headers.location;
-        if (typeof location !== 'string' || location === '') return { ok: false, permanent: true, reason: `HTTP ${res.statusCode} without a Location` };
-        if (hop >= limits.maxRedirects) return { ok: false, permanent: true, reason: `more than ${limits.maxRedirects} redirects` };
+        if (typeof location !== 'string' || location === '')
+          return { ok: false, permanent: true, reason: `HTTP ${res.statusCode} without a Location` };
+        if (hop >= limits.maxRedirects)
+          return { ok: false, permanent: true, reason: `more than ${limits.maxRedirects} redirects` };
         try {
           current = new URL(location, current).toString();
         } catch {
@@ -172,7 +202,12 @@ export function createOutboundClient(opts: { allowPrivate: boolean; resolve?: Re
         return { ok: false, permanent: false, reason: transportReason(err, limits.timeoutMs).reason };
       }
       const type = res.headers['content-type'];
-      return { ok: true, data: Buffer.concat(chunks), contentType: typeof type === 'string' ? type : null, url: current };
+      return {
+        ok: true,
+        data: Buffer.concat(chunks),
+        contentType: typeof type === 'string' ? type : null,
+        url: current,
+      };
     }
   }
 }

@@ -13,10 +13,42 @@ export type PlanLimits = {
 };
 
 export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
-  free: { messagesPerMonth: 500, accounts: 1, retentionDays: 3, broadcasts: false, templates: false, webhooks: false, inbox: false },
-  starter: { messagesPerMonth: 2000, accounts: 1, retentionDays: 30, broadcasts: false, templates: true, webhooks: false, inbox: false },
-  basic: { messagesPerMonth: 10000, accounts: 3, retentionDays: 30, broadcasts: true, templates: true, webhooks: true, inbox: false },
-  pro: { messagesPerMonth: 20000, accounts: 5, retentionDays: 30, broadcasts: true, templates: true, webhooks: true, inbox: true },
+  free: {
+    messagesPerMonth: 500,
+    accounts: 1,
+    retentionDays: 3,
+    broadcasts: false,
+    templates: false,
+    webhooks: false,
+    inbox: false,
+  },
+  starter: {
+    messagesPerMonth: 2000,
+    accounts: 1,
+    retentionDays: 30,
+    broadcasts: false,
+    templates: true,
+    webhooks: false,
+    inbox: false,
+  },
+  basic: {
+    messagesPerMonth: 10000,
+    accounts: 3,
+    retentionDays: 30,
+    broadcasts: true,
+    templates: true,
+    webhooks: true,
+    inbox: false,
+  },
+  pro: {
+    messagesPerMonth: 20000,
+    accounts: 5,
+    retentionDays: 30,
+    broadcasts: true,
+    templates: true,
+    webhooks: true,
+    inbox: true,
+  },
 };
 
 export const MAX_TTL_SECONDS = 30 * 86400;

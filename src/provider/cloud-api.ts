@@ -2,14 +2,26 @@
 // bearer token, and management calls (templates) by WABA id with the management token.
 // Tokens stay in the Authorization header: never in a URL, a log line or an error we keep.
 import { Agent, FormData, request } from 'undici';
+
 import type { ProviderMediaRef, SendContent } from './payload.js';
 import { buildSendPayload } from './payload.js';
 
-export type ProviderErrorDetail = { code: number | null; subcode: number | null; message: string | null; fbtraceId: string | null };
+export type ProviderErrorDetail = {
+  code: number | null;
+  subcode: number | null;
+  message: string | null;
+  fbtraceId: string | null;
+};
 
 export type SendOutcome =
   | { ok: true; providerMessageId: string }
-  | { ok: false; transport: 'network' | 'timeout' | null; httpStatus: number | null; detail: ProviderErrorDetail | null; summary: string };
+  | {
+      ok: false;
+      transport: 'network' | 'timeout' | null;
+      httpStatus: number | null;
+      detail: ProviderErrorDetail | null;
+      summary: string;
+    };
 
 export type UploadOutcome = { ok: true; providerMediaId: string } | Extract<SendOutcome, { ok: false }>;
 
@@ -27,7 +39,13 @@ export type ManagementOutcome =
       retryAfter: string | null;
     };
 
-export type ManagementRequest = { method: 'GET' | 'POST'; path: string[]; query?: Record<string, string | undefined>; body?: unknown; token: string };
+export type ManagementRequest = {
+  method: 'GET' | 'POST';
+  path: string[];
+  query?: Record<string, string | undefined>;
+  body?: unknown;
+  token: string;
+};
 
 export type ProviderClient = ReturnType<typeof createProviderClient>;
 
@@ -49,19 +67,35 @@ export function parseGraphError(body: unknown): ProviderErrorDetail | null {
   return {
     code: num(e.code),
     subcode: num(e.error_subcode),
-    message: message && details && !message.includes(details) ? `${message}: ${details}`.slice(0, MAX_ERROR_TEXT) : (message ?? details),
+    message:
+      message && details && !message.includes(details)
+        ? `${message}: ${details}`.slice(0, MAX_ERROR_TEXT)
+        : (message ?? details),
     fbtraceId: text(e.fbtrace_id),
   };
 }
 
 function transportFailure(err: unknown): 'timeout' | 'network' {
   const name = (err as { name?: string }).name ?? '';
-  return name === 'TimeoutError' || name === 'AbortError' || /TIMEOUT/.test((err as { code?: string }).code ?? '') ? 'timeout' : 'network';
+  return name === 'TimeoutError' || name === 'AbortError' || /TIMEOUT/.test((err as { code?: string }).code ?? '')
+    ? 'timeout'
+    : 'network';
 }
 
-export function createProviderClient(opts: { baseUrl: string; apiVersion: string; timeoutMs?: number; connections?: number }) {
+export function createProviderClient(opts: {
+  baseUrl: string;
+  apiVersion: string;
+  timeoutMs?: number;
+  connections?: number;
+}) {
   const timeoutMs = opts.timeoutMs ?? 15_000;
-  const agent = new Agent({ connections: opts.connections ?? 512, pipelining: 1, keepAliveTimeout: 30_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const agent = new Agent({
+    connections: opts.connections ?? 512,
+    pipelining: 1,
+    keepAliveTimeout: 30_000,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
 
   async function readJson(body: { text(): Promise<string> }, length: string | string[] | undefined): Promise<unknown> {
     if (Number(length) > MAX_BODY_BYTES) return null;
@@ -74,16 +108,26 @@ export function createProviderClient(opts: { baseUrl: string; apiVersion: string
   }
 
   type Failure = Extract<SendOutcome, { ok: false }>;
-  type Exchange = { ok: true; status: number; body: unknown; headers: Record<string, string | string[] | undefined> } | { ok: false; transport: 'network' | 'timeout'; status: number | null };
+  type Exchange =
+    | { ok: true; status: number; body: unknown; headers: Record<string, string | string[] | undefined> }
+    | { ok: false; transport: 'network' | 'timeout'; status: number | null };
 
   /** One request to the Graph API with a bearer token: the parsed answer, or a transport failure. */
-  async function exchange(method: 'GET' | 'POST', url: string, token: string, body?: string | FormData): Promise<Exchange> {
+  async function exchange(
+    method: 'GET' | 'POST',
+    url: string,
+    token: string,
+    body?: string | FormData,
+  ): Promise<Exchange> {
     let res;
     try {
       res = await request(url, {
         method,
         dispatcher: agent,
-        headers: { authorization: `Bearer ${token}`, ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}),
+        },
         body,
         signal: AbortSignal.timeout(timeoutMs),
       });
@@ -91,22 +135,42 @@ export function createProviderClient(opts: { baseUrl: string; apiVersion: string
       return { ok: false, transport: transportFailure(err), status: null };
     }
     try {
-      return { ok: true, status: res.statusCode, body: await readJson(res.body, res.headers['content-length']), headers: res.headers };
+      return {
+        ok: true,
+        status: res.statusCode,
+        body: await readJson(res.body, res.headers['content-length']),
+        headers: res.headers,
+      };
     } catch (err) {
       return { ok: false, transport: transportFailure(err), status: res.statusCode };
     }
   }
 
   /** A Cloud API POST (send, media upload): the 2xx body, or the failure as we keep it. */
-  async function post(path: string, accessToken: string, body: string | FormData): Promise<{ ok: true; body: unknown; httpStatus: number } | Failure> {
+  async function post(
+    path: string,
+    accessToken: string,
+    body: string | FormData,
+  ): Promise<{ ok: true; body: unknown; httpStatus: number } | Failure> {
     const res = await exchange('POST', `${opts.baseUrl}/${opts.apiVersion}/${path}`, accessToken, body);
     if (!res.ok) {
-      const summary = res.status !== null ? 'provider connection lost while reading the answer' : res.transport === 'timeout' ? 'provider request timed out' : 'provider unreachable';
+      const summary =
+        res.status !== null
+          ? 'provider connection lost while reading the answer'
+          : res.transport === 'timeout'
+            ? 'provider request timed out'
+            : 'provider unreachable';
       return { ok: false, transport: res.transport, httpStatus: res.status, detail: null, summary };
     }
     if (res.status >= 200 && res.status < 300) return { ok: true, body: res.body, httpStatus: res.status };
     const detail = parseGraphError(res.body);
-    return { ok: false, transport: null, httpStatus: res.status, detail, summary: detail?.message ?? `provider answered HTTP ${res.status}` };
+    return {
+      ok: false,
+      transport: null,
+      httpStatus: res.status,
+      detail,
+      summary: detail?.message ?? `provider answered HTTP ${res.status}`,
+    };
   }
 
   return {
@@ -117,11 +181,21 @@ export function createProviderClient(opts: { baseUrl: string; apiVersion: string
       messageId: string,
       providerMedia?: ProviderMediaRef | null,
     ): Promise<SendOutcome> {
-      const res = await post(`${encodeURIComponent(account.phoneNumberId)}/messages`, account.accessToken, JSON.stringify(buildSendPayload(to, content, messageId, providerMedia)));
+      const res = await post(
+        `${encodeURIComponent(account.phoneNumberId)}/messages`,
+        account.accessToken,
+        JSON.stringify(buildSendPayload(to, content, messageId, providerMedia)),
+      );
       if (!res.ok) return res;
       const id = (res.body as { messages?: { id?: unknown }[] } | null)?.messages?.[0]?.id;
       if (typeof id === 'string' && id !== '') return { ok: true, providerMessageId: id };
-      return { ok: false, transport: null, httpStatus: res.httpStatus, detail: null, summary: 'provider answered without a message id' };
+      return {
+        ok: false,
+        transport: null,
+        httpStatus: res.httpStatus,
+        detail: null,
+        summary: 'provider answered without a message id',
+      };
     },
 
     /** Uploads a file to the account's number (multipart), for sending by provider media id. */
@@ -137,7 +211,13 @@ export function createProviderClient(opts: { baseUrl: string; apiVersion: string
       if (!res.ok) return res;
       const id = (res.body as { id?: unknown } | null)?.id;
       if (typeof id === 'string' && id !== '') return { ok: true, providerMediaId: id };
-      return { ok: false, transport: null, httpStatus: res.httpStatus, detail: null, summary: 'provider answered the upload without a media id' };
+      return {
+        ok: false,
+        transport: null,
+        httpStatus: res.httpStatus,
+        detail: null,
+        summary: 'provider answered the upload without a media id',
+      };
     },
 
     /**
@@ -147,8 +227,21 @@ export function createProviderClient(opts: { baseUrl: string; apiVersion: string
     async manage(req: ManagementRequest): Promise<ManagementOutcome> {
       const url = new URL(`${opts.baseUrl}/${opts.apiVersion}/${req.path.map(encodeURIComponent).join('/')}`);
       for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
-      const res = await exchange(req.method, url.toString(), req.token, req.body !== undefined ? JSON.stringify(req.body) : undefined);
-      if (!res.ok) return { ok: false, transport: res.transport, httpStatus: res.status, detail: null, userTitle: null, retryAfter: null };
+      const res = await exchange(
+        req.method,
+        url.toString(),
+        req.token,
+        req.body !== undefined ? JSON.stringify(req.body) : undefined,
+      );
+      if (!res.ok)
+        return {
+          ok: false,
+          transport: res.transport,
+          httpStatus: res.status,
+          detail: null,
+          userTitle: null,
+          retryAfter: null,
+        };
       if (res.status >= 200 && res.status < 300) return { ok: true, body: res.body };
       const e = (res.body as { error?: Record<string, unknown> } | null)?.error;
       const retryAfter = res.headers['retry-after'];

@@ -10,9 +10,17 @@ export type Verdict =
 
 type Rule = Verdict | ((subcode: number | null) => Verdict);
 
-const retry = (errorCode: string, extra: Partial<Extract<Verdict, { action: 'retry' }>> = {}): Verdict => ({ action: 'retry', errorCode, ...extra });
+const retry = (errorCode: string, extra: Partial<Extract<Verdict, { action: 'retry' }>> = {}): Verdict => ({
+  action: 'retry',
+  errorCode,
+  ...extra,
+});
 const fail = (errorCode: string): Verdict => ({ action: 'fail', errorCode });
-const account = (errorCode: string, accountStatus: AccountStatus): Verdict => ({ action: 'account', errorCode, accountStatus });
+const account = (errorCode: string, accountStatus: AccountStatus): Verdict => ({
+  action: 'account',
+  errorCode,
+  accountStatus,
+});
 
 const RULES: Record<number, Rule> = {
   // Credentials and permissions: the account needs the operator.

@@ -32,9 +32,19 @@ function mediaObject(ref: { url?: string; providerMediaId?: string }, extra: Rec
   return Object.fromEntries(Object.entries({ ...base, ...extra }).filter(([, v]) => v !== undefined));
 }
 
-export function buildSendPayload(to: string, content: SendContent, messageId: string, providerMedia?: ProviderMediaRef | null): Record<string, unknown> {
+export function buildSendPayload(
+  to: string,
+  content: SendContent,
+  messageId: string,
+  providerMedia?: ProviderMediaRef | null,
+): Record<string, unknown> {
   const providerMediaId = providerMedia?.id;
-  const envelope = { messaging_product: 'whatsapp', recipient_type: 'individual', to: to.replace(/^\+/, ''), biz_opaque_callback_data: messageId };
+  const envelope = {
+    messaging_product: 'whatsapp',
+    recipient_type: 'individual',
+    to: to.replace(/^\+/, ''),
+    biz_opaque_callback_data: messageId,
+  };
   switch (content.type) {
     case 'text':
       return { ...envelope, type: 'text', text: { preview_url: false, body: content.text ?? '' } };
@@ -44,14 +54,26 @@ export function buildSendPayload(to: string, content: SendContent, messageId: st
         ...(t.components?.header?.length ? [{ type: 'header', parameters: textParams(t.components.header) }] : []),
         ...(t.components?.body?.length ? [{ type: 'body', parameters: textParams(t.components.body) }] : []),
       ];
-      return { ...envelope, type: 'template', template: { name: t.name, language: { code: t.language }, ...(components.length ? { components } : {}) } };
+      return {
+        ...envelope,
+        type: 'template',
+        template: { name: t.name, language: { code: t.language }, ...(components.length ? { components } : {}) },
+      };
     }
     case 'image':
-      return { ...envelope, type: 'image', image: mediaObject({ url: content.image?.url, providerMediaId }, { caption: content.caption }) };
+      return {
+        ...envelope,
+        type: 'image',
+        image: mediaObject({ url: content.image?.url, providerMediaId }, { caption: content.caption }),
+      };
     case 'document': {
       const d = content.document ?? {};
       const filename = d.filename ?? providerMedia?.filename ?? (d.url ? lastUrlSegment(d.url) : undefined);
-      return { ...envelope, type: 'document', document: mediaObject({ url: d.url, providerMediaId }, { caption: content.caption, filename }) };
+      return {
+        ...envelope,
+        type: 'document',
+        document: mediaObject({ url: d.url, providerMediaId }, { caption: content.caption, filename }),
+      };
     }
   }
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { parseGraphError } from './cloud-api.js';
 import { classifyProviderError, pairRateDelayMs } from './error-map.js';
 import { buildSendPayload } from './payload.js';
@@ -20,7 +21,10 @@ describe('classifyProviderError', () => {
   });
   it('falls back on the HTTP status for unknown codes and bodies', () => {
     expect(classifyProviderError(null, null, 502)).toMatchObject({ action: 'retry' });
-    expect(classifyProviderError(null, null, 429)).toMatchObject({ action: 'retry', errorCode: 'PROVIDER_RATE_LIMITED' });
+    expect(classifyProviderError(null, null, 429)).toMatchObject({
+      action: 'retry',
+      errorCode: 'PROVIDER_RATE_LIMITED',
+    });
     expect(classifyProviderError(999999, null, 400)).toMatchObject({ action: 'fail', errorCode: 'PROVIDER_ERROR' });
   });
   it('backs a recipient off 1, 4, 16, 64 s', () => {
@@ -30,8 +34,21 @@ describe('classifyProviderError', () => {
 
 describe('parseGraphError', () => {
   it('keeps code, subcode, message with details, and trace id; tolerates string codes', () => {
-    expect(parseGraphError({ error: { message: '(#130429) Rate limit hit', code: '130429', error_subcode: 2494055, error_data: { details: 'Throughput reached.' }, fbtrace_id: 'Az8' } })).toEqual({
-      code: 130429, subcode: 2494055, message: '(#130429) Rate limit hit: Throughput reached.', fbtraceId: 'Az8',
+    expect(
+      parseGraphError({
+        error: {
+          message: '(#130429) Rate limit hit',
+          code: '130429',
+          error_subcode: 2494055,
+          error_data: { details: 'Throughput reached.' },
+          fbtrace_id: 'Az8',
+        },
+      }),
+    ).toEqual({
+      code: 130429,
+      subcode: 2494055,
+      message: '(#130429) Rate limit hit: Throughput reached.',
+      fbtraceId: 'Az8',
     });
     expect(parseGraphError({ nope: 1 })).toBeNull();
     expect(parseGraphError(null)).toBeNull();
@@ -42,17 +59,43 @@ describe('buildSendPayload', () => {
   const id = '6f1c2c9e-9d7a-4b7e-8a57-0a3b1c2d3e4f';
   it('builds text, image and document payloads with our id in biz_opaque_callback_data', () => {
     expect(buildSendPayload('+15551234567', { type: 'text', text: 'hi' }, id)).toEqual({
-      messaging_product: 'whatsapp', recipient_type: 'individual', to: '15551234567', biz_opaque_callback_data: id, type: 'text', text: { preview_url: false, body: 'hi' },
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      to: '15551234567',
+      biz_opaque_callback_data: id,
+      type: 'text',
+      text: { preview_url: false, body: 'hi' },
     });
-    expect(buildSendPayload('+1555', { type: 'image', image: { url: 'https://x.test/a.png' }, caption: 'c' }, id).image).toEqual({ link: 'https://x.test/a.png', caption: 'c' });
-    expect(buildSendPayload('+1555', { type: 'image', image: { mediaId: id } }, id, { id: '1037543291543636' }).image).toEqual({ id: '1037543291543636' });
+    expect(
+      buildSendPayload('+1555', { type: 'image', image: { url: 'https://x.test/a.png' }, caption: 'c' }, id).image,
+    ).toEqual({ link: 'https://x.test/a.png', caption: 'c' });
+    expect(
+      buildSendPayload('+1555', { type: 'image', image: { mediaId: id } }, id, { id: '1037543291543636' }).image,
+    ).toEqual({ id: '1037543291543636' });
     // An uploaded document goes by provider id, named as uploaded unless the send names it.
-    expect(buildSendPayload('+1555', { type: 'document', document: { mediaId: id } }, id, { id: '77', filename: 'q3.pdf' }).document).toEqual({ id: '77', filename: 'q3.pdf' });
-    expect(buildSendPayload('+1555', { type: 'document', document: { mediaId: id, filename: 'named.pdf' }, caption: 'c' }, id, { id: '77', filename: 'q3.pdf' }).document).toEqual({ id: '77', filename: 'named.pdf', caption: 'c' });
-    expect(buildSendPayload('+1555', { type: 'document', document: { url: 'https://x.test/files/Invoice%2012.pdf' } }, id).document).toEqual({ link: 'https://x.test/files/Invoice%2012.pdf', filename: 'Invoice 12.pdf' });
-    expect(buildSendPayload('+1555', { type: 'document', document: { url: 'https://x.test/bad%E0%A4%A' } }, id).document).toMatchObject({ filename: 'bad%E0%A4%A' });
+    expect(
+      buildSendPayload('+1555', { type: 'document', document: { mediaId: id } }, id, { id: '77', filename: 'q3.pdf' })
+        .document,
+    ).toEqual({ id: '77', filename: 'q3.pdf' });
+    expect(
+      buildSendPayload(
+        '+1555',
+        { type: 'document', document: { mediaId: id, filename: 'named.pdf' }, caption: 'c' },
+        id,
+        { id: '77', filename: 'q3.pdf' },
+      ).document,
+    ).toEqual({ id: '77', filename: 'named.pdf', caption: 'c' });
+    expect(
+      buildSendPayload('+1555', { type: 'document', document: { url: 'https://x.test/files/Invoice%2012.pdf' } }, id)
+        .document,
+    ).toEqual({ link: 'https://x.test/files/Invoice%2012.pdf', filename: 'Invoice 12.pdf' });
+    expect(
+      buildSendPayload('+1555', { type: 'document', document: { url: 'https://x.test/bad%E0%A4%A' } }, id).document,
+    ).toMatchObject({ filename: 'bad%E0%A4%A' });
   });
   it('leaves components out of a template without values', () => {
-    expect(buildSendPayload('+1555', { type: 'template', template: { name: 'hello', language: 'en' } }, id).template).toEqual({ name: 'hello', language: { code: 'en' } });
+    expect(
+      buildSendPayload('+1555', { type: 'template', template: { name: 'hello', language: 'en' } }, id).template,
+    ).toEqual({ name: 'hello', language: { code: 'en' } });
   });
 });

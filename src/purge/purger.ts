@@ -3,6 +3,7 @@
 // Every process runs the loop; a run-record row under an advisory lock lets one process per
 // interval do the pass, and each chunk is its own short transaction.
 import type { Logger } from 'pino';
+
 import type { Db } from '../db/db.js';
 import { purgeMedia } from '../media/media-lifecycle.js';
 
@@ -11,7 +12,15 @@ const CHUNK = 5000;
 /** Events outlive nothing they describe: the longest message retention is 30 days. */
 const EVENT_RETENTION_DAYS = 30;
 
-export type PurgeResult = { messages: number; broadcasts: number; events: number; receipts: number; deliveries: number; inbound: number; media: number };
+export type PurgeResult = {
+  messages: number;
+  broadcasts: number;
+  events: number;
+  receipts: number;
+  deliveries: number;
+  inbound: number;
+  media: number;
+};
 
 /** One purge pass, whoever's turn it is. Returns null when another process holds the turn. */
 export async function purgeOnce(db: Db, intervalSeconds: number, force = false): Promise<PurgeResult | null> {

@@ -10,10 +10,23 @@ import type { StatusReceipt } from './parse-webhook.js';
 const RANK: Record<string, number> = { pending: -1, queued: -1, sent: 1, delivered: 2, read: 3, failed: 9 };
 const FORWARD = ['sent', 'delivered', 'read'] as const;
 
-type Row = { id: string; customer_id: string; status: string; external_id: string; channel: string; recipient: string; chat_account_id: string; media_id: string | null };
+type Row = {
+  id: string;
+  customer_id: string;
+  status: string;
+  external_id: string;
+  channel: string;
+  recipient: string;
+  chat_account_id: string;
+  media_id: string | null;
+};
 
 /** Returns 'applied', 'ignored' (stale or duplicate) or 'parked' (no such message yet). */
-export async function applyReceipt(tx: Queryable, accountId: string, r: StatusReceipt): Promise<'applied' | 'ignored' | 'parked'> {
+export async function applyReceipt(
+  tx: Queryable,
+  accountId: string,
+  r: StatusReceipt,
+): Promise<'applied' | 'ignored' | 'parked'> {
   const rows = await tx.query<Row>(
     `SELECT id, customer_id, status, external_id, channel, recipient, chat_account_id, media_id FROM messages
       WHERE chat_account_id = $1 AND (provider_message_id = $2 OR id = $3::uuid)
@@ -30,7 +43,11 @@ export async function applyReceipt(tx: Queryable, accountId: string, r: StatusRe
   }
   const current = RANK[m.status] ?? 9;
   const steps: string[] =
-    r.status === 'failed' ? (current <= 1 ? ['failed'] : []) : FORWARD.filter((s) => RANK[s]! > current && RANK[s]! <= RANK[r.status]!);
+    r.status === 'failed'
+      ? current <= 1
+        ? ['failed']
+        : []
+      : FORWARD.filter((s) => RANK[s]! > current && RANK[s]! <= RANK[r.status]!);
   if (steps.length === 0) return 'ignored';
 
   const at = r.occurredAt.toISOString();
@@ -39,7 +56,13 @@ export async function applyReceipt(tx: Queryable, accountId: string, r: StatusRe
       ? {
           code: classifyProviderError(r.error?.code ?? null, null, null).errorCode,
           message: r.error?.details ?? r.error?.title ?? 'The provider reported the message as failed',
-          provider: { code: r.error?.code ?? null, subcode: null, message: r.error?.title ?? null, fbtraceId: null, source: 'status_webhook' as const },
+          provider: {
+            code: r.error?.code ?? null,
+            subcode: null,
+            message: r.error?.title ?? null,
+            fbtraceId: null,
+            source: 'status_webhook' as const,
+          },
         }
       : null;
   const final = steps[steps.length - 1]!;
@@ -58,7 +81,16 @@ export async function applyReceipt(tx: Queryable, accountId: string, r: StatusRe
         last_attempt_at = CASE WHEN status IN ('pending', 'queued') THEN COALESCE(last_attempt_at, now()) ELSE last_attempt_at END,
         due_at = NULL, locked_by = NULL, locked_until = NULL
       WHERE id = $1`,
-    [m.id, final, steps.includes('sent'), steps.includes('delivered'), steps.includes('read'), at, error ? JSON.stringify(error) : null, r.providerMessageId],
+    [
+      m.id,
+      final,
+      steps.includes('sent'),
+      steps.includes('delivered'),
+      steps.includes('read'),
+      at,
+      error ? JSON.stringify(error) : null,
+      r.providerMessageId,
+    ],
   );
   // A receipt can take a message out of the queue (an answer lost after the provider accepted it).
   if (m.media_id !== null && (m.status === 'pending' || m.status === 'queued')) await releaseMedia(tx, [m.media_id]);
@@ -71,9 +103,26 @@ export async function applyReceipt(tx: Queryable, accountId: string, r: StatusRe
         type: 'message.status' as const,
         createdAt: new Date(),
         data: {
-          messageId: m.id, externalId: m.external_id, status, previousStatus: previous, channel: m.channel, recipient: m.recipient,
-          chatAccountId: m.chat_account_id, timestamp: at,
-          error: error ? { code: error.code, message: error.message, provider: { code: error.provider.code, subcode: null, message: error.provider.message, fbtraceId: null } } : null,
+          messageId: m.id,
+          externalId: m.external_id,
+          status,
+          previousStatus: previous,
+          channel: m.channel,
+          recipient: m.recipient,
+          chatAccountId: m.chat_account_id,
+          timestamp: at,
+          error: error
+            ? {
+                code: error.code,
+                message: error.message,
+                provider: {
+                  code: error.provider.code,
+                  subcode: null,
+                  message: error.provider.message,
+                  fbtraceId: null,
+                },
+              }
+            : null,
         },
       };
       previous = status;
@@ -84,8 +133,19 @@ export async function applyReceipt(tx: Queryable, accountId: string, r: StatusRe
 }
 
 /** Re-applies parked receipts whose message is now known (after its send was saved). */
-export async function applyParkedReceipts(tx: Queryable, providerMessageIds: string[] | null, limit = 500): Promise<number> {
-  const parked = await tx.query<{ id: string; chat_account_id: string; provider_message_id: string; status: string; occurred_at: Date; error: StatusReceipt['error'] }>(
+export async function applyParkedReceipts(
+  tx: Queryable,
+  providerMessageIds: string[] | null,
+  limit = 500,
+): Promise<number> {
+  const parked = await tx.query<{
+    id: string;
+    chat_account_id: string;
+    provider_message_id: string;
+    status: string;
+    occurred_at: Date;
+    error: StatusReceipt['error'];
+  }>(
     `DELETE FROM pending_receipts p WHERE p.id IN (
         SELECT p2.id FROM pending_receipts p2 JOIN messages m ON m.provider_message_id = p2.provider_message_id AND m.chat_account_id = p2.chat_account_id
          WHERE $1::text[] IS NULL OR p2.provider_message_id = ANY($1::text[]) ORDER BY p2.id LIMIT $2)
@@ -95,7 +155,12 @@ export async function applyParkedReceipts(tx: Queryable, providerMessageIds: str
   parked.sort((a, b) => Number(a.id) - Number(b.id));
   for (const p of parked) {
     await applyReceipt(tx, p.chat_account_id, {
-      phoneNumberId: '', providerMessageId: p.provider_message_id, status: p.status as StatusReceipt['status'], occurredAt: p.occurred_at, messageId: null, error: p.error,
+      phoneNumberId: '',
+      providerMessageId: p.provider_message_id,
+      status: p.status as StatusReceipt['status'],
+      occurredAt: p.occurred_at,
+      messageId: null,
+      error: p.error,
     });
   }
   return parked.length;

@@ -14,7 +14,13 @@ export type StatusReceipt = {
 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const STATUSES: Record<string, ReceiptStatus> = { sent: 'sent', delivered: 'delivered', read: 'read', played: 'read', failed: 'failed' };
+const STATUSES: Record<string, ReceiptStatus> = {
+  sent: 'sent',
+  delivered: 'delivered',
+  read: 'read',
+  played: 'read',
+  failed: 'failed',
+};
 
 const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
@@ -27,7 +33,8 @@ function* changeValues(payload: unknown): Generator<{ phoneNumberId: string | nu
     }
   }
 }
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const obj = (v: unknown): Record<string, unknown> =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
 export function parseStatusReceipts(payload: unknown): { receipts: StatusReceipt[]; skipped: number } {
@@ -51,9 +58,14 @@ export function parseStatusReceipts(payload: unknown): { receipts: StatusReceipt
         status,
         occurredAt: new Date(seconds * 1000),
         messageId: opaque && UUID.test(opaque) ? opaque.toLowerCase() : null,
-        error: status === 'failed'
-          ? { code: typeof e.code === 'number' ? e.code : Number.isFinite(Number(e.code)) ? Number(e.code) : null, title: str(e.title)?.slice(0, 500) ?? str(e.message)?.slice(0, 500) ?? null, details: str(obj(e.error_data).details)?.slice(0, 500) ?? null }
-          : null,
+        error:
+          status === 'failed'
+            ? {
+                code: typeof e.code === 'number' ? e.code : Number.isFinite(Number(e.code)) ? Number(e.code) : null,
+                title: str(e.title)?.slice(0, 500) ?? str(e.message)?.slice(0, 500) ?? null,
+                details: str(obj(e.error_data).details)?.slice(0, 500) ?? null,
+              }
+            : null,
       });
     }
   }
@@ -79,7 +91,11 @@ export type InboundMessage = {
 const VOICE = (m: Record<string, unknown>) => obj(m.audio).voice === true;
 
 /** Our messageType, the text (body or caption) and a short human summary of one inbound message. */
-function describeInbound(m: Record<string, unknown>): { messageType: string; text: string | null; displayText: string | null } {
+function describeInbound(m: Record<string, unknown>): {
+  messageType: string;
+  text: string | null;
+  displayText: string | null;
+} {
   const type = str(m.type) ?? 'unknown';
   const caption = (k: string) => str(obj(m[k]).caption);
   switch (type) {
@@ -91,12 +107,20 @@ function describeInbound(m: Record<string, unknown>): { messageType: string; tex
     case 'sticker':
       return { messageType: type, text: caption(type), displayText: caption(type) ?? `[${type}]` };
     case 'audio':
-      return { messageType: VOICE(m) ? 'voice_note' : 'audio', text: null, displayText: VOICE(m) ? '[voice note]' : '[audio]' };
+      return {
+        messageType: VOICE(m) ? 'voice_note' : 'audio',
+        text: null,
+        displayText: VOICE(m) ? '[voice note]' : '[audio]',
+      };
     case 'reaction':
       return { messageType: 'reaction', text: str(obj(m.reaction).emoji), displayText: str(obj(m.reaction).emoji) };
     case 'location': {
       const l = obj(m.location);
-      return { messageType: 'location', text: str(l.name) ?? str(l.address), displayText: `[location ${String(l.latitude)},${String(l.longitude)}]` };
+      return {
+        messageType: 'location',
+        text: str(l.name) ?? str(l.address),
+        displayText: `[location ${String(l.latitude)},${String(l.longitude)}]`,
+      };
     }
     case 'contacts':
       return { messageType: 'contact', text: null, displayText: '[contact]' };
@@ -128,7 +152,10 @@ export function parseInboundMessages(payload: unknown): { messages: InboundMessa
         skipped++;
         continue;
       }
-      const contact = contacts.find((c) => (waId && str(c.wa_id) === waId) || (userId && str(c.user_id) === userId)) ?? contacts[0] ?? {};
+      const contact =
+        contacts.find((c) => (waId && str(c.wa_id) === waId) || (userId && str(c.user_id) === userId)) ??
+        contacts[0] ??
+        {};
       const digits = waId && /^\d{6,15}$/.test(waId) ? waId : null;
       messages.push({
         phoneNumberId,

@@ -1,11 +1,13 @@
 // The provider webhook: signature over the raw bytes, account routing by phone-number id within
 // the app or integration the request came through, and each receipt applied on its own.
 import crypto from 'node:crypto';
+
 import type { Logger } from 'pino';
+
 import type { Db } from '../db/db.js';
+import type { InboundService } from '../inbound/inbound-service.js';
 import type { Sealer } from '../shared/crypto.js';
 import { applyReceipt } from './apply-receipt.js';
-import type { InboundService } from '../inbound/inbound-service.js';
 import { parseInboundMessages, parseStatusReceipts } from './parse-webhook.js';
 
 /** Where the webhook came in: the shared app, or one integration of its own. */
@@ -20,7 +22,13 @@ export function verifySignature(raw: Buffer, header: string | undefined, secret:
   return given.length === expected.length && crypto.timingSafeEqual(given, expected);
 }
 
-export function createReceiptService(deps: { db: Db; sealer: Sealer; appSecret: string | null; log: Logger; inbound: InboundService }) {
+export function createReceiptService(deps: {
+  db: Db;
+  sealer: Sealer;
+  appSecret: string | null;
+  log: Logger;
+  inbound: InboundService;
+}) {
   const { db, sealer, log } = deps;
 
   async function secretFor(channel: WebhookChannel): Promise<string | null> {

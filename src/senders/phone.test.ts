@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { normalizePhone } from './phone.js';
 
 describe('normalizePhone', () => {
@@ -14,7 +15,10 @@ describe('normalizePhone', () => {
   ])('%s (default %s) → %s', (input, country, expected) => {
     expect(normalizePhone(input, country)).toBe(expected);
   });
-  it.each(['', 'abc', '+', '12', '+1-800-FLOWERS', '+99999999999999999999'])('refuses %s without a country', (input) => {
-    expect(normalizePhone(input, null)).toBeNull();
-  });
+  it.each(['', 'abc', '+', '12', '+1-800-FLOWERS', '+99999999999999999999'])(
+    'refuses %s without a country',
+    (input) => {
+      expect(normalizePhone(input, null)).toBeNull();
+    },
+  );
 });

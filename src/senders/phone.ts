@@ -11,7 +11,10 @@ export function normalizePhone(input: string, defaultCountry: string | null): st
   const international = cleaned.startsWith('+') ? cleaned : cleaned.startsWith('00') ? `+${cleaned.slice(2)}` : null;
   const attempts: [string, CountryCode | undefined][] = international
     ? [[international, undefined]]
-    : [[`+${cleaned}`, undefined], ...(defaultCountry ? ([[cleaned, defaultCountry as CountryCode]] as [string, CountryCode][]) : [])];
+    : [
+        [`+${cleaned}`, undefined],
+        ...(defaultCountry ? ([[cleaned, defaultCountry as CountryCode]] as [string, CountryCode][]) : []),
+      ];
   // Digits alone: a national number of the default country wins when it is a valid one there.
   if (!international && defaultCountry) attempts.reverse();
   for (const [text, country] of attempts) {

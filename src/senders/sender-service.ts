@@ -8,7 +8,11 @@ import { errors } from '../shared/errors.js';
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
 
 /** The account a lookup reads: the key's scope, the given id (the caller's, any type), or the only one. */
-export function resolveLookupAccount(principal: Principal, tenant: Tenant, requested: string | undefined): AccountRecord {
+export function resolveLookupAccount(
+  principal: Principal,
+  tenant: Tenant,
+  requested: string | undefined,
+): AccountRecord {
   const wanted = requested?.toLowerCase();
   if (wanted !== undefined) {
     const account = tenant.accounts.find((a) => a.id === wanted);
@@ -39,10 +43,13 @@ export type Sender = {
 function simulated(phone: string, accountId: string, now: Date): Sender {
   const wrote = phone.endsWith('77');
   return {
-    phoneE164: phone, chatAccountId: accountId, hasWritten: wrote,
+    phoneE164: phone,
+    chatAccountId: accountId,
+    hasWritten: wrote,
     firstInboundAt: wrote ? new Date(now.getTime() - 7 * 86400_000).toISOString() : null,
     lastInboundAt: wrote ? new Date(now.getTime() - 3600_000).toISOString() : null,
-    inboundCount: wrote ? 3 : 0, sandbox: true,
+    inboundCount: wrote ? 3 : 0,
+    sandbox: true,
   };
 }
 
@@ -58,7 +65,12 @@ export function createSenderService(deps: { db: Db }) {
         const now = new Date();
         return distinct.map((p) => simulated(p, accountId, now));
       }
-      const rows = await db.query<{ phone_e164: string; first_inbound_at: Date; last_inbound_at: Date; inbound_count: number }>(
+      const rows = await db.query<{
+        phone_e164: string;
+        first_inbound_at: Date;
+        last_inbound_at: Date;
+        inbound_count: number;
+      }>(
         `SELECT phone_e164, first_inbound_at, last_inbound_at, inbound_count FROM senders
           WHERE customer_id = $1 AND chat_account_id = $2 AND phone_e164 = ANY($3::text[])`,
         [customerId, accountId, distinct],
@@ -67,14 +79,22 @@ export function createSenderService(deps: { db: Db }) {
       return distinct.map((phone) => {
         const r = found.get(phone);
         return {
-          phoneE164: phone, chatAccountId: accountId, hasWritten: r !== undefined,
-          firstInboundAt: iso(r?.first_inbound_at), lastInboundAt: iso(r?.last_inbound_at), inboundCount: r ? Number(r.inbound_count) : 0, sandbox: false,
+          phoneE164: phone,
+          chatAccountId: accountId,
+          hasWritten: r !== undefined,
+          firstInboundAt: iso(r?.first_inbound_at),
+          lastInboundAt: iso(r?.last_inbound_at),
+          inboundCount: r ? Number(r.inbound_count) : 0,
+          sandbox: false,
         };
       });
     },
 
     /** The inbox, newest first; replyTo resolved to our message while it still exists. */
-    async inbox(scope: { customerId: string; accountId: string | null }, f: { from?: string; since?: Date; until?: Date; limit: number; cursor?: string }) {
+    async inbox(
+      scope: { customerId: string; accountId: string | null },
+      f: { from?: string; since?: Date; until?: Date; limit: number; cursor?: string },
+    ) {
       const where = ['i.customer_id = $1'];
       const params: unknown[] = [scope.customerId];
       const add = (clause: (n: string) => string, value: unknown) => {
@@ -111,7 +131,11 @@ export function createSenderService(deps: { db: Db }) {
           displayText: (r.display_text as string | null) ?? null,
           receivedAt: iso(r.received_at)!,
           replyTo: r.reply_to_provider_message_id
-            ? { providerMessageId: r.reply_to_provider_message_id as string, messageId: (r.reply_message_id as string | null) ?? null, externalId: (r.reply_external_id as string | null) ?? null }
+            ? {
+                providerMessageId: r.reply_to_provider_message_id as string,
+                messageId: (r.reply_message_id as string | null) ?? null,
+                externalId: (r.reply_external_id as string | null) ?? null,
+              }
             : null,
         })),
         nextCursor: page.nextCursor,

@@ -26,11 +26,14 @@ export function createSealer(key: Buffer): Sealer {
       const iv = crypto.randomBytes(12);
       const cipher = crypto.createCipheriv('aes-256-gcm', key, iv);
       const ct = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-      return ['v1', iv, cipher.getAuthTag(), ct].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+      return ['v1', iv, cipher.getAuthTag(), ct]
+        .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
+        .join('.');
     },
     open(sealed) {
       const [v, iv, tag, ct] = sealed.split('.');
-      if (v !== 'v1' || iv === undefined || tag === undefined || ct === undefined) throw new Error('unknown sealed format');
+      if (v !== 'v1' || iv === undefined || tag === undefined || ct === undefined)
+        throw new Error('unknown sealed format');
       const decipher = crypto.createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');

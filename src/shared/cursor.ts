@@ -17,7 +17,13 @@ export function decodeCursor(cursor: string): Position {
     const [at, id] = parsed as unknown[];
     if (typeof at !== 'string' || typeof id !== 'string' || !UUID.test(id)) throw new Error('fields');
     const createdAt = new Date(at);
-    if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at || !/^\d{4}-/.test(at) || createdAt.getUTCFullYear() < 1) throw new Error('date');
+    if (
+      Number.isNaN(createdAt.getTime()) ||
+      createdAt.toISOString() !== at ||
+      !/^\d{4}-/.test(at) ||
+      createdAt.getUTCFullYear() < 1
+    )
+      throw new Error('date');
     return { createdAt, id };
   } catch {
     throw errors.invalidCursor();
@@ -28,7 +34,11 @@ export function decodeCursor(cursor: string): Position {
  * A page from rows fetched with LIMIT limit + 1 (newest first): the first `limit` rows, and the
  * cursor of the last one when more exist.
  */
-export function toPage<R>(rows: R[], limit: number, positionOf: (row: R) => Position): { rows: R[]; nextCursor: string | null } {
+export function toPage<R>(
+  rows: R[],
+  limit: number,
+  positionOf: (row: R) => Position,
+): { rows: R[]; nextCursor: string | null } {
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return { rows: page, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(positionOf(last)) : null };

@@ -33,12 +33,16 @@ export const errors = {
   messageNotFound: () => new AppError(404, 'message_not_found'),
   accountNotFound: () => new AppError(404, 'account_not_found'),
   broadcastNotFound: () => new AppError(404, 'broadcast_not_found'),
-  conflict: (message = 'externalId already used with a different payload') => new AppError(409, 'conflict', { message }),
+  conflict: (message = 'externalId already used with a different payload') =>
+    new AppError(409, 'conflict', { message }),
   invalidChatAccount: () => new AppError(422, 'invalid_chat_account'),
   invalidMedia: (code: 'media_not_found' | 'media_type_mismatch', message?: string) =>
     new AppError(422, 'invalid_media', { code, ...(message !== undefined ? { message } : {}) }),
   mediaTooLarge: () => new AppError(413, 'media_too_large', { message: 'files may be at most 20 MB (20971520 bytes)' }),
-  mediaPendingLimit: (limit: number) => new AppError(429, 'media_pending_limit', { message: `at most ${limit} uploaded files may wait unused; send or let them expire (1 hour)` }),
+  mediaPendingLimit: (limit: number) =>
+    new AppError(429, 'media_pending_limit', {
+      message: `at most ${limit} uploaded files may wait unused; send or let them expire (1 hour)`,
+    }),
   chatAccountRequired: () => new AppError(422, 'chat_account_required'),
   invalidWebhookUrl: (reason: string) => new AppError(400, 'invalid_webhook_url', { reason }),
   webhookEndpointNotFound: () => new AppError(404, 'webhook_endpoint_not_found'),
@@ -50,7 +54,8 @@ export const errors = {
   unauthorized: () => new AppError(401, 'unauthorized'),
   payloadTooLarge: () => new AppError(413, 'payload_too_large'),
   unsupportedMediaType: () => new AppError(415, 'unsupported_media_type'),
-  limitReached: (what: string, limit: number) => new AppError(409, 'limit_reached', { message: `at most ${limit} ${what}` }),
+  limitReached: (what: string, limit: number) =>
+    new AppError(409, 'limit_reached', { message: `at most ${limit} ${what}` }),
 } as const;
 
 export const operatorErrors = {
@@ -60,14 +65,28 @@ export const operatorErrors = {
 /** The template catalog's errors (spec, Errors); `provider` is the sanitized provider detail. */
 export const templateErrors = {
   accessInsufficient: (required: 'read' | 'manage') =>
-    new AppError(403, 'template_access_insufficient', { message: `this API key's templateAccess must be ${required === 'read' ? 'read or manage' : 'manage'}` }),
-  sandboxNotSupported: () => new AppError(403, 'sandbox_not_supported', { message: 'sandbox keys cannot create templates at the provider' }),
-  alreadyExists: (provider: unknown) => new AppError(409, 'template_already_exists', { message: 'a template with this name and language already exists', provider }),
-  rejectedByProvider: (message: string, provider: unknown) => new AppError(422, 'template_rejected_by_provider', { message, provider }),
+    new AppError(403, 'template_access_insufficient', {
+      message: `this API key's templateAccess must be ${required === 'read' ? 'read or manage' : 'manage'}`,
+    }),
+  sandboxNotSupported: () =>
+    new AppError(403, 'sandbox_not_supported', { message: 'sandbox keys cannot create templates at the provider' }),
+  alreadyExists: (provider: unknown) =>
+    new AppError(409, 'template_already_exists', {
+      message: 'a template with this name and language already exists',
+      provider,
+    }),
+  rejectedByProvider: (message: string, provider: unknown) =>
+    new AppError(422, 'template_rejected_by_provider', { message, provider }),
   managementUnavailable: (message: string, provider?: unknown) =>
     new AppError(422, 'template_management_unavailable', { message, ...(provider !== undefined ? { provider } : {}) }),
   providerRateLimited: (retryAfterSeconds: number, provider: unknown) =>
-    new AppError(429, 'provider_rate_limited', { message: 'the provider rate-limited template management calls for this account', provider }, { 'retry-after': String(retryAfterSeconds) }),
-  providerUnavailable: (message: string, provider?: unknown) => new AppError(503, 'provider_unavailable', { message, ...(provider !== undefined ? { provider } : {}) }),
+    new AppError(
+      429,
+      'provider_rate_limited',
+      { message: 'the provider rate-limited template management calls for this account', provider },
+      { 'retry-after': String(retryAfterSeconds) },
+    ),
+  providerUnavailable: (message: string, provider?: unknown) =>
+    new AppError(503, 'provider_unavailable', { message, ...(provider !== undefined ? { provider } : {}) }),
   providerUnreachable: (message: string) => new AppError(503, 'provider_unreachable', { message }),
 } as const;

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+
 import { canonicalJson, createSealer, safeEqual } from './crypto.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { createGroupCommit } from './group-commit.js';
@@ -76,27 +77,40 @@ describe('group commit', () => {
     const first = Array.from({ length: 10 }, (_, i) => group.submit(i));
     await new Promise((r) => setTimeout(r, 5)); // the first batch is now in flight
     const later = Array.from({ length: 5 }, (_, i) => group.submit(100 + i));
-    expect(await Promise.all([...first, ...later])).toEqual([...Array.from({ length: 10 }, (_, i) => i * 2), 200, 202, 204, 206, 208]);
+    expect(await Promise.all([...first, ...later])).toEqual([
+      ...Array.from({ length: 10 }, (_, i) => i * 2),
+      200,
+      202,
+      204,
+      206,
+      208,
+    ]);
     expect(batches).toEqual([Array.from({ length: 10 }, (_, i) => i), [100, 101, 102, 103, 104]]);
   });
   it('never puts more than maxBatch in one batch', async () => {
     const sizes: number[] = [];
-    const group = createGroupCommit<number, number>(async (items) => {
-      sizes.push(items.length);
-      return items;
-    }, { maxBatch: 7, maxInFlight: 1 });
+    const group = createGroupCommit<number, number>(
+      async (items) => {
+        sizes.push(items.length);
+        return items;
+      },
+      { maxBatch: 7, maxInFlight: 1 },
+    );
     await Promise.all(Array.from({ length: 20 }, (_, i) => group.submit(i)));
     expect(sizes).toEqual([7, 7, 6]);
   });
   it('rejects every caller of a failed batch and carries on', async () => {
     let fail = true;
-    const group = createGroupCommit<number, number>(async (items) => {
-      if (fail) {
-        fail = false;
-        throw new Error('boom');
-      }
-      return items;
-    }, { maxBatch: 10, maxInFlight: 1 });
+    const group = createGroupCommit<number, number>(
+      async (items) => {
+        if (fail) {
+          fail = false;
+          throw new Error('boom');
+        }
+        return items;
+      },
+      { maxBatch: 10, maxInFlight: 1 },
+    );
     await expect(group.submit(1)).rejects.toThrow('boom');
     await expect(group.submit(2)).resolves.toBe(2);
     await group.drain();

@@ -1,6 +1,7 @@
 // A worker is a plain loop over the database: do a pass; if it found work, go again at once;
 // else sleep until woken (NOTIFY), until the next known due time, or until the poll interval.
 import type { Logger } from 'pino';
+
 import type { Db } from '../db/db.js';
 
 export type PassResult = { didWork: boolean; nextDueAt?: Date | null };

@@ -7,7 +7,14 @@ import { type AppError, templateErrors } from '../shared/errors.js';
 export type TemplateOperation = 'list' | 'create';
 type Failure = Extract<ManagementOutcome, { ok: false }>;
 
-export type ProviderDetail = { httpStatus: number | null; code: number | null; subcode: number | null; message: string | null; userTitle: string | null; fbtraceId: string | null };
+export type ProviderDetail = {
+  httpStatus: number | null;
+  code: number | null;
+  subcode: number | null;
+  message: string | null;
+  userTitle: string | null;
+  fbtraceId: string | null;
+};
 
 const RATE_LIMIT_CODES = new Set([4, 80007, 130429]);
 const CREDENTIAL_CODES = new Set([0, 190]);
@@ -45,20 +52,40 @@ function retryAfterSeconds(header: string | null): number {
 /** The error to answer for a failed management call; `secrets` are scrubbed from provider text. */
 export function toTemplateError(operation: TemplateOperation, f: Failure, secrets: string[]): AppError {
   if (f.transport !== null) {
-    return templateErrors.providerUnreachable(f.transport === 'timeout' ? 'the provider did not answer in time' : 'could not reach the provider');
+    return templateErrors.providerUnreachable(
+      f.transport === 'timeout' ? 'the provider did not answer in time' : 'could not reach the provider',
+    );
   }
   const provider = sanitizeDetail(f, secrets);
   const { code, subcode } = provider;
   const status = f.httpStatus ?? 0;
-  if ((code !== null && RATE_LIMIT_CODES.has(code)) || status === 429) return templateErrors.providerRateLimited(retryAfterSeconds(f.retryAfter), provider);
+  if ((code !== null && RATE_LIMIT_CODES.has(code)) || status === 429)
+    return templateErrors.providerRateLimited(retryAfterSeconds(f.retryAfter), provider);
   if ((code !== null && CREDENTIAL_CODES.has(code)) || (code === null && status === 401)) {
-    return templateErrors.managementUnavailable('the provider rejected the management credential (invalid or expired); the operator must load a new one', provider);
+    return templateErrors.managementUnavailable(
+      'the provider rejected the management credential (invalid or expired); the operator must load a new one',
+      provider,
+    );
   }
-  if ((code !== null && (PERMISSION_CODES.has(code) || (code >= 200 && code <= 299))) || (code === null && status === 403)) {
-    return templateErrors.managementUnavailable('the management credential lacks the permission to manage templates', provider);
+  if (
+    (code !== null && (PERMISSION_CODES.has(code) || (code >= 200 && code <= 299))) ||
+    (code === null && status === 403)
+  ) {
+    return templateErrors.managementUnavailable(
+      'the management credential lacks the permission to manage templates',
+      provider,
+    );
   }
   if (code === 100 && subcode === DUPLICATE_SUBCODE) return templateErrors.alreadyExists(provider);
-  if ((code !== null && TRANSIENT_CODES.has(code)) || status >= 500) return templateErrors.providerUnavailable('the provider is not available; try again later', provider);
-  if (operation === 'create') return templateErrors.rejectedByProvider(provider.userTitle ?? provider.message ?? `the provider refused the template (HTTP ${status})`, provider);
-  return templateErrors.managementUnavailable('the provider refused to list the templates of this account (check its wabaId and management credential)', provider);
+  if ((code !== null && TRANSIENT_CODES.has(code)) || status >= 500)
+    return templateErrors.providerUnavailable('the provider is not available; try again later', provider);
+  if (operation === 'create')
+    return templateErrors.rejectedByProvider(
+      provider.userTitle ?? provider.message ?? `the provider refused the template (HTTP ${status})`,
+      provider,
+    );
+  return templateErrors.managementUnavailable(
+    'the provider refused to list the templates of this account (check its wabaId and management credential)',
+    provider,
+  );
 }

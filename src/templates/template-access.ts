@@ -7,7 +7,12 @@ import { PLAN_LIMITS } from '../plans/plans.js';
 import { errors, templateErrors } from '../shared/errors.js';
 import type { TemplateOperation } from './provider-errors.js';
 
-export function authorizeTemplateCall(principal: Principal, tenant: Tenant, accountId: string, operation: TemplateOperation): AccountRecord {
+export function authorizeTemplateCall(
+  principal: Principal,
+  tenant: Tenant,
+  accountId: string,
+  operation: TemplateOperation,
+): AccountRecord {
   const id = accountId.toLowerCase();
   const account = tenant.accounts.find((a) => a.id === id);
   if (!account) throw errors.accountNotFound();
@@ -18,7 +23,11 @@ export function authorizeTemplateCall(principal: Principal, tenant: Tenant, acco
   if (operation === 'create' && access !== 'manage') throw templateErrors.accessInsufficient('manage');
   // A sandbox key changes nothing outside the service: creating at the provider is not simulated.
   if (operation === 'create' && principal.sandbox) throw templateErrors.sandboxNotSupported();
-  if (account.type !== 'OFFICIAL' || account.wabaId === null) throw templateErrors.managementUnavailable('only OFFICIAL accounts have a template catalog');
-  if (!account.hasManagementToken) throw templateErrors.managementUnavailable('no management credential is loaded for this account; the service operator must load one');
+  if (account.type !== 'OFFICIAL' || account.wabaId === null)
+    throw templateErrors.managementUnavailable('only OFFICIAL accounts have a template catalog');
+  if (!account.hasManagementToken)
+    throw templateErrors.managementUnavailable(
+      'no management credential is loaded for this account; the service operator must load one',
+    );
   return account;
 }

@@ -15,7 +15,14 @@ export function unwrapCursor(accountId: string, cursor: string): string {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     if (!Array.isArray(parsed) || parsed.length !== 3) throw new Error('shape');
     const [tag, account, after] = parsed as unknown[];
-    if (tag !== 't' || account !== accountId || typeof after !== 'string' || after === '' || after.length > MAX_PROVIDER_CURSOR) throw new Error('fields');
+    if (
+      tag !== 't' ||
+      account !== accountId ||
+      typeof after !== 'string' ||
+      after === '' ||
+      after.length > MAX_PROVIDER_CURSOR
+    )
+      throw new Error('fields');
     return after;
   } catch {
     throw errors.invalidCursor();
@@ -26,6 +33,13 @@ export function unwrapCursor(accountId: string, cursor: string): string {
 export function nextCursorOf(accountId: string, paging: unknown): string | null {
   const p = paging as { next?: unknown; cursors?: { after?: unknown } } | null | undefined;
   const after = p?.cursors?.after;
-  if (typeof p?.next !== 'string' || p.next === '' || typeof after !== 'string' || after === '' || after.length > MAX_PROVIDER_CURSOR) return null;
+  if (
+    typeof p?.next !== 'string' ||
+    p.next === '' ||
+    typeof after !== 'string' ||
+    after === '' ||
+    after.length > MAX_PROVIDER_CURSOR
+  )
+    return null;
   return wrapCursor(accountId, after);
 }

@@ -1,6 +1,7 @@
 // POST /chat-accounts/{id}/templates: the request schema, the rules JSON Schema cannot say on its
 // own (variables against parameterFormat and examples), and the provider's create payload.
 import { type Static, Type } from '@sinclair/typebox';
+
 import type { Problem } from '../shared/errors.js';
 import { LANGUAGE_PATTERN, TEMPLATE_NAME_PATTERN } from '../shared/schemas.js';
 
@@ -25,7 +26,13 @@ export const CreateTemplateSchema = Type.Object(
     body: Type.String({ minLength: 1, maxLength: MAX_BODY_LENGTH }),
     examples: Type.Optional(
       Type.Array(
-        Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), text: Type.String({ minLength: 1, maxLength: MAX_BODY_LENGTH }) }, { additionalProperties: false }),
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 100 }),
+            text: Type.String({ minLength: 1, maxLength: MAX_BODY_LENGTH }),
+          },
+          { additionalProperties: false },
+        ),
         { maxItems: MAX_VARIABLES },
       ),
     ),
@@ -51,30 +58,50 @@ export function checkDefinition(req: CreateTemplateRequest): Problem[] {
   const vars = variablesOf(req.body);
   const bad = vars.filter((v) => !NAMED_VARIABLE.test(v) && !POSITIONAL_VARIABLE.test(v));
   const stray = req.body.replace(/\{\{[^{}]*\}\}/g, '');
-  if (bad.length > 0) problems.push({ path: 'body', message: `has invalid variables ${bad.map((v) => `{{${v}}}`).join(', ')}: use {{name}} (lower-case letters, digits, underscores) or {{1}}, {{2}}…` });
-  else if (stray.includes('{{') || stray.includes('}}')) problems.push({ path: 'body', message: 'has unbalanced {{ or }}' });
+  if (bad.length > 0)
+    problems.push({
+      path: 'body',
+      message: `has invalid variables ${bad.map((v) => `{{${v}}}`).join(', ')}: use {{name}} (lower-case letters, digits, underscores) or {{1}}, {{2}}…`,
+    });
+  else if (stray.includes('{{') || stray.includes('}}'))
+    problems.push({ path: 'body', message: 'has unbalanced {{ or }}' });
   if (problems.length > 0) return problems;
   if (vars.length > MAX_VARIABLES) return [{ path: 'body', message: `has more than ${MAX_VARIABLES} variables` }];
 
   const named = vars.filter((v) => NAMED_VARIABLE.test(v));
   const positional = vars.filter((v) => POSITIONAL_VARIABLE.test(v));
-  if (named.length > 0 && positional.length > 0) return [{ path: 'body', message: 'must not mix named ({{name}}) and positional ({{1}}) variables' }];
-  if (req.parameterFormat === 'NAMED' && positional.length > 0) problems.push({ path: 'parameterFormat', message: 'is NAMED but body uses positional variables ({{1}})' });
-  if (req.parameterFormat === 'POSITIONAL' && named.length > 0) problems.push({ path: 'parameterFormat', message: 'is POSITIONAL but body uses named variables ({{name}})' });
+  if (named.length > 0 && positional.length > 0)
+    return [{ path: 'body', message: 'must not mix named ({{name}}) and positional ({{1}}) variables' }];
+  if (req.parameterFormat === 'NAMED' && positional.length > 0)
+    problems.push({ path: 'parameterFormat', message: 'is NAMED but body uses positional variables ({{1}})' });
+  if (req.parameterFormat === 'POSITIONAL' && named.length > 0)
+    problems.push({ path: 'parameterFormat', message: 'is POSITIONAL but body uses named variables ({{name}})' });
   if (positional.length > 0) {
     const numbers = positional.map(Number).sort((a, b) => a - b);
-    if (numbers.some((n, i) => n !== i + 1)) problems.push({ path: 'body', message: `positional variables must be numbered 1 to ${numbers.length} without gaps` });
+    if (numbers.some((n, i) => n !== i + 1))
+      problems.push({
+        path: 'body',
+        message: `positional variables must be numbered 1 to ${numbers.length} without gaps`,
+      });
   }
 
   const examples = req.examples ?? [];
   const seen = new Set<string>();
   examples.forEach((e, i) => {
-    if (!vars.includes(e.name)) problems.push({ path: `examples.${i}.name`, message: `is not a variable of body (${vars.length > 0 ? vars.map((v) => `{{${v}}}`).join(', ') : 'body has none'})` });
+    if (!vars.includes(e.name))
+      problems.push({
+        path: `examples.${i}.name`,
+        message: `is not a variable of body (${vars.length > 0 ? vars.map((v) => `{{${v}}}`).join(', ') : 'body has none'})`,
+      });
     else if (seen.has(e.name)) problems.push({ path: `examples.${i}.name`, message: 'has an example already' });
     seen.add(e.name);
   });
   const missing = vars.filter((v) => !seen.has(v));
-  if (missing.length > 0) problems.push({ path: 'examples', message: `must give one example per variable; missing ${missing.map((v) => `{{${v}}}`).join(', ')}` });
+  if (missing.length > 0)
+    problems.push({
+      path: 'examples',
+      message: `must give one example per variable; missing ${missing.map((v) => `{{${v}}}`).join(', ')}`,
+    });
   return problems;
 }
 
@@ -84,7 +111,11 @@ export function bodyComponent(req: CreateTemplateRequest): Record<string, unknow
   const example = (name: string) => req.examples?.find((e) => e.name === name)?.text ?? '';
   if (vars.length === 0) return { type: 'BODY', text: req.body };
   if (req.parameterFormat === 'NAMED') {
-    return { type: 'BODY', text: req.body, example: { body_text_named_params: vars.map((v) => ({ param_name: v, example: example(v) })) } };
+    return {
+      type: 'BODY',
+      text: req.body,
+      example: { body_text_named_params: vars.map((v) => ({ param_name: v, example: example(v) })) },
+    };
   }
   const ordered = [...vars].sort((a, b) => Number(a) - Number(b));
   return { type: 'BODY', text: req.body, example: { body_text: [ordered.map(example)] } };
@@ -92,5 +123,11 @@ export function bodyComponent(req: CreateTemplateRequest): Record<string, unknow
 
 /** The provider's create payload (checked definitions only). */
 export function createPayload(req: CreateTemplateRequest): Record<string, unknown> {
-  return { name: req.name, language: req.language, category: req.category, parameter_format: req.parameterFormat, components: [bodyComponent(req)] };
+  return {
+    name: req.name,
+    language: req.language,
+    category: req.category,
+    parameter_format: req.parameterFormat,
+    components: [bodyComponent(req)],
+  };
 }

@@ -5,10 +5,10 @@ import type { Db } from '../db/db.js';
 import type { ManagementRequest, ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
 import { errors, templateErrors } from '../shared/errors.js';
-import { toTemplateError, type TemplateOperation } from './provider-errors.js';
+import { type TemplateOperation, toTemplateError } from './provider-errors.js';
 import { authorizeTemplateCall } from './template-access.js';
 import { nextCursorOf, unwrapCursor } from './template-cursor.js';
-import { bodyComponent, checkDefinition, type CreateTemplateRequest, createPayload } from './template-definition.js';
+import { bodyComponent, checkDefinition, createPayload, type CreateTemplateRequest } from './template-definition.js';
 import { loadManagementCredential, markManagementVerified } from './template-store.js';
 import { type Template, TEMPLATE_FIELDS, toTemplate } from './template-view.js';
 
@@ -19,53 +19,94 @@ const VERIFIED_REFRESH_MS = 60_000;
 export type ListTemplatesQuery = { status?: string; name?: string; limit?: number; cursor?: string };
 export type TemplateService = ReturnType<typeof createTemplateService>;
 
-export function createTemplateService(deps: { db: Db; sealer: Sealer; provider: Pick<ProviderClient, 'manage'>; directory: Pick<Directory, 'invalidate'> }) {
+export function createTemplateService(deps: {
+  db: Db;
+  sealer: Sealer;
+  provider: Pick<ProviderClient, 'manage'>;
+  directory: Pick<Directory, 'invalidate'>;
+}) {
   const { db, sealer, provider, directory } = deps;
 
   /** One management call for an authorized account; a success also proves the credential. */
-  async function callProvider(tenant: Tenant, account: ReturnType<typeof authorizeTemplateCall>, operation: TemplateOperation, req: Omit<ManagementRequest, 'token' | 'path'> & { path: string }) {
+  async function callProvider(
+    tenant: Tenant,
+    account: ReturnType<typeof authorizeTemplateCall>,
+    operation: TemplateOperation,
+    req: Omit<ManagementRequest, 'token' | 'path'> & { path: string },
+  ) {
     const credential = await loadManagementCredential(db, tenant.customerId, account.id);
-    if (!credential) throw templateErrors.managementUnavailable('no management credential is loaded for this account; the service operator must load one');
+    if (!credential)
+      throw templateErrors.managementUnavailable(
+        'no management credential is loaded for this account; the service operator must load one',
+      );
     let token: string;
     try {
       token = sealer.open(credential.sealedToken);
     } catch {
-      throw templateErrors.managementUnavailable('the management credential of this account cannot be read; the service operator must load it again');
+      throw templateErrors.managementUnavailable(
+        'the management credential of this account cannot be read; the service operator must load it again',
+      );
     }
     const outcome = await provider.manage({ ...req, path: [credential.wabaId, req.path], token });
     if (!outcome.ok) throw toTemplateError(operation, outcome, [token]);
     const last = account.templateManagementVerifiedAt;
     if (last === null || Date.now() - last.getTime() > VERIFIED_REFRESH_MS) {
       await db.transaction(async (tx) => {
-        if (await markManagementVerified(tx, tenant.customerId, account.id, credential.sealedToken)) await directory.invalidate(tx, tenant.customerId);
+        if (await markManagementVerified(tx, tenant.customerId, account.id, credential.sealedToken))
+          await directory.invalidate(tx, tenant.customerId);
       });
     }
     return outcome.body as Record<string, unknown> | null;
   }
 
   return {
-    async list(principal: Principal, tenant: Tenant, accountId: string, q: ListTemplatesQuery): Promise<{ templates: Template[]; nextCursor: string | null }> {
+    async list(
+      principal: Principal,
+      tenant: Tenant,
+      accountId: string,
+      q: ListTemplatesQuery,
+    ): Promise<{ templates: Template[]; nextCursor: string | null }> {
       const account = authorizeTemplateCall(principal, tenant, accountId, 'list');
       const after = q.cursor !== undefined ? unwrapCursor(account.id, q.cursor) : undefined;
       const body = await callProvider(tenant, account, 'list', {
         method: 'GET',
         path: 'message_templates',
-        query: { fields: TEMPLATE_FIELDS, limit: String(q.limit ?? DEFAULT_TEMPLATE_PAGE), after, status: q.status, name: q.name },
+        query: {
+          fields: TEMPLATE_FIELDS,
+          limit: String(q.limit ?? DEFAULT_TEMPLATE_PAGE),
+          after,
+          status: q.status,
+          name: q.name,
+        },
       });
-      if (!Array.isArray(body?.data)) throw templateErrors.providerUnavailable('the provider answered the listing without templates');
-      const items = (body.data as unknown[]).filter((t): t is Record<string, unknown> => typeof t === 'object' && t !== null);
+      if (!Array.isArray(body?.data))
+        throw templateErrors.providerUnavailable('the provider answered the listing without templates');
+      const items = (body.data as unknown[]).filter(
+        (t): t is Record<string, unknown> => typeof t === 'object' && t !== null,
+      );
       return { templates: items.map(toTemplate), nextCursor: nextCursorOf(account.id, body.paging) };
     },
 
     /** Creates a BODY-only template; the provider keeps it PENDING for review. */
-    async create(principal: Principal, tenant: Tenant, accountId: string, req: CreateTemplateRequest): Promise<Template> {
+    async create(
+      principal: Principal,
+      tenant: Tenant,
+      accountId: string,
+      req: CreateTemplateRequest,
+    ): Promise<Template> {
       const problems = checkDefinition(req);
       if (problems.length > 0) throw errors.validation(problems);
       const account = authorizeTemplateCall(principal, tenant, accountId, 'create');
-      const body = await callProvider(tenant, account, 'create', { method: 'POST', path: 'message_templates', body: createPayload(req) });
+      const body = await callProvider(tenant, account, 'create', {
+        method: 'POST',
+        path: 'message_templates',
+        body: createPayload(req),
+      });
       const id = body?.id;
       if (typeof id !== 'string' && typeof id !== 'number') {
-        throw templateErrors.providerUnavailable('the provider answered without a template id; list the templates to see whether it was created');
+        throw templateErrors.providerUnavailable(
+          'the provider answered without a template id; list the templates to see whether it was created',
+        );
       }
       return toTemplate({
         id,

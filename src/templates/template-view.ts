@@ -1,8 +1,9 @@
 // The spec's Template shape, from a template as the provider's management API returns it.
-import { type ParameterFormat, parameterCountOf, variablesOf } from './template-definition.js';
+import { parameterCountOf, type ParameterFormat, variablesOf } from './template-definition.js';
 
 /** The fields asked of the provider: exactly what the Template shape needs. */
-export const TEMPLATE_FIELDS = 'id,name,language,category,status,rejected_reason,parameter_format,components,quality_score';
+export const TEMPLATE_FIELDS =
+  'id,name,language,category,status,rejected_reason,parameter_format,components,quality_score';
 
 export type Template = {
   id: string;
@@ -17,10 +18,13 @@ export type Template = {
   qualityScore?: { score: string; date: string | null };
 };
 
-const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null);
+const str = (v: unknown): string | null =>
+  typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null;
 
 const bodyTextOf = (components: unknown[]): string => {
-  const body = components.find((c) => typeof c === 'object' && c !== null && String((c as { type?: unknown }).type).toUpperCase() === 'BODY') as { text?: unknown } | undefined;
+  const body = components.find(
+    (c) => typeof c === 'object' && c !== null && String((c as { type?: unknown }).type).toUpperCase() === 'BODY',
+  ) as { text?: unknown } | undefined;
   return typeof body?.text === 'string' ? body.text : '';
 };
 
@@ -30,7 +34,11 @@ export function toTemplate(item: Record<string, unknown>): Template {
   const format = str(item.parameter_format)?.toUpperCase();
   // Older templates may lack parameter_format: positional is the provider's default.
   const parameterFormat: ParameterFormat =
-    format === 'NAMED' || format === 'POSITIONAL' ? format : variablesOf(body).some((v) => !/^\d+$/.test(v)) ? 'NAMED' : 'POSITIONAL';
+    format === 'NAMED' || format === 'POSITIONAL'
+      ? format
+      : variablesOf(body).some((v) => !/^\d+$/.test(v))
+        ? 'NAMED'
+        : 'POSITIONAL';
   const rejected = str(item.rejected_reason);
   const template: Template = {
     id: str(item.id) ?? '',
@@ -47,7 +55,8 @@ export function toTemplate(item: Record<string, unknown>): Template {
   const quality = item.quality_score as { score?: unknown; date?: unknown } | undefined;
   const score = str(quality?.score);
   if (score !== null) {
-    const date = typeof quality?.date === 'number' && Number.isFinite(quality.date) ? new Date(quality.date * 1000) : null;
+    const date =
+      typeof quality?.date === 'number' && Number.isFinite(quality.date) ? new Date(quality.date * 1000) : null;
     template.qualityScore = { score, date: date && !Number.isNaN(date.getTime()) ? date.toISOString() : null };
   }
   return template;

@@ -2,13 +2,15 @@
 // event to its endpoint through the guarded outbound client, and records every attempt. A slow or
 // dead endpoint holds at most a few requests of this process (the rest of its deliveries wait),
 // so it never holds up the others.
-import os from 'node:os';
 import crypto from 'node:crypto';
+import os from 'node:os';
+
 import type { Logger } from 'pino';
+
 import type { Db } from '../db/db.js';
+import { retryTransient } from '../db/retry.js';
 import { DELIVERIES_READY } from '../events/outbox.js';
 import type { OutboundClient, PostResult } from '../outbound/outbound-client.js';
-import { retryTransient } from '../db/retry.js';
 import { backoffDelayMs } from '../shared/backoff.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit } from '../shared/group-commit.js';
@@ -21,13 +23,33 @@ export const WEBHOOK_MAX_ATTEMPTS = 8;
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 const MAX_RESPONSE_BODY = 1024;
 
-type Claimed = { id: string; endpointId: string; eventId: string; eventType: string; payload: string; attemptCount: number };
+type Claimed = {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  payload: string;
+  attemptCount: number;
+};
 type Endpoint = { id: string; url: string; isActive: boolean; secrets: string[] };
 type Result = { delivery: Claimed; at: Date; post: PostResult | null; skipped?: 'inactive' };
 
-export type DelivererOptions = { batchSize: number; leaseSeconds: number; pollMs: number; retryTimeScale: number; perEndpointConcurrency: number; maxInFlight: number };
+export type DelivererOptions = {
+  batchSize: number;
+  leaseSeconds: number;
+  pollMs: number;
+  retryTimeScale: number;
+  perEndpointConcurrency: number;
+  maxInFlight: number;
+};
 
-export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; client: OutboundClient; options: DelivererOptions }) {
+export function createDeliverer(deps: {
+  db: Db;
+  log: Logger;
+  sealer: Sealer;
+  client: OutboundClient;
+  options: DelivererOptions;
+}) {
   const { db, log, sealer, client, options } = deps;
   const workerId = `${os.hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const busy = new Map<string, number>(); // endpoint id → requests in flight in this process
@@ -38,61 +60,90 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
   }
   function reason(p: PostResult): string {
     if (p.error) return p.error;
-    return p.statusCode! >= 300 && p.statusCode! < 400 ? `HTTP ${p.statusCode} (redirects are not followed)` : `HTTP ${p.statusCode}`;
+    return p.statusCode! >= 300 && p.statusCode! < 400
+      ? `HTTP ${p.statusCode} (redirects are not followed)`
+      : `HTTP ${p.statusCode}`;
   }
 
   const results = createGroupCommit<Result, void>(
     async (items) => {
       const now = new Date();
       const rows = items.map((r) => {
-        if (r.skipped === 'inactive') return { id: r.delivery.id, status: 'failed', attempts: r.delivery.attemptCount, next: null, code: null };
+        if (r.skipped === 'inactive')
+          return { id: r.delivery.id, status: 'failed', attempts: r.delivery.attemptCount, next: null, code: null };
         const attempts = r.delivery.attemptCount + 1;
         const ok = succeeded(r);
         const final = ok || attempts >= WEBHOOK_MAX_ATTEMPTS;
-        const next = final ? null : new Date(now.getTime() + backoffDelayMs(attempts, WEBHOOK_SCHEDULE_MS, { scale: options.retryTimeScale }));
-        return { id: r.delivery.id, status: ok ? 'succeeded' : final ? 'failed' : 'pending', attempts, next, code: r.post?.statusCode ?? null };
+        const next = final
+          ? null
+          : new Date(now.getTime() + backoffDelayMs(attempts, WEBHOOK_SCHEDULE_MS, { scale: options.retryTimeScale }));
+        return {
+          id: r.delivery.id,
+          status: ok ? 'succeeded' : final ? 'failed' : 'pending',
+          attempts,
+          next,
+          code: r.post?.statusCode ?? null,
+        };
       });
       const attempted = items.filter((r) => r.post !== null);
-      await retryTransient(() => db.transaction(async (tx) => {
-        await tx.query(
-          `UPDATE webhook_deliveries d SET status = t.status, attempt_count = t.attempts, next_attempt_at = t.next,
+      await retryTransient(() =>
+        db.transaction(async (tx) => {
+          await tx.query(
+            `UPDATE webhook_deliveries d SET status = t.status, attempt_count = t.attempts, next_attempt_at = t.next,
                   last_status_code = COALESCE(t.code, d.last_status_code), locked_by = NULL, locked_until = NULL,
                   completed_at = CASE WHEN t.status = 'pending' THEN NULL ELSE now() END
              FROM unnest($2::uuid[], $3::text[], $4::int[], $5::timestamptz[], $6::int[]) AS t(id, status, attempts, next, code)
             WHERE d.id = t.id AND d.locked_by = $1`,
-          [workerId, rows.map((r) => r.id), rows.map((r) => r.status), rows.map((r) => r.attempts), rows.map((r) => r.next?.toISOString() ?? null), rows.map((r) => r.code)],
-        );
-        if (attempted.length === 0) return;
-        await tx.query(
-          `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body, error)
+            [
+              workerId,
+              rows.map((r) => r.id),
+              rows.map((r) => r.status),
+              rows.map((r) => r.attempts),
+              rows.map((r) => r.next?.toISOString() ?? null),
+              rows.map((r) => r.code),
+            ],
+          );
+          if (attempted.length === 0) return;
+          await tx.query(
+            `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body, error)
            SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[])`,
-          [
-            attempted.map((r) => r.delivery.id), attempted.map((r) => r.at.toISOString()), attempted.map((r) => r.post!.statusCode),
-            attempted.map((r) => r.post!.durationMs), attempted.map((r) => r.post!.body.slice(0, MAX_RESPONSE_BODY)), attempted.map((r) => r.post!.error),
-          ],
-        );
-        // One row per endpoint (an UPDATE … FROM applies only one source row per target), in id order.
-        const stats = new Map<string, { success: Date | null; failure: Date | null; reason: string | null }>();
-        for (const r of attempted) {
-          const s = stats.get(r.delivery.endpointId) ?? { success: null, failure: null, reason: null };
-          if (succeeded(r)) s.success = !s.success || r.at > s.success ? r.at : s.success;
-          else if (!s.failure || r.at >= s.failure) {
-            s.failure = r.at;
-            s.reason = reason(r.post!);
+            [
+              attempted.map((r) => r.delivery.id),
+              attempted.map((r) => r.at.toISOString()),
+              attempted.map((r) => r.post!.statusCode),
+              attempted.map((r) => r.post!.durationMs),
+              attempted.map((r) => r.post!.body.slice(0, MAX_RESPONSE_BODY)),
+              attempted.map((r) => r.post!.error),
+            ],
+          );
+          // One row per endpoint (an UPDATE … FROM applies only one source row per target), in id order.
+          const stats = new Map<string, { success: Date | null; failure: Date | null; reason: string | null }>();
+          for (const r of attempted) {
+            const s = stats.get(r.delivery.endpointId) ?? { success: null, failure: null, reason: null };
+            if (succeeded(r)) s.success = !s.success || r.at > s.success ? r.at : s.success;
+            else if (!s.failure || r.at >= s.failure) {
+              s.failure = r.at;
+              s.reason = reason(r.post!);
+            }
+            stats.set(r.delivery.endpointId, s);
           }
-          stats.set(r.delivery.endpointId, s);
-        }
-        const ids = [...stats.keys()].sort();
-        await tx.query(
-          `UPDATE webhook_endpoints e SET
+          const ids = [...stats.keys()].sort();
+          await tx.query(
+            `UPDATE webhook_endpoints e SET
               last_success_at = CASE WHEN t.ok_at IS NULL THEN e.last_success_at ELSE greatest(e.last_success_at, t.ok_at) END,
               last_failure_at = CASE WHEN t.fail_at IS NULL THEN e.last_failure_at ELSE greatest(e.last_failure_at, t.fail_at) END,
               last_failure_reason = CASE WHEN t.fail_at IS NULL OR t.fail_at < e.last_failure_at THEN e.last_failure_reason ELSE t.reason END
              FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[], $4::text[]) AS t(id, ok_at, fail_at, reason)
             WHERE e.id = t.id`,
-          [ids, ids.map((id) => stats.get(id)!.success?.toISOString() ?? null), ids.map((id) => stats.get(id)!.failure?.toISOString() ?? null), ids.map((id) => stats.get(id)!.reason)],
-        );
-      }));
+            [
+              ids,
+              ids.map((id) => stats.get(id)!.success?.toISOString() ?? null),
+              ids.map((id) => stats.get(id)!.failure?.toISOString() ?? null),
+              ids.map((id) => stats.get(id)!.reason),
+            ],
+          );
+        }),
+      );
       for (const r of rows) if (r.next) loop.wake(r.next);
       return items.map(() => undefined);
     },
@@ -108,7 +159,14 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
     return new Map(
       rows.map((r) => [
         r.id as string,
-        { id: r.id as string, url: r.url as string, isActive: r.is_active as boolean, secrets: [r.secret_enc, r.previous_enc].filter((s): s is string => typeof s === 'string').map((s) => sealer.open(s)) },
+        {
+          id: r.id as string,
+          url: r.url as string,
+          isActive: r.is_active as boolean,
+          secrets: [r.secret_enc, r.previous_enc]
+            .filter((s): s is string => typeof s === 'string')
+            .map((s) => sealer.open(s)),
+        },
       ]),
     );
   }
@@ -120,7 +178,8 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
   function pump(endpointId: string) {
     const q = queues.get(endpointId);
     if (!q) return;
-    while (q.waiting.length > 0 && (busy.get(endpointId) ?? 0) < options.perEndpointConcurrency) deliver(q.waiting.shift()!, q.endpoint);
+    while (q.waiting.length > 0 && (busy.get(endpointId) ?? 0) < options.perEndpointConcurrency)
+      deliver(q.waiting.shift()!, q.endpoint);
     if (q.waiting.length === 0 && (busy.get(endpointId) ?? 0) === 0) queues.delete(endpointId);
   }
 
@@ -138,7 +197,12 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
     void client
       .post(endpoint.url, d.payload, headers, WEBHOOK_TIMEOUT_MS)
       .then((post) => results.submit({ delivery: d, at, post }))
-      .catch((err: unknown) => log.error({ err, deliveryId: d.id }, 'recording a webhook attempt failed; the lease will expire and it be retried'))
+      .catch((err: unknown) =>
+        log.error(
+          { err, deliveryId: d.id },
+          'recording a webhook attempt failed; the lease will expire and it be retried',
+        ),
+      )
       .finally(() => {
         inFlight--;
         busy.set(endpoint.id, (busy.get(endpoint.id) ?? 1) - 1);
@@ -164,8 +228,12 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
     );
     if (rows.length === 0) return { didWork: false };
     const claimed: Claimed[] = rows.map((r) => ({
-      id: r.id as string, endpointId: r.endpoint_id as string, eventId: r.event_id as string, eventType: r.event_type as string,
-      payload: r.payload as string, attemptCount: Number(r.attempt_count),
+      id: r.id as string,
+      endpointId: r.endpoint_id as string,
+      eventId: r.event_id as string,
+      eventType: r.event_type as string,
+      payload: r.payload as string,
+      attemptCount: Number(r.attempt_count),
     }));
     const endpoints = await loadEndpoints([...new Set(claimed.map((d) => d.endpointId))]);
     const dropped: Result[] = [];
@@ -187,12 +255,22 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
       queues.set(endpoint.id, q);
     }
     for (const id of queues.keys()) pump(id);
-    if (overflow.length > 0) await db.query('UPDATE webhook_deliveries SET locked_by = NULL, locked_until = NULL WHERE id = ANY($1::uuid[]) AND locked_by = $2', [overflow, workerId]);
+    if (overflow.length > 0)
+      await db.query(
+        'UPDATE webhook_deliveries SET locked_by = NULL, locked_until = NULL WHERE id = ANY($1::uuid[]) AND locked_by = $2',
+        [overflow, workerId],
+      );
     if (dropped.length > 0) await Promise.all(dropped.map((s) => results.submit(s)));
     return { didWork: overflow.length + dropped.length < claimed.length };
   }
 
-  const loop = createWorkerLoop({ name: 'deliverer', pollMs: options.pollMs, log, pass, wakeOn: { db, channel: DELIVERIES_READY } });
+  const loop = createWorkerLoop({
+    name: 'deliverer',
+    pollMs: options.pollMs,
+    log,
+    pass,
+    wakeOn: { db, channel: DELIVERIES_READY },
+  });
 
   return {
     workerId,
@@ -202,7 +280,9 @@ export function createDeliverer(deps: { db: Db; log: Logger; sealer: Sealer; cli
       for (const q of queues.values()) q.waiting.length = 0; // not sent: their leases are released below
       while (inFlight > 0) await new Promise((r) => setTimeout(r, 20));
       await results.drain();
-      await db.query('UPDATE webhook_deliveries SET locked_by = NULL, locked_until = NULL WHERE locked_by = $1', [workerId]);
+      await db.query('UPDATE webhook_deliveries SET locked_by = NULL, locked_until = NULL WHERE locked_by = $1', [
+        workerId,
+      ]);
     },
   };
 }

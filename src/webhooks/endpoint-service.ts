@@ -1,6 +1,8 @@
 // Webhook endpoints of a customer: management, secrets (sealed; shown once), the test event,
 // delivery history and redelivery. Every query starts from the customer id.
 import crypto from 'node:crypto';
+
+import { lockCustomer } from '../customers/customer-service.js';
 import type { Db } from '../db/db.js';
 import { writeEvents } from '../events/outbox.js';
 import { checkDestinationUrl } from '../outbound/destination-check.js';
@@ -8,7 +10,6 @@ import type { Resolve } from '../outbound/outbound-client.js';
 import type { Sealer } from '../shared/crypto.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
-import { lockCustomer } from '../customers/customer-service.js';
 
 export const MAX_ACTIVE_ENDPOINTS = 5;
 export const SUBSCRIBABLE_EVENTS = ['message.status', 'message.inbound', 'sender.first_inbound'] as const;
@@ -18,7 +19,8 @@ export const ROTATION_OVERLAP_HOURS = 24;
 type Row = Record<string, unknown>;
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
 
-const COLUMNS = 'id, url, description, events, is_active, last_success_at, last_failure_at, last_failure_reason, created_at, updated_at';
+const COLUMNS =
+  'id, url, description, events, is_active, last_success_at, last_failure_at, last_failure_reason, created_at, updated_at';
 
 function toEndpoint(r: Row) {
   return {
@@ -57,7 +59,10 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
   }
 
   async function getRow(customerId: string, id: string): Promise<Row> {
-    const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 AND id = $2`, [customerId, id]);
+    const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 AND id = $2`, [
+      customerId,
+      id,
+    ]);
     if (!rows[0]) throw errors.webhookEndpointNotFound();
     return rows[0];
   }
@@ -67,10 +72,18 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
       await checkUrl(input.url);
       const secret = newSecret();
       const row = await db.transaction(async (tx) => {
-        if ((await lockedCount(tx, customerId, null)) >= MAX_ACTIVE_ENDPOINTS) throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
+        if ((await lockedCount(tx, customerId, null)) >= MAX_ACTIVE_ENDPOINTS)
+          throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
         const rows = await tx.query<Row>(
           `INSERT INTO webhook_endpoints (id, customer_id, url, description, events, secret_enc) VALUES ($1, $2, $3, $4, $5::text[], $6) RETURNING ${COLUMNS}`,
-          [crypto.randomUUID(), customerId, input.url, input.description ?? '', [...new Set(input.events ?? SUBSCRIBABLE_EVENTS)], sealer.seal(secret)],
+          [
+            crypto.randomUUID(),
+            customerId,
+            input.url,
+            input.description ?? '',
+            [...new Set(input.events ?? SUBSCRIBABLE_EVENTS)],
+            sealer.seal(secret),
+          ],
         );
         return rows[0]!;
       });
@@ -78,13 +91,20 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
     },
 
     async list(customerId: string) {
-      const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 ORDER BY created_at, id`, [customerId]);
+      const rows = await db.query<Row>(
+        `SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 ORDER BY created_at, id`,
+        [customerId],
+      );
       return rows.map(toEndpoint);
     },
 
     get: async (customerId: string, id: string) => toEndpoint(await getRow(customerId, id)),
 
-    async update(customerId: string, id: string, patch: { url?: string; events?: string[]; description?: string; isActive?: boolean }) {
+    async update(
+      customerId: string,
+      id: string,
+      patch: { url?: string; events?: string[]; description?: string; isActive?: boolean },
+    ) {
       await getRow(customerId, id);
       if (patch.url !== undefined) await checkUrl(patch.url);
       const row = await db.transaction(async (tx) => {
@@ -95,7 +115,14 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
           `UPDATE webhook_endpoints SET url = COALESCE($3, url), events = COALESCE($4::text[], events),
                   description = COALESCE($5, description), is_active = COALESCE($6, is_active), updated_at = now()
             WHERE customer_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-          [customerId, id, patch.url ?? null, patch.events ? [...new Set(patch.events)] : null, patch.description ?? null, patch.isActive ?? null],
+          [
+            customerId,
+            id,
+            patch.url ?? null,
+            patch.events ? [...new Set(patch.events)] : null,
+            patch.description ?? null,
+            patch.isActive ?? null,
+          ],
         );
         if (!rows[0]) throw errors.webhookEndpointNotFound();
         return rows[0];
@@ -105,7 +132,10 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
 
     /** Deletes the endpoint with its delivery history (cascade). */
     async remove(customerId: string, id: string): Promise<void> {
-      const rows = await db.query('DELETE FROM webhook_endpoints WHERE customer_id = $1 AND id = $2 RETURNING id', [customerId, id]);
+      const rows = await db.query('DELETE FROM webhook_endpoints WHERE customer_id = $1 AND id = $2 RETURNING id', [
+        customerId,
+        id,
+      ]);
       if (rows.length === 0) throw errors.webhookEndpointNotFound();
     },
 
@@ -126,7 +156,18 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
     async sendTest(customerId: string, id: string) {
       await getRow(customerId, id);
       const [eventId] = await db.transaction((tx) =>
-        writeEvents(tx, [{ customerId, type: 'webhook.test', createdAt: new Date(), data: { webhookEndpointId: id, message: 'This is a test event from ChatGate.' } }], id),
+        writeEvents(
+          tx,
+          [
+            {
+              customerId,
+              type: 'webhook.test',
+              createdAt: new Date(),
+              data: { webhookEndpointId: id, message: 'This is a test event from ChatGate.' },
+            },
+          ],
+          id,
+        ),
       );
       return { eventId: eventId!, queued: true };
     },
@@ -150,7 +191,10 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
           ORDER BY d.created_at DESC, d.id DESC LIMIT $3`,
         params,
       );
-      const { rows: items, nextCursor } = toPage(rows, page.limit, (r) => ({ createdAt: r.created_at as Date, id: r.id as string }));
+      const { rows: items, nextCursor } = toPage(rows, page.limit, (r) => ({
+        createdAt: r.created_at as Date,
+        id: r.id as string,
+      }));
       return {
         deliveries: items.map((r) => ({
           id: r.id as string,
@@ -162,7 +206,9 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
           lastStatusCode: (r.last_status_code as number | null) ?? null,
           createdAt: iso(r.created_at)!,
           completedAt: iso(r.completed_at),
-          attempts: ((typeof r.attempts === 'string' ? JSON.parse(r.attempts) : r.attempts) as { attemptedAt: string }[]).map((a) => ({
+          attempts: (
+            (typeof r.attempts === 'string' ? JSON.parse(r.attempts) : r.attempts) as { attemptedAt: string }[]
+          ).map((a) => ({
             ...a,
             attemptedAt: new Date(a.attemptedAt).toISOString(),
           })),

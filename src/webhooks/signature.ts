@@ -3,8 +3,14 @@
 // customer copies to check it: raw body, 300 s tolerance, constant-time comparison.
 import crypto from 'node:crypto';
 
-export function signatureHeader(rawBody: string, secrets: string[], nowSeconds = Math.floor(Date.now() / 1000)): string {
-  const v1 = secrets.map((s) => `v1=${crypto.createHmac('sha256', s).update(`${nowSeconds}.${rawBody}`).digest('hex')}`);
+export function signatureHeader(
+  rawBody: string,
+  secrets: string[],
+  nowSeconds = Math.floor(Date.now() / 1000),
+): string {
+  const v1 = secrets.map(
+    (s) => `v1=${crypto.createHmac('sha256', s).update(`${nowSeconds}.${rawBody}`).digest('hex')}`,
+  );
   return [`t=${nowSeconds}`, ...v1].join(',');
 }
 
@@ -12,7 +18,12 @@ export function signatureHeader(rawBody: string, secrets: string[], nowSeconds =
  * True when `header` carries a valid signature of `rawBody` (the exact bytes received, before any
  * JSON parsing) by `secret`, made within `toleranceSeconds` of now.
  */
-export function verifyWebhookSignature(rawBody: string | Buffer, header: string | undefined, secret: string, opts: { toleranceSeconds?: number; nowSeconds?: number } = {}): boolean {
+export function verifyWebhookSignature(
+  rawBody: string | Buffer,
+  header: string | undefined,
+  secret: string,
+  opts: { toleranceSeconds?: number; nowSeconds?: number } = {},
+): boolean {
   if (!header) return false;
   const parts = header.split(',').map((p) => p.trim().split('='));
   const t = Number(parts.find(([k]) => k === 't')?.[1]);

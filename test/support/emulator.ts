@@ -12,20 +12,37 @@ export async function startEmulator(opts: { latencyMs?: number } = {}) {
   const { app, state } = createEmulator({ callbackUrl: null, appSecret: APP_SECRET, latencyMs: opts.latencyMs ?? 0 });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   const control = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}/__emulator${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+    const res = await fetch(`${url}/__emulator${path}`, {
+      method,
+      headers: body ? { 'content-type': 'application/json' } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
     return res.json() as Promise<any>;
   };
   return {
     url,
     state,
-    settings: (s: Partial<ReceiptSettings> & { latencyMs?: number; defaultThroughputMps?: number; pairRateLimit?: boolean; callbackUrl?: string }) => control('PUT', '/settings', s),
+    settings: (
+      s: Partial<ReceiptSettings> & {
+        latencyMs?: number;
+        defaultThroughputMps?: number;
+        pairRateLimit?: boolean;
+        callbackUrl?: string;
+      },
+    ) => control('PUT', '/settings', s),
     rule: (r: Omit<FailureRule, 'id'>) => control('POST', '/rules', r),
     clearRules: () => control('DELETE', '/rules'),
     number: (phoneNumberId: string, s: Record<string, unknown>) => control('PUT', `/numbers/${phoneNumberId}`, s),
     sent: () => state.sent,
-    waba: (wabaId: string, s: { managementToken?: string | null; forceCategory?: string | null }) => control('PUT', `/wabas/${wabaId}`, s),
-    seedTemplates: (wabaId: string, templates: Record<string, unknown>[]) => control('POST', `/templates/${wabaId}`, { templates }),
-    reviewTemplate: (wabaId: string, templateId: string, s: { status?: string; rejectedReason?: string; qualityScore?: string }) => control('PATCH', `/templates/${wabaId}/${templateId}`, s),
+    waba: (wabaId: string, s: { managementToken?: string | null; forceCategory?: string | null }) =>
+      control('PUT', `/wabas/${wabaId}`, s),
+    seedTemplates: (wabaId: string, templates: Record<string, unknown>[]) =>
+      control('POST', `/templates/${wabaId}`, { templates }),
+    reviewTemplate: (
+      wabaId: string,
+      templateId: string,
+      s: { status?: string; rejectedReason?: string; qualityScore?: string },
+    ) => control('PATCH', `/templates/${wabaId}/${templateId}`, s),
     stop: () => app.close(),
   };
 }
@@ -57,5 +74,16 @@ export async function startLiveService(env: Record<string, string> = {}) {
 /** No failure rules, and the receipt and behaviour settings tests start from. */
 export async function resetEmulator(emu: Emulator, settings: Partial<ReceiptSettings> & { latencyMs?: number } = {}) {
   await emu.clearRules();
-  await emu.settings({ statuses: ['sent', 'delivered'], order: 'in-order', duplicates: 0, batch: false, enabled: true, delayMs: 5, beforeResponse: false, omitCallbackData: false, latencyMs: 0, ...settings });
+  await emu.settings({
+    statuses: ['sent', 'delivered'],
+    order: 'in-order',
+    duplicates: 0,
+    batch: false,
+    enabled: true,
+    delayMs: 5,
+    beforeResponse: false,
+    omitCallbackData: false,
+    latencyMs: 0,
+    ...settings,
+  });
 }

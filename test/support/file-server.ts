@@ -24,7 +24,8 @@ export async function startFileServer(): Promise<FileServer> {
     const path = (req.url ?? '/').split('?')[0]!;
     hits.push(path);
     const queue = routes.get(path);
-    const served = queue === undefined ? { status: 404, body: 'not found' } : queue.length > 1 ? queue.shift()! : queue[0]!;
+    const served =
+      queue === undefined ? { status: 404, body: 'not found' } : queue.length > 1 ? queue.shift()! : queue[0]!;
     const headers: Record<string, string> = { ...(served.headers ?? {}) };
     if (served.location !== undefined) headers.location = served.location;
     res.writeHead(served.status ?? (served.location !== undefined ? 302 : 200), headers);

@@ -1,10 +1,12 @@
 // Starts the real service on loopback over a fresh database: PGlite in memory by default, or a
 // new PostgreSQL database when DATABASE_URL is set (created here, dropped on close).
 import crypto from 'node:crypto';
-import postgres from 'postgres';
+
 import pino from 'pino';
-import { createApp, type App, type Role } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import postgres from 'postgres';
+
+import { type App, createApp, type Role } from '../../src/app.js';
+import { type Config, loadConfig } from '../../src/config.js';
 import type { Db } from '../../src/db/db.js';
 import { openPgliteDb } from '../../src/db/pglite-db.js';
 import { openPostgresDb } from '../../src/db/postgres-db.js';
@@ -68,10 +70,17 @@ export type Service = {
 };
 
 /** The whole service (API and workers unless a role is given) on a fresh database. */
-export async function startService(opts: { env?: Record<string, string>; role?: Role; database?: TestDatabase; resolve?: Resolve } = {}): Promise<Service> {
+export async function startService(
+  opts: { env?: Record<string, string>; role?: Role; database?: TestDatabase; resolve?: Resolve } = {},
+): Promise<Service> {
   const database = opts.database ?? (await createTestDatabase());
   const config = testConfig(opts.env);
-  const app = await createApp(config, { db: database.db, role: opts.role ?? 'all', log: pino({ level: config.logLevel }), resolve: opts.resolve });
+  const app = await createApp(config, {
+    db: database.db,
+    role: opts.role ?? 'all',
+    log: pino({ level: config.logLevel }),
+    resolve: opts.resolve,
+  });
   const address = await app.start();
   return {
     url: address ?? '',
@@ -88,7 +97,12 @@ export async function startService(opts: { env?: Record<string, string>; role?: 
 
 export type Reply<T = any> = { status: number; body: T; headers: Headers };
 
-export async function call<T = any>(url: string, method: string, path: string, opts: { key?: string; admin?: boolean; body?: unknown; headers?: Record<string, string> } = {}): Promise<Reply<T>> {
+export async function call<T = any>(
+  url: string,
+  method: string,
+  path: string,
+  opts: { key?: string; admin?: boolean; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Reply<T>> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.key !== undefined) headers['x-api-key'] = opts.key;
   if (opts.admin) headers.authorization = `Bearer ${ADMIN_TOKEN}`;
@@ -114,8 +128,14 @@ const uniquePhoneNumberId = () => `pn${Date.now()}${phoneCounter++}${crypto.rand
 export type Tenant = { customerId: string; accountId: string; key: string; sandboxKey: string };
 
 /** A customer with one OFFICIAL account, a live key and a sandbox key, all through the operator API. */
-export async function createTenant(url: string, opts: { plan?: string; defaultCountry?: string; accounts?: number } = {}): Promise<Tenant & { accountIds: string[] }> {
-  const customer = await call(url, 'POST', '/admin/customers', { admin: true, body: { name: 'Test Co', plan: opts.plan ?? 'pro', defaultCountry: opts.defaultCountry ?? 'US' } });
+export async function createTenant(
+  url: string,
+  opts: { plan?: string; defaultCountry?: string; accounts?: number } = {},
+): Promise<Tenant & { accountIds: string[] }> {
+  const customer = await call(url, 'POST', '/admin/customers', {
+    admin: true,
+    body: { name: 'Test Co', plan: opts.plan ?? 'pro', defaultCountry: opts.defaultCountry ?? 'US' },
+  });
   if (customer.status !== 201) throw new Error(`customer: ${customer.status} ${JSON.stringify(customer.body)}`);
   const customerId = customer.body.id as string;
   const accountIds: string[] = [];
@@ -125,7 +145,11 @@ export async function createTenant(url: string, opts: { plan?: string; defaultCo
   return { customerId, accountId: accountIds[0]!, accountIds, key, sandboxKey };
 }
 
-export async function createAccount(url: string, customerId: string, body: Record<string, unknown> = {}): Promise<string> {
+export async function createAccount(
+  url: string,
+  customerId: string,
+  body: Record<string, unknown> = {},
+): Promise<string> {
   const res = await call(url, 'POST', `/admin/customers/${customerId}/chat-accounts`, {
     admin: true,
     body: {
@@ -147,11 +171,20 @@ export async function createKey(url: string, customerId: string, body: Record<st
 }
 
 export function textMessage(externalId: string, extra: Record<string, unknown> = {}) {
-  return { externalId, to: { type: 'phone', phoneE164: '+15551230000' }, content: { type: 'text', text: 'hello' }, ...extra };
+  return {
+    externalId,
+    to: { type: 'phone', phoneE164: '+15551230000' },
+    content: { type: 'text', text: 'hello' },
+    ...extra,
+  };
 }
 
 /** Polls until check returns a value (not undefined/false) or the deadline passes. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 15_000, everyMs = 50): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -161,7 +194,8 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

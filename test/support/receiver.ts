@@ -56,7 +56,10 @@ export type Receiver = {
   /** A function deciding per request (first say; undefined falls through to queue and default). */
   handle(fn: ((req: ReceivedRequest) => Rule | undefined) | null): void;
   /** Requests matching `filter` (all by default), once there are at least `n` of them. */
-  waitForRequests(n: number, opts?: { timeoutMs?: number; filter?: (r: ReceivedRequest) => boolean }): Promise<ReceivedRequest[]>;
+  waitForRequests(
+    n: number,
+    opts?: { timeoutMs?: number; filter?: (r: ReceivedRequest) => boolean },
+  ): Promise<ReceivedRequest[]>;
   /** Requests grouped by x-svc-event-id. */
   byEventId(): Map<string, ReceivedRequest[]>;
   /** Forgets recorded requests and connections, the queue, the handler, the delay and the default. */

@@ -1,16 +1,23 @@
 // The operator API (contract in docs/architecture.md), guarded by Authorization: Bearer <ADMIN_TOKEN>.
 import { Type } from '@sinclair/typebox';
 import { isSupportedCountry } from 'libphonenumber-js';
+
 import type { AccountAdmin } from '../../accounts/account-admin.js';
 import type { CustomerService } from '../../customers/customer-service.js';
 import type { InboundService } from '../../inbound/inbound-service.js';
 import type { KeyService } from '../../keys/key-service.js';
-import { normalizePhone } from '../../senders/phone.js';
 import { PLANS } from '../../plans/plans.js';
+import { normalizePhone } from '../../senders/phone.js';
 import { safeEqual } from '../../shared/crypto.js';
 import { errors } from '../../shared/errors.js';
 import { COUNTRY_PATTERN, E164, Uuid } from '../../shared/schemas.js';
-import { ACCOUNT_STATUSES, ACCOUNT_TYPES, SEND_POLICY_MODES, TEMPLATE_ACCESS, WABA_VERIFICATIONS } from '../../shared/vocab.js';
+import {
+  ACCOUNT_STATUSES,
+  ACCOUNT_TYPES,
+  SEND_POLICY_MODES,
+  TEMPLATE_ACCESS,
+  WABA_VERIFICATIONS,
+} from '../../shared/vocab.js';
 import type { Server } from '../server.js';
 
 const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
@@ -59,7 +66,13 @@ function checkCountry(country: string | null | undefined) {
 
 export function registerAdminRoutes(
   app: Server,
-  deps: { adminToken: string; customers: CustomerService; accounts: AccountAdmin; keys: KeyService; inbound: InboundService },
+  deps: {
+    adminToken: string;
+    customers: CustomerService;
+    accounts: AccountAdmin;
+    keys: KeyService;
+    inbound: InboundService;
+  },
 ) {
   app.addHook('onRequest', async (request) => {
     const header = request.headers.authorization ?? '';
@@ -73,8 +86,13 @@ export function registerAdminRoutes(
     '/admin/customers',
     {
       schema: {
-        tags, security, summary: 'Create a customer',
-        body: Type.Object({ name: Name, plan: literals(PLANS), defaultCountry: Type.Optional(Country) }, { additionalProperties: false }),
+        tags,
+        security,
+        summary: 'Create a customer',
+        body: Type.Object(
+          { name: Name, plan: literals(PLANS), defaultCountry: Type.Optional(Country) },
+          { additionalProperties: false },
+        ),
       },
     },
     async (request, reply) => {
@@ -83,15 +101,19 @@ export function registerAdminRoutes(
     },
   );
 
-  app.get('/admin/customers/:id', { schema: { tags, security, summary: 'A customer with this month\'s usage', params: IdParam } }, async (request) =>
-    deps.customers.get(request.params.id),
+  app.get(
+    '/admin/customers/:id',
+    { schema: { tags, security, summary: "A customer with this month's usage", params: IdParam } },
+    async (request) => deps.customers.get(request.params.id),
   );
 
   app.patch(
     '/admin/customers/:id',
     {
       schema: {
-        tags, security, summary: 'Change a customer\'s plan, default country or name',
+        tags,
+        security,
+        summary: "Change a customer's plan, default country or name",
         params: IdParam,
         body: Type.Object(
           { name: Type.Optional(Name), plan: Type.Optional(literals(PLANS)), defaultCountry: Type.Optional(Country) },
@@ -109,7 +131,9 @@ export function registerAdminRoutes(
     '/admin/customers/:id/chat-accounts',
     {
       schema: {
-        tags, security, summary: 'Link a chat account',
+        tags,
+        security,
+        summary: 'Link a chat account',
         params: IdParam,
         body: Type.Object(AccountFields, { additionalProperties: false }),
       },
@@ -121,7 +145,9 @@ export function registerAdminRoutes(
     '/admin/chat-accounts/:id',
     {
       schema: {
-        tags, security, summary: 'Change a chat account',
+        tags,
+        security,
+        summary: 'Change a chat account',
         params: IdParam,
         body: Type.Partial(Type.Object(AccountFields), { additionalProperties: false }),
       },
@@ -133,7 +159,9 @@ export function registerAdminRoutes(
     '/admin/customers/:id/api-keys',
     {
       schema: {
-        tags, security, summary: 'Create an API key (the full key is shown once, in this answer)',
+        tags,
+        security,
+        summary: 'Create an API key (the full key is shown once, in this answer)',
         params: IdParam,
         body: Type.Object(
           {
@@ -149,16 +177,22 @@ export function registerAdminRoutes(
     async (request, reply) => reply.code(201).send(await deps.keys.create(request.params.id, request.body ?? {})),
   );
 
-  app.get('/admin/customers/:id/api-keys', { schema: { tags, security, summary: 'A customer\'s keys, masked', params: IdParam } }, async (request) => ({
-    apiKeys: await deps.keys.list(request.params.id),
-  }));
+  app.get(
+    '/admin/customers/:id/api-keys',
+    { schema: { tags, security, summary: "A customer's keys, masked", params: IdParam } },
+    async (request) => ({
+      apiKeys: await deps.keys.list(request.params.id),
+    }),
+  );
 
   // Inbound messages of a DIRECT channel, posted by its connector (also usable for OFFICIAL ones).
   app.post(
     '/admin/chat-accounts/:id/inbound',
     {
       schema: {
-        tags, security, summary: 'Ingest an inbound message received by a connector',
+        tags,
+        security,
+        summary: 'Ingest an inbound message received by a connector',
         params: IdParam,
         body: Type.Object(
           {
@@ -181,23 +215,41 @@ export function registerAdminRoutes(
       const from = normalizePhone(b.from, null);
       if (!from) throw errors.validation([{ path: 'from', message: 'must be an international phone number' }]);
       const receivedAt = b.receivedAt ? new Date(b.receivedAt) : new Date();
-      if (Number.isNaN(receivedAt.getTime()) || receivedAt.getUTCFullYear() < 2000 || receivedAt.getUTCFullYear() > 9999) {
+      if (
+        Number.isNaN(receivedAt.getTime()) ||
+        receivedAt.getUTCFullYear() < 2000 ||
+        receivedAt.getUTCFullYear() > 9999
+      ) {
         throw errors.validation([{ path: 'receivedAt', message: 'must be a recent ISO 8601 timestamp' }]);
       }
-      const result = await deps.inbound.ingest([{
-        account,
-        message: {
-          phoneNumberId: '', providerMessageId: b.providerMessageId, fromPhone: from, userId: null, fromDisplayName: b.fromDisplayName ?? '',
-          messageType: b.messageType ?? 'text', text: b.text ?? null, displayText: b.text ?? null, contextId: b.replyToProviderMessageId ?? null, receivedAt,
+      const result = await deps.inbound.ingest([
+        {
+          account,
+          message: {
+            phoneNumberId: '',
+            providerMessageId: b.providerMessageId,
+            fromPhone: from,
+            userId: null,
+            fromDisplayName: b.fromDisplayName ?? '',
+            messageType: b.messageType ?? 'text',
+            text: b.text ?? null,
+            displayText: b.text ?? null,
+            contextId: b.replyToProviderMessageId ?? null,
+            receivedAt,
+          },
         },
-      }]);
+      ]);
       if (result.failed > 0) throw new Error('inbound ingestion failed');
       return reply.code(202).send({ ingested: result.ingested === 1, duplicate: result.duplicates === 1 });
     },
   );
 
-  app.delete('/admin/api-keys/:id', { schema: { tags, security, summary: 'Revoke a key, at once and for good', params: IdParam } }, async (request, reply) => {
-    await deps.keys.revoke(request.params.id);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/admin/api-keys/:id',
+    { schema: { tags, security, summary: 'Revoke a key, at once and for good', params: IdParam } },
+    async (request, reply) => {
+      await deps.keys.revoke(request.params.id);
+      return reply.code(204).send();
+    },
+  );
 }

@@ -1,8 +1,13 @@
 // /messages/broadcast and /broadcasts: send one content to a list, read a broadcast's progress, cancel it.
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+
 import type { Directory } from '../../auth/directory.js';
-import { broadcastProblems, type BroadcastRequest, BroadcastRequestSchema } from '../../broadcasts/broadcast-request.js';
+import {
+  broadcastProblems,
+  type BroadcastRequest,
+  BroadcastRequestSchema,
+} from '../../broadcasts/broadcast-request.js';
 import type { BroadcastService } from '../../broadcasts/broadcast-service.js';
 import { errors } from '../../shared/errors.js';
 import { ErrorBody } from '../../shared/schemas.js';
@@ -25,7 +30,10 @@ const Ack = Type.Object({
 
 const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
 
-export function registerBroadcastRoutes(app: Server, deps: { directory: Pick<Directory, 'tenant'>; broadcasts: BroadcastService; allowPrivateUrls: boolean }) {
+export function registerBroadcastRoutes(
+  app: Server,
+  deps: { directory: Pick<Directory, 'tenant'>; broadcasts: BroadcastService; allowPrivateUrls: boolean },
+) {
   const tenantOf = async (customerId: string) => {
     const tenant = await deps.directory.tenant(customerId);
     if (!tenant) throw errors.invalidKey();
@@ -64,13 +72,25 @@ export function registerBroadcastRoutes(app: Server, deps: { directory: Pick<Dir
     },
   );
 
-  app.get('/broadcasts/:id', { schema: { ...common, summary: 'One broadcast, by broadcastId or by your externalId, with progress counts', params: Id } }, async (request) =>
-    deps.broadcasts.get(scopeOf(request), request.params.id),
+  app.get(
+    '/broadcasts/:id',
+    {
+      schema: {
+        ...common,
+        summary: 'One broadcast, by broadcastId or by your externalId, with progress counts',
+        params: Id,
+      },
+    },
+    async (request) => deps.broadcasts.get(scopeOf(request), request.params.id),
   );
 
-  app.post('/broadcasts/:id/cancel', { schema: { ...common, summary: 'Cancel the messages of a broadcast that have not left yet', params: Id } }, async (request) => {
-    // A sandbox key has no real effect anywhere: it cannot stop live messages either.
-    if (principalOf(request).sandbox) throw errors.sandboxNotSupported();
-    return deps.broadcasts.cancel(scopeOf(request), request.params.id);
-  });
+  app.post(
+    '/broadcasts/:id/cancel',
+    { schema: { ...common, summary: 'Cancel the messages of a broadcast that have not left yet', params: Id } },
+    async (request) => {
+      // A sandbox key has no real effect anywhere: it cannot stop live messages either.
+      if (principalOf(request).sandbox) throw errors.sandboxNotSupported();
+      return deps.broadcasts.cancel(scopeOf(request), request.params.id);
+    },
+  );
 }

@@ -3,13 +3,14 @@
 import multipart from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+
 import type { MediaService } from '../../media/media-service.js';
 import { MAX_UPLOAD_BYTES } from '../../media/media-type.js';
 import { AppError, errors, type Problem } from '../../shared/errors.js';
 import { ErrorBody, Timestamp } from '../../shared/schemas.js';
+import { createSemaphore } from '../../shared/semaphore.js';
 import type { Server } from '../server.js';
 import { principalOf } from '../server.js';
-import { createSemaphore } from '../../shared/semaphore.js';
 
 const MediaUpload = Type.Object({
   mediaId: Type.String({ format: 'uuid' }),
@@ -48,7 +49,7 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
         schema: {
           summary: 'Upload an image or document to send later by mediaId',
           description:
-            'multipart/form-data with one field `file` (at most 20 MB). The type is detected from the content first, then the part\'s Content-Type, then the file name. Unused uploads expire after 1 hour; at most 200 may wait unused.',
+            "multipart/form-data with one field `file` (at most 20 MB). The type is detected from the content first, then the part's Content-Type, then the file name. Unused uploads expire after 1 hour; at most 200 may wait unused.",
           tags: ['media'],
           consumes: ['multipart/form-data'],
           security: [{ apiKey: [] }],
@@ -58,7 +59,8 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
       async (request, reply) => {
         const { customerId } = principalOf(request);
         if (!request.isMultipart()) throw refuse(reply, errors.unsupportedMediaType());
-        if (Number(request.headers['content-length']) > MAX_UPLOAD_BYTES + FRAMING_BYTES) throw refuse(reply, errors.mediaTooLarge());
+        if (Number(request.headers['content-length']) > MAX_UPLOAD_BYTES + FRAMING_BYTES)
+          throw refuse(reply, errors.mediaTooLarge());
         try {
           await deps.media.assertRoomForUpload(customerId);
         } catch (err) {
@@ -80,14 +82,21 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
       try {
         for await (const part of request.parts()) {
           if (part.type !== 'file' || part.fieldname !== 'file' || file !== null) {
-            problems.push({ path: part.fieldname, message: 'is not allowed: send one field named `file` holding the file' });
+            problems.push({
+              path: part.fieldname,
+              message: 'is not allowed: send one field named `file` holding the file',
+            });
             if (part.type === 'file') part.file.resume();
             continue;
           }
           const chunks: Buffer[] = [];
           for await (const chunk of part.file) chunks.push(chunk as Buffer);
           if (part.file.truncated) throw refuse(reply, errors.mediaTooLarge());
-          file = { data: Buffer.concat(chunks), filename: part.filename?.trim() || DEFAULT_FILENAME, declaredType: part.mimetype ?? null };
+          file = {
+            data: Buffer.concat(chunks),
+            filename: part.filename?.trim() || DEFAULT_FILENAME,
+            declaredType: part.mimetype ?? null,
+          };
         }
       } catch (err) {
         if (err instanceof AppError) throw err;
@@ -95,12 +104,23 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
         // Everything else thrown while parsing is about the body: limits, malformed framing or
         // headers, a body cut short.
         request.log.debug({ err }, 'malformed multipart body');
-        throw refuse(reply, errors.validation([{ path: 'file', message: 'the body must be well-formed multipart/form-data with one field `file` holding the file' }]));
+        throw refuse(
+          reply,
+          errors.validation([
+            {
+              path: 'file',
+              message: 'the body must be well-formed multipart/form-data with one field `file` holding the file',
+            },
+          ]),
+        );
       }
-      if (file === null) problems.push({ path: 'file', message: 'is required: a multipart field named `file` holding the file' });
+      if (file === null)
+        problems.push({ path: 'file', message: 'is required: a multipart field named `file` holding the file' });
       else if (file.data.length === 0) problems.push({ path: 'file', message: 'must not be empty' });
-      else if (file.filename.length > MAX_FILENAME) problems.push({ path: 'file', message: `file name must be at most ${MAX_FILENAME} characters` });
-      else if (/[\u0000-\u001f\u007f]/.test(file.filename)) problems.push({ path: 'file', message: 'file name must not contain control characters' });
+      else if (file.filename.length > MAX_FILENAME)
+        problems.push({ path: 'file', message: `file name must be at most ${MAX_FILENAME} characters` });
+      else if (/[\u0000-\u001f\u007f]/.test(file.filename))
+        problems.push({ path: 'file', message: 'file name must not contain control characters' });
       if (problems.length > 0) throw errors.validation(problems);
 
       const saved = await deps.media.save(customerId, file!);

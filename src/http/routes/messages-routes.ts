@@ -1,18 +1,24 @@
 // /messages: send, read one, list.
 import { Type } from '@sinclair/typebox';
+
 import type { Directory } from '../../auth/directory.js';
 import type { MessageQueries } from '../../messages/message-queries.js';
 import { crossFieldProblems, type SendRequest, SendRequestSchema } from '../../messages/send-request.js';
 import type { SendService } from '../../messages/send-service.js';
 import { errors } from '../../shared/errors.js';
 import { ErrorBody, Timestamp, Uuid } from '../../shared/schemas.js';
-import { MESSAGE_STATUSES, CHANNEL_OFFICIAL } from '../../shared/vocab.js';
+import { CHANNEL_OFFICIAL, MESSAGE_STATUSES } from '../../shared/vocab.js';
 import type { Server } from '../server.js';
 import { principalOf } from '../server.js';
 import { toProblems } from '../validation.js';
 import { parseTimestamp, resolveReadScope } from './read-scope.js';
 
-const Ack = Type.Object({ messageId: Type.String(), externalId: Type.String(), status: Type.String(), queued: Type.Boolean() });
+const Ack = Type.Object({
+  messageId: Type.String(),
+  externalId: Type.String(),
+  status: Type.String(),
+  queued: Type.Boolean(),
+});
 
 const ListQuery = Type.Object(
   {
@@ -32,7 +38,12 @@ const ListQuery = Type.Object(
 
 export function registerMessageRoutes(
   app: Server,
-  deps: { directory: Pick<Directory, 'tenant'>; sends: SendService; queries: MessageQueries; allowPrivateUrls: boolean },
+  deps: {
+    directory: Pick<Directory, 'tenant'>;
+    sends: SendService;
+    queries: MessageQueries;
+    allowPrivateUrls: boolean;
+  },
 ) {
   const tenantOf = async (customerId: string) => {
     const tenant = await deps.directory.tenant(customerId);
@@ -59,7 +70,11 @@ export function registerMessageRoutes(
       ];
       if (problems.length > 0) throw errors.validation(problems);
       const principal = principalOf(request);
-      const result = await deps.sends.send(principal, await tenantOf(principal.customerId), request.body as SendRequest);
+      const result = await deps.sends.send(
+        principal,
+        await tenantOf(principal.customerId),
+        request.body as SendRequest,
+      );
       return reply.code(result.created ? 201 : 200).send(result.ack);
     },
   );
@@ -76,7 +91,10 @@ export function registerMessageRoutes(
     },
     async (request) => {
       const principal = principalOf(request);
-      return deps.queries.get({ customerId: principal.customerId, accountId: principal.scopeAccountId }, request.params.id);
+      return deps.queries.get(
+        { customerId: principal.customerId, accountId: principal.scopeAccountId },
+        request.params.id,
+      );
     },
   );
 

@@ -16,6 +16,9 @@ export function registerMetaRoutes(app: Server, deps: { db: Pick<Db, 'query'> })
   });
   app.get('/openapi.json', hidden, async () => app.swagger());
   app.get('/docs', hidden, async (_request, reply) =>
-    reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(renderReference(app.swagger() as never)),
+    reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+      .send(renderReference(app.swagger() as never)),
   );
 }

@@ -1,6 +1,7 @@
 // The provider's webhook (each account's webhook.callbackUrl): the GET verification handshake and
 // signed POSTs of receipts. Bodies are kept raw: the signature covers the exact bytes.
 import { Type } from '@sinclair/typebox';
+
 import type { ReceiptService, WebhookChannel } from '../../receipts/receipt-service.js';
 import { safeEqual } from '../../shared/crypto.js';
 import type { Server } from '../server.js';
@@ -13,13 +14,21 @@ const Handshake = Type.Object({
   'hub.challenge': Type.Optional(Type.String({ maxLength: 1000 })),
 });
 
-export function registerProviderWebhookRoutes(app: Server, deps: { receipts: ReceiptService; verifyToken: string | null }) {
+export function registerProviderWebhookRoutes(
+  app: Server,
+  deps: { receipts: ReceiptService; verifyToken: string | null },
+) {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_WEBHOOK_BYTES }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_WEBHOOK_BYTES }, (_req, body, done) =>
+    done(null, body),
+  );
 
   const routes: { path: string; channel: (params: Record<string, string>) => WebhookChannel }[] = [
     { path: '/provider/webhooks/app', channel: () => ({ kind: 'app' }) },
-    { path: '/provider/webhooks/integrations/:integrationId', channel: (p) => ({ kind: 'integration', integrationId: p.integrationId! }) },
+    {
+      path: '/provider/webhooks/integrations/:integrationId',
+      channel: (p) => ({ kind: 'integration', integrationId: p.integrationId! }),
+    },
   ];
   const hide = { hide: true };
 
@@ -44,7 +53,9 @@ export function registerProviderWebhookRoutes(app: Server, deps: { receipts: Rec
       try {
         payload = JSON.parse(raw.toString('utf8'));
       } catch {
-        return reply.code(400).send({ error: 'validation_error', details: [{ path: '', message: 'body must be a valid JSON document' }] });
+        return reply
+          .code(400)
+          .send({ error: 'validation_error', details: [{ path: '', message: 'body must be a valid JSON document' }] });
       }
       const counts = await deps.receipts.ingest(channel, payload);
       // A failure of ours (not of the payload) asks the provider to deliver again.

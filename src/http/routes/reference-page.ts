@@ -1,7 +1,16 @@
 // A self-contained HTML reference rendered from the OpenAPI document (no scripts, no CDN).
 type Schema = Record<string, unknown>;
-type Operation = { summary?: string; tags?: string[]; parameters?: { name: string; in: string; required?: boolean; schema?: Schema }[]; requestBody?: { content?: Record<string, { schema?: Schema }> }; responses?: Record<string, { description?: string }> };
-type OpenApi = { info: { title: string; version: string; description?: string }; paths: Record<string, Record<string, Operation>> };
+type Operation = {
+  summary?: string;
+  tags?: string[];
+  parameters?: { name: string; in: string; required?: boolean; schema?: Schema }[];
+  requestBody?: { content?: Record<string, { schema?: Schema }> };
+  responses?: Record<string, { description?: string }>;
+};
+type OpenApi = {
+  info: { title: string; version: string; description?: string };
+  paths: Record<string, Record<string, Operation>>;
+};
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -9,10 +18,15 @@ export function renderReference(doc: OpenApi): string {
   const sections = Object.entries(doc.paths).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => {
       const params = (op.parameters ?? [])
-        .map((p) => `<tr><td><code>${esc(p.name)}</code></td><td>${esc(p.in)}</td><td>${p.required ? 'yes' : 'no'}</td><td><code>${esc(JSON.stringify(p.schema ?? {}))}</code></td></tr>`)
+        .map(
+          (p) =>
+            `<tr><td><code>${esc(p.name)}</code></td><td>${esc(p.in)}</td><td>${p.required ? 'yes' : 'no'}</td><td><code>${esc(JSON.stringify(p.schema ?? {}))}</code></td></tr>`,
+        )
         .join('');
       const body = op.requestBody?.content?.['application/json']?.schema;
-      const responses = Object.entries(op.responses ?? {}).map(([code, r]) => `<li><code>${esc(code)}</code> ${esc(r.description ?? '')}</li>`).join('');
+      const responses = Object.entries(op.responses ?? {})
+        .map(([code, r]) => `<li><code>${esc(code)}</code> ${esc(r.description ?? '')}</li>`)
+        .join('');
       return `<section id="${esc(`${method}-${path}`)}"><h2><span class="m">${esc(method.toUpperCase())}</span> <code>${esc(path)}</code></h2>
 <p>${esc(op.summary ?? '')}</p>
 ${params ? `<table><tr><th>parameter</th><th>in</th><th>required</th><th>schema</th></tr>${params}</table>` : ''}

@@ -1,5 +1,6 @@
 // The template catalog of an account: GET (list, live from the provider) and POST (create).
 import { Type } from '@sinclair/typebox';
+
 import type { Directory } from '../../auth/directory.js';
 import { errors } from '../../shared/errors.js';
 import { Uuid } from '../../shared/schemas.js';
@@ -8,7 +9,10 @@ import type { TemplateService } from '../../templates/template-service.js';
 import type { Server } from '../server.js';
 import { principalOf } from '../server.js';
 
-export function registerTemplateRoutes(app: Server, deps: { directory: Pick<Directory, 'tenant'>; templates: TemplateService }) {
+export function registerTemplateRoutes(
+  app: Server,
+  deps: { directory: Pick<Directory, 'tenant'>; templates: TemplateService },
+) {
   const common = { tags: ['templates'], security: [{ apiKey: [] }], params: Type.Object({ accountId: Uuid() }) };
 
   const caller = async (request: Parameters<typeof principalOf>[0]) => {
@@ -18,27 +22,42 @@ export function registerTemplateRoutes(app: Server, deps: { directory: Pick<Dire
     return { principal, tenant };
   };
 
-  app.get('/chat-accounts/:accountId/templates', {
-    schema: {
-      ...common,
-      summary: 'The template catalog of an official account, read live from the provider',
-      querystring: Type.Object({
-        status: Type.Optional(Type.Union(TEMPLATE_STATUSES.map((s) => Type.Literal(s)))),
-        name: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-        cursor: Type.Optional(Type.String({ maxLength: 2000 })),
-      }, { additionalProperties: false }),
+  app.get(
+    '/chat-accounts/:accountId/templates',
+    {
+      schema: {
+        ...common,
+        summary: 'The template catalog of an official account, read live from the provider',
+        querystring: Type.Object(
+          {
+            status: Type.Optional(Type.Union(TEMPLATE_STATUSES.map((s) => Type.Literal(s)))),
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+            cursor: Type.Optional(Type.String({ maxLength: 2000 })),
+          },
+          { additionalProperties: false },
+        ),
+      },
     },
-  }, async (request) => {
-    const { principal, tenant } = await caller(request);
-    return deps.templates.list(principal, tenant, request.params.accountId, request.query);
-  });
+    async (request) => {
+      const { principal, tenant } = await caller(request);
+      return deps.templates.list(principal, tenant, request.params.accountId, request.query);
+    },
+  );
 
-  app.post('/chat-accounts/:accountId/templates', {
-    schema: { ...common, summary: 'Create a text-only (BODY) template at the provider; it stays PENDING for review', body: CreateTemplateSchema },
-  }, async (request, reply) => {
-    const { principal, tenant } = await caller(request);
-    const template = await deps.templates.create(principal, tenant, request.params.accountId, request.body);
-    return reply.code(201).send(template);
-  });
+  app.post(
+    '/chat-accounts/:accountId/templates',
+    {
+      schema: {
+        ...common,
+        summary: 'Create a text-only (BODY) template at the provider; it stays PENDING for review',
+        body: CreateTemplateSchema,
+      },
+    },
+    async (request, reply) => {
+      const { principal, tenant } = await caller(request);
+      const template = await deps.templates.create(principal, tenant, request.params.accountId, request.body);
+      return reply.code(201).send(template);
+    },
+  );
 }

@@ -2,6 +2,7 @@
 // the test event, delivery history and redelivery.
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+
 import type { Directory } from '../../auth/directory.js';
 import { PLAN_LIMITS } from '../../plans/plans.js';
 import { errors } from '../../shared/errors.js';
@@ -11,11 +12,17 @@ import type { Server } from '../server.js';
 import { principalOf } from '../server.js';
 
 const Url = Type.String({ minLength: 1, maxLength: 2048 });
-const Events = Type.Array(Type.Union(SUBSCRIBABLE_EVENTS.map((e) => Type.Literal(e))), { minItems: 1, maxItems: SUBSCRIBABLE_EVENTS.length });
+const Events = Type.Array(Type.Union(SUBSCRIBABLE_EVENTS.map((e) => Type.Literal(e))), {
+  minItems: 1,
+  maxItems: SUBSCRIBABLE_EVENTS.length,
+});
 const Description = Type.String({ maxLength: 500 });
 const Id = Type.Object({ id: Uuid() });
 
-export function registerWebhookRoutes(app: Server, deps: { directory: Pick<Directory, 'tenant'>; endpoints: EndpointService }) {
+export function registerWebhookRoutes(
+  app: Server,
+  deps: { directory: Pick<Directory, 'tenant'>; endpoints: EndpointService },
+) {
   /** The caller's customer id, once scope and plan allow webhook management. */
   async function manager(request: FastifyRequest): Promise<string> {
     const principal = principalOf(request);
@@ -27,9 +34,20 @@ export function registerWebhookRoutes(app: Server, deps: { directory: Pick<Direc
   }
   const common = { tags: ['webhooks'], security: [{ apiKey: [] }] };
 
-  app.post('/webhook-endpoints', {
-    schema: { ...common, summary: 'Create an endpoint (its secret is shown once, here)', body: Type.Object({ url: Url, events: Type.Optional(Events), description: Type.Optional(Description) }, { additionalProperties: false }) },
-  }, async (request, reply) => reply.code(201).send(await deps.endpoints.create(await manager(request), request.body)));
+  app.post(
+    '/webhook-endpoints',
+    {
+      schema: {
+        ...common,
+        summary: 'Create an endpoint (its secret is shown once, here)',
+        body: Type.Object(
+          { url: Url, events: Type.Optional(Events), description: Type.Optional(Description) },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request, reply) => reply.code(201).send(await deps.endpoints.create(await manager(request), request.body)),
+  );
 
   app.get('/webhook-endpoints', { schema: { ...common, summary: 'List endpoints (no secrets)' } }, async (request) => ({
     webhookEndpoints: await deps.endpoints.list(await manager(request)),
@@ -39,30 +57,84 @@ export function registerWebhookRoutes(app: Server, deps: { directory: Pick<Direc
     deps.endpoints.get(await manager(request), request.params.id),
   );
 
-  app.patch('/webhook-endpoints/:id', {
-    schema: { ...common, summary: 'Change url, events, description or isActive', params: Id,
-      body: Type.Object({ url: Type.Optional(Url), events: Type.Optional(Events), description: Type.Optional(Description), isActive: Type.Optional(Type.Boolean()) }, { additionalProperties: false }) },
-  }, async (request) => deps.endpoints.update(await manager(request), request.params.id, request.body));
-
-  app.delete('/webhook-endpoints/:id', { schema: { ...common, summary: 'Delete an endpoint and its delivery history', params: Id } }, async (request, reply) => {
-    await deps.endpoints.remove(await manager(request), request.params.id);
-    return reply.code(204).send();
-  });
-
-  app.post('/webhook-endpoints/:id/rotate-secret', { schema: { ...common, summary: 'New secret (shown once); the old one signs too for 24 h', params: Id } }, async (request) =>
-    deps.endpoints.rotateSecret(await manager(request), request.params.id),
+  app.patch(
+    '/webhook-endpoints/:id',
+    {
+      schema: {
+        ...common,
+        summary: 'Change url, events, description or isActive',
+        params: Id,
+        body: Type.Object(
+          {
+            url: Type.Optional(Url),
+            events: Type.Optional(Events),
+            description: Type.Optional(Description),
+            isActive: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request) => deps.endpoints.update(await manager(request), request.params.id, request.body),
   );
 
-  app.post('/webhook-endpoints/:id/test', { schema: { ...common, summary: 'Queue a webhook.test event to this endpoint', params: Id } }, async (request, reply) =>
-    reply.code(202).send(await deps.endpoints.sendTest(await manager(request), request.params.id)),
+  app.delete(
+    '/webhook-endpoints/:id',
+    { schema: { ...common, summary: 'Delete an endpoint and its delivery history', params: Id } },
+    async (request, reply) => {
+      await deps.endpoints.remove(await manager(request), request.params.id);
+      return reply.code(204).send();
+    },
   );
 
-  app.get('/webhook-endpoints/:id/deliveries', {
-    schema: { ...common, summary: 'Delivery history with attempts, newest first', params: Id,
-      querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })), cursor: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false }) },
-  }, async (request) => deps.endpoints.deliveries(await manager(request), request.params.id, { limit: request.query.limit ?? 50, cursor: request.query.cursor }));
+  app.post(
+    '/webhook-endpoints/:id/rotate-secret',
+    { schema: { ...common, summary: 'New secret (shown once); the old one signs too for 24 h', params: Id } },
+    async (request) => deps.endpoints.rotateSecret(await manager(request), request.params.id),
+  );
 
-  app.post('/webhook-endpoints/:id/deliveries/:deliveryId/redeliver', {
-    schema: { ...common, summary: 'Send one delivery again now (same eventId)', params: Type.Object({ id: Uuid(), deliveryId: Uuid() }) },
-  }, async (request, reply) => reply.code(202).send(await deps.endpoints.redeliver(await manager(request), request.params.id, request.params.deliveryId)));
+  app.post(
+    '/webhook-endpoints/:id/test',
+    { schema: { ...common, summary: 'Queue a webhook.test event to this endpoint', params: Id } },
+    async (request, reply) =>
+      reply.code(202).send(await deps.endpoints.sendTest(await manager(request), request.params.id)),
+  );
+
+  app.get(
+    '/webhook-endpoints/:id/deliveries',
+    {
+      schema: {
+        ...common,
+        summary: 'Delivery history with attempts, newest first',
+        params: Id,
+        querystring: Type.Object(
+          {
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+            cursor: Type.Optional(Type.String({ maxLength: 500 })),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request) =>
+      deps.endpoints.deliveries(await manager(request), request.params.id, {
+        limit: request.query.limit ?? 50,
+        cursor: request.query.cursor,
+      }),
+  );
+
+  app.post(
+    '/webhook-endpoints/:id/deliveries/:deliveryId/redeliver',
+    {
+      schema: {
+        ...common,
+        summary: 'Send one delivery again now (same eventId)',
+        params: Type.Object({ id: Uuid(), deliveryId: Uuid() }),
+      },
+    },
+    async (request, reply) =>
+      reply
+        .code(202)
+        .send(await deps.endpoints.redeliver(await manager(request), request.params.id, request.params.deliveryId)),
+  );
 }
