@@ -76,6 +76,9 @@ export function createOutboundClient(opts: {
   const agent = new Agent({
     connections: opts.connections ?? 64,
     keepAliveTimeout: 10_000,
+    // undici 8 would negotiate HTTP/2 over TLS by default; the connection counts and timeouts here are
+    // sized for HTTP/1.1 connections, so keep that until they are measured with h2.
+    allowH2: false,
     connect: { lookup: guardedLookup(opts.resolve ?? systemResolve, opts.allowPrivate), timeout: 10_000 },
   });
 

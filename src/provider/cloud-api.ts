@@ -93,6 +93,9 @@ export function createProviderClient(opts: {
     connections: opts.connections ?? 512,
     pipelining: 1,
     keepAliveTimeout: 30_000,
+    // undici 8 would negotiate HTTP/2 over TLS by default; the connection counts and timeouts here are
+    // sized for HTTP/1.1 connections, so keep that until they are measured with h2.
+    allowH2: false,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
   });
