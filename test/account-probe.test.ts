@@ -188,6 +188,20 @@ describe('account prober', () => {
     await waitStatus(t.key, id, 'delivered');
   });
 
+  it('leaves other account errors to the operator', async () => {
+    const t = await tenant();
+    await emu.rule({ phoneNumberId: t.phoneNumberId, httpStatus: 403, error: { code: 131031, message: 'locked' } });
+    const id = await send(t.key);
+    expect(await waitStatus(t.key, id, 'failed')).toMatchObject({ lastErrorCode: 'ACCOUNT_LOCKED' });
+    expect(await probeRow(t.accountId)).toMatchObject({
+      status: 'ERROR',
+      last_error_code: 'ACCOUNT_LOCKED',
+      probe_attempts: 0,
+      probe_next_at: null,
+    });
+    expect(lookups(t.phoneNumberId)).toBe(0);
+  });
+
   /** Probes made (lookups) and refusals recorded (attempts), read when no lookup started meanwhile. */
   async function quietCount(t: { accountId: string; phoneNumberId: string }) {
     return eventually(async () => {
