@@ -61,7 +61,7 @@ export function createAccountProber(deps: {
         );
       return;
     }
-    // Probe n + 1 waits schedule[n] (n failed so far): first delay, then doubled, up to the cap.
+    // After k failed probes the next waits schedule[k] (the mark waited schedule[0]); backoffDelayMs counts from 1.
     const delayMs = backoffDelayMs(p.attempts + 2, schedule, { scale: options.retryTimeScale });
     const next = await recordProbeFailed(db, p, delayMs);
     if (next)
