@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import pino, { type Logger } from 'pino';
 
 import { createAccountAdmin } from './accounts/account-admin.js';
+import { createAccountProber } from './accounts/account-prober.js';
 import { createDirectory } from './auth/directory.js';
 import { createBroadcastService } from './broadcasts/broadcast-service.js';
 import type { Config } from './config.js';
@@ -194,6 +195,21 @@ export async function createApp(
               maxInFlight: config.workerMaxInFlight,
               // Booked slots must fire, and their send finish, inside the claim's lease.
               pacingHorizonMs: Math.min(10_000, config.workerLeaseSeconds * 1000 - config.providerTimeoutMs - 1000),
+              firstAccountProbeDelayMs: config.accountProbeFirstDelaySeconds * 1000 * config.retryTimeScale,
+            },
+          }),
+          createAccountProber({
+            db,
+            log,
+            sealer,
+            provider,
+            invalidateCustomer: directory.invalidate,
+            options: {
+              pollMs: config.workerPollMs,
+              firstDelayMs: config.accountProbeFirstDelaySeconds * 1000,
+              maxDelayMs: config.accountProbeMaxDelaySeconds * 1000,
+              retryTimeScale: config.retryTimeScale,
+              leaseSeconds: Math.ceil(config.providerTimeoutMs / 1000) + 5,
             },
           }),
           createDeliverer({

@@ -53,6 +53,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ WORKER_LEASE_SECONDS: '3', PROVIDER_TIMEOUT_MS: '500' }).workerLeaseSeconds).toBe(3);
   });
 
+  it('probes a marked account from 1 min up to 30 min, and refuses a cap below the first delay', () => {
+    expect(loadConfig({})).toMatchObject({ accountProbeFirstDelaySeconds: 60, accountProbeMaxDelaySeconds: 1800 });
+    expect(() =>
+      loadConfig({ ACCOUNT_PROBE_FIRST_DELAY_SECONDS: '120', ACCOUNT_PROBE_MAX_DELAY_SECONDS: '60' }),
+    ).toThrow(/ACCOUNT_PROBE_MAX_DELAY_SECONDS must be at least/);
+  });
+
   it('requires a 32-byte ENCRYPTION_KEY with PostgreSQL', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://x@y/z' })).toThrow(/ENCRYPTION_KEY is required/);
     expect(() => loadConfig({ DATABASE_URL: 'postgres://x@y/z', ENCRYPTION_KEY: 'c2hvcnQ=' })).toThrow(/32 bytes/);

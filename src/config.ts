@@ -27,6 +27,9 @@ export type Config = {
   workerPollMs: number;
   workerMaxInFlight: number;
   sandboxStepMs: number;
+  /** Re-verifying an account marked after a rejected token: first probe, longest gap (times RETRY_TIME_SCALE). */
+  accountProbeFirstDelaySeconds: number;
+  accountProbeMaxDelaySeconds: number;
   /** How long an uploaded file may wait unused before it expires (the spec's 1 hour). */
   mediaUnusedTtlSeconds: number;
   bodyLimitBytes: number;
@@ -140,6 +143,8 @@ export function loadConfig(env: Env): Config {
     workerPollMs: int('WORKER_POLL_MS', 1000, 10, 60000),
     workerMaxInFlight: int('WORKER_MAX_IN_FLIGHT', 1000, 1, 20000),
     sandboxStepMs: int('SANDBOX_STEP_MS', 1000, 0, 60000),
+    accountProbeFirstDelaySeconds: int('ACCOUNT_PROBE_FIRST_DELAY_SECONDS', 60, 1, 86400),
+    accountProbeMaxDelaySeconds: int('ACCOUNT_PROBE_MAX_DELAY_SECONDS', 1800, 1, 7 * 86400),
     mediaUnusedTtlSeconds: int('MEDIA_UNUSED_TTL_SECONDS', 3600, 1, 86400),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
@@ -149,6 +154,9 @@ export function loadConfig(env: Env): Config {
     problems.push(
       'WORKER_LEASE_SECONDS must exceed PROVIDER_TIMEOUT_MS by at least 2 seconds (a claimed send must finish inside its lease)',
     );
+  }
+  if (config.accountProbeMaxDelaySeconds < config.accountProbeFirstDelaySeconds) {
+    problems.push('ACCOUNT_PROBE_MAX_DELAY_SECONDS must be at least ACCOUNT_PROBE_FIRST_DELAY_SECONDS');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

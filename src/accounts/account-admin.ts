@@ -176,6 +176,16 @@ export function createAccountAdmin(deps: {
           set('send_policy_mode', input.sendPolicy?.mode);
           set('test_recipients', input.sendPolicy?.testRecipients);
           set('throughput_mps', input.throughputMps);
+          // An edit resets the account prober: one that sets the status decides for it (no probe);
+          // any other edit of an account being probed makes its next probe due now, from attempt 0
+          // (a new token is verified within a poll).
+          if (sets.length > 0)
+            sets.push(
+              input.status !== undefined
+                ? 'probe_next_at = NULL'
+                : 'probe_next_at = CASE WHEN probe_next_at IS NULL THEN NULL ELSE now() END',
+              'probe_attempts = 0',
+            );
           if (sets.length > 0) {
             await tx.query(`UPDATE chat_accounts SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, params);
           }

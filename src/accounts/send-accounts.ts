@@ -2,6 +2,7 @@
 import type { Db } from '../db/db.js';
 import type { Sealer } from '../shared/crypto.js';
 import type { AccountStatus } from '../shared/vocab.js';
+import { PROBED_ACCOUNT_ERRORS } from './account-probe-policy.js';
 import { ACCOUNT_COLUMNS, type AccountRecord, toAccountRecord } from './account-record.js';
 
 /** The account record plus its unsealed token (null when missing or sealed with another key). */
@@ -30,16 +31,24 @@ export async function loadSendAccounts(
   );
 }
 
-/** Marks an account after an account-level provider error, so its other messages stop at once. */
+/**
+ * Marks an account after an account-level provider error, so its other messages stop at once.
+ * A mark that may be transient (a rejected token) arms the account prober: first probe after
+ * `firstProbeDelayMs`; any other mark ends a probe in progress.
+ */
 export async function markAccountError(
   q: Pick<Db, 'query'>,
   accountId: string,
   status: AccountStatus,
   errorCode: string,
+  firstProbeDelayMs: number,
 ): Promise<void> {
-  await q.query(`UPDATE chat_accounts SET status = $2, last_error_code = $3, updated_at = now() WHERE id = $1`, [
-    accountId,
-    status,
-    errorCode,
-  ]);
+  const probeDelayMs = PROBED_ACCOUNT_ERRORS.has(errorCode) ? firstProbeDelayMs : null;
+  // A NULL delay gives a NULL probe_next_at: not probed.
+  await q.query(
+    `UPDATE chat_accounts SET status = $2, last_error_code = $3, updated_at = now(),
+            probe_next_at = now() + make_interval(secs => $4::float8 / 1000), probe_attempts = 0
+      WHERE id = $1`,
+    [accountId, status, errorCode, probeDelayMs],
+  );
 }

@@ -35,6 +35,8 @@ export type DispatcherOptions = {
   maxInFlight: number;
   /** How far ahead an account's send slots may be booked: inside the lease, with room for the send. */
   pacingHorizonMs: number;
+  /** When an account marked after a rejected token is first probed (scaled; see accounts/account-prober.ts). */
+  firstAccountProbeDelayMs: number;
 };
 
 type Outcome = { result: AttemptResult; message: Claimed };
@@ -93,7 +95,7 @@ export function createDispatcher(deps: {
           );
           if (wamids.length > 0) await applyParkedReceipts(tx, wamids);
           for (const [accountId, mark] of [...marks].sort(([a], [b]) => (a < b ? -1 : 1))) {
-            await markAccountError(tx, accountId, mark.status, mark.errorCode);
+            await markAccountError(tx, accountId, mark.status, mark.errorCode, options.firstAccountProbeDelayMs);
             await deps.invalidateCustomer(tx, mark.customerId);
           }
         }),

@@ -268,8 +268,32 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     },
   );
 
+  // Phone-number read: the bearer token is checked as for sends (a registered number's own token
+  // only), and `lookup` failure rules apply, so a test can make a token check fail, then pass.
   app.get<{ Params: { version: string; id: string } }>('/:version/:id', async (request, reply) => {
     const n = state.numbers.get(request.params.id);
+    const token = (request.headers.authorization ?? '').replace(/^Bearer /, '');
+    state.lookups.push({ phoneNumberId: request.params.id, at: Date.now() });
+    if (state.latencyMs > 0) await sleep(state.latencyMs);
+    if (!token || (n?.accessToken !== undefined && token !== n.accessToken)) {
+      return reply
+        .code(401)
+        .send(graphError(190, 'Error validating access token: Session has expired or the token is invalid.'));
+    }
+    const rule = state.takeRule(request.params.id, 'lookup');
+    if (rule?.hang) {
+      await sleep(120_000);
+      return reply.code(504).send();
+    }
+    if (rule?.httpStatus !== undefined || rule?.error) {
+      return reply
+        .code(rule.httpStatus ?? 400)
+        .send(
+          rule.error
+            ? graphError(rule.error.code, rule.error.message ?? 'Injected failure', rule.error.subcode)
+            : { error: 'injected' },
+        );
+    }
     if (!n) return reply.code(400).send(graphError(100, 'Unsupported get request. Object does not exist'));
     return {
       id: request.params.id,
@@ -340,6 +364,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     state.sent.length = 0;
     return { ok: true };
   });
+  app.get('/__emulator/lookups', async () => ({ lookups: state.lookups }));
   /** Posts an inbound message webhook, as if a user had written to the number. */
   app.post<{
     Body: { phoneNumberId: string; from: string; text?: string; name?: string; type?: string; contextId?: string };

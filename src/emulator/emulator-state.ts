@@ -2,7 +2,10 @@
 
 export type FailureRule = {
   id: number;
-  /** Recipient digits (no +); a trailing * matches a prefix, a leading * a suffix. Absent: any send. `media`: media uploads (only). */
+  /**
+   * Recipient digits (no +); a trailing * matches a prefix, a leading * a suffix. Absent: any send.
+   * `media`: media uploads (only). `lookup`: phone-number reads, GET /{phone-number-id} (only).
+   */
   to?: string;
   phoneNumberId?: string;
   /** How many sends it applies to; absent: all. */
@@ -96,6 +99,8 @@ export function createEmulatorState() {
     numbers: new Map<string, NumberSettings>(),
     rules: [] as FailureRule[],
     sent: [] as SentRecord[],
+    /** Phone-number reads received (GET /{phone-number-id}), whatever their answer. */
+    lookups: [] as { phoneNumberId: string; at: number }[],
     receipts: {
       statuses: ['sent', 'delivered'],
       delayMs: 20,
@@ -134,8 +139,9 @@ export function createEmulatorState() {
     },
     /** The first rule that applies to this send, consuming one of its `times`. */
     takeRule(phoneNumberId: string, to: string): FailureRule | null {
-      // Upload rules name `media` explicitly; a rule without `to` is for sends only.
-      const matches = (r: FailureRule) => (to === 'media' ? r.to === 'media' : matchesRecipient(r.to, to));
+      // Upload and lookup rules name `media` / `lookup` explicitly; a rule without `to` is for sends only.
+      const matches = (r: FailureRule) =>
+        to === 'media' || to === 'lookup' ? r.to === to : matchesRecipient(r.to, to);
       return consume(
         this.rules.find(
           (r) =>

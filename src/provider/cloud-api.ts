@@ -1,5 +1,5 @@
-// The provider's Cloud API client: sends and media uploads by phone-number id with the account's
-// bearer token, and management calls (templates) by WABA id with the management token.
+// The provider's Cloud API client: sends, media uploads and phone-number reads by phone-number id
+// with the account's bearer token, and management calls (templates) by WABA id with the management token.
 // Tokens stay in the Authorization header: never in a URL, a log line or an error we keep.
 import { Agent, FormData, request } from 'undici';
 
@@ -24,6 +24,9 @@ export type SendOutcome =
     };
 
 export type UploadOutcome = { ok: true; providerMediaId: string } | Extract<SendOutcome, { ok: false }>;
+
+/** A phone-number read: accepted, or what went wrong (as for a send). */
+export type LookupOutcome = { ok: true } | Extract<SendOutcome, { ok: false }>;
 
 /** A management API call (templates): the parsed JSON answer, or what went wrong. */
 export type ManagementOutcome =
@@ -149,13 +152,14 @@ export function createProviderClient(opts: {
     }
   }
 
-  /** A Cloud API POST (send, media upload): the 2xx body, or the failure as we keep it. */
-  async function post(
+  /** A Cloud API call (send, media upload, phone-number read): the 2xx body, or the failure as we keep it. */
+  async function call(
+    method: 'GET' | 'POST',
     path: string,
     accessToken: string,
-    body: string | FormData,
+    body?: string | FormData,
   ): Promise<{ ok: true; body: unknown; httpStatus: number } | Failure> {
-    const res = await exchange('POST', `${opts.baseUrl}/${opts.apiVersion}/${path}`, accessToken, body);
+    const res = await exchange(method, `${opts.baseUrl}/${opts.apiVersion}/${path}`, accessToken, body);
     if (!res.ok) {
       const summary =
         res.status !== null
@@ -175,6 +179,8 @@ export function createProviderClient(opts: {
       summary: detail?.message ?? `provider answered HTTP ${res.status}`,
     };
   }
+
+  const post = (path: string, accessToken: string, body: string | FormData) => call('POST', path, accessToken, body);
 
   return {
     async send(
@@ -221,6 +227,19 @@ export function createProviderClient(opts: {
         detail: null,
         summary: 'provider answered the upload without a media id',
       };
+    },
+
+    /**
+     * Reads the account's phone number (GET /{phone-number-id}) with its access token: a call
+     * without side effects whose answer tells whether the provider accepts the token.
+     */
+    async readPhoneNumber(account: { phoneNumberId: string; accessToken: string }): Promise<LookupOutcome> {
+      const res = await call(
+        'GET',
+        `${encodeURIComponent(account.phoneNumberId)}?fields=id,status`,
+        account.accessToken,
+      );
+      return res.ok ? { ok: true } : res;
     },
 
     /**

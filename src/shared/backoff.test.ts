@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { backoffDelayMs, SEND_SCHEDULE_MS } from './backoff.js';
+import { backoffDelayMs, doublingScheduleMs, SEND_SCHEDULE_MS } from './backoff.js';
 
 describe('backoffDelayMs', () => {
   it('follows the schedule, then stays on its last step', () => {
@@ -28,5 +28,13 @@ describe('backoffDelayMs', () => {
   it('honours a minimum asked for by the peer', () => {
     expect(backoffDelayMs(1, SEND_SCHEDULE_MS, { scale: 1, jitter: 0, minMs: 64_000 })).toBe(64_000);
     expect(backoffDelayMs(1, SEND_SCHEDULE_MS, { scale: 0.001, jitter: 0, minMs: 64_000 })).toBe(64);
+  });
+});
+
+describe('doublingScheduleMs', () => {
+  it('doubles from the first delay up to the cap', () => {
+    expect(doublingScheduleMs(60_000, 1_800_000)).toEqual([60_000, 120_000, 240_000, 480_000, 960_000, 1_800_000]);
+    expect(doublingScheduleMs(60_000, 60_000)).toEqual([60_000]);
+    expect(doublingScheduleMs(1_000, 4_000)).toEqual([1_000, 2_000, 4_000]);
   });
 });
