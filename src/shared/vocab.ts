@@ -19,6 +19,11 @@ export type TemplateAccess = (typeof TEMPLATE_ACCESS)[number];
 export const CHANNEL_OFFICIAL = 'chat_official';
 export const CHANNEL_DIRECT = 'chat_direct';
 
+/**
+ * The event types of the spec's envelope, and so the types an endpoint may subscribe to (and gets
+ * by default). webhook.test is only ever queued to the one endpoint POST /webhook-endpoints/{id}/test
+ * names, whatever it subscribes to: subscribing to it brings no other endpoint's test events.
+ */
 export const EVENT_TYPES = ['message.status', 'message.inbound', 'sender.first_inbound', 'webhook.test'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
