@@ -2,7 +2,7 @@
 // The content is POST /messages' content, with its schema and cross-field rules reused as they are.
 import { type Static, Type } from '@sinclair/typebox';
 
-import { ContentSchema, crossFieldProblems, TemplateComponents } from '../messages/send-request.js';
+import { ContentSchema, crossFieldProblems, TemplateComponents, TtlSecondsSchema } from '../messages/send-request.js';
 import type { Problem } from '../shared/errors.js';
 import { E164, Uuid } from '../shared/schemas.js';
 import { CHANNEL_OFFICIAL } from '../shared/vocab.js';
@@ -34,7 +34,7 @@ export const BroadcastRequestSchema = Type.Object(
     recipients: Type.Array(BroadcastRecipient, { minItems: 1, maxItems: MAX_BROADCAST_RECIPIENTS }),
     chatAccountId: Type.Optional(Uuid()),
     metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    ttlSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
+    ttlSeconds: TtlSecondsSchema,
   },
   { additionalProperties: false, 'x-cross-field': true },
 );
