@@ -2,6 +2,10 @@
 export const MESSAGE_STATUSES = ['pending', 'queued', 'sent', 'delivered', 'read', 'failed'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
+/** A broadcast's status, derived from its messages (see toBroadcast). */
+export const BROADCAST_STATUSES = ['active', 'completed', 'cancelled'] as const;
+export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];
+
 export const CONTENT_TYPES = ['text', 'template', 'image', 'document'] as const;
 export type ContentType = (typeof CONTENT_TYPES)[number];
 
