@@ -113,6 +113,21 @@ describe('broadcasts: acceptance (API only, nothing sent)', () => {
     expect(await usedOf(svc, t.customerId)).toBe(0);
   });
 
+  it('takes ttlSeconds up to 30 days (clipped to the plan retention) and refuses 2,592,001 with validation_error', async () => {
+    const t = await createTenant(svc.url, { plan: 'basic' });
+    const over = await post(t.key, broadcast('ttl-over', recipients(2), { ttlSeconds: 2_592_001 }));
+    expect(over.status).toBe(400);
+    expect(over.body).toEqual({
+      error: 'validation_error',
+      details: [{ path: 'ttlSeconds', message: expect.any(String) }],
+    });
+    expect(await countMessages(svc, t.customerId)).toBe(0);
+    const max = await post(t.key, broadcast('ttl-max', recipients(2), { ttlSeconds: 2_592_000 }));
+    expect(max.status, JSON.stringify(max.body)).toBe(201);
+    const got = (await call(svc.url, 'GET', '/broadcasts/ttl-max', { key: t.key })).body;
+    expect((Date.parse(got.expiresAt) - Date.parse(got.createdAt)) / 1000).toBe(2_592_000);
+  });
+
   it('refuses duplicate recipients and duplicate message externalIds, naming each repeated entry', async () => {
     const t = await createTenant(svc.url, { plan: 'pro' });
     const list = [

@@ -217,6 +217,47 @@ describe('inbound messages and the sender aggregate', () => {
     expect(row!.n).toBe(1);
   });
 
+  it('reads bare digits that are a valid international number as that number, whatever the default country', async () => {
+    // 4915112345678 is valid as +49 151 12345678 and, read as a German national number, as
+    // +49 4915112345678: the international reading wins; 015112345678 is the national spelling.
+    const t = await customer('pro', 1, 'DE');
+    await deliver(t.phoneNumberIds[0]!, [textFrom('4915112345678', 'hallo')]);
+    for (const spelling of [
+      '%2B4915112345678',
+      '+4915112345678',
+      '4915112345678',
+      '004915112345678',
+      '015112345678',
+      '0151%201234%205678',
+      '15112345678',
+    ]) {
+      const s = await sender(t.key, spelling);
+      expect(s.status, spelling).toBe(200);
+      expect(s.body, spelling).toMatchObject({ phoneE164: '+4915112345678', hasWritten: true, inboundCount: 1 });
+    }
+    const lookup = await call(svc.url, 'POST', '/inbound-senders/lookup', {
+      key: t.key,
+      body: { phones: ['+4915112345678', '4915112345678', '015112345678'] },
+    });
+    expect(lookup.status).toBe(200);
+    expect(lookup.body.senders).toEqual([
+      expect.objectContaining({ phoneE164: '+4915112345678', chatAccountId: t.accountIds[0], hasWritten: true }),
+    ]);
+    for (const from of ['4915112345678', '015112345678', '%2B4915112345678']) {
+      const inbox = await call(svc.url, 'GET', `/inbound-messages?from=${from}`, { key: t.key });
+      expect(inbox.status, from).toBe(200);
+      expect(
+        inbox.body.inboundMessages.map((m: { from: string; text: string }) => [m.from, m.text]),
+        from,
+      ).toEqual([['+4915112345678', 'hallo']]);
+    }
+    const filter = await call(svc.url, 'PUT', `/chat-accounts/${t.accountIds[0]}/inbox-filter`, {
+      key: t.key,
+      body: { mode: 'blacklist', numbers: ['4915112345678', '015112345678', '+49 151 12345678'] },
+    });
+    expect(filter).toMatchObject({ status: 200, body: { numbers: ['+4915112345678'] } });
+  });
+
   it('looks up 200 numbers at once, one entry per distinct number', async () => {
     const t = await customer('free');
     await deliver(t.phoneNumberIds[0]!, [textFrom('16505551200', 'x')]);

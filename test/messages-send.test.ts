@@ -254,7 +254,7 @@ describe('POST /messages', () => {
   });
 
   describe('lifetime', () => {
-    it('clips ttlSeconds to the plan retention and to 30 days', async () => {
+    it('takes ttlSeconds up to 30 days and clips it to the plan retention', async () => {
       const check = async (ttlSeconds: number | undefined, expectedSeconds: number) => {
         const res = await send(textMessage(ext(), ttlSeconds === undefined ? {} : { ttlSeconds }));
         expect(res.status).toBe(201);
@@ -263,11 +263,27 @@ describe('POST /messages', () => {
       };
       await check(undefined, 604800);
       await check(3600, 3600);
-      await check(40 * 86400, 30 * 86400);
+      await check(2_592_000, 2_592_000);
       const free = await createTenant(svc.url, { plan: 'free' });
-      const res = await call(svc.url, 'POST', '/messages', { key: free.key, body: textMessage(ext()) });
-      const m = (await call(svc.url, 'GET', `/messages/${res.body.messageId}`, { key: free.key })).body;
-      expect((Date.parse(m.expiresAt) - Date.parse(m.createdAt)) / 1000).toBe(3 * 86400);
+      for (const body of [textMessage(ext()), textMessage(ext(), { ttlSeconds: 2_592_000 })]) {
+        const res = await call(svc.url, 'POST', '/messages', { key: free.key, body });
+        expect(res.status).toBe(201);
+        const m = (await call(svc.url, 'GET', `/messages/${res.body.messageId}`, { key: free.key })).body;
+        expect((Date.parse(m.expiresAt) - Date.parse(m.createdAt)) / 1000).toBe(3 * 86400);
+      }
+    });
+
+    it('refuses ttlSeconds above 30 days (2,592,000) with validation_error, creating nothing', async () => {
+      for (const ttlSeconds of [2_592_001, 40 * 86400]) {
+        const externalId = ext();
+        const res = await send(textMessage(externalId, { ttlSeconds }));
+        expect(res.status, String(ttlSeconds)).toBe(400);
+        expect(res.body).toEqual({
+          error: 'validation_error',
+          details: [{ path: 'ttlSeconds', message: expect.any(String) }],
+        });
+        expect((await call(svc.url, 'GET', `/messages/${externalId}`, { key: t.key })).status).toBe(404);
+      }
     });
   });
 

@@ -34,7 +34,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const EVT_ID = /^evt_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SECRET = /^whsec_[A-Za-z0-9_-]{32,}$/;
-const ALL_EVENTS = ['message.inbound', 'message.status', 'sender.first_inbound'];
+const ALL_EVENTS = ['message.inbound', 'message.status', 'sender.first_inbound', 'webhook.test'];
 const ENDPOINT_KEYS = [
   'createdAt',
   'description',
@@ -245,6 +245,25 @@ describe('webhooks', () => {
       expect(JSON.stringify([p1.body, p2.body, p3.body, p4.body])).not.toMatch(/whsec_/);
     });
 
+    it('subscribes to every event type of the spec, on create and PATCH, as the OpenAPI document says', async () => {
+      const t = await createTenant(svc.url, { plan: 'pro' });
+      const all = await createEndpoint(t.key, { url: 'https://hooks.example.com/all', events: ALL_EVENTS });
+      expect(sorted(all.events)).toEqual(ALL_EVENTS);
+      const testOnly = await createEndpoint(t.key, { url: 'https://hooks.example.com/t', events: ['webhook.test'] });
+      expect(testOnly.events).toEqual(['webhook.test']);
+      const patched = await api(t.key, 'PATCH', `/webhook-endpoints/${testOnly.id}`, { events: ALL_EVENTS });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      expect(sorted(patched.body.events)).toEqual(ALL_EVENTS);
+      expect(sorted((await getEndpoint(t.key, testOnly.id)).events)).toEqual(ALL_EVENTS);
+
+      const doc = (await call(svc.url, 'GET', '/openapi.json')).body;
+      for (const op of [doc.paths['/webhook-endpoints'].post, doc.paths['/webhook-endpoints/{id}'].patch]) {
+        const events = op.requestBody.content['application/json'].schema.properties.events;
+        expect(events.maxItems).toBe(ALL_EVENTS.length);
+        expect(sorted(events.items.anyOf.flatMap((e: { enum: string[] }) => e.enum))).toEqual(ALL_EVENTS);
+      }
+    });
+
     it('refuses bad bodies with validation_error and bad URLs with invalid_webhook_url and a reason', async () => {
       const t = await createTenant(svc.url, { plan: 'pro' });
       const url = 'https://hooks.example.com/v';
@@ -254,7 +273,6 @@ describe('webhooks', () => {
         { url: 123 },
         { url, events: [] },
         { url, events: ['message.sent'] },
-        { url, events: ['webhook.test'] },
         { url, events: 'message.status' },
         { url, description: 'x'.repeat(501) },
         { url, secret: 'whsec_mine' },
@@ -786,6 +804,36 @@ describe('webhooks', () => {
         return list[0]?.status === 'succeeded' ? list : undefined;
       });
       expect(d).toMatchObject({ eventId, eventType: 'webhook.test', attemptCount: 1 });
+    });
+
+    it('a webhook.test subscription brings no other endpoint’s test events, of this customer or another', async () => {
+      const t = await createTenant(svc.url, { plan: 'pro' });
+      const other = await createTenant(svc.url, { plan: 'pro' });
+      const rx = await newReceiver();
+      const subscribed = await createEndpoint(t.key, { url: `${rx.url}/subscribed`, events: ['webhook.test'] });
+      const everything = await createEndpoint(t.key, { url: `${rx.url}/everything` });
+      expect(everything.events).toContain('webhook.test');
+      const foreign = await createEndpoint(other.key, { url: `${rx.url}/foreign`, events: ['webhook.test'] });
+
+      const eventId = await sendTest(t.key, everything.id);
+      const [r] = await rx.waitForRequests(1);
+      await sleep(300);
+      expect(rx.requests.map((x) => x.path)).toEqual(['/everything']);
+      expect(checkSignedEnvelope(r!, everything.secret)).toMatchObject({
+        eventId,
+        type: 'webhook.test',
+        data: { webhookEndpointId: everything.id },
+      });
+      const foreignId = await sendTest(other.key, foreign.id);
+      await rx.waitForRequests(2);
+      await sleep(300);
+      expect(rx.requests.map((x) => [x.path, x.headers['x-svc-event-id']])).toEqual([
+        ['/everything', eventId],
+        ['/foreign', foreignId],
+      ]);
+      expect(await deliveryRows(subscribed.id)).toBe(0);
+      expect(await deliveryRows(everything.id)).toBe(1);
+      expect(await deliveryRows(foreign.id)).toBe(1);
     });
 
     it('pages through the delivery history, newest first, with a cursor', async () => {

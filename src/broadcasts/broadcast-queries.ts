@@ -1,16 +1,19 @@
 // Reading a customer's broadcasts: the record, with status and progress derived from its messages
-// (one aggregate over messages_broadcast). Every query starts from the customer id, and from the
-// scoped account when the key has one; another customer's broadcast does not exist.
+// (one aggregate over messages_broadcast, for one broadcast or a whole page). Every query starts
+// from the customer id, and from the scoped account when the key has one; another customer's
+// broadcast does not exist.
 import type { Queryable } from '../db/db.js';
 import type { Scope } from '../messages/message-queries.js';
+import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
 import { UUID_PATTERN } from '../shared/schemas.js';
-import { MESSAGE_STATUSES, type MessageStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
+import { type BroadcastStatus, MESSAGE_STATUSES, type MessageStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
 
 export type BroadcastRecord = {
   id: string;
   customerId: string;
   externalId: string;
+  name: string | null;
   chatAccountId: string;
   recipients: number;
   createdAt: Date;
@@ -20,21 +23,15 @@ export type BroadcastRecord = {
 
 const UUID = new RegExp(UUID_PATTERN);
 
-/** By broadcastId or by the caller's externalId (a broadcastId match wins); `lock` for a cancel. */
-export async function findBroadcast(q: Queryable, scope: Scope, id: string, lock = false): Promise<BroadcastRecord> {
-  const rows = await q.query<Record<string, unknown>>(
-    `SELECT id, customer_id, external_id, chat_account_id, recipients, created_at, expires_at, cancelled_at FROM broadcasts
-      WHERE customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2)
-        AND (external_id = $3 OR ($4::uuid IS NOT NULL AND id = $4::uuid))
-      ORDER BY (id = $4::uuid) IS TRUE DESC LIMIT 1${lock ? ' FOR UPDATE' : ''}`,
-    [scope.customerId, scope.accountId, id, UUID.test(id) ? id.toLowerCase() : null],
-  );
-  const r = rows[0];
-  if (!r) throw errors.broadcastNotFound();
+const RECORD_COLUMNS =
+  'id, customer_id, external_id, name, chat_account_id, recipients, created_at, expires_at, cancelled_at';
+
+function toRecord(r: Record<string, unknown>): BroadcastRecord {
   return {
     id: r.id as string,
     customerId: r.customer_id as string,
     externalId: r.external_id as string,
+    name: (r.name as string | null) ?? null,
     chatAccountId: r.chat_account_id as string,
     recipients: Number(r.recipients),
     createdAt: r.created_at as Date,
@@ -43,26 +40,69 @@ export async function findBroadcast(q: Queryable, scope: Scope, id: string, lock
   };
 }
 
-export type BroadcastStatus = 'active' | 'completed' | 'cancelled';
-
-/** The public broadcast: `completed` once no message is pending or queued; `cancelled` once cancelled. */
-export async function toBroadcast(q: Queryable, b: BroadcastRecord) {
-  const rows = await q.query<{ status: MessageStatus; n: number; cancelled: number }>(
-    `SELECT status, count(*)::int AS n, count(*) FILTER (WHERE last_error_code = $3)::int AS cancelled
-       FROM messages WHERE customer_id = $1 AND broadcast_id = $2 GROUP BY status`,
-    [b.customerId, b.id, SEND_ERROR_CODES.BROADCAST_CANCELLED],
+/** By broadcastId or by the caller's externalId (a broadcastId match wins); `lock` for a cancel. */
+export async function findBroadcast(q: Queryable, scope: Scope, id: string, lock = false): Promise<BroadcastRecord> {
+  const rows = await q.query<Record<string, unknown>>(
+    `SELECT ${RECORD_COLUMNS} FROM broadcasts
+      WHERE customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2)
+        AND (external_id = $3 OR ($4::uuid IS NOT NULL AND id = $4::uuid))
+      ORDER BY (id = $4::uuid) IS TRUE DESC LIMIT 1${lock ? ' FOR UPDATE' : ''}`,
+    [scope.customerId, scope.accountId, id, UUID.test(id) ? id.toLowerCase() : null],
   );
-  const counts = Object.fromEntries(MESSAGE_STATUSES.map((s) => [s, 0])) as Record<MessageStatus, number>;
-  let cancelledMessages = 0;
-  for (const r of rows) {
-    counts[r.status] = Number(r.n);
-    cancelledMessages += Number(r.cancelled);
+  const r = rows[0];
+  if (!r) throw errors.broadcastNotFound();
+  return toRecord(r);
+}
+
+/** Whether a broadcast has messages still to send: what tells `active` from `completed`. */
+const HAS_UNSENT = `EXISTS (SELECT 1 FROM messages m WHERE m.customer_id = b.customer_id AND m.broadcast_id = b.id
+                              AND m.status IN ('pending', 'queued'))`;
+/** The SQL twin of the status derivation in toBroadcasts, for the status filter of a list. */
+const STATUS_CONDITION: Record<BroadcastStatus, string> = {
+  cancelled: 'b.cancelled_at IS NOT NULL',
+  active: `b.cancelled_at IS NULL AND ${HAS_UNSENT}`,
+  completed: `b.cancelled_at IS NULL AND NOT ${HAS_UNSENT}`,
+};
+
+export type BroadcastListFilter = { status?: BroadcastStatus; limit: number; cursor?: string };
+
+/** Newest first; the cursor is the (createdAt, id) of the last record of the previous page. */
+export async function listBroadcasts(
+  q: Queryable,
+  scope: Scope,
+  f: BroadcastListFilter,
+): Promise<{ records: BroadcastRecord[]; nextCursor: string | null }> {
+  const where = ['b.customer_id = $1'];
+  const params: unknown[] = [scope.customerId];
+  if (scope.accountId !== null) {
+    params.push(scope.accountId);
+    where.push(`b.chat_account_id = $${params.length}::uuid`);
   }
+  if (f.status !== undefined) where.push(STATUS_CONDITION[f.status]);
+  if (f.cursor !== undefined) {
+    const pos = decodeCursor(f.cursor);
+    params.push(pos.createdAt.toISOString(), pos.id);
+    where.push(`(b.created_at, b.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+  }
+  params.push(f.limit + 1);
+  const rows = await q.query<Record<string, unknown>>(
+    `SELECT ${RECORD_COLUMNS} FROM broadcasts b WHERE ${where.join(' AND ')}
+      ORDER BY b.created_at DESC, b.id DESC LIMIT $${params.length}`,
+    params,
+  );
+  const page = toPage(rows, f.limit, (r) => ({ createdAt: r.created_at as Date, id: r.id as string }));
+  return { records: page.rows.map(toRecord), nextCursor: page.nextCursor };
+}
+
+type Counts = Record<MessageStatus, number>;
+
+function toView(b: BroadcastRecord, counts: Counts, cancelledMessages: number) {
   const status: BroadcastStatus =
     b.cancelledAt !== null ? 'cancelled' : counts.pending + counts.queued === 0 ? 'completed' : 'active';
   return {
     broadcastId: b.id,
     externalId: b.externalId,
+    name: b.name,
     chatAccountId: b.chatAccountId,
     status,
     recipients: b.recipients,
@@ -74,4 +114,35 @@ export async function toBroadcast(q: Queryable, b: BroadcastRecord) {
   };
 }
 
-export type Broadcast = Awaited<ReturnType<typeof toBroadcast>>;
+export type Broadcast = ReturnType<typeof toView>;
+
+/**
+ * The public broadcasts of one customer's records, in their order, with counts from one aggregate:
+ * `completed` once no message is pending or queued; `cancelled` once cancelled.
+ */
+export async function toBroadcasts(q: Queryable, customerId: string, records: BroadcastRecord[]): Promise<Broadcast[]> {
+  if (records.length === 0) return [];
+  const rows = await q.query<{ broadcast_id: string; status: MessageStatus; n: number; cancelled: number }>(
+    `SELECT broadcast_id, status, count(*)::int AS n, count(*) FILTER (WHERE last_error_code = $3)::int AS cancelled
+       FROM messages WHERE customer_id = $1 AND broadcast_id = ANY($2::uuid[]) GROUP BY broadcast_id, status`,
+    [customerId, records.map((b) => b.id), SEND_ERROR_CODES.BROADCAST_CANCELLED],
+  );
+  const progress = new Map(
+    records.map((b) => [
+      b.id,
+      { counts: Object.fromEntries(MESSAGE_STATUSES.map((s) => [s, 0])) as Counts, cancelled: 0 },
+    ]),
+  );
+  for (const r of rows) {
+    const p = progress.get(r.broadcast_id);
+    if (!p) continue;
+    p.counts[r.status] = Number(r.n);
+    p.cancelled += Number(r.cancelled);
+  }
+  return records.map((b) => toView(b, progress.get(b.id)!.counts, progress.get(b.id)!.cancelled));
+}
+
+/** The public broadcast of one record. */
+export async function toBroadcast(q: Queryable, b: BroadcastRecord): Promise<Broadcast> {
+  return (await toBroadcasts(q, b.customerId, [b]))[0]!;
+}

@@ -2,7 +2,7 @@
 // The content is POST /messages' content, with its schema and cross-field rules reused as they are.
 import { type Static, Type } from '@sinclair/typebox';
 
-import { ContentSchema, crossFieldProblems, TemplateComponents } from '../messages/send-request.js';
+import { ContentSchema, crossFieldProblems, TemplateComponents, TtlSecondsSchema } from '../messages/send-request.js';
 import type { Problem } from '../shared/errors.js';
 import { E164, Uuid } from '../shared/schemas.js';
 import { CHANNEL_OFFICIAL } from '../shared/vocab.js';
@@ -15,6 +15,7 @@ export const MAX_BROADCAST_METADATA_BYTES = 2048;
  * externalId is kept short enough for that to fit the 200 characters of a message externalId.
  */
 export const MAX_BROADCAST_EXTERNAL_ID = 190;
+export const MAX_BROADCAST_NAME = 200;
 
 export const BroadcastRecipient = Type.Object(
   {
@@ -29,12 +30,14 @@ export const BroadcastRecipient = Type.Object(
 export const BroadcastRequestSchema = Type.Object(
   {
     externalId: Type.String({ minLength: 1, maxLength: MAX_BROADCAST_EXTERNAL_ID }),
+    /** A label for people (the broadcast's lists and record); not an identifier. */
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_BROADCAST_NAME })),
     channel: Type.Optional(Type.Literal(CHANNEL_OFFICIAL)),
     content: ContentSchema,
     recipients: Type.Array(BroadcastRecipient, { minItems: 1, maxItems: MAX_BROADCAST_RECIPIENTS }),
     chatAccountId: Type.Optional(Uuid()),
     metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    ttlSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
+    ttlSeconds: TtlSecondsSchema,
   },
   { additionalProperties: false, 'x-cross-field': true },
 );

@@ -13,7 +13,14 @@ import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
 import { canonicalJson, sha256Hex } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
 import { CHANNEL_OFFICIAL } from '../shared/vocab.js';
-import { type Broadcast, findBroadcast, toBroadcast } from './broadcast-queries.js';
+import {
+  type Broadcast,
+  type BroadcastListFilter,
+  findBroadcast,
+  listBroadcasts,
+  toBroadcast,
+  toBroadcasts,
+} from './broadcast-queries.js';
 import { type BroadcastRequest, messageExternalId } from './broadcast-request.js';
 import { failCancelledMessages, lockQuotaForRefund } from './cancel-messages.js';
 import { type BroadcastRows, insertBroadcast } from './insert-broadcast.js';
@@ -21,6 +28,7 @@ import { type BroadcastRows, insertBroadcast } from './insert-broadcast.js';
 export type BroadcastAck = {
   broadcastId: string;
   externalId: string;
+  name: string | null;
   chatAccountId: string;
   status: string;
   recipients: number;
@@ -75,6 +83,15 @@ export function createBroadcastService(deps: {
     checkAllowed,
     get,
 
+    /** The caller's broadcasts (its account's, for a scoped key), newest first, a page at a time. */
+    async list(
+      scope: Scope,
+      filter: BroadcastListFilter,
+    ): Promise<{ broadcasts: Broadcast[]; nextCursor: string | null }> {
+      const { records, nextCursor } = await listBroadcasts(db, scope, filter);
+      return { broadcasts: await toBroadcasts(db, scope.customerId, records), nextCursor };
+    },
+
     async create(
       principal: Principal,
       tenant: Tenant,
@@ -99,6 +116,8 @@ export function createBroadcastService(deps: {
       const payloadHash = sha256Hex(
         canonicalJson({
           externalId: req.externalId,
+          // Only when given, so that the hash of a broadcast without a name is what it was before names.
+          ...(req.name === undefined ? {} : { name: req.name }),
           channel: CHANNEL_OFFICIAL,
           content: req.content,
           recipients: req.recipients,
@@ -113,6 +132,7 @@ export function createBroadcastService(deps: {
         chatAccountId: account.id,
         apiKeyId: principal.keyId,
         externalId: req.externalId,
+        name: req.name ?? null,
         payloadHash,
         channel: CHANNEL_OFFICIAL,
         sharedContentJson: JSON.stringify(req.content),
@@ -128,6 +148,7 @@ export function createBroadcastService(deps: {
         const ack = {
           broadcastId: result.id,
           externalId: req.externalId,
+          name: req.name ?? null,
           chatAccountId: account.id,
           status: 'active',
           recipients: req.recipients.length,
@@ -143,6 +164,7 @@ export function createBroadcastService(deps: {
         ack: {
           broadcastId: b.broadcastId,
           externalId: b.externalId,
+          name: b.name,
           chatAccountId: b.chatAccountId,
           status: b.status,
           recipients: b.recipients,

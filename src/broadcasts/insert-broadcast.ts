@@ -24,6 +24,7 @@ export type NewBroadcast = {
   chatAccountId: string;
   apiKeyId: string;
   externalId: string;
+  name: string | null;
   payloadHash: string;
   channel: string;
   sharedContentJson: string;
@@ -43,8 +44,8 @@ export type BroadcastInsert = { created: true; id: string } | { created: false; 
 async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInsert> {
   const n = b.rows.recipients.length;
   const record = await tx.query<{ id: string }>(
-    `INSERT INTO broadcasts (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipients, created_at, expires_at)
-     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
+    `INSERT INTO broadcasts (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipients, created_at, expires_at, name)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
       WHERE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $4 AND k.revoked_at IS NULL)
      ON CONFLICT (customer_id, external_id) DO NOTHING
      RETURNING id`,
@@ -58,6 +59,7 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
       n,
       b.createdAt.toISOString(),
       b.expiresAt.toISOString(),
+      b.name,
     ],
   );
   if (record.length === 0) {

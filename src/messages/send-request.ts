@@ -3,6 +3,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 
 import { checkOutboundUrl } from '../outbound/address-guard.js';
+import { MAX_TTL_SECONDS } from '../plans/plans.js';
 import type { Problem } from '../shared/errors.js';
 import { E164, LANGUAGE_PATTERN, TEMPLATE_NAME_PATTERN, Uuid } from '../shared/schemas.js';
 import { CHANNEL_OFFICIAL, CONTENT_TYPES } from '../shared/vocab.js';
@@ -54,7 +55,8 @@ export const SendRequestSchema = Type.Object(
     ),
     chatAccountId: Type.Optional(Uuid()),
     metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    ttlSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
+    // The spec's maximum (30 days) is refused above, not clipped; the plan's retention clips.
+    ttlSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TTL_SECONDS })),
   },
   { additionalProperties: false, 'x-cross-field': true },
 );
@@ -106,5 +108,7 @@ export function crossFieldProblems(body: unknown, opts: { allowPrivateUrls: bool
 
 /** The content part of a send, reused by POST /messages/broadcast (same rules, same validation). */
 export const ContentSchema = SendRequestSchema.properties.content;
+/** The message lifetime field, reused by POST /messages/broadcast (same bounds). */
+export const TtlSecondsSchema = SendRequestSchema.properties.ttlSeconds;
 /** Values for a template's variables (`body`, `header`), as in content.template.components. */
 export const TemplateComponents = ContentSchema.properties.template.properties.components;

@@ -51,12 +51,13 @@ export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
   },
 };
 
+/** The spec's maximum ttlSeconds: a request above it is refused (400), not clipped. */
 export const MAX_TTL_SECONDS = 30 * 86400;
 export const DEFAULT_TTL_SECONDS = 604800;
 
-/** Message lifetime: the requested TTL clipped to 30 days and to the plan's retention. */
+/** Message lifetime: the requested TTL (at most MAX_TTL_SECONDS) clipped to the plan's retention. */
 export function effectiveTtlSeconds(plan: Plan, requested: number | undefined): number {
-  return Math.min(requested ?? DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, PLAN_LIMITS[plan].retentionDays * 86400);
+  return Math.min(requested ?? DEFAULT_TTL_SECONDS, PLAN_LIMITS[plan].retentionDays * 86400);
 }
 
 /** The UTC month a send counts against, and when the quota renews. */

@@ -21,3 +21,9 @@ export const E164 = (opts: Record<string, unknown> = {}) => Type.String({ patter
 export const Timestamp = (opts: Record<string, unknown> = {}) => Type.String({ format: 'date-time', ...opts });
 
 export const ErrorBody = Type.Object({ error: Type.String() }, { additionalProperties: true });
+
+/** The page parameters of every newest-first list with an opaque cursor (GET /messages, GET /broadcasts). */
+export const PageQuery = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+  cursor: Type.Optional(Type.String({ maxLength: 500 })),
+};

@@ -2,6 +2,10 @@
 export const MESSAGE_STATUSES = ['pending', 'queued', 'sent', 'delivered', 'read', 'failed'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
+/** A broadcast's status, derived from its messages (see toBroadcast). */
+export const BROADCAST_STATUSES = ['active', 'completed', 'cancelled'] as const;
+export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];
+
 export const CONTENT_TYPES = ['text', 'template', 'image', 'document'] as const;
 export type ContentType = (typeof CONTENT_TYPES)[number];
 
@@ -19,6 +23,11 @@ export type TemplateAccess = (typeof TEMPLATE_ACCESS)[number];
 export const CHANNEL_OFFICIAL = 'chat_official';
 export const CHANNEL_DIRECT = 'chat_direct';
 
+/**
+ * The event types of the spec's envelope, and so the types an endpoint may subscribe to (and gets
+ * by default). webhook.test is only ever queued to the one endpoint POST /webhook-endpoints/{id}/test
+ * names, whatever it subscribes to: subscribing to it brings no other endpoint's test events.
+ */
 export const EVENT_TYPES = ['message.status', 'message.inbound', 'sender.first_inbound', 'webhook.test'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -10,9 +10,9 @@ import type { Resolve } from '../outbound/outbound-client.js';
 import type { Sealer } from '../shared/crypto.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
+import { EVENT_TYPES } from '../shared/vocab.js';
 
 export const MAX_ACTIVE_ENDPOINTS = 5;
-export const SUBSCRIBABLE_EVENTS = ['message.status', 'message.inbound', 'sender.first_inbound'] as const;
 /** How long the previous secret keeps signing after a rotation. */
 export const ROTATION_OVERLAP_HOURS = 24;
 
@@ -81,7 +81,7 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
             customerId,
             input.url,
             input.description ?? '',
-            [...new Set(input.events ?? SUBSCRIBABLE_EVENTS)],
+            [...new Set(input.events ?? EVENT_TYPES)],
             sealer.seal(secret),
           ],
         );

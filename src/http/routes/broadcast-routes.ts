@@ -10,7 +10,8 @@ import {
 } from '../../broadcasts/broadcast-request.js';
 import type { BroadcastService } from '../../broadcasts/broadcast-service.js';
 import { errors } from '../../shared/errors.js';
-import { ErrorBody } from '../../shared/schemas.js';
+import { ErrorBody, PageQuery } from '../../shared/schemas.js';
+import { BROADCAST_STATUSES } from '../../shared/vocab.js';
 import type { Server } from '../server.js';
 import { principalOf } from '../server.js';
 import { toProblems } from '../validation.js';
@@ -21,6 +22,7 @@ const BROADCAST_BODY_LIMIT = 8 * 1024 * 1024;
 const Ack = Type.Object({
   broadcastId: Type.String(),
   externalId: Type.String(),
+  name: Type.Union([Type.String(), Type.Null()]),
   chatAccountId: Type.String(),
   status: Type.String(),
   recipients: Type.Integer(),
@@ -29,6 +31,11 @@ const Ack = Type.Object({
 });
 
 const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+
+const ListQuery = Type.Object(
+  { status: Type.Optional(Type.Union(BROADCAST_STATUSES.map((s) => Type.Literal(s)))), ...PageQuery },
+  { additionalProperties: false },
+);
 
 export function registerBroadcastRoutes(
   app: Server,
@@ -69,6 +76,21 @@ export function registerBroadcastRoutes(
       if (problems.length > 0) throw errors.validation(problems);
       const result = await deps.broadcasts.create(principal, tenant, request.body as BroadcastRequest);
       return reply.code(result.created ? 201 : 200).send(result.ack);
+    },
+  );
+
+  app.get(
+    '/broadcasts',
+    {
+      schema: {
+        ...common,
+        summary: 'Your broadcasts, newest first, with progress counts and cursor pagination',
+        querystring: ListQuery,
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      return deps.broadcasts.list(scopeOf(request), { status: q.status, limit: q.limit ?? 50, cursor: q.cursor });
     },
   );
 

@@ -6,7 +6,7 @@ import type { MessageQueries } from '../../messages/message-queries.js';
 import { crossFieldProblems, type SendRequest, SendRequestSchema } from '../../messages/send-request.js';
 import type { SendService } from '../../messages/send-service.js';
 import { errors } from '../../shared/errors.js';
-import { ErrorBody, Timestamp, Uuid } from '../../shared/schemas.js';
+import { ErrorBody, PageQuery, Timestamp, Uuid } from '../../shared/schemas.js';
 import { CHANNEL_OFFICIAL, MESSAGE_STATUSES } from '../../shared/vocab.js';
 import type { Server } from '../server.js';
 import { principalOf } from '../server.js';
@@ -30,8 +30,7 @@ const ListQuery = Type.Object(
     broadcastId: Type.Optional(Uuid()),
     since: Type.Optional(Timestamp()),
     until: Type.Optional(Timestamp()),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-    cursor: Type.Optional(Type.String({ maxLength: 500 })),
+    ...PageQuery,
   },
   { additionalProperties: false },
 );

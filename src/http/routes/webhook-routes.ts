@@ -7,14 +7,16 @@ import type { Directory } from '../../auth/directory.js';
 import { PLAN_LIMITS } from '../../plans/plans.js';
 import { errors } from '../../shared/errors.js';
 import { Uuid } from '../../shared/schemas.js';
-import { type EndpointService, SUBSCRIBABLE_EVENTS } from '../../webhooks/endpoint-service.js';
+import { EVENT_TYPES } from '../../shared/vocab.js';
+import type { EndpointService } from '../../webhooks/endpoint-service.js';
 import type { Server } from '../server.js';
 import { principalOf } from '../server.js';
 
 const Url = Type.String({ minLength: 1, maxLength: 2048 });
-const Events = Type.Array(Type.Union(SUBSCRIBABLE_EVENTS.map((e) => Type.Literal(e))), {
+// Every event type of the spec's envelope can be subscribed to.
+const Events = Type.Array(Type.Union(EVENT_TYPES.map((e) => Type.Literal(e))), {
   minItems: 1,
-  maxItems: SUBSCRIBABLE_EVENTS.length,
+  maxItems: EVENT_TYPES.length,
 });
 const Description = Type.String({ maxLength: 500 });
 const Id = Type.Object({ id: Uuid() });
