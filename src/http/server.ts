@@ -18,6 +18,7 @@ import type { Logger } from 'pino';
 
 import type { Principal, Tenant } from '../auth/directory.js';
 import { AppError, errors } from '../shared/errors.js';
+import { settleBodyBeforeAnswer } from './drain-body.js';
 import { findInputProblem } from './input-guard.js';
 import { toProblems, validatorCompiler } from './validation.js';
 
@@ -76,6 +77,7 @@ export function createServer(opts: { log: Logger; bodyLimit: number }): Server {
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  app.addHook('onSend', settleBodyBeforeAnswer);
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
       {

@@ -1,5 +1,6 @@
 // POST /media: one file in the multipart field `file`, streamed with a hard cap (a body announced
-// or found to be over 20 MB is refused without reading the rest), then typed and stored.
+// or found to be over 20 MB is refused: the answer waits until the rest, up to twice the route's
+// body limit, has been read and discarded, see drain-body.ts), then typed and stored.
 import multipart from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -30,12 +31,6 @@ const DEFAULT_FILENAME = 'file';
  */
 const CONCURRENT_UPLOADS = 4;
 
-/** The rest of the body is not read: the connection closes after the answer. */
-function refuse(reply: FastifyReply, error: AppError): AppError {
-  void reply.header('connection', 'close');
-  return error;
-}
-
 export function registerMediaRoutes(app: Server, deps: { media: MediaService }) {
   const uploads = createSemaphore(CONCURRENT_UPLOADS);
   void app.register(async (scope) => {
@@ -46,6 +41,8 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
     scope.post(
       '/media',
       {
+        // Not read by Fastify (multipart streams its own way); bounds what an early answer drains.
+        bodyLimit: MAX_UPLOAD_BYTES + FRAMING_BYTES,
         schema: {
           summary: 'Upload an image or document to send later by mediaId',
           description:
@@ -58,14 +55,9 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
       },
       async (request, reply) => {
         const { customerId } = principalOf(request);
-        if (!request.isMultipart()) throw refuse(reply, errors.unsupportedMediaType());
-        if (Number(request.headers['content-length']) > MAX_UPLOAD_BYTES + FRAMING_BYTES)
-          throw refuse(reply, errors.mediaTooLarge());
-        try {
-          await deps.media.assertRoomForUpload(customerId);
-        } catch (err) {
-          throw refuse(reply, err as AppError);
-        }
+        if (!request.isMultipart()) throw errors.unsupportedMediaType();
+        if (Number(request.headers['content-length']) > MAX_UPLOAD_BYTES + FRAMING_BYTES) throw errors.mediaTooLarge();
+        await deps.media.assertRoomForUpload(customerId);
 
         const release = await uploads.acquire();
         try {
@@ -91,7 +83,7 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
           }
           const chunks: Buffer[] = [];
           for await (const chunk of part.file) chunks.push(chunk as Buffer);
-          if (part.file.truncated) throw refuse(reply, errors.mediaTooLarge());
+          if (part.file.truncated) throw errors.mediaTooLarge();
           file = {
             data: Buffer.concat(chunks),
             filename: part.filename?.trim() || DEFAULT_FILENAME,
@@ -100,19 +92,16 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
         }
       } catch (err) {
         if (err instanceof AppError) throw err;
-        if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw refuse(reply, errors.mediaTooLarge());
+        if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw errors.mediaTooLarge();
         // Everything else thrown while parsing is about the body: limits, malformed framing or
         // headers, a body cut short.
         request.log.debug({ err }, 'malformed multipart body');
-        throw refuse(
-          reply,
-          errors.validation([
-            {
-              path: 'file',
-              message: 'the body must be well-formed multipart/form-data with one field `file` holding the file',
-            },
-          ]),
-        );
+        throw errors.validation([
+          {
+            path: 'file',
+            message: 'the body must be well-formed multipart/form-data with one field `file` holding the file',
+          },
+        ]);
       }
       if (file === null)
         problems.push({ path: 'file', message: 'is required: a multipart field named `file` holding the file' });
