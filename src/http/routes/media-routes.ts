@@ -8,8 +8,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { MediaService } from '../../media/media-service.js';
 import { MAX_UPLOAD_BYTES } from '../../media/media-type.js';
 import { AppError, errors, type Problem } from '../../shared/errors.js';
+import { createFairSlots } from '../../shared/fair-slots.js';
 import { ErrorBody, Timestamp } from '../../shared/schemas.js';
-import { createSemaphore } from '../../shared/semaphore.js';
 import type { Server } from '../server.js';
 import { principalOf } from '../server.js';
 
@@ -27,12 +27,31 @@ const MAX_FILENAME = 255;
 const DEFAULT_FILENAME = 'file';
 /**
  * Uploads read at once per process: each holds its file (up to 20 MB) plus its base64 form on the
- * way to the database; later ones wait (their bytes stay in the socket, unread).
+ * way to the database; later ones wait (their bytes stay in the socket, unread). A customer holds
+ * at most half of the places, so its stalled or slow uploads never stop another customer's; a
+ * stalled one ends at the read deadline (BODY_READ_TIMEOUT_MS), an abandoned one at once.
  */
 const CONCURRENT_UPLOADS = 4;
+const UPLOADS_PER_CUSTOMER = 2;
+
+/**
+ * Aborts when the client goes away before its answer. A request whose connection closed while it
+ * waited for a place must not start parsing: the multipart parser listens for the request's
+ * 'close', which has already happened, and would wait for ever (with the place).
+ */
+function clientGone(request: FastifyRequest, reply: FastifyReply): AbortSignal {
+  const gone = new AbortController();
+  const abort = () => gone.abort(Object.assign(new Error('the client closed the connection'), { statusCode: 400 }));
+  if (reply.raw.destroyed || request.raw.socket.destroyed) abort();
+  else
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) abort();
+    });
+  return gone.signal;
+}
 
 export function registerMediaRoutes(app: Server, deps: { media: MediaService }) {
-  const uploads = createSemaphore(CONCURRENT_UPLOADS);
+  const uploads = createFairSlots({ total: CONCURRENT_UPLOADS, perKey: UPLOADS_PER_CUSTOMER });
   void app.register(async (scope) => {
     await scope.register(multipart, {
       limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 10, fieldSize: 1024, parts: 11, headerPairs: 100 },
@@ -59,8 +78,12 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
         if (Number(request.headers['content-length']) > MAX_UPLOAD_BYTES + FRAMING_BYTES) throw errors.mediaTooLarge();
         await deps.media.assertRoomForUpload(customerId);
 
-        const release = await uploads.acquire();
+        const gone = clientGone(request, reply);
+        const release = await uploads.acquire(customerId, gone);
+        // The place comes back as soon as the client leaves, whatever the parser does then.
+        gone.addEventListener('abort', release, { once: true });
         try {
+          gone.throwIfAborted();
           return await receive(request, reply, customerId);
         } finally {
           release();
