@@ -111,7 +111,7 @@ export async function createApp(
 
   let server: Server | null = null;
   if (role !== 'worker') {
-    server = createServer({ log, bodyLimit: config.bodyLimitBytes });
+    server = createServer({ log, bodyLimit: config.bodyLimitBytes, bodyReadTimeoutMs: config.bodyReadTimeoutMs });
     registerMetaRoutes(server, { db });
     const api = server;
     void api.register(async (plain) => {

@@ -14,6 +14,7 @@ describe('loadConfig', () => {
       purgeIntervalSeconds: 10800,
       unsafeAllowPrivateUrls: false,
       maxSendAttempts: 5,
+      bodyReadTimeoutMs: 120_000,
     });
     expect(c.publicBaseUrl).toBe('http://127.0.0.1:3000');
     expect(c.providerBaseUrl).toBe('https://graph.facebook.com');
@@ -28,6 +29,7 @@ describe('loadConfig', () => {
         ADMIN_TOKEN: 'short',
         DATABASE_URL: 'mysql://x',
         PUBLIC_BASE_URL: 'ftp://x',
+        BODY_READ_TIMEOUT_MS: '10',
       });
       expect.unreachable();
     } catch (err) {
@@ -38,6 +40,7 @@ describe('loadConfig', () => {
         'RETRY_TIME_SCALE',
         'UNSAFE_ALLOW_PRIVATE_URLS',
         'ADMIN_TOKEN',
+        'BODY_READ_TIMEOUT_MS',
         'DATABASE_URL',
         'PUBLIC_BASE_URL',
         'ENCRYPTION_KEY',

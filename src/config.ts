@@ -33,6 +33,8 @@ export type Config = {
   /** How long an uploaded file may wait unused before it expires (the spec's 1 hour). */
   mediaUnusedTtlSeconds: number;
   bodyLimitBytes: number;
+  /** Deadline for receiving a whole request, head and body (Node's requestTimeout): 408 beyond. */
+  bodyReadTimeoutMs: number;
   shutdownTimeoutMs: number;
 };
 
@@ -147,6 +149,8 @@ export function loadConfig(env: Env): Config {
     accountProbeMaxDelaySeconds: int('ACCOUNT_PROBE_MAX_DELAY_SECONDS', 1800, 1, 7 * 86400),
     mediaUnusedTtlSeconds: int('MEDIA_UNUSED_TTL_SECONDS', 3600, 1, 86400),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    // 20 MB in 2 minutes is about 1.4 Mbit/s: a slow mobile upload still fits.
+    bodyReadTimeoutMs: int('BODY_READ_TIMEOUT_MS', 120_000, 1000, 3_600_000),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
   };
   if (!/^v\d+\.\d+$/.test(config.providerApiVersion)) problems.push('PROVIDER_API_VERSION must look like v23.0');

@@ -18,6 +18,8 @@ import type { Logger } from 'pino';
 
 import type { Principal, Tenant } from '../auth/directory.js';
 import { AppError, errors } from '../shared/errors.js';
+import { answerClientError } from './client-error.js';
+import { settleBodyBeforeAnswer } from './drain-body.js';
 import { findInputProblem } from './input-guard.js';
 import { toProblems, validatorCompiler } from './validation.js';
 
@@ -37,9 +39,19 @@ export type Server = FastifyInstance<
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 
-export function createServer(opts: { log: Logger; bodyLimit: number }): Server {
+export function createServer(opts: { log: Logger; bodyLimit: number; bodyReadTimeoutMs: number }): Server {
   const app = Fastify({
     loggerInstance: opts.log,
+    // Every request must have arrived, head and body, within the deadline, or Node answers 408
+    // (client-error.ts) and closes: a stalled upload cannot hold its place for ever. Node looks
+    // for late requests every connectionsCheckingInterval (30 s by default: too coarse).
+    requestTimeout: opts.bodyReadTimeoutMs,
+    http: {
+      requestTimeout: opts.bodyReadTimeoutMs,
+      headersTimeout: Math.min(60_000, opts.bodyReadTimeoutMs),
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(opts.bodyReadTimeoutMs / 4)),
+    },
+    clientErrorHandler: answerClientError(opts.log),
     logController: new LogController({ disableRequestLogging: true }), // one line per request, from onResponse
     bodyLimit: opts.bodyLimit,
     requestIdHeader: false,
@@ -76,6 +88,7 @@ export function createServer(opts: { log: Logger; bodyLimit: number }): Server {
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  app.addHook('onSend', settleBodyBeforeAnswer);
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
       {

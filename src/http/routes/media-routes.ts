@@ -1,5 +1,6 @@
 // POST /media: one file in the multipart field `file`, streamed with a hard cap (a body announced
-// or found to be over 20 MB is refused without reading the rest), then typed and stored.
+// or found to be over 20 MB is refused: the answer waits until the rest, up to twice the route's
+// body limit, has been read and discarded, see drain-body.ts), then typed and stored.
 import multipart from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -7,8 +8,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { MediaService } from '../../media/media-service.js';
 import { MAX_UPLOAD_BYTES } from '../../media/media-type.js';
 import { AppError, errors, type Problem } from '../../shared/errors.js';
+import { createFairSlots } from '../../shared/fair-slots.js';
 import { ErrorBody, Timestamp } from '../../shared/schemas.js';
-import { createSemaphore } from '../../shared/semaphore.js';
 import type { Server } from '../server.js';
 import { principalOf } from '../server.js';
 
@@ -26,18 +27,31 @@ const MAX_FILENAME = 255;
 const DEFAULT_FILENAME = 'file';
 /**
  * Uploads read at once per process: each holds its file (up to 20 MB) plus its base64 form on the
- * way to the database; later ones wait (their bytes stay in the socket, unread).
+ * way to the database; later ones wait (their bytes stay in the socket, unread). A customer holds
+ * at most half of the places, so its stalled or slow uploads never stop another customer's; a
+ * stalled one ends at the read deadline (BODY_READ_TIMEOUT_MS), an abandoned one at once.
  */
 const CONCURRENT_UPLOADS = 4;
+const UPLOADS_PER_CUSTOMER = 2;
 
-/** The rest of the body is not read: the connection closes after the answer. */
-function refuse(reply: FastifyReply, error: AppError): AppError {
-  void reply.header('connection', 'close');
-  return error;
+/**
+ * Aborts when the client goes away before its answer. A request whose connection closed while it
+ * waited for a place must not start parsing: the multipart parser listens for the request's
+ * 'close', which has already happened, and would wait for ever (with the place).
+ */
+function clientGone(request: FastifyRequest, reply: FastifyReply): AbortSignal {
+  const gone = new AbortController();
+  const abort = () => gone.abort(Object.assign(new Error('the client closed the connection'), { statusCode: 400 }));
+  if (reply.raw.destroyed || request.raw.socket.destroyed) abort();
+  else
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) abort();
+    });
+  return gone.signal;
 }
 
 export function registerMediaRoutes(app: Server, deps: { media: MediaService }) {
-  const uploads = createSemaphore(CONCURRENT_UPLOADS);
+  const uploads = createFairSlots({ total: CONCURRENT_UPLOADS, perKey: UPLOADS_PER_CUSTOMER });
   void app.register(async (scope) => {
     await scope.register(multipart, {
       limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 10, fieldSize: 1024, parts: 11, headerPairs: 100 },
@@ -46,6 +60,8 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
     scope.post(
       '/media',
       {
+        // Not read by Fastify (multipart streams its own way); bounds what an early answer drains.
+        bodyLimit: MAX_UPLOAD_BYTES + FRAMING_BYTES,
         schema: {
           summary: 'Upload an image or document to send later by mediaId',
           description:
@@ -58,17 +74,16 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
       },
       async (request, reply) => {
         const { customerId } = principalOf(request);
-        if (!request.isMultipart()) throw refuse(reply, errors.unsupportedMediaType());
-        if (Number(request.headers['content-length']) > MAX_UPLOAD_BYTES + FRAMING_BYTES)
-          throw refuse(reply, errors.mediaTooLarge());
-        try {
-          await deps.media.assertRoomForUpload(customerId);
-        } catch (err) {
-          throw refuse(reply, err as AppError);
-        }
+        if (!request.isMultipart()) throw errors.unsupportedMediaType();
+        if (Number(request.headers['content-length']) > MAX_UPLOAD_BYTES + FRAMING_BYTES) throw errors.mediaTooLarge();
+        await deps.media.assertRoomForUpload(customerId);
 
-        const release = await uploads.acquire();
+        const gone = clientGone(request, reply);
+        const release = await uploads.acquire(customerId, gone);
+        // The place comes back as soon as the client leaves, whatever the parser does then.
+        gone.addEventListener('abort', release, { once: true });
         try {
+          gone.throwIfAborted();
           return await receive(request, reply, customerId);
         } finally {
           release();
@@ -91,7 +106,7 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
           }
           const chunks: Buffer[] = [];
           for await (const chunk of part.file) chunks.push(chunk as Buffer);
-          if (part.file.truncated) throw refuse(reply, errors.mediaTooLarge());
+          if (part.file.truncated) throw errors.mediaTooLarge();
           file = {
             data: Buffer.concat(chunks),
             filename: part.filename?.trim() || DEFAULT_FILENAME,
@@ -100,19 +115,16 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
         }
       } catch (err) {
         if (err instanceof AppError) throw err;
-        if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw refuse(reply, errors.mediaTooLarge());
+        if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw errors.mediaTooLarge();
         // Everything else thrown while parsing is about the body: limits, malformed framing or
         // headers, a body cut short.
         request.log.debug({ err }, 'malformed multipart body');
-        throw refuse(
-          reply,
-          errors.validation([
-            {
-              path: 'file',
-              message: 'the body must be well-formed multipart/form-data with one field `file` holding the file',
-            },
-          ]),
-        );
+        throw errors.validation([
+          {
+            path: 'file',
+            message: 'the body must be well-formed multipart/form-data with one field `file` holding the file',
+          },
+        ]);
       }
       if (file === null)
         problems.push({ path: 'file', message: 'is required: a multipart field named `file` holding the file' });

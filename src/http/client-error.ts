@@ -1,0 +1,48 @@
+// What Node's HTTP server answers by itself, before any route: a request it cannot parse (400), a
+// head over 16 KiB (431), a request not received within BODY_READ_TIMEOUT_MS (408). Fastify's own
+// handler writes these without `connection: close` and destroys the socket at once: a keep-alive
+// client takes the connection back into its pool, and its next request there is reset before any
+// answer. Here the answer says `connection: close`, in our error shape, and the socket is ended
+// (the client reads the answer) and destroyed a moment later (a client that never closes its side
+// cannot keep it).
+import type { ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+import type { FastifyBaseLogger } from 'fastify';
+
+const LINGER_MS = 1000;
+const lingering = new WeakSet<Duplex>();
+
+function answerFor(code: string | undefined): [number, string, Record<string, string>] {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return [408, 'Request Timeout', { error: 'request_timeout', message: 'the request did not arrive in time' }];
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return [
+      431,
+      'Request Header Fields Too Large',
+      { error: 'headers_too_large', message: 'the request line and headers must fit in 16 KiB' },
+    ];
+  return [400, 'Bad Request', { error: 'bad_request', message: 'malformed HTTP request' }];
+}
+
+export function answerClientError(log: FastifyBaseLogger) {
+  return (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || socket.destroyed || lingering.has(socket)) return;
+    lingering.add(socket);
+    const [status, reason, body] = answerFor(err.code);
+    log.debug({ err, status }, 'client error');
+    // Node's own handler checks this too: an answer already begun on this socket cannot be followed
+    // by another one (`_httpMessage` is the response that owns the socket, a Node internal).
+    const current = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+    if (socket.writable && !current?.headersSent) {
+      const text = JSON.stringify(body);
+      socket.end(
+        `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+          `Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+      );
+    } else {
+      socket.end();
+    }
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  };
+}
