@@ -22,7 +22,7 @@ export type NewBroadcast = {
   id: string;
   customerId: string;
   chatAccountId: string;
-  apiKeyId: string;
+  apiKeyId: string | null; // null: sent from the portal
   externalId: string;
   payloadHash: string;
   channel: string;

@@ -1,0 +1,82 @@
+// Reads only the portal shows: usage by day, messages by status, a message's metadata, webhook
+// delivery health. Every query starts from the customer id.
+import type { Db } from '../db/db.js';
+import { quotaMonth } from '../plans/plans.js';
+import { MESSAGE_STATUSES, type MessageStatus } from '../shared/vocab.js';
+
+export type DayCount = { day: string; n: number };
+
+export type PortalQueries = ReturnType<typeof createPortalQueries>;
+
+export function createPortalQueries(db: Db) {
+  return {
+    /** This month's quota use (the counter sends charge) and live messages created per UTC day. */
+    async usage(customerId: string, now = new Date()) {
+      const { month, resetsAt } = quotaMonth(now);
+      const [used, days] = await Promise.all([
+        db.query<{ used: number }>('SELECT used FROM quota_usage WHERE customer_id = $1 AND month = $2', [
+          customerId,
+          month,
+        ]),
+        db.query<{ day: string; n: number }>(
+          `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n FROM messages
+            WHERE customer_id = $1 AND created_at >= $2::timestamptz AND NOT sandbox
+            GROUP BY 1 ORDER BY 1`,
+          [customerId, `${month}T00:00:00Z`],
+        ),
+      ]);
+      return {
+        month,
+        resetsAt,
+        used: Number(used[0]?.used ?? 0),
+        days: days.map((d) => ({ day: d.day, n: Number(d.n) })),
+      };
+    },
+
+    /** Messages per UTC day and status over the last `days` days (sandbox included, marked apart). */
+    async statusByDay(customerId: string, days = 14, now = new Date()) {
+      const since = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - (days - 1)));
+      const rows = await db.query<{ day: string; status: MessageStatus; n: number }>(
+        `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, status, count(*)::int AS n FROM messages
+          WHERE customer_id = $1 AND created_at >= $2::timestamptz GROUP BY 1, 2`,
+        [customerId, since.toISOString()],
+      );
+      const out: { day: string; counts: Record<MessageStatus, number> }[] = [];
+      for (let i = 0; i < days; i++) {
+        const day = new Date(since.getTime() + i * 86400_000).toISOString().slice(0, 10);
+        out.push({
+          day,
+          counts: Object.fromEntries(MESSAGE_STATUSES.map((s) => [s, 0])) as Record<MessageStatus, number>,
+        });
+      }
+      for (const r of rows) {
+        const d = out.find((o) => o.day === r.day);
+        if (d) d.counts[r.status] = Number(r.n);
+      }
+      return out;
+    },
+
+    /** What the API's Message does not carry: the metadata and the content sent. */
+    async messageExtras(customerId: string, messageId: string) {
+      const rows = await db.query<{ metadata: unknown; content: unknown }>(
+        'SELECT metadata, content FROM messages WHERE customer_id = $1 AND id = $2',
+        [customerId, messageId],
+      );
+      return rows[0] ?? null;
+    },
+
+    /** Per endpoint: deliveries of the last 7 days and how many succeeded. */
+    async webhookHealth(customerId: string) {
+      const rows = await db.query<{ endpoint_id: string; total: number; ok: number; failed: number }>(
+        `SELECT endpoint_id, count(*)::int AS total, count(*) FILTER (WHERE status = 'succeeded')::int AS ok,
+                count(*) FILTER (WHERE status = 'failed')::int AS failed
+           FROM webhook_deliveries WHERE customer_id = $1 AND created_at > now() - interval '7 days'
+          GROUP BY endpoint_id`,
+        [customerId],
+      );
+      return new Map(
+        rows.map((r) => [r.endpoint_id, { total: Number(r.total), ok: Number(r.ok), failed: Number(r.failed) }]),
+      );
+    },
+  };
+}
