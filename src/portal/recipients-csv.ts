@@ -2,7 +2,8 @@
 // the first column and an optional externalId in the second; a header row is skipped.
 import { parse } from 'csv-parse/sync';
 
-export type RecipientRow = { line: number; phoneE164: string; externalId?: string };
+/** `raw` is the phone cell as written; `phoneE164` drops spaces, dots, dashes and brackets. */
+export type RecipientRow = { line: number; raw: string; phoneE164: string; externalId?: string };
 
 export function parseRecipients(text: string): RecipientRow[] {
   const records = parse(text, {
@@ -16,7 +17,12 @@ export function parseRecipients(text: string): RecipientRow[] {
   records.forEach(({ record, info }, i) => {
     const [phone = '', externalId = ''] = record;
     if (i === 0 && !/^[+\d(]/.test(phone)) return; // a header such as "phone,externalId"
-    rows.push({ line: info.lines, phoneE164: phone.replace(/[\s().-]/g, ''), ...(externalId ? { externalId } : {}) });
+    rows.push({
+      line: info.lines,
+      raw: phone,
+      phoneE164: phone.replace(/[\s().-]/g, ''),
+      ...(externalId ? { externalId } : {}),
+    });
   });
   return rows;
 }

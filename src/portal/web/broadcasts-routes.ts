@@ -150,7 +150,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       externalId,
       chatAccountId: str(body, 'chatAccountId'),
       content,
-      recipients: rows.map(({ line: _l, ...r }) => r),
+      recipients: rows.map(({ line: _l, raw: _r, ...r }) => r),
     };
     const problems = problemsOf(req, deps.allowPrivateUrls);
     const rowProblems = new Map<number, string[]>();
@@ -196,7 +196,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
                     ([i, ps]) =>
                       html`<tr class="bad-row">
                         <td>${rows[i]!.line}</td>
-                        <td>${rows[i]!.phoneE164}</td>
+                        <td>${rows[i]!.raw}</td>
                         <td>${ps.join('; ')}</td>
                       </tr>`,
                   )}
@@ -211,7 +211,11 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
                 <input type="hidden" name="externalId" value="${externalId}" />
                 <input type="hidden" name="chatAccountId" value="${str(body, 'chatAccountId')}" />
                 <input type="hidden" name="content" value="${JSON.stringify(content)}" />
-                <input type="hidden" name="recipients" value="${JSON.stringify(good.map(({ line: _l, ...r }) => r))}" />
+                <input
+                  type="hidden"
+                  name="recipients"
+                  value="${JSON.stringify(good.map(({ line: _l, raw: _r, ...r }) => r))}"
+                />
                 <button type="submit">Send to ${good.length} recipient(s)</button>
               </form>`
             : ''
