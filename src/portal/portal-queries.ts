@@ -10,50 +10,51 @@ export type PortalQueries = ReturnType<typeof createPortalQueries>;
 
 export function createPortalQueries(db: Db) {
   return {
-    /** This month's quota use (the counter sends charge) and live messages created per UTC day. */
-    async usage(customerId: string, now = new Date()) {
+    /**
+     * The overview's numbers from one pass over the customer's recent messages: this month's quota
+     * use (the counter sends charge), live messages per UTC day of the month (the chart), and
+     * messages per day and status over the last `days` days (sandbox included).
+     */
+    async overview(customerId: string, days = 14, now = new Date()) {
       const { month, resetsAt } = quotaMonth(now);
-      const [used, days] = await Promise.all([
+      const monthStart = new Date(`${month}T00:00:00Z`);
+      const since = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - (days - 1)));
+      const from = since < monthStart ? since : monthStart;
+      const [used, rows] = await Promise.all([
         db.query<{ used: number }>('SELECT used FROM quota_usage WHERE customer_id = $1 AND month = $2', [
           customerId,
           month,
         ]),
-        db.query<{ day: string; n: number }>(
-          `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n FROM messages
-            WHERE customer_id = $1 AND created_at >= $2::timestamptz AND NOT sandbox
-            GROUP BY 1 ORDER BY 1`,
-          [customerId, `${month}T00:00:00Z`],
+        db.query<{ day: string; status: MessageStatus; sandbox: boolean; n: number }>(
+          `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, status, sandbox, count(*)::int AS n
+             FROM messages WHERE customer_id = $1 AND created_at >= $2::timestamptz GROUP BY 1, 2, 3`,
+          [customerId, from.toISOString()],
         ),
       ]);
-      return {
-        month,
-        resetsAt,
-        used: Number(used[0]?.used ?? 0),
-        days: days.map((d) => ({ day: d.day, n: Number(d.n) })),
-      };
-    },
-
-    /** Messages per UTC day and status over the last `days` days (sandbox included, marked apart). */
-    async statusByDay(customerId: string, days = 14, now = new Date()) {
-      const since = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - (days - 1)));
-      const rows = await db.query<{ day: string; status: MessageStatus; n: number }>(
-        `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, status, count(*)::int AS n FROM messages
-          WHERE customer_id = $1 AND created_at >= $2::timestamptz GROUP BY 1, 2`,
-        [customerId, since.toISOString()],
-      );
-      const out: { day: string; counts: Record<MessageStatus, number> }[] = [];
+      const perDay = new Map<string, number>();
+      const byDay: { day: string; counts: Record<MessageStatus, number> }[] = [];
       for (let i = 0; i < days; i++) {
         const day = new Date(since.getTime() + i * 86400_000).toISOString().slice(0, 10);
-        out.push({
+        byDay.push({
           day,
           counts: Object.fromEntries(MESSAGE_STATUSES.map((s) => [s, 0])) as Record<MessageStatus, number>,
         });
       }
       for (const r of rows) {
-        const d = out.find((o) => o.day === r.day);
-        if (d) d.counts[r.status] = Number(r.n);
+        const n = Number(r.n);
+        if (!r.sandbox && r.day >= month) perDay.set(r.day, (perDay.get(r.day) ?? 0) + n);
+        const d = byDay.find((o) => o.day === r.day);
+        if (d) d.counts[r.status] += n;
       }
-      return out;
+      return {
+        usage: {
+          month,
+          resetsAt,
+          used: Number(used[0]?.used ?? 0),
+          days: [...perDay].sort().map(([day, n]) => ({ day, n })),
+        },
+        byDay,
+      };
     },
 
     /** What the API's Message does not carry: the metadata and the content sent. */

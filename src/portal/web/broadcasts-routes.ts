@@ -168,7 +168,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
         ]);
     });
     const good = rows.filter((_r, i) => !rowProblems.has(i));
-    const usage = await deps.queries.usage(a.tenant.customerId);
+    const { usage } = await deps.queries.overview(a.tenant.customerId, 1);
     const limit = PLAN_LIMITS[a.tenant.plan].messagesPerMonth;
     const top = html`${general.length > 0 ? errorBox(errors.validation(general)) : ''}
       <section aria-labelledby="check-h">

@@ -16,9 +16,8 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: PortalDeps): 
   app.get('/', async (request, reply) => {
     const { tenant, ctx } = await tenantOf(deps, request);
     const limits = PLAN_LIMITS[tenant.plan];
-    const [usage, byDay, endpoints, health] = await Promise.all([
-      deps.queries.usage(tenant.customerId),
-      deps.queries.statusByDay(tenant.customerId),
+    const [{ usage, byDay }, endpoints, health] = await Promise.all([
+      deps.queries.overview(tenant.customerId),
       limits.webhooks ? deps.endpoints.list(tenant.customerId) : Promise.resolve([]),
       limits.webhooks ? deps.queries.webhookHealth(tenant.customerId) : Promise.resolve(new Map()),
     ]);
