@@ -16,6 +16,7 @@ import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { openDb } from './db/open-db.js';
 import { createDispatcher } from './dispatch/dispatcher.js';
+import { registerAdminPortalRoutes } from './http/routes/admin-portal-routes.js';
 import { registerAdminRoutes } from './http/routes/admin-routes.js';
 import { registerBroadcastRoutes } from './http/routes/broadcast-routes.js';
 import { registerChatAccountRoutes } from './http/routes/chat-accounts-routes.js';
@@ -30,12 +31,18 @@ import { apiKeyAuth, createServer, type Server } from './http/server.js';
 import { createInboundService } from './inbound/inbound-service.js';
 import { createSettingsService } from './inbound/settings-service.js';
 import { createKeyService } from './keys/key-service.js';
+import { createKeyUsage } from './keys/key-usage.js';
 import { createMediaService } from './media/media-service.js';
 import { createDbMediaStore } from './media/media-store.js';
 import { createMediaPreparer, mediaFetchTimeoutMs } from './media/prepare-media.js';
 import { createMessageQueries } from './messages/message-queries.js';
 import { createSendService } from './messages/send-service.js';
 import { createOutboundClient, type Resolve, systemResolve } from './outbound/outbound-client.js';
+import { createAuditLog } from './portal/audit-log.js';
+import { createPortalQueries } from './portal/portal-queries.js';
+import { createSessionService } from './portal/session-service.js';
+import { createUserService } from './portal/user-service.js';
+import { registerPortal } from './portal/web/portal-plugin.js';
 import { createProviderClient } from './provider/cloud-api.js';
 import { createPurger } from './purge/purger.js';
 import { createReceiptService } from './receipts/receipt-service.js';
@@ -109,6 +116,23 @@ export async function createApp(
     timeoutMs: config.providerTimeoutMs,
   });
 
+  // One instance of each service, shared by the API, the operator API and the portal.
+  const keys = createKeyService({ db, sealer, directory });
+  const keyUsage = createKeyUsage({ db, onError: (err) => log.warn({ err }, 'could not record key use') });
+  const messageQueries = createMessageQueries(db);
+  const broadcasts = createBroadcastService({ db, maxSendAttempts: config.maxSendAttempts, media });
+  const senders = createSenderService({ db });
+  const settings = createSettingsService({ db, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve });
+  const endpoints = createEndpointService({ db, sealer, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve });
+  const templates = createTemplateService({ db, sealer, provider, directory });
+  const users = createUserService({
+    db,
+    publicBaseUrl: config.publicBaseUrl,
+    invitationHours: config.portalInvitationHours,
+    maxFailuresPerAccount: config.portalLoginMaxFailures,
+    maxFailuresPerAddress: config.portalLoginMaxFailures * 4,
+  });
+
   let server: Server | null = null;
   if (role !== 'worker') {
     server = createServer({ log, bodyLimit: config.bodyLimitBytes, bodyReadTimeoutMs: config.bodyReadTimeoutMs });
@@ -116,33 +140,62 @@ export async function createApp(
     const api = server;
     void api.register(async (plain) => {
       const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
-      scope.addHook('onRequest', apiKeyAuth(directory.authenticate));
+      scope.addHook(
+        'onRequest',
+        apiKeyAuth(async (raw) => {
+          const principal = await directory.authenticate(raw);
+          if (principal?.keyId) keyUsage.touch(principal.keyId);
+          return principal;
+        }),
+      );
       registerMessageRoutes(scope, {
         directory,
         sends,
-        queries: createMessageQueries(db),
+        queries: messageQueries,
         allowPrivateUrls: config.unsafeAllowPrivateUrls,
       });
       registerChatAccountRoutes(scope, { directory, publicBaseUrl: config.publicBaseUrl });
       registerMediaRoutes(scope, { media });
       registerBroadcastRoutes(scope, {
         directory,
-        broadcasts: createBroadcastService({ db, maxSendAttempts: config.maxSendAttempts, media }),
+        broadcasts,
         allowPrivateUrls: config.unsafeAllowPrivateUrls,
       });
       registerInboundRoutes(scope, {
         directory,
-        senders: createSenderService({ db }),
-        settings: createSettingsService({ db, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve }),
+        senders,
+        settings,
       });
       registerWebhookRoutes(scope, {
         directory,
-        endpoints: createEndpointService({ db, sealer, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve }),
+        endpoints,
       });
       registerTemplateRoutes(scope, {
         directory,
-        templates: createTemplateService({ db, sealer, provider, directory }),
+        templates,
       });
+    });
+    registerPortal(api, {
+      publicBaseUrl: config.publicBaseUrl,
+      // Secure cookies unless the service is explicitly local (plain http allowed or served over http).
+      secureCookies: !config.unsafeAllowPrivateUrls && config.publicBaseUrl.startsWith('https:'),
+      allowPrivateUrls: config.unsafeAllowPrivateUrls,
+      directory,
+      keys,
+      messages: messageQueries,
+      broadcasts,
+      senders,
+      settings,
+      endpoints,
+      templates,
+      users,
+      sessions: createSessionService({
+        db,
+        idleMinutes: config.portalSessionIdleMinutes,
+        absoluteHours: config.portalSessionAbsoluteHours,
+      }),
+      audit: createAuditLog(db),
+      queries: createPortalQueries(db),
     });
     const inbound = createInboundService({ db, log, client: outbound });
     const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log, inbound });
@@ -159,9 +212,12 @@ export async function createApp(
           adminToken,
           customers: createCustomerService({ db, directory }),
           accounts: createAccountAdmin({ db, sealer, directory, publicBaseUrl: config.publicBaseUrl }),
-          keys: createKeyService({ db, sealer, directory }),
+          keys,
           inbound,
         }),
+      );
+      void api.register(async (plain) =>
+        registerAdminPortalRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), { adminToken, users }),
       );
     } else {
       log.info('ADMIN_TOKEN is not set: the operator API is off');
@@ -249,6 +305,7 @@ export async function createApp(
       stopped = true;
       await server?.close(); // stops accepting and waits for requests in flight
       await sends.drain();
+      await keyUsage.drain();
       for (const w of workers) await w.stop();
       await stopListening?.();
       await provider.close();

@@ -36,6 +36,13 @@ export type Config = {
   /** Deadline for receiving a whole request, head and body (Node's requestTimeout): 408 beyond. */
   bodyReadTimeoutMs: number;
   shutdownTimeoutMs: number;
+  /** Portal sessions end after this long without a request, and at the absolute limit in any case. */
+  portalSessionIdleMinutes: number;
+  portalSessionAbsoluteHours: number;
+  /** How long an invitation (or password reset) link stays valid. */
+  portalInvitationHours: number;
+  /** Failed logins per account within 15 minutes before logins are refused; per client address, 4 times this. */
+  portalLoginMaxFailures: number;
 };
 
 export class ConfigError extends Error {
@@ -152,6 +159,10 @@ export function loadConfig(env: Env): Config {
     // 20 MB in 2 minutes is about 1.4 Mbit/s: a slow mobile upload still fits.
     bodyReadTimeoutMs: int('BODY_READ_TIMEOUT_MS', 120_000, 1000, 3_600_000),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
+    portalSessionIdleMinutes: int('PORTAL_SESSION_IDLE_MINUTES', 30, 1, 1440),
+    portalSessionAbsoluteHours: int('PORTAL_SESSION_ABSOLUTE_HOURS', 12, 1, 720),
+    portalInvitationHours: int('PORTAL_INVITATION_HOURS', 72, 1, 720),
+    portalLoginMaxFailures: int('PORTAL_LOGIN_MAX_FAILURES', 5, 1, 1000),
   };
   if (!/^v\d+\.\d+$/.test(config.providerApiVersion)) problems.push('PROVIDER_API_VERSION must look like v23.0');
   if (config.workerLeaseSeconds * 1000 < config.providerTimeoutMs + 2000) {

@@ -11,6 +11,10 @@ const USAGE = `usage: chatgate admin <command> [options]   (needs ADMIN_TOKEN; C
   keys create CUSTOMER_ID [--sandbox] [--account ACCOUNT_ID] [--template-access none|read|manage] [--name NAME]
   keys list CUSTOMER_ID
   keys revoke KEY_ID
+  users create CUSTOMER_ID --email EMAIL [--role owner|viewer]   (prints the one-time invitation link)
+  users list CUSTOMER_ID
+  users reset-password USER_ID   (ends the password and sessions; prints a new invitation link)
+  users disable USER_ID
 
 account options: --status S --phone-number-id ID --waba-id ID --access-token T --app-secret S
   --integration-id ID --management-token T --send-policy DISABLED|TEST|PRODUCTION|GLOBAL
@@ -37,6 +41,8 @@ const OPTIONS = {
   sandbox: { type: 'boolean' },
   account: { type: 'string' },
   'template-access': { type: 'string' },
+  email: { type: 'string' },
+  role: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -107,6 +113,10 @@ export async function runAdminCli(
     ],
     'keys list': () => ['GET', `/admin/customers/${id}/api-keys`],
     'keys revoke': () => ['DELETE', `/admin/api-keys/${id}`],
+    'users create': () => ['POST', `/admin/customers/${id}/users`, clean({ email: v.email, role: v.role })],
+    'users list': () => ['GET', `/admin/customers/${id}/users`],
+    'users reset-password': () => ['POST', `/admin/portal-users/${id}/reset-password`],
+    'users disable': () => ['POST', `/admin/portal-users/${id}/disable`],
   };
   const route = routes[`${group} ${command ?? ''}`];
   if (

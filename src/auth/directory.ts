@@ -11,7 +11,8 @@ import { sha256Hex } from '../shared/crypto.js';
 import type { TemplateAccess } from '../shared/vocab.js';
 
 export type Principal = {
-  keyId: string;
+  /** The API key, or null for a portal user (src/portal). */
+  keyId: string | null;
   customerId: string;
   sandbox: boolean;
   /** The one chat account a scoped key is limited to, or null. */

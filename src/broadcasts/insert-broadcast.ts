@@ -22,7 +22,7 @@ export type NewBroadcast = {
   id: string;
   customerId: string;
   chatAccountId: string;
-  apiKeyId: string;
+  apiKeyId: string | null; // null: sent from the portal
   externalId: string;
   name: string | null;
   payloadHash: string;
@@ -46,7 +46,8 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
   const record = await tx.query<{ id: string }>(
     `INSERT INTO broadcasts (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipients, created_at, expires_at, name)
      SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
-      WHERE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $4 AND k.revoked_at IS NULL)
+      WHERE $4::uuid IS NULL -- a portal user (their session was checked at the edge)
+         OR EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $4 AND k.revoked_at IS NULL)
      ON CONFLICT (customer_id, external_id) DO NOTHING
      RETURNING id`,
     [

@@ -22,7 +22,14 @@ export function maskKey(prefix: string, hint: string): string {
   return `${prefix}${'*'.repeat(8)}${hint}`;
 }
 
+/** Keys created before this have only their hash (the previous system kept no encrypted copy). */
+export const REVEALABLE_SINCE = new Date('2026-06-01T00:00:00Z');
+
 type KeyRow = Record<string, unknown>;
+
+function isRevealable(r: KeyRow): boolean {
+  return r.key_enc !== null && r.key_enc !== false && (r.created_at as Date) >= REVEALABLE_SINCE;
+}
 
 function toKeyView(r: KeyRow) {
   const sandbox = r.sandbox as boolean;
@@ -35,6 +42,8 @@ function toKeyView(r: KeyRow) {
     maskedKey: maskKey(sandbox ? TEST_PREFIX : LIVE_PREFIX, r.key_hint as string),
     createdAt: (r.created_at as Date).toISOString(),
     revokedAt: r.revoked_at ? (r.revoked_at as Date).toISOString() : null,
+    lastUsedAt: r.last_used_at ? (r.last_used_at as Date).toISOString() : null,
+    revealable: isRevealable(r) && !r.revoked_at,
   };
 }
 
@@ -42,7 +51,8 @@ export type KeyService = ReturnType<typeof createKeyService>;
 
 export function createKeyService(deps: { db: Db; sealer: Sealer; directory: Pick<Directory, 'invalidate'> }) {
   const { db, sealer, directory } = deps;
-  const COLUMNS = 'id, name, sandbox, chat_account_id, template_access, key_hint, created_at, revoked_at';
+  const COLUMNS =
+    'id, name, sandbox, chat_account_id, template_access, key_hint, created_at, revoked_at, last_used_at, key_enc IS NOT NULL AS key_enc';
   return {
     async create(
       customerId: string,
@@ -97,16 +107,41 @@ export function createKeyService(deps: { db: Db; sealer: Sealer; directory: Pick
       return rows.map(toKeyView);
     },
 
-    /** Revocation is immediate and irreversible; revoking a revoked key is a no-op. */
-    async revoke(id: string): Promise<void> {
+    /** How many more keys may be created now (the cap counts active keys). */
+    async remaining(customerId: string): Promise<number> {
+      const [{ n } = { n: 0 }] = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM api_keys WHERE customer_id = $1 AND revoked_at IS NULL',
+        [customerId],
+      );
+      return Math.max(0, MAX_ACTIVE_KEYS - n);
+    },
+
+    /** The full key of an active key created since June 2026; older keys have only their hash. */
+    async reveal(customerId: string, id: string): Promise<{ key: string | null }> {
+      const rows = await db.query<KeyRow>(
+        'SELECT key_enc, created_at, revoked_at FROM api_keys WHERE customer_id = $1 AND id = $2',
+        [customerId, id],
+      );
+      const r = rows[0];
+      if (!r || r.revoked_at) throw errors.notFound();
+      if (!isRevealable(r)) return { key: null };
+      return { key: sealer.open(r.key_enc as string) };
+    },
+
+    /**
+     * Revocation is immediate and irreversible; revoking a revoked key is a no-op. With a
+     * customer id (the portal), another customer's key is not found.
+     */
+    async revoke(id: string, customerId: string | null = null): Promise<void> {
       await db.transaction(async (tx) => {
         const rows = await tx.query<{ customer_id: string }>(
-          'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING customer_id',
-          [id],
+          `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
+            WHERE id = $1 AND ($2::uuid IS NULL OR customer_id = $2::uuid) RETURNING customer_id`,
+          [id, customerId],
         );
-        const customerId = rows[0]?.customer_id;
-        if (!customerId) throw errors.notFound();
-        await directory.invalidate(tx, customerId);
+        const owner = rows[0]?.customer_id;
+        if (!owner) throw errors.notFound();
+        await directory.invalidate(tx, owner);
       });
     },
   };

@@ -9,7 +9,7 @@ export type NewMessage = {
   id: string;
   customerId: string;
   chatAccountId: string;
-  apiKeyId: string;
+  apiKeyId: string | null;
   externalId: string;
   payloadHash: string;
   recipient: string;

@@ -1,4 +1,6 @@
 // The plan table of the spec (Limits) and the feature gates derived from it.
+import { errors } from '../shared/errors.js';
+
 export const PLANS = ['free', 'starter', 'basic', 'pro'] as const;
 export type Plan = (typeof PLANS)[number];
 
@@ -68,4 +70,11 @@ export function quotaMonth(now: Date): { month: string; resetsAt: string } {
     month: new Date(Date.UTC(y, m, 1)).toISOString().slice(0, 10),
     resetsAt: new Date(Date.UTC(y, m + 1, 1)).toISOString(),
   };
+}
+
+export type Feature = 'broadcasts' | 'templates' | 'webhooks' | 'inbox';
+
+/** The plan gate of a feature, as the API and the portal both apply it (403 feature_not_available). */
+export function requireFeature(plan: Plan, feature: Feature): void {
+  if (!PLAN_LIMITS[plan][feature]) throw errors.featureNotAvailable(plan);
 }

@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Directory, Principal, Tenant } from '../../auth/directory.js';
 import type { SettingsService } from '../../inbound/settings-service.js';
 import { MAX_FILTER_NUMBERS } from '../../inbound/settings-service.js';
-import { PLAN_LIMITS } from '../../plans/plans.js';
+import { requireFeature } from '../../plans/plans.js';
 import { normalizePhone } from '../../senders/phone.js';
 import { resolveLookupAccount, type SenderService } from '../../senders/sender-service.js';
 import { errors } from '../../shared/errors.js';
@@ -47,7 +47,7 @@ export function registerInboundRoutes(
   }
   async function proCaller(request: FastifyRequest) {
     const c = await caller(request);
-    if (!PLAN_LIMITS[c.tenant.plan].inbox) throw errors.featureNotAvailable(c.tenant.plan);
+    requireFeature(c.tenant.plan, 'inbox');
     return c;
   }
   const normalize = (tenant: Tenant, phone: string, path: string) => {

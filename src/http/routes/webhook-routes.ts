@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 
 import type { Directory } from '../../auth/directory.js';
-import { PLAN_LIMITS } from '../../plans/plans.js';
+import { requireFeature } from '../../plans/plans.js';
 import { errors } from '../../shared/errors.js';
 import { Uuid } from '../../shared/schemas.js';
 import { EVENT_TYPES } from '../../shared/vocab.js';
@@ -31,7 +31,7 @@ export function registerWebhookRoutes(
     if (principal.scopeAccountId !== null) throw errors.keyScopeInsufficient();
     const tenant = await deps.directory.tenant(principal.customerId);
     if (!tenant) throw errors.invalidKey();
-    if (!PLAN_LIMITS[tenant.plan].webhooks) throw errors.featureNotAvailable(tenant.plan);
+    requireFeature(tenant.plan, 'webhooks');
     return tenant.customerId;
   }
   const common = { tags: ['webhooks'], security: [{ apiKey: [] }] };

@@ -1,0 +1,70 @@
+// The operator's side of the portal: portal users of a customer, their invitation links
+// (shown once, in these answers), password resets and disabling.
+import { Type } from '@sinclair/typebox';
+
+import { PORTAL_ROLES, type UserService } from '../../portal/user-service.js';
+import { safeEqual } from '../../shared/crypto.js';
+import { errors } from '../../shared/errors.js';
+import { Uuid } from '../../shared/schemas.js';
+import type { Server } from '../server.js';
+
+const IdParam = Type.Object({ id: Uuid() });
+
+export function registerAdminPortalRoutes(app: Server, deps: { adminToken: string; users: UserService }) {
+  app.addHook('onRequest', async (request) => {
+    const auth = request.headers.authorization ?? '';
+    if (!auth.startsWith('Bearer ') || !safeEqual(auth.slice(7), deps.adminToken)) throw errors.unauthorized();
+  });
+  const tags = ['operator'];
+  const security = [{ operator: [] }];
+
+  app.post(
+    '/admin/customers/:id/users',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Create a portal user; the answer carries their one-time invitation link',
+        params: IdParam,
+        body: Type.Object(
+          {
+            email: Type.String({ minLength: 3, maxLength: 320, pattern: '^[^@\\s]+@[^@\\s]+$' }),
+            role: Type.Optional(Type.Union(PORTAL_ROLES.map((r) => Type.Literal(r)))),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send(
+          await deps.users.create(request.params.id, { email: request.body.email, role: request.body.role ?? 'owner' }),
+        ),
+  );
+
+  app.get(
+    '/admin/customers/:id/users',
+    { schema: { tags, security, summary: "A customer's portal users", params: IdParam } },
+    async (request) => ({ users: await deps.users.list(request.params.id) }),
+  );
+
+  app.post(
+    '/admin/portal-users/:id/reset-password',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'End the password and every session; the answer carries a new invitation link',
+        params: IdParam,
+      },
+    },
+    async (request) => deps.users.resetPassword(request.params.id),
+  );
+
+  app.post(
+    '/admin/portal-users/:id/disable',
+    { schema: { tags, security, summary: 'Disable a portal user; their sessions end at once', params: IdParam } },
+    async (request) => deps.users.disable(request.params.id),
+  );
+}

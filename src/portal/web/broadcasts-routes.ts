@@ -1,0 +1,316 @@
+// Broadcasts (plans Basic and Pro): compose, recipients pasted or uploaded as CSV with every row
+// checked (by POST /messages/broadcast's own rules) before sending, the quota it would use,
+// progress while it runs, cancel.
+import crypto from 'node:crypto';
+
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+import {
+  broadcastProblems,
+  type BroadcastRequest,
+  BroadcastRequestSchema,
+  MAX_BROADCAST_RECIPIENTS,
+} from '../../broadcasts/broadcast-request.js';
+import { toProblems, validatorCompiler } from '../../http/validation.js';
+import { PLAN_LIMITS, requireFeature } from '../../plans/plans.js';
+import { AppError, errors, type Problem } from '../../shared/errors.js';
+import { parseRecipients, type RecipientRow } from '../recipients-csv.js';
+import type { PortalDeps } from './deps.js';
+import { idParam, portalPrincipal, str, tenantOf } from './deps.js';
+import { number, when } from './format.js';
+import { html, type Part } from './html.js';
+import { csrfField, errorBox, gate, notice, page, type PageContext } from './layout.js';
+import { sendPage } from './portal-plugin.js';
+
+const validate = validatorCompiler({
+  schema: BroadcastRequestSchema,
+  httpPart: 'body',
+  method: 'POST',
+  url: '',
+}) as unknown as ((data: unknown) => boolean) & { errors?: never[] | null };
+
+/** The API's problems for a request: schema first, then the cross-field rules. */
+function problemsOf(req: unknown, allowPrivateUrls: boolean): Problem[] {
+  const ok = validate(req);
+  return [...(ok ? [] : toProblems(validate.errors ?? [])), ...broadcastProblems(req, { allowPrivateUrls })];
+}
+
+function contentOf(body: unknown) {
+  if (str(body, 'contentType') === 'template') {
+    const values = str(body, 'templateBody')
+      .split('\n')
+      .map((v) => v.trim())
+      .filter((v) => v !== '');
+    return {
+      type: 'template',
+      template: {
+        name: str(body, 'templateName'),
+        language: str(body, 'templateLanguage'),
+        components: { body: values },
+      },
+    };
+  }
+  return { type: 'text', text: str(body, 'text') };
+}
+
+export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps): void {
+  async function allowed(request: FastifyRequest) {
+    const t = await tenantOf(deps, request);
+    try {
+      requireFeature(t.tenant.plan, 'broadcasts');
+      return { ...t, gated: null };
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      return { ...t, gated: page(t.ctx, 'Broadcasts', gate(t.tenant.plan, 'broadcasts', 'Broadcasts')) };
+    }
+  }
+
+  const composePage = (
+    ctx: PageContext,
+    accounts: { id: string; displayName: string; phoneNumber: string }[],
+    top: Part,
+    b: unknown = {},
+  ) =>
+    page(
+      ctx,
+      'Broadcasts',
+      html`${top}
+      ${
+        ctx.session.role !== 'owner'
+          ? html`<p class="muted">Your role is viewer: you cannot send broadcasts.</p>`
+          : html`<form method="post" action="/portal/broadcasts/preview" enctype="multipart/form-data" class="stack">
+              ${csrfField(ctx.session)}
+              <label for="chatAccountId">Account</label>
+              <select id="chatAccountId" name="chatAccountId">
+                ${accounts.map((a) => html`<option value="${a.id}">${a.displayName} (${a.phoneNumber})</option>`)}
+              </select>
+              <fieldset>
+                <legend>Content</legend>
+                <div>
+                  <input
+                    id="ct-text"
+                    type="radio"
+                    name="contentType"
+                    value="text"
+                    ${str(b, 'contentType') !== 'template' ? 'checked' : ''}
+                  />
+                  <label for="ct-text">Text</label>
+                  <input
+                    id="ct-template"
+                    type="radio"
+                    name="contentType"
+                    value="template"
+                    ${str(b, 'contentType') === 'template' ? 'checked' : ''}
+                  />
+                  <label for="ct-template">Template</label>
+                </div>
+                <label for="text">Text (for a text broadcast)</label>
+                <textarea id="text" name="text" rows="3" maxlength="10000">${str(b, 'text')}</textarea>
+                <label for="templateName">Template name</label>
+                <input id="templateName" name="templateName" value="${str(b, 'templateName')}" />
+                <label for="templateLanguage">Template language</label>
+                <input id="templateLanguage" name="templateLanguage" value="${str(b, 'templateLanguage') || 'en'}" />
+                <label for="templateBody">Template body values, one per line ({{1}}, {{2}}, …)</label>
+                <textarea id="templateBody" name="templateBody" rows="2">${str(b, 'templateBody')}</textarea>
+              </fieldset>
+              <label for="recipients">Recipients: one per line, <code>phone[,externalId]</code></label>
+              <textarea id="recipients" name="recipients" rows="6">${str(b, 'recipients')}</textarea>
+              <label for="csv">…or a CSV file (phone, optional externalId; a header row is skipped)</label>
+              <input id="csv" name="csv" type="file" accept=".csv,text/csv,text/plain" />
+              <button type="submit">Check recipients</button>
+            </form>`
+      }`,
+    );
+
+  app.get('/broadcasts', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated);
+    return sendPage(reply, composePage(a.ctx, a.tenant.accounts, ''));
+  });
+
+  app.post('/broadcasts/preview', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated, 403);
+    const body = request.body as Record<string, unknown>;
+    const file = body.csv;
+    const text = Buffer.isBuffer(file) && file.length > 0 ? file.toString('utf8') : str(body, 'recipients');
+    let rows: RecipientRow[];
+    try {
+      rows = parseRecipients(text);
+    } catch (err) {
+      const problem = errors.validation([
+        { path: 'recipients', message: `is not readable CSV: ${(err as Error).message}` },
+      ]);
+      return sendPage(reply, composePage(a.ctx, a.tenant.accounts, errorBox(problem), body), 400);
+    }
+    // Each row is checked with the API's rules; a row with a problem is left out of the send.
+    const externalId = `portal-${crypto.randomUUID()}`;
+    const content = contentOf(body);
+    const req = {
+      externalId,
+      chatAccountId: str(body, 'chatAccountId'),
+      content,
+      recipients: rows.map(({ line: _l, raw: _r, ...r }) => r),
+    };
+    const problems = problemsOf(req, deps.allowPrivateUrls);
+    const rowProblems = new Map<number, string[]>();
+    const general: Problem[] = [];
+    for (const p of problems) {
+      const m = /^recipients\.(\d+)(\.|$)/.exec(p.path);
+      if (m) rowProblems.set(Number(m[1]), [...(rowProblems.get(Number(m[1])) ?? []), `${p.path} ${p.message}`]);
+      else general.push(p);
+    }
+    rows.forEach((_r, i) => {
+      if (i >= MAX_BROADCAST_RECIPIENTS)
+        rowProblems.set(i, [
+          ...(rowProblems.get(i) ?? []),
+          `over the limit of ${number(MAX_BROADCAST_RECIPIENTS)} recipients per broadcast`,
+        ]);
+    });
+    const good = rows.filter((_r, i) => !rowProblems.has(i));
+    const { usage } = await deps.queries.overview(a.tenant.customerId, 1);
+    const limit = PLAN_LIMITS[a.tenant.plan].messagesPerMonth;
+    const top = html`${general.length > 0 ? errorBox(errors.validation(general)) : ''}
+      <section aria-labelledby="check-h">
+        <h2 id="check-h">Recipients checked</h2>
+        <p>
+          ${rows.length} row(s): <strong>${good.length} will be sent</strong>, ${rowProblems.size} left out. This
+          broadcast would use ${good.length} of your remaining ${number(Math.max(0, limit - usage.used))} messages this
+          month.
+        </p>
+        ${
+          rowProblems.size > 0
+            ? html`<table>
+                <caption>
+                  Rows left out
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Line</th>
+                    <th scope="col">Phone</th>
+                    <th scope="col">Problem</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${[...rowProblems.entries()].map(
+                    ([i, ps]) =>
+                      html`<tr class="bad-row">
+                        <td>${rows[i]!.line}</td>
+                        <td>${rows[i]!.raw}</td>
+                        <td>${ps.join('; ')}</td>
+                      </tr>`,
+                  )}
+                </tbody>
+              </table>`
+            : ''
+        }
+        ${
+          good.length > 0 && general.length === 0
+            ? html`<form method="post" action="/portal/broadcasts" class="stack">
+                ${csrfField(a.session)}
+                <input type="hidden" name="externalId" value="${externalId}" />
+                <input type="hidden" name="chatAccountId" value="${str(body, 'chatAccountId')}" />
+                <input type="hidden" name="content" value="${JSON.stringify(content)}" />
+                <input
+                  type="hidden"
+                  name="recipients"
+                  value="${JSON.stringify(good.map(({ line: _l, raw: _r, ...r }) => r))}"
+                />
+                <button type="submit">Send to ${good.length} recipient(s)</button>
+              </form>`
+            : ''
+        }
+      </section>`;
+    return sendPage(reply, composePage(a.ctx, a.tenant.accounts, top, body));
+  });
+
+  app.post('/broadcasts', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated, 403);
+    let req: unknown;
+    try {
+      req = {
+        externalId: str(request.body, 'externalId'),
+        chatAccountId: str(request.body, 'chatAccountId') || undefined,
+        content: JSON.parse(str(request.body, 'content')),
+        recipients: JSON.parse(str(request.body, 'recipients')),
+      };
+    } catch {
+      req = null;
+    }
+    try {
+      deps.broadcasts.checkAllowed(portalPrincipal(a.session), a.tenant);
+      const problems = problemsOf(req, deps.allowPrivateUrls);
+      if (problems.length > 0) throw errors.validation(problems);
+      const result = await deps.broadcasts.create(portalPrincipal(a.session), a.tenant, req as BroadcastRequest);
+      return reply.redirect(`/portal/broadcasts/${result.ack.broadcastId}`, 303);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      return sendPage(reply, composePage(a.ctx, a.tenant.accounts, errorBox(err)), err.status);
+    }
+  });
+
+  const progress = async (customerId: string, id: string, ctx: PageContext) => {
+    const b = await deps.broadcasts.get({ customerId, accountId: null }, id);
+    const done = b.counts.sent + b.counts.delivered + b.counts.read + b.counts.failed;
+    return html`<div
+      id="progress"
+      ${b.status === 'active' ? html`hx-get="/portal/broadcasts/${b.broadcastId}/progress" hx-trigger="every 2s" hx-swap="outerHTML"` : ''}
+    >
+      <p>Status: <strong class="bstatus">${b.status}</strong> — ${done} of ${b.recipients} processed.</p>
+      <progress max="${b.recipients}" value="${done}" aria-label="Broadcast progress">${done}/${b.recipients}</progress>
+      <p>
+        ${Object.entries(b.counts).map(([s, n]) => html`${s}: ${n} `)}${b.cancelledMessages ? `(cancelled: ${b.cancelledMessages})` : ''}
+      </p>
+      <p>Created ${when(b.createdAt)}${b.cancelledAt ? html`, cancelled ${when(b.cancelledAt)}` : ''}</p>
+      ${
+        b.status === 'active' && ctx.session.role === 'owner'
+          ? html`<form method="post" action="/portal/broadcasts/${b.broadcastId}/cancel">
+              ${csrfField(ctx.session)}<button type="submit" class="danger">Cancel the broadcast</button>
+            </form>`
+          : ''
+      }
+      <p>
+        <a href="/portal/messages?${new URLSearchParams({ broadcastId: b.broadcastId }).toString()}"
+          >Messages of this broadcast</a
+        >
+      </p>
+    </div>`;
+  };
+
+  app.get('/broadcasts/:id', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated);
+    const id = idParam(request);
+    const body = await progress(a.tenant.customerId, id, a.ctx);
+    return sendPage(
+      reply,
+      page(
+        a.ctx,
+        'Broadcast',
+        html`${body}
+          <p><a href="/portal/broadcasts/${id}">Reload</a> · <a href="/portal/broadcasts">New broadcast</a></p>`,
+      ),
+    );
+  });
+
+  app.get('/broadcasts/:id/progress', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated);
+    return reply
+      .type('text/html; charset=utf-8')
+      .send((await progress(a.tenant.customerId, idParam(request), a.ctx)).value);
+  });
+
+  app.post('/broadcasts/:id/cancel', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated, 403);
+    const id = idParam(request);
+    await deps.broadcasts.cancel({ customerId: a.tenant.customerId, accountId: null }, id);
+    const body = await progress(a.tenant.customerId, id, a.ctx);
+    return sendPage(
+      reply,
+      page(a.ctx, 'Broadcast', html`${notice('Cancelled: messages not yet sent will not be sent.')}${body}`),
+    );
+  });
+}

@@ -1,0 +1,85 @@
+// What the portal's pages use: the same service instances the API routes use, plus the portal's own.
+import type { FastifyRequest } from 'fastify';
+
+import type { Directory, Principal, Tenant } from '../../auth/directory.js';
+import type { BroadcastService } from '../../broadcasts/broadcast-service.js';
+import type { SettingsService } from '../../inbound/settings-service.js';
+import type { KeyService } from '../../keys/key-service.js';
+import type { MessageQueries } from '../../messages/message-queries.js';
+import type { SenderService } from '../../senders/sender-service.js';
+import { errors } from '../../shared/errors.js';
+import type { TemplateService } from '../../templates/template-service.js';
+import type { EndpointService } from '../../webhooks/endpoint-service.js';
+import type { AuditLog } from '../audit-log.js';
+import type { PortalQueries } from '../portal-queries.js';
+import type { Session, SessionService } from '../session-service.js';
+import type { UserService } from '../user-service.js';
+import type { PageContext } from './layout.js';
+
+export type PortalDeps = {
+  publicBaseUrl: string;
+  secureCookies: boolean;
+  allowPrivateUrls: boolean;
+  directory: Pick<Directory, 'tenant'>;
+  keys: KeyService;
+  messages: MessageQueries;
+  broadcasts: BroadcastService;
+  senders: SenderService;
+  settings: SettingsService;
+  endpoints: EndpointService;
+  templates: TemplateService;
+  users: UserService;
+  sessions: SessionService;
+  audit: AuditLog;
+  queries: PortalQueries;
+};
+
+/** The signed-in user's customer, as the services take it. */
+export async function tenantOf(
+  deps: PortalDeps,
+  request: FastifyRequest,
+): Promise<{ session: Session; tenant: Tenant; ctx: PageContext }> {
+  const session = request.portalSession;
+  if (!session) throw errors.unauthorized();
+  const tenant = await deps.directory.tenant(session.customerId);
+  if (!tenant) throw errors.notFound();
+  return { session, tenant, ctx: { session, plan: tenant.plan, path: request.url.split('?')[0]! } };
+}
+
+/**
+ * A portal user acting through a service that takes an API principal: never sandbox, never scoped
+ * to one account, template access by role (an owner manages, a viewer reads).
+ */
+export function portalPrincipal(session: Session): Principal {
+  return {
+    keyId: null,
+    customerId: session.customerId,
+    sandbox: false,
+    scopeAccountId: null,
+    templateAccess: session.role === 'owner' ? 'manage' : 'read',
+  };
+}
+
+export function str(body: unknown, name: string): string {
+  const v = (body as Record<string, unknown> | undefined)?.[name];
+  return typeof v === 'string' ? v : '';
+}
+
+export function audit(
+  deps: PortalDeps,
+  request: FastifyRequest,
+  session: Session,
+  action: string,
+  target: string | null,
+) {
+  return deps.audit.record({ customerId: session.customerId, userId: session.userId }, action, target, request.ip);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A path id; anything that is not a UUID is simply not found (as another customer's id is). */
+export function idParam(request: FastifyRequest, name = 'id'): string {
+  const v = (request.params as Record<string, string>)[name] ?? '';
+  if (!UUID.test(v)) throw errors.notFound();
+  return v.toLowerCase();
+}

@@ -1,0 +1,308 @@
+// Inbox (plan Pro): inbound messages with filters, the sender lookup of one number, each
+// account's whitelist/blacklist, and forwarding rules with a "does this sample match" check.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+import type { Tenant } from '../../auth/directory.js';
+import { matches } from '../../inbound/forwarding-match.js';
+import { checkPattern, type Condition } from '../../inbound/forwarding-match.js';
+import { requireFeature } from '../../plans/plans.js';
+import { normalizePhone } from '../../senders/phone.js';
+import { AppError, errors } from '../../shared/errors.js';
+import type { PortalDeps } from './deps.js';
+import { idParam, str, tenantOf } from './deps.js';
+import { when } from './format.js';
+import { type Html, html, type Part } from './html.js';
+import { csrfField, errorBox, gate, notice, page, type PageContext } from './layout.js';
+import { sendPage } from './portal-plugin.js';
+
+const CONDITIONS = ['contains', 'starts_with', 'regex'] as const;
+
+function phoneOf(tenant: Tenant, value: string, path: string): string {
+  const e164 = normalizePhone(value, tenant.defaultCountry);
+  if (!e164)
+    throw errors.validation([{ path, message: 'must be a phone number (E.164, or national with a default country)' }]);
+  return e164;
+}
+
+function accountOf(tenant: Tenant, id: string): string {
+  const account = tenant.accounts.find((a) => a.id === id.toLowerCase());
+  if (!account) throw errors.accountNotFound();
+  return account.id;
+}
+
+function conditionOf(body: unknown): Condition {
+  const type = str(body, 'conditionType') as Condition['type'];
+  if (!(CONDITIONS as readonly string[]).includes(type))
+    throw errors.validation([{ path: 'condition.type', message: `must be one of ${CONDITIONS.join(', ')}` }]);
+  return { type, pattern: str(body, 'pattern'), caseSensitive: str(body, 'caseSensitive') === 'true' };
+}
+
+/** The live check: does a sample text match the condition (the rule engine's own function)? */
+function sampleResult(body: unknown): Html {
+  try {
+    const c = conditionOf(body);
+    const reason = checkPattern(c);
+    if (reason) return errorBox(errors.validation([{ path: 'condition.pattern', message: reason }]));
+    const hit = matches(c, str(body, 'sample'));
+    return html`<p role="status" class="match">
+      ${hit ? 'The sample matches this rule.' : 'The sample does not match this rule.'}
+    </p>`;
+  } catch (err) {
+    return errorBox(err);
+  }
+}
+
+export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): void {
+  async function allowed(request: FastifyRequest) {
+    const t = await tenantOf(deps, request);
+    try {
+      requireFeature(t.tenant.plan, 'inbox');
+      return { ...t, gated: null };
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      return { ...t, gated: page(t.ctx, 'Inbox', gate(t.tenant.plan, 'inbox', 'The inbox')) };
+    }
+  }
+
+  async function inboxPage(request: FastifyRequest, ctx: PageContext, tenant: Tenant, top: Part) {
+    const q = request.query as Record<string, string | undefined>;
+    let list: Part;
+    try {
+      const from = q.from ? phoneOf(tenant, q.from, 'from') : undefined;
+      const accountId = q.chatAccountId ? accountOf(tenant, q.chatAccountId) : null;
+      const since = q.since ? new Date(`${q.since}Z`) : undefined;
+      const until = q.until ? new Date(`${q.until}Z`) : undefined;
+      const r = await deps.senders.inbox(
+        { customerId: tenant.customerId, accountId },
+        { from, since, until, limit: 50, cursor: q.cursor || undefined },
+      );
+      list = html`<table>
+          <caption>
+            Inbound messages, newest first
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Received</th>
+              <th scope="col">From</th>
+              <th scope="col">Type</th>
+              <th scope="col">Text</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${r.inboundMessages.map(
+              (m) =>
+                html`<tr>
+                  <td>${when(m.receivedAt)}</td>
+                  <td>${m.from ?? '—'} ${m.fromDisplayName}</td>
+                  <td>${m.messageType}</td>
+                  <td>${m.text ?? ''}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+        ${r.nextCursor ? html`<p><a href="/portal/inbox?${new URLSearchParams({ ...(q as Record<string, string>), cursor: r.nextCursor }).toString()}">Next page</a></p>` : ''}`;
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      list = errorBox(err);
+    }
+    const [rules, filters] = await Promise.all([
+      deps.settings.listRules(tenant.customerId),
+      Promise.all(tenant.accounts.map((a) => deps.settings.getFilter(tenant.customerId, a.id))),
+    ]);
+    const owner = ctx.session.role === 'owner';
+    const accountOptions = tenant.accounts.map(
+      (a) => html`<option value="${a.id}">${a.displayName} (${a.phoneNumber})</option>`,
+    );
+    return page(
+      ctx,
+      'Inbox',
+      html`${top}
+        <form method="get" action="/portal/inbox" class="filters">
+          <div><label for="from">From</label><input id="from" name="from" value="${q.from ?? ''}" /></div>
+          <div>
+            <label for="f-acc">Account</label>
+            <select id="f-acc" name="chatAccountId">
+              <option value="">any</option>
+              ${accountOptions}
+            </select>
+          </div>
+          <div>
+            <label for="since">Since (UTC)</label
+            ><input id="since" name="since" type="datetime-local" value="${q.since ?? ''}" />
+          </div>
+          <div>
+            <label for="until">Until (UTC)</label
+            ><input id="until" name="until" type="datetime-local" value="${q.until ?? ''}" />
+          </div>
+          <button type="submit">Filter</button>
+        </form>
+        ${list}
+        <section aria-labelledby="lookup-h">
+          <h2 id="lookup-h">Has this number written to me?</h2>
+          <form method="get" action="/portal/inbox/sender" class="filters">
+            <div><label for="phone">Phone</label><input id="phone" name="phone" required /></div>
+            <div>
+              <label for="l-acc">Account</label>
+              <select id="l-acc" name="chatAccountId">
+                ${accountOptions}
+              </select>
+            </div>
+            <button type="submit">Look up</button>
+          </form>
+        </section>
+        <section aria-labelledby="filter-h">
+          <h2 id="filter-h">Inbox whitelist / blacklist</h2>
+          ${filters.map((f, i) => {
+            const a = tenant.accounts[i]!;
+            return html`<form method="post" action="/portal/inbox/filters/${a.id}" class="stack">
+              ${csrfField(ctx.session)}
+              <h3>${a.displayName} (${a.phoneNumber})</h3>
+              <label for="mode-${i}">Mode</label>
+              <select id="mode-${i}" name="mode" ${owner ? '' : 'disabled'}>
+                ${['off', 'whitelist', 'blacklist'].map((m) => html`<option value="${m}" ${f.mode === m ? 'selected' : ''}>${m}</option>`)}
+              </select>
+              <label for="numbers-${i}">Numbers, one per line</label>
+              <textarea id="numbers-${i}" name="numbers" rows="3" ${owner ? '' : 'readonly'}>
+${f.numbers.join('\n')}</textarea>
+              ${owner ? html`<button type="submit">Save filter</button>` : ''}
+            </form>`;
+          })}
+        </section>
+        <section aria-labelledby="rules-h">
+          <h2 id="rules-h">Forwarding rules</h2>
+          <ul>
+            ${rules.map(
+              (r) =>
+                html`<li>
+                  <strong>${r.name || '(no name)'}</strong>: ${r.condition.type} <code>${r.condition.pattern}</code> →
+                  ${r.destination.url} ${r.isActive ? '' : '(inactive)'}
+                  ${
+                    owner
+                      ? html`<form method="post" action="/portal/inbox/rules/${r.id}/delete" class="inline">
+                          ${csrfField(ctx.session)}<button type="submit">Delete</button>
+                        </form>`
+                      : ''
+                  }
+                </li>`,
+            )}
+          </ul>
+          <form method="post" action="/portal/inbox/rules" class="stack" id="rule-form">
+            ${csrfField(ctx.session)}
+            <label for="r-name">Name</label><input id="r-name" name="name" maxlength="200" />
+            <label for="r-type">Condition</label>
+            <select id="r-type" name="conditionType">
+              ${CONDITIONS.map((c) => html`<option value="${c}">${c}</option>`)}
+            </select>
+            <label for="r-pattern">Pattern</label><input id="r-pattern" name="pattern" required maxlength="500" />
+            <div>
+              <input id="r-case" type="checkbox" name="caseSensitive" value="true" /><label for="r-case"
+                >Case sensitive</label
+              >
+            </div>
+            <label for="r-url">Destination URL (POSTed each matching message)</label
+            ><input id="r-url" name="url" type="url" />
+            <label for="r-sample">Sample text to check</label>
+            <input
+              id="r-sample"
+              name="sample"
+              hx-post="/portal/inbox/rules/check"
+              hx-trigger="input changed delay:300ms"
+              hx-include="#rule-form"
+              hx-target="#sample-result"
+            />
+            <div id="sample-result" aria-live="polite"></div>
+            <button type="submit" formaction="/portal/inbox/rules/check">Check the sample</button>
+            ${owner ? html`<button type="submit">Create rule</button>` : ''}
+          </form>
+        </section>`,
+    );
+  }
+
+  app.get('/inbox', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated);
+    return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, ''));
+  });
+
+  // The sender aggregate is on every plan (GET /inbound-senders/{phone}); shown here with the inbox.
+  app.get('/inbox/sender', async (request, reply) => {
+    const { tenant, ctx } = await tenantOf(deps, request);
+    const q = request.query as Record<string, string | undefined>;
+    let body: Part;
+    try {
+      const phone = phoneOf(tenant, q.phone ?? '', 'phone');
+      const accountId = accountOf(tenant, q.chatAccountId ?? '');
+      const [s] = await deps.senders.lookup(tenant.customerId, accountId, [phone], false);
+      body = html`<dl class="fields">
+        ${Object.entries(s ?? {}).map(
+          ([k, v]) =>
+            html`<dt>${k}</dt>
+              <dd>${v === null ? 'null' : String(v)}</dd>`,
+        )}
+      </dl>`;
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status === 404) throw err;
+      body = errorBox(err);
+    }
+    return sendPage(
+      reply,
+      page(
+        ctx,
+        'Sender lookup',
+        html`${body}
+          <p><a href="/portal/inbox">Back to the inbox</a></p>`,
+      ),
+    );
+  });
+
+  app.post('/inbox/rules/check', { config: { portalViewerMayPost: true } }, async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated, 403);
+    if (request.headers['hx-request'] === 'true')
+      return reply.type('text/html; charset=utf-8').send(sampleResult(request.body).value);
+    return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, sampleResult(request.body)));
+  });
+
+  app.post('/inbox/rules', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated, 403);
+    try {
+      await deps.settings.createRule(a.tenant.customerId, {
+        name: str(request.body, 'name').slice(0, 200),
+        condition: conditionOf(request.body),
+        destination: { type: 'http', url: str(request.body, 'url') },
+      });
+      return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, notice('Rule created.')));
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, errorBox(err)), err.status);
+    }
+  });
+
+  app.post('/inbox/rules/:id/delete', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated, 403);
+    await deps.settings.deleteRule(a.tenant.customerId, idParam(request));
+    return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, notice('Rule deleted.')));
+  });
+
+  app.post('/inbox/filters/:id', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated, 403);
+    try {
+      const accountId = accountOf(a.tenant, idParam(request));
+      const mode = str(request.body, 'mode');
+      if (!['off', 'whitelist', 'blacklist'].includes(mode))
+        throw errors.validation([{ path: 'mode', message: 'must be one of off, whitelist, blacklist' }]);
+      const numbers = str(request.body, 'numbers')
+        .split(/[\s,]+/)
+        .filter((n) => n !== '')
+        .map((n, i) => phoneOf(a.tenant, n, `numbers.${i}`));
+      await deps.settings.setFilter(a.tenant.customerId, accountId, mode, numbers);
+      return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, notice('Filter saved.')));
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status === 404) throw err;
+      return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, errorBox(err)), err.status);
+    }
+  });
+}

@@ -1,0 +1,228 @@
+// API keys: listed masked, created (the key shown once), revealed after the password is re-entered
+// (audit-logged; keys from before June 2026 have only their hash), revoked after a confirmation.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+import type { Tenant } from '../../auth/directory.js';
+import { MAX_ACTIVE_KEYS } from '../../keys/key-service.js';
+import { AppError, errors } from '../../shared/errors.js';
+import { TEMPLATE_ACCESS, type TemplateAccess } from '../../shared/vocab.js';
+import type { PortalDeps } from './deps.js';
+import { audit, idParam, str, tenantOf } from './deps.js';
+import { when } from './format.js';
+import { type Html, html, type Part } from './html.js';
+import { copyButton, csrfField, errorBox, notice, page, type PageContext, sandboxBadge } from './layout.js';
+import { sendPage } from './portal-plugin.js';
+
+type KeyView = Awaited<ReturnType<PortalDeps['keys']['list']>>[number];
+
+function keysPage(ctx: PageContext, tenant: Tenant, keys: KeyView[], top: Part): Html {
+  const active = keys.filter((k) => !k.revokedAt);
+  const left = MAX_ACTIVE_KEYS - active.length;
+  const owner = ctx.session.role === 'owner';
+  const accountName = (id: string | null) =>
+    id === null ? 'All accounts' : (tenant.accounts.find((a) => a.id === id)?.displayName ?? id);
+  return page(
+    ctx,
+    'API keys',
+    html`${top}
+      <p class="${left === 0 ? 'warn' : ''}" id="key-limit">
+        ${active.length} of ${MAX_ACTIVE_KEYS} active keys used.
+        ${left === 0 ? 'Revoke a key before creating another.' : `You can create ${left} more.`}
+      </p>
+      <table>
+        <caption>
+          Your API keys (masked)
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Key</th>
+            <th scope="col">Name</th>
+            <th scope="col">Scope</th>
+            <th scope="col">Template access</th>
+            <th scope="col">Mode</th>
+            <th scope="col">Created</th>
+            <th scope="col">Last used</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${keys.map(
+            (k) =>
+              html`<tr class="${k.revokedAt ? 'revoked' : ''}">
+                <td><code>${k.maskedKey}</code></td>
+                <td>${k.name ?? '—'}</td>
+                <td>${accountName(k.chatAccountId)}</td>
+                <td>${k.templateAccess}</td>
+                <td>${k.sandbox ? sandboxBadge(true) : 'live'}</td>
+                <td>${when(k.createdAt)}</td>
+                <td>${when(k.lastUsedAt)}</td>
+                <td>
+                  ${
+                    k.revokedAt
+                      ? html`Revoked ${when(k.revokedAt)}`
+                      : html`${
+                          !k.revealable
+                            ? html`<span class="muted"
+                                >Created before June 2026: only its hash is kept; it cannot be revealed.</span
+                              >`
+                            : owner
+                              ? html`<form method="post" action="/portal/keys/${k.id}/reveal" class="inline">
+                                  ${csrfField(ctx.session)}
+                                  <label for="pw-${k.id}">Password</label>
+                                  <input
+                                    id="pw-${k.id}"
+                                    name="password"
+                                    type="password"
+                                    autocomplete="current-password"
+                                    required
+                                  />
+                                  <button type="submit">Reveal</button>
+                                </form>`
+                              : ''
+                        }
+                        ${owner ? html`<a href="/portal/keys/${k.id}/revoke">Revoke…</a>` : ''}`
+                  }
+                </td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+      ${owner ? createForm(ctx, tenant, left) : html`<p class="muted">Your role is viewer: you cannot create, reveal or revoke keys.</p>`}`,
+  );
+}
+
+function createForm(ctx: PageContext, tenant: Tenant, left: number): Html {
+  return html`<section aria-labelledby="new-key">
+    <h2 id="new-key">Create a key</h2>
+    ${
+      left === 0
+        ? html`<p class="warn">The limit of ${MAX_ACTIVE_KEYS} active keys is reached.</p>`
+        : html`<form method="post" action="/portal/keys" class="stack">
+            ${csrfField(ctx.session)}
+            <label for="name">Name</label>
+            <input id="name" name="name" maxlength="200" />
+            <label for="chatAccountId">Scope</label>
+            <select id="chatAccountId" name="chatAccountId">
+              <option value="">All accounts</option>
+              ${tenant.accounts.map((a) => html`<option value="${a.id}">${a.displayName} (${a.phoneNumber})</option>`)}
+            </select>
+            <label for="templateAccess">Template access</label>
+            <select id="templateAccess" name="templateAccess">
+              ${TEMPLATE_ACCESS.map((t) => html`<option value="${t}">${t}</option>`)}
+            </select>
+            <div>
+              <input id="sandbox" name="sandbox" type="checkbox" value="true" />
+              <label for="sandbox">Sandbox key (simulates sends; nothing is delivered, no quota used)</label>
+            </div>
+            <button type="submit">Create key</button>
+          </form>`
+    }
+  </section>`;
+}
+
+function shownOnce(title: string, key: string): Html {
+  return notice(
+    html`<p><strong>${title}</strong></p>
+      <p><code id="shown-key" class="secret">${key}</code> ${copyButton('shown-key')}</p>`,
+  );
+}
+
+export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void {
+  const render = async (request: FastifyRequest, top: Part = '', status = 200) => {
+    const { tenant, ctx } = await tenantOf(deps, request);
+    return { page: keysPage(ctx, tenant, await deps.keys.list(tenant.customerId), top), status };
+  };
+
+  app.get('/keys', async (request, reply) => {
+    const r = await render(request);
+    return sendPage(reply, r.page);
+  });
+
+  app.post('/keys', async (request, reply) => {
+    const { session, tenant } = await tenantOf(deps, request);
+    const access = str(request.body, 'templateAccess') || 'none';
+    const scope = str(request.body, 'chatAccountId');
+    try {
+      if (!(TEMPLATE_ACCESS as readonly string[]).includes(access))
+        throw errors.validation([{ path: 'templateAccess', message: `must be one of ${TEMPLATE_ACCESS.join(', ')}` }]);
+      const name = str(request.body, 'name').trim();
+      if (name.length > 200) throw errors.validation([{ path: 'name', message: 'must be at most 200 characters' }]);
+      const created = await deps.keys.create(tenant.customerId, {
+        name: name === '' ? null : name,
+        chatAccountId: scope === '' ? null : scope,
+        templateAccess: access as TemplateAccess,
+        sandbox: str(request.body, 'sandbox') === 'true',
+      });
+      await audit(deps, request, session, 'key.create', created.id);
+      const r = await render(
+        request,
+        shownOnce(
+          'Your new key. It is shown once here; copy it now (you can reveal it later with your password).',
+          created.key,
+        ),
+        201,
+      );
+      return sendPage(reply, r.page, r.status);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      const r = await render(request, errorBox(err));
+      return sendPage(reply, r.page, err.status);
+    }
+  });
+
+  app.post('/keys/:id/reveal', async (request, reply) => {
+    const { session, tenant } = await tenantOf(deps, request);
+    const id = idParam(request);
+    try {
+      await deps.users.confirmPassword(session.userId, str(request.body, 'password'), request.ip);
+      const { key } = await deps.keys.reveal(tenant.customerId, id);
+      if (key === null) {
+        const r = await render(
+          request,
+          notice('This key was created before June 2026: only its hash exists, it cannot be revealed.'),
+        );
+        return sendPage(reply, r.page);
+      }
+      await audit(deps, request, session, 'key.reveal', id);
+      const r = await render(request, shownOnce('The full key (this reveal is recorded in the audit log):', key));
+      return sendPage(reply, r.page);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status === 404) throw err;
+      const r = await render(request, errorBox(err));
+      return sendPage(reply, r.page, err.status === 401 ? 403 : err.status);
+    }
+  });
+
+  app.get('/keys/:id/revoke', async (request, reply) => {
+    const { ctx, tenant } = await tenantOf(deps, request);
+    const id = idParam(request);
+    const key = (await deps.keys.list(tenant.customerId)).find((k) => k.id === id && !k.revokedAt);
+    if (!key) throw errors.notFound();
+    return sendPage(
+      reply,
+      page(
+        ctx,
+        'Revoke a key',
+        html`<p class="warn" role="alert">
+            Revoking <code>${key.maskedKey}</code> (${key.name ?? 'no name'}) is
+            <strong>immediate and irreversible</strong>: every request with it is refused at once (401), and it cannot
+            be restored.
+          </p>
+          <form method="post" action="/portal/keys/${key.id}/revoke" class="inline">
+            ${csrfField(ctx.session)}
+            <button type="submit" class="danger">Revoke now</button>
+          </form>
+          <a href="/portal/keys">Cancel</a>`,
+      ),
+    );
+  });
+
+  app.post('/keys/:id/revoke', async (request, reply) => {
+    const { session, tenant } = await tenantOf(deps, request);
+    const id = idParam(request);
+    await deps.keys.revoke(id, tenant.customerId);
+    await audit(deps, request, session, 'key.revoke', id);
+    const r = await render(request, notice('The key is revoked. Requests with it are refused from now on.'));
+    return sendPage(reply, r.page);
+  });
+}

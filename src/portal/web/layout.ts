@@ -1,0 +1,138 @@
+// The page shell every portal page shares: navigation, the signed-in user, notices, and the
+// blocks (errors, plan gates, forms' CSRF field) that keep the pages consistent.
+import type { Plan } from '../../plans/plans.js';
+import { type Feature } from '../../plans/plans.js';
+import { AppError } from '../../shared/errors.js';
+import type { Session } from '../session-service.js';
+import { planName, plansWith } from './format.js';
+import { type Html, html, type Part } from './html.js';
+
+export type PageContext = { session: Session; plan: Plan; path: string };
+
+const NAV: [string, string][] = [
+  ['/portal', 'Overview'],
+  ['/portal/messages', 'Messages'],
+  ['/portal/keys', 'API keys'],
+  ['/portal/accounts', 'Chat accounts'],
+  ['/portal/webhooks', 'Webhooks'],
+  ['/portal/inbox', 'Inbox'],
+  ['/portal/broadcasts', 'Broadcasts'],
+  ['/portal/templates', 'Templates'],
+];
+
+function head(title: string): Html {
+  return html`<head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}' />
+    <title>${title} · ChatGate portal</title>
+    <link rel="stylesheet" href="/portal/assets/portal.css" />
+    <script src="/portal/assets/htmx.min.js" defer></script>
+    <script src="/portal/assets/portal.js" defer></script>
+  </head>`;
+}
+
+export function csrfField(session: Pick<Session, 'csrfToken'>): Html {
+  return html`<input type="hidden" name="_csrf" value="${session.csrfToken}" />`;
+}
+
+/** A signed-in page. */
+export function page(ctx: PageContext, title: string, body: Part): Html {
+  const current = NAV.filter(([href]) => ctx.path === href || (href !== '/portal' && ctx.path.startsWith(href)));
+  return html`<!doctype html>
+    <html lang="en">
+      ${head(title)}
+      <body hx-headers='{"x-csrf-token":"${ctx.session.csrfToken}"}'>
+        <a class="skip" href="#main">Skip to content</a>
+        <header class="top">
+          <span class="brand">ChatGate</span>
+          <span class="plan">Plan: <strong>${planName(ctx.plan)}</strong></span>
+          <span class="who">${ctx.session.email} (${ctx.session.role})</span>
+          <form method="post" action="/portal/logout" class="inline">
+            ${csrfField(ctx.session)}<button type="submit">Log out</button>
+          </form>
+          <form method="post" action="/portal/logout-everywhere" class="inline">
+            ${csrfField(ctx.session)}<button type="submit">Log out everywhere</button>
+          </form>
+        </header>
+        <nav aria-label="Portal">
+          <ul>
+            ${NAV.map(
+              ([href, label]) =>
+                html`<li>
+                  <a href="${href}" ${current.at(-1)?.[0] === href ? html`aria-current="page"` : ''}>${label}</a>
+                </li>`,
+            )}
+          </ul>
+        </nav>
+        <main id="main">
+          <h1>${title}</h1>
+          ${body}
+        </main>
+      </body>
+    </html>`;
+}
+
+/** A page for visitors who are not signed in (login, invitation). */
+export function publicPage(title: string, body: Part): Html {
+  return html`<!doctype html>
+    <html lang="en">
+      ${head(title)}
+      <body>
+        <header class="top"><span class="brand">ChatGate</span></header>
+        <main id="main" class="narrow">
+          <h1>${title}</h1>
+          ${body}
+        </main>
+      </body>
+    </html>`;
+}
+
+/** An error of a service, in the words the API answers with (code, message, details). */
+export function errorBox(err: unknown): Html {
+  if (!(err instanceof AppError)) return html`<div class="error" role="alert"><p>Something went wrong.</p></div>`;
+  const body = err.body();
+  const details = Array.isArray(body.details) ? (body.details as { path: string; message: string }[]) : [];
+  const extras = Object.entries(body).filter(([k]) => !['error', 'message', 'details'].includes(k));
+  return html`<div class="error" role="alert">
+    <p><strong>${err.code}</strong>${typeof body.message === 'string' ? html`: ${body.message}` : ''}</p>
+    ${
+      details.length > 0
+        ? html`<ul>
+            ${details.map((d) => html`<li><code>${d.path}</code> ${d.message}</li>`)}
+          </ul>`
+        : ''
+    }
+    ${
+      extras.length > 0
+        ? html`<p class="muted">
+            ${extras.map(([k, v]) => html`${k}: ${typeof v === 'string' ? v : JSON.stringify(v)} `)}
+          </p>`
+        : ''
+    }
+  </div>`;
+}
+
+export function notice(text: Part): Html {
+  return html`<div class="notice" role="status">${text}</div>`;
+}
+
+/** A feature the plan does not include: shown, with the plans that enable it. */
+export function gate(plan: Plan, feature: Feature, what: string): Html {
+  return html`<section class="gate" aria-labelledby="gate-title">
+    <h2 id="gate-title">${what} is not in your plan</h2>
+    <p>
+      Your plan is <strong>${planName(plan)}</strong>. ${what} is available on the
+      <strong>${plansWith(feature)}</strong> plans (API answer: <code>403 feature_not_available</code>). Ask your
+      operator to change your plan.
+    </p>
+  </section>`;
+}
+
+export function sandboxBadge(sandbox: boolean): Html {
+  return sandbox ? html`<span class="badge sandbox" title="Simulated: nothing is sent">SANDBOX</span>` : html``;
+}
+
+export function copyButton(targetId: string): Html {
+  return html`<button type="button" class="copy" data-copy="${targetId}">Copy</button>`;
+}

@@ -1,0 +1,240 @@
+// Messages: GET /messages' filters and cursor paging, and one message with every field, its
+// metadata and content, the processing block, the error with provider detail, and its timeline.
+import type { FastifyInstance } from 'fastify';
+
+import { resolveReadScope } from '../../http/routes/read-scope.js';
+import type { Message } from '../../messages/message-view.js';
+import { AppError, errors } from '../../shared/errors.js';
+import { MESSAGE_STATUSES } from '../../shared/vocab.js';
+import type { PortalDeps } from './deps.js';
+import { idParam, portalPrincipal, tenantOf } from './deps.js';
+import { when } from './format.js';
+import { html } from './html.js';
+import { errorBox, page, sandboxBadge } from './layout.js';
+import { sendPage } from './portal-plugin.js';
+
+type Query = Record<string, string | undefined>;
+
+/** A datetime-local field (read as UTC) or an ISO timestamp. */
+function parseWhen(value: string | undefined, path: string): Date | undefined {
+  if (!value) return undefined;
+  const d = new Date(/Z|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
+  if (Number.isNaN(d.getTime()) || d.getUTCFullYear() < 1 || d.getUTCFullYear() > 9999)
+    throw errors.validation([{ path, message: 'must be an ISO 8601 timestamp between years 1 and 9999' }]);
+  return d;
+}
+
+const FILTERS = [
+  'status',
+  'chatAccountId',
+  'externalId',
+  'providerMessageId',
+  'broadcastId',
+  'since',
+  'until',
+] as const;
+
+function timeline(m: Message) {
+  return (
+    [
+      ['created (pending)', m.createdAt],
+      ['last attempt', m.processing.lastAttemptAt],
+      ['sent', m.sentAt],
+      ['delivered', m.deliveredAt],
+      ['read', m.readAt],
+      ['failed', m.failedAt],
+    ] as [string, string | null][]
+  )
+    .filter(([, at]) => at !== null)
+    .sort((a, b) => a[1]!.localeCompare(b[1]!));
+}
+
+export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): void {
+  app.get('/messages', async (request, reply) => {
+    const { session, tenant, ctx } = await tenantOf(deps, request);
+    const q = request.query as Query;
+    const f = Object.fromEntries(FILTERS.map((k) => [k, q[k] ? q[k]!.trim() : undefined])) as Query;
+    let body;
+    try {
+      if (f.status && !(MESSAGE_STATUSES as readonly string[]).includes(f.status))
+        throw errors.validation([{ path: 'status', message: `must be one of ${MESSAGE_STATUSES.join(', ')}` }]);
+      const scope = resolveReadScope(portalPrincipal(session), tenant, f.chatAccountId);
+      const result = await deps.messages.list(scope, {
+        status: f.status,
+        externalId: f.externalId,
+        providerMessageId: f.providerMessageId,
+        broadcastId: f.broadcastId && /^[0-9a-f-]{36}$/i.test(f.broadcastId) ? f.broadcastId : undefined,
+        since: parseWhen(f.since, 'since'),
+        until: parseWhen(f.until, 'until'),
+        limit: 50,
+        cursor: q.cursor || undefined,
+      });
+      const next = new URLSearchParams(Object.entries(f).filter((e): e is [string, string] => !!e[1]));
+      if (result.nextCursor) next.set('cursor', result.nextCursor);
+      body = html`<table>
+          <caption>
+            Messages, newest first
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Created</th>
+              <th scope="col">externalId</th>
+              <th scope="col">Recipient</th>
+              <th scope="col">Status</th>
+              <th scope="col">Error</th>
+              <th scope="col">Mode</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${result.messages.map(
+              (m) =>
+                html`<tr>
+                  <td>${when(m.createdAt)}</td>
+                  <td><a href="/portal/messages/${m.messageId}">${m.externalId}</a></td>
+                  <td>${m.recipient}</td>
+                  <td><span class="status status-${m.status}">${m.status}</span></td>
+                  <td>${m.error ? html`<code>${String(m.error.code)}</code>` : ''}</td>
+                  <td>${m.sandbox ? sandboxBadge(true) : 'live'}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+        ${result.messages.length === 0 ? html`<p>No messages match.</p>` : ''}
+        ${result.nextCursor ? html`<p><a rel="next" href="/portal/messages?${next.toString()}">Next page</a></p>` : ''}`;
+    } catch (err) {
+      body = errorBox(err);
+      if (!(err instanceof AppError)) throw err;
+    }
+    return sendPage(
+      reply,
+      page(
+        ctx,
+        'Messages',
+        html`<form method="get" action="/portal/messages" class="filters">
+            <div>
+              <label for="status">Status</label>
+              <select id="status" name="status">
+                <option value="">any</option>
+                ${MESSAGE_STATUSES.map((s) => html`<option value="${s}" ${f.status === s ? 'selected' : ''}>${s}</option>`)}
+              </select>
+            </div>
+            <div>
+              <label for="chatAccountId">Account</label>
+              <select id="chatAccountId" name="chatAccountId">
+                <option value="">any</option>
+                ${tenant.accounts.map(
+                  (a) =>
+                    html`<option value="${a.id}" ${f.chatAccountId === a.id ? 'selected' : ''}>
+                      ${a.displayName} (${a.phoneNumber})
+                    </option>`,
+                )}
+              </select>
+            </div>
+            <div>
+              <label for="externalId">externalId</label>
+              <input id="externalId" name="externalId" value="${f.externalId ?? ''}" />
+            </div>
+            <div>
+              <label for="providerMessageId">providerMessageId</label>
+              <input id="providerMessageId" name="providerMessageId" value="${f.providerMessageId ?? ''}" />
+            </div>
+            <div>
+              <label for="since">Since (UTC)</label>
+              <input id="since" name="since" type="datetime-local" value="${f.since ?? ''}" />
+            </div>
+            <div>
+              <label for="until">Until (UTC)</label>
+              <input id="until" name="until" type="datetime-local" value="${f.until ?? ''}" />
+            </div>
+            <button type="submit">Filter</button>
+          </form>
+          ${body}`,
+      ),
+    );
+  });
+
+  app.get('/messages/:id', async (request, reply) => {
+    const { tenant, ctx } = await tenantOf(deps, request);
+    const id = idParam(request);
+    const m = await deps.messages.get({ customerId: tenant.customerId, accountId: null }, id);
+    const extras = await deps.queries.messageExtras(tenant.customerId, m.messageId);
+    const account = tenant.accounts.find((a) => a.id === m.chatAccountId);
+    const fields: [string, unknown][] = [
+      ['messageId', m.messageId],
+      ['externalId', m.externalId],
+      ['recipient', m.recipient],
+      ['channel', m.channel],
+      ['status', m.status],
+      ['attemptCount', m.attemptCount],
+      ['lastErrorCode', m.lastErrorCode],
+      ['broadcastId', m.broadcastId],
+      ['chatAccountId', `${m.chatAccountId}${account ? ` (${account.displayName})` : ''}`],
+      ['createdAt', m.createdAt],
+      ['sentAt', m.sentAt],
+      ['deliveredAt', m.deliveredAt],
+      ['readAt', m.readAt],
+      ['failedAt', m.failedAt],
+      ['providerMessageId', m.providerMessageId],
+      ['expiresAt', m.expiresAt],
+      ['sandbox', m.sandbox],
+    ];
+    const provider = (m.error?.provider ?? null) as Record<string, unknown> | null;
+    return sendPage(
+      reply,
+      page(
+        ctx,
+        `Message ${m.externalId}`,
+        html`${m.sandbox ? html`<p>${sandboxBadge(true)} Sent with a sandbox key: simulated, nothing was delivered.</p>` : ''}
+          <dl class="fields">
+            ${fields.map(
+              ([k, v]) =>
+                html`<dt>${k}</dt>
+                  <dd>${v === null ? 'null' : String(v)}</dd>`,
+            )}
+          </dl>
+          <h2>Timeline</h2>
+          <ol class="timeline">
+            ${timeline(m).map(([what, at]) => html`<li><time datetime="${at!}">${when(at)}</time> ${what}</li>`)}
+          </ol>
+          <h2>Processing</h2>
+          <dl class="fields">
+            ${Object.entries(m.processing).map(
+              ([k, v]) =>
+                html`<dt>${k}</dt>
+                  <dd>${v === null ? 'null' : String(v)}</dd>`,
+            )}
+          </dl>
+          <h2>Error</h2>
+          ${
+            m.error
+              ? html`<dl class="fields">
+                  <dt>code</dt>
+                  <dd><code>${String(m.error.code)}</code></dd>
+                  <dt>message</dt>
+                  <dd>${String(m.error.message ?? '')}</dd>
+                  ${
+                    provider
+                      ? html`<dt>provider</dt>
+                          <dd>
+                            <dl class="fields">
+                              ${Object.entries(provider).map(
+                                ([k, v]) =>
+                                  html`<dt>${k}</dt>
+                                    <dd>${v === null ? 'null' : String(v)}</dd>`,
+                              )}
+                            </dl>
+                          </dd>`
+                      : ''
+                  }
+                </dl>`
+              : html`<p>None.</p>`
+          }
+          <h2>Metadata</h2>
+          <pre>${m.metadata ? JSON.stringify(m.metadata, null, 2) : 'none'}</pre>
+          <h2>Content</h2>
+          <pre>${extras ? JSON.stringify(extras.content, null, 2) : ''}</pre>
+          <p><a href="/portal/messages">All messages</a></p>`,
+      ),
+    );
+  });
+}

@@ -1,0 +1,101 @@
+// Overview: plan, this month's usage against the quota (chart and reset date), messages by
+// status over 14 days, webhook delivery health per endpoint, accounts and their status.
+import type { FastifyInstance } from 'fastify';
+
+import { PLAN_LIMITS } from '../../plans/plans.js';
+import { MESSAGE_STATUSES } from '../../shared/vocab.js';
+import { usageChart } from './charts.js';
+import type { PortalDeps } from './deps.js';
+import { tenantOf } from './deps.js';
+import { number, planName, plansWith, when } from './format.js';
+import { html } from './html.js';
+import { page } from './layout.js';
+import { sendPage } from './portal-plugin.js';
+
+export function registerOverviewRoutes(app: FastifyInstance, deps: PortalDeps): void {
+  app.get('/', async (request, reply) => {
+    const { tenant, ctx } = await tenantOf(deps, request);
+    const limits = PLAN_LIMITS[tenant.plan];
+    const [{ usage, byDay }, endpoints, health] = await Promise.all([
+      deps.queries.overview(tenant.customerId),
+      limits.webhooks ? deps.endpoints.list(tenant.customerId) : Promise.resolve([]),
+      limits.webhooks ? deps.queries.webhookHealth(tenant.customerId) : Promise.resolve(new Map()),
+    ]);
+    return sendPage(
+      reply,
+      page(
+        ctx,
+        'Overview',
+        html`<section aria-labelledby="plan-h">
+            <h2 id="plan-h">Plan and usage</h2>
+            <p>
+              Plan <strong>${planName(tenant.plan)}</strong>: ${number(limits.messagesPerMonth)} messages a month,
+              ${limits.accounts} account(s), ${limits.retentionDays} days of history.
+            </p>
+            <p>
+              <strong>${number(usage.used)}</strong> of ${number(limits.messagesPerMonth)} messages used this month
+              (${Math.round((usage.used / limits.messagesPerMonth) * 100)}%). The quota resets on
+              <time datetime="${usage.resetsAt}">${usage.resetsAt.slice(0, 10)}</time> (UTC). Sandbox messages do not
+              count.
+            </p>
+            ${usageChart({ month: usage.month, days: usage.days, used: usage.used, limit: limits.messagesPerMonth })}
+          </section>
+          <section aria-labelledby="status-h">
+            <h2 id="status-h">Messages by status, last 14 days</h2>
+            <table>
+              <caption>
+                Messages created per day (UTC) and their status now
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Day</th>
+                  ${MESSAGE_STATUSES.map((s) => html`<th scope="col">${s}</th>`)}
+                </tr>
+              </thead>
+              <tbody>
+                ${byDay.map(
+                  (d) =>
+                    html`<tr>
+                      <th scope="row">${d.day}</th>
+                      ${MESSAGE_STATUSES.map((s) => html`<td>${d.counts[s]}</td>`)}
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </section>
+          <section aria-labelledby="wh-h">
+            <h2 id="wh-h">Webhook delivery health</h2>
+            ${
+              !limits.webhooks
+                ? html`<p>Webhooks are available on the ${plansWith('webhooks')} plans.</p>`
+                : endpoints.length === 0
+                  ? html`<p>No endpoint yet. <a href="/portal/webhooks">Add one</a>.</p>`
+                  : html`<ul>
+                      ${endpoints.map((e) => {
+                        const h = health.get(e.id);
+                        return html`<li>
+                          <a href="/portal/webhooks/${e.id}">${e.url}</a>:
+                          ${h && h.total > 0 ? `${Math.round((h.ok / h.total) * 100)}% of ${h.total} deliveries succeeded (7 days)` : 'no deliveries in 7 days'}.
+                          Last failure:
+                          ${e.lastFailureAt ? html`${when(e.lastFailureAt)} — ${e.lastFailureReason ?? ''}` : 'none'}
+                        </li>`;
+                      })}
+                    </ul>`
+            }
+          </section>
+          <section aria-labelledby="acc-h">
+            <h2 id="acc-h">Accounts</h2>
+            <ul>
+              ${tenant.accounts.map(
+                (a) =>
+                  html`<li>
+                    ${a.displayName} (${a.phoneNumber}): <strong>${a.status}</strong>
+                    ${a.status !== 'CONNECTED' ? html` — reason: <code>${a.lastErrorCode ?? 'not given'}</code>` : ''}
+                  </li>`,
+              )}
+            </ul>
+          </section>`,
+      ),
+    );
+  });
+}

@@ -1,0 +1,223 @@
+// The customer portal at /portal: server-rendered HTML over the same services as the API.
+// This file is the portal's edge: cookies and form bodies, security headers, the session, CSRF
+// and role checks, error pages, static assets; each page's routes live in their own file.
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+import { safeEqual } from '../../shared/crypto.js';
+import { AppError } from '../../shared/errors.js';
+import type { Session } from '../session-service.js';
+import { registerAccountRoutes } from './accounts-routes.js';
+import { registerAuthRoutes } from './auth-routes.js';
+import { registerBroadcastRoutes } from './broadcasts-routes.js';
+import type { PortalDeps } from './deps.js';
+import { type Html, html } from './html.js';
+import { registerInboxRoutes } from './inbox-routes.js';
+import { registerKeyRoutes } from './keys-routes.js';
+import { errorBox, publicPage } from './layout.js';
+import { registerMessageRoutes } from './messages-routes.js';
+import { registerOverviewRoutes } from './overview-routes.js';
+import { registerTemplateRoutes } from './templates-routes.js';
+import { registerWebhookRoutes } from './webhooks-routes.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    portalSession: Session | null;
+    portalSessionId: string | null;
+  }
+  interface FastifyContextConfig {
+    /** Reachable without a session (login, invitation, assets). */
+    portalPublic?: boolean;
+    /** A state-changing request a viewer may make (log out). */
+    portalViewerMayPost?: boolean;
+  }
+}
+
+/** Content-Security-Policy: scripts and styles only from the portal's own files; no inline script. */
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "object-src 'none'",
+].join('; ');
+
+export const PRE_CSRF_COOKIE = 'chatgate_form';
+
+export function sessionCookieName(secure: boolean): string {
+  // The __Host- prefix pins the cookie to this host and path / and requires Secure.
+  return secure ? '__Host-chatgate_session' : 'chatgate_session';
+}
+
+function loadAssets() {
+  const dir = new URL('../assets/', import.meta.url);
+  const require = createRequire(import.meta.url);
+  return {
+    'portal.css': { type: 'text/css; charset=utf-8', body: fs.readFileSync(new URL('portal.css', dir)) },
+    'portal.js': { type: 'text/javascript; charset=utf-8', body: fs.readFileSync(new URL('portal.js', dir)) },
+    'htmx.min.js': {
+      type: 'text/javascript; charset=utf-8',
+      body: fs.readFileSync(require.resolve('htmx.org/dist/htmx.min.js')),
+    },
+  } as Record<string, { type: string; body: Buffer }>;
+}
+
+export function sendPage(reply: FastifyReply, page: Html, status = 200) {
+  return reply.code(status).type('text/html; charset=utf-8').send(page.value);
+}
+
+export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
+  const cookieName = sessionCookieName(deps.secureCookies);
+  const assets = loadAssets();
+
+  void app.register(
+    async (portal) => {
+      await portal.register(cookie);
+      await portal.register(formbody, { bodyLimit: 1024 * 1024 });
+      await portal.register(multipart, {
+        attachFieldsToBody: 'keyValues',
+        limits: { fileSize: 2 * 1024 * 1024, files: 1, fields: 50 },
+      });
+      portal.decorateRequest('portalSession', null);
+      portal.decorateRequest('portalSessionId', null);
+
+      portal.addHook('onSend', async (_request, reply) => {
+        reply.header('content-security-policy', CSP);
+        reply.header('x-frame-options', 'DENY');
+        reply.header('referrer-policy', 'no-referrer');
+        reply.header('x-content-type-options', 'nosniff');
+        reply.header('cross-origin-opener-policy', 'same-origin');
+        reply.header('permissions-policy', 'camera=(), microphone=(), geolocation=()');
+        if (deps.secureCookies) reply.header('strict-transport-security', 'max-age=31536000');
+        if (!reply.getHeader('cache-control')) reply.header('cache-control', 'no-store');
+      });
+
+      portal.addHook('preHandler', async (request, reply) => {
+        const config = request.routeOptions.config;
+        const id = request.cookies[cookieName];
+        request.portalSessionId = id ?? null;
+        request.portalSession = id ? await deps.sessions.get(id) : null;
+        const changing = request.method !== 'GET' && request.method !== 'HEAD';
+        if (changing && !sameOrigin(request)) return refuseCsrf(reply);
+        if (config.portalPublic) {
+          if (changing && !preSessionTokenOk(request)) return refuseCsrf(reply);
+          return;
+        }
+        const session = request.portalSession;
+        if (!session) {
+          if (id) void reply.clearCookie(cookieName, { path: '/' });
+          return reply.redirect('/portal/login', 303);
+        }
+        if (!changing) return;
+        const given = tokenOf(request);
+        if (!given || !safeEqual(given, session.csrfToken)) return refuseCsrf(reply);
+        if (session.role !== 'owner' && !config.portalViewerMayPost) {
+          return sendPage(
+            reply,
+            publicPage(
+              'Read only',
+              html`<p role="alert">
+                  Your role is <strong>viewer</strong>: you can look but not change anything. An owner of your account
+                  can do this.
+                </p>
+                <p><a href="/portal">Back to the overview</a></p>`,
+            ),
+            403,
+          );
+        }
+      });
+
+      portal.setNotFoundHandler((_request, reply) => sendPage(reply, notFoundPage(), 404));
+      portal.setErrorHandler((err, request, reply) => {
+        if (err instanceof AppError) {
+          if (err.status === 404) return sendPage(reply, notFoundPage(), 404);
+          return sendPage(reply, publicPage('Error', errorBox(err)), err.status);
+        }
+        const status = (err as { statusCode?: number }).statusCode;
+        if (typeof status === 'number' && status >= 400 && status < 500)
+          return sendPage(
+            reply,
+            publicPage('Bad request', html`<p role="alert">${(err as Error).message}</p>`),
+            status,
+          );
+        request.log.error({ err }, 'portal: unhandled error');
+        return sendPage(reply, publicPage('Error', errorBox(err)), 500);
+      });
+
+      portal.get('/assets/:name', { config: { portalPublic: true } }, async (request, reply) => {
+        const asset = assets[(request.params as { name: string }).name];
+        if (!asset) return sendPage(reply, notFoundPage(), 404);
+        return reply.header('cache-control', 'public, max-age=3600').type(asset.type).send(asset.body);
+      });
+
+      registerAuthRoutes(portal, deps, cookieName);
+      registerOverviewRoutes(portal, deps);
+      registerMessageRoutes(portal, deps);
+      registerKeyRoutes(portal, deps);
+      registerAccountRoutes(portal, deps);
+      registerWebhookRoutes(portal, deps);
+      registerInboxRoutes(portal, deps);
+      registerBroadcastRoutes(portal, deps);
+      registerTemplateRoutes(portal, deps);
+    },
+    { prefix: '/portal' },
+  );
+}
+
+function notFoundPage(): Html {
+  return publicPage('Not found', html`<p>There is nothing here. <a href="/portal">Back to the overview</a></p>`);
+}
+
+function tokenOf(request: FastifyRequest): string | null {
+  const header = request.headers['x-csrf-token'];
+  if (typeof header === 'string') return header;
+  const body = request.body as Record<string, unknown> | undefined;
+  return body && typeof body._csrf === 'string' ? body._csrf : null;
+}
+
+/** Forms before login carry a token equal to a cookie set with the form (double submit). */
+function preSessionTokenOk(request: FastifyRequest): boolean {
+  const cookieToken = request.cookies[PRE_CSRF_COOKIE];
+  const given = tokenOf(request);
+  return !!cookieToken && !!given && cookieToken.length >= 20 && safeEqual(cookieToken, given);
+}
+
+/** Browsers say where a request comes from; a cross-site one never changes anything. */
+function sameOrigin(request: FastifyRequest): boolean {
+  const site = request.headers['sec-fetch-site'];
+  if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') return false;
+  const origin = request.headers.origin;
+  // Under Referrer-Policy no-referrer browsers send "Origin: null" even for same-origin forms;
+  // Sec-Fetch-Site (above) and the token still decide those.
+  if (typeof origin === 'string' && origin !== 'null') {
+    try {
+      return new URL(origin).host === request.headers.host;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+function refuseCsrf(reply: FastifyReply) {
+  return sendPage(
+    reply,
+    publicPage(
+      'Form expired',
+      html`<p role="alert">
+          This form has expired or did not come from the portal (CSRF check failed). Reload the page and try again.
+        </p>
+        <p><a href="/portal">Back to the portal</a></p>`,
+    ),
+    403,
+  );
+}

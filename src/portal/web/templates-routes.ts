@@ -1,0 +1,133 @@
+// Templates (plans Starter and up, accounts with a management credential): the catalog read live
+// from the provider with status and quality, and creation of a text template with its examples.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+import type { Tenant } from '../../auth/directory.js';
+import { toProblems, validatorCompiler } from '../../http/validation.js';
+import { PLAN_LIMITS } from '../../plans/plans.js';
+import { AppError, errors } from '../../shared/errors.js';
+import { type CreateTemplateRequest, CreateTemplateSchema } from '../../templates/template-definition.js';
+import type { PortalDeps } from './deps.js';
+import { portalPrincipal, str, tenantOf } from './deps.js';
+import { html, type Part } from './html.js';
+import { csrfField, errorBox, gate, notice, page, type PageContext } from './layout.js';
+import { sendPage } from './portal-plugin.js';
+
+const validate = validatorCompiler({
+  schema: CreateTemplateSchema,
+  httpPart: 'body',
+  method: 'POST',
+  url: '',
+}) as unknown as ((data: unknown) => boolean) & { errors?: never[] | null };
+
+export function registerTemplateRoutes(app: FastifyInstance, deps: PortalDeps): void {
+  async function templatesPage(request: FastifyRequest, ctx: PageContext, tenant: Tenant, top: Part) {
+    if (!PLAN_LIMITS[tenant.plan].templates)
+      return page(ctx, 'Templates', gate(tenant.plan, 'templates', 'The template catalog'));
+    const principal = portalPrincipal(ctx.session);
+    const sections = await Promise.all(
+      tenant.accounts
+        .filter((a) => a.type === 'OFFICIAL')
+        .map(async (a) => {
+          let body: Part;
+          try {
+            const { templates } = await deps.templates.list(principal, tenant, a.id, { limit: 50 });
+            body = html`<table>
+              <caption>
+                Templates of ${a.displayName}
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Language</th>
+                  <th scope="col">Category</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Quality</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${templates.map(
+                  (t) =>
+                    html`<tr>
+                      <td>${t.name}</td>
+                      <td>${t.language}</td>
+                      <td>${t.category}</td>
+                      <td>${t.status}${t.rejectedReason ? ` (${t.rejectedReason})` : ''}</td>
+                      <td>${t.qualityScore ? JSON.stringify(t.qualityScore) : '—'}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>`;
+          } catch (err) {
+            if (!(err instanceof AppError)) throw err;
+            body = errorBox(err);
+          }
+          return html`<section class="card">
+            <h2>${a.displayName} (${a.phoneNumber})</h2>
+            ${body}
+            ${
+              ctx.session.role === 'owner' && a.hasManagementToken
+                ? html`<form method="post" action="/portal/templates" class="stack">
+                    ${csrfField(ctx.session)}
+                    <input type="hidden" name="chatAccountId" value="${a.id}" />
+                    <label for="n-${a.id}">Name (a-z, 0-9, _)</label><input id="n-${a.id}" name="name" required />
+                    <label for="l-${a.id}">Language</label><input id="l-${a.id}" name="language" value="en" required />
+                    <label for="c-${a.id}">Category</label>
+                    <select id="c-${a.id}" name="category">
+                      <option>UTILITY</option>
+                      <option>MARKETING</option>
+                      <option>AUTHENTICATION</option>
+                    </select>
+                    <label for="f-${a.id}">Parameter format</label>
+                    <select id="f-${a.id}" name="parameterFormat">
+                      <option>POSITIONAL</option>
+                      <option>NAMED</option>
+                    </select>
+                    <label for="b-${a.id}">Body ({{1}} or {{name}})</label>
+                    <textarea id="b-${a.id}" name="body" rows="3" required></textarea>
+                    <label for="e-${a.id}">Examples, one per line: variable=example text</label>
+                    <textarea id="e-${a.id}" name="examples" rows="2"></textarea>
+                    <button type="submit">Create template</button>
+                  </form>`
+                : ''
+            }
+          </section>`;
+        }),
+    );
+    return page(ctx, 'Templates', html`${top}${sections.length === 0 ? html`<p>No official account.</p>` : sections}`);
+  }
+
+  app.get('/templates', async (request, reply) => {
+    const { tenant, ctx } = await tenantOf(deps, request);
+    return sendPage(reply, await templatesPage(request, ctx, tenant, ''));
+  });
+
+  app.post('/templates', async (request, reply) => {
+    const { tenant, ctx, session } = await tenantOf(deps, request);
+    const b = request.body;
+    const req = {
+      name: str(b, 'name'),
+      language: str(b, 'language'),
+      category: str(b, 'category'),
+      parameterFormat: str(b, 'parameterFormat'),
+      body: str(b, 'body'),
+      examples: str(b, 'examples')
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l.includes('='))
+        .map((l) => ({ name: l.slice(0, l.indexOf('=')).trim(), text: l.slice(l.indexOf('=') + 1).trim() })),
+    } as CreateTemplateRequest;
+    try {
+      if (!validate(req)) throw errors.validation(toProblems(validate.errors ?? []));
+      const t = await deps.templates.create(portalPrincipal(session), tenant, str(b, 'chatAccountId'), req);
+      return sendPage(
+        reply,
+        await templatesPage(request, ctx, tenant, notice(html`Template ${t.name} created: ${t.status}.`)),
+        201,
+      );
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      return sendPage(reply, await templatesPage(request, ctx, tenant, errorBox(err)), err.status);
+    }
+  });
+}

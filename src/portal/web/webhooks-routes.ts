@@ -1,0 +1,291 @@
+// Webhook endpoints (plans Basic and Pro): create (secret shown once), edit, rotate the secret,
+// send a test event, the delivery history with every attempt, and redelivery.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+import { requireFeature } from '../../plans/plans.js';
+import { AppError, errors } from '../../shared/errors.js';
+import { EVENT_TYPES } from '../../shared/vocab.js';
+import { MAX_ACTIVE_ENDPOINTS } from '../../webhooks/endpoint-service.js';
+import type { PortalDeps } from './deps.js';
+import { audit, idParam, str, tenantOf } from './deps.js';
+import { when } from './format.js';
+import { html, type Part } from './html.js';
+import { copyButton, csrfField, errorBox, gate, notice, page, type PageContext } from './layout.js';
+import { sendPage } from './portal-plugin.js';
+
+function listOf(body: unknown, name: string): string[] {
+  const v = (body as Record<string, unknown> | undefined)?.[name];
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : [];
+}
+
+function eventsInput(body: unknown) {
+  const events = listOf(body, 'events');
+  const bad = events.find((e) => !(EVENT_TYPES as readonly string[]).includes(e));
+  if (bad !== undefined)
+    throw errors.validation([{ path: 'events', message: `must be some of ${EVENT_TYPES.join(', ')}` }]);
+  if (events.length === 0) throw errors.validation([{ path: 'events', message: 'must NOT have fewer than 1 items' }]);
+  return events;
+}
+
+function secretShown(secret: string) {
+  return notice(
+    html`<p><strong>The signing secret, shown once. Copy it now.</strong></p>
+      <p><code id="secret" class="secret">${secret}</code> ${copyButton('secret')}</p>`,
+  );
+}
+
+export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): void {
+  /** The page's context once the plan allows webhooks; otherwise the gate page is sent. */
+  async function allowed(request: FastifyRequest) {
+    const t = await tenantOf(deps, request);
+    try {
+      requireFeature(t.tenant.plan, 'webhooks');
+      return { ...t, gated: null };
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      return { ...t, gated: page(t.ctx, 'Webhook endpoints', gate(t.tenant.plan, 'webhooks', 'Webhooks')) };
+    }
+  }
+
+  async function listPage(ctx: PageContext, customerId: string, top: Part) {
+    const [endpoints, health] = await Promise.all([
+      deps.endpoints.list(customerId),
+      deps.queries.webhookHealth(customerId),
+    ]);
+    const owner = ctx.session.role === 'owner';
+    return page(
+      ctx,
+      'Webhook endpoints',
+      html`${top}
+        <p>${endpoints.filter((e) => e.isActive).length} of ${MAX_ACTIVE_ENDPOINTS} active endpoints.</p>
+        <table>
+          <caption>
+            Endpoints
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">URL</th>
+              <th scope="col">Description</th>
+              <th scope="col">Events</th>
+              <th scope="col">Active</th>
+              <th scope="col">Success (7 days)</th>
+              <th scope="col">Last failure</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${endpoints.map((e) => {
+              const h = health.get(e.id);
+              return html`<tr>
+                <td><a href="/portal/webhooks/${e.id}">${e.url}</a></td>
+                <td>${e.description}</td>
+                <td>${e.events.join(', ')}</td>
+                <td>${e.isActive ? 'yes' : 'no'}</td>
+                <td>${h && h.total > 0 ? `${Math.round((h.ok / h.total) * 100)}% of ${h.total}` : '—'}</td>
+                <td>${e.lastFailureAt ? html`${when(e.lastFailureAt)}: ${e.lastFailureReason ?? ''}` : '—'}</td>
+              </tr>`;
+            })}
+          </tbody>
+        </table>
+        ${
+          owner
+            ? html`<section aria-labelledby="new-ep">
+                <h2 id="new-ep">Add an endpoint</h2>
+                <form method="post" action="/portal/webhooks" class="stack">
+                  ${csrfField(ctx.session)}
+                  <label for="url">HTTPS URL</label>
+                  <input id="url" name="url" type="url" required maxlength="2048" />
+                  <label for="description">Description</label>
+                  <input id="description" name="description" maxlength="500" />
+                  <fieldset>
+                    <legend>Events</legend>
+                    ${EVENT_TYPES.map(
+                      (ev, i) =>
+                        html`<div>
+                          <input id="ev-${i}" type="checkbox" name="events" value="${ev}" checked /><label for="ev-${i}"
+                            >${ev}</label
+                          >
+                        </div>`,
+                    )}
+                  </fieldset>
+                  <button type="submit">Add endpoint</button>
+                </form>
+              </section>`
+            : ''
+        }`,
+    );
+  }
+
+  async function detailPage(ctx: PageContext, customerId: string, id: string, top: Part) {
+    const e = await deps.endpoints.get(customerId, id);
+    const { deliveries } = await deps.endpoints.deliveries(customerId, id, { limit: 50 });
+    const owner = ctx.session.role === 'owner';
+    const action = (path: string, label: string) =>
+      html`<form method="post" action="/portal/webhooks/${e.id}/${path}" class="inline">
+        ${csrfField(ctx.session)}<button type="submit">${label}</button>
+      </form>`;
+    return page(
+      ctx,
+      `Endpoint ${e.url}`,
+      html`${top}
+        <dl class="fields">
+          <dt>id</dt>
+          <dd><code>${e.id}</code></dd>
+          <dt>Last success</dt>
+          <dd>${when(e.lastSuccessAt)}</dd>
+          <dt>Last failure</dt>
+          <dd>${when(e.lastFailureAt)} ${e.lastFailureReason ?? ''}</dd>
+        </dl>
+        ${
+          owner
+            ? html`<form method="post" action="/portal/webhooks/${e.id}" class="stack">
+                  ${csrfField(ctx.session)}
+                  <label for="url">URL</label>
+                  <input id="url" name="url" type="url" required value="${e.url}" />
+                  <label for="description">Description</label>
+                  <input id="description" name="description" value="${e.description}" maxlength="500" />
+                  <fieldset>
+                    <legend>Events</legend>
+                    ${EVENT_TYPES.map(
+                      (ev, i) =>
+                        html`<div>
+                          <input
+                            id="ev-${i}"
+                            type="checkbox"
+                            name="events"
+                            value="${ev}"
+                            ${e.events.includes(ev) ? 'checked' : ''}
+                          />
+                          <label for="ev-${i}">${ev}</label>
+                        </div>`,
+                    )}
+                  </fieldset>
+                  <div>
+                    <input id="isActive" type="checkbox" name="isActive" value="true" ${e.isActive ? 'checked' : ''} />
+                    <label for="isActive">Active</label>
+                  </div>
+                  <button type="submit">Save</button>
+                </form>
+                <p>${action('test', 'Send a test event')} ${action('rotate-secret', 'Rotate secret')}</p>`
+            : ''
+        }
+        <h2>Deliveries</h2>
+        <table>
+          <caption>
+            Delivery history, newest first
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Created</th>
+              <th scope="col">Event</th>
+              <th scope="col">Status</th>
+              <th scope="col">Attempts (status code, duration, response)</th>
+              <th scope="col">Redeliver</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${deliveries.map(
+              (d) =>
+                html`<tr class="delivery">
+                  <td>${when(d.createdAt)}</td>
+                  <td>${d.eventType}<br /><code>${d.eventId}</code></td>
+                  <td>${d.status}</td>
+                  <td>
+                    <ol>
+                      ${(d.attempts as Record<string, unknown>[]).map(
+                        (a) =>
+                          html`<li class="attempt">
+                            ${when(String(a.attemptedAt))}:
+                            <strong>${a.statusCode === null ? 'no answer' : String(a.statusCode)}</strong>,
+                            ${String(a.durationMs)} ms ${a.error ? html`— ${String(a.error)}` : ''}
+                            ${a.responseBody ? html`<pre class="excerpt">${String(a.responseBody).slice(0, 500)}</pre>` : ''}
+                          </li>`,
+                      )}
+                    </ol>
+                  </td>
+                  <td>${owner ? action(`deliveries/${d.id}/redeliver`, 'Redeliver') : ''}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+        <p><a href="/portal/webhooks">All endpoints</a></p>`,
+    );
+  }
+
+  app.get('/webhooks', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated);
+    return sendPage(reply, await listPage(a.ctx, a.tenant.customerId, ''));
+  });
+
+  app.post('/webhooks', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated, 403);
+    try {
+      const url = str(request.body, 'url');
+      if (url.length < 1 || url.length > 2048)
+        throw errors.validation([{ path: 'url', message: 'must be 1 to 2048 characters' }]);
+      const created = await deps.endpoints.create(a.tenant.customerId, {
+        url,
+        events: eventsInput(request.body),
+        description: str(request.body, 'description').slice(0, 500),
+      });
+      await audit(deps, request, a.session, 'webhook.create', created.id);
+      return sendPage(reply, await listPage(a.ctx, a.tenant.customerId, secretShown(created.secret)), 201);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      return sendPage(reply, await listPage(a.ctx, a.tenant.customerId, errorBox(err)), err.status);
+    }
+  });
+
+  app.get('/webhooks/:id', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated);
+    return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, idParam(request), ''));
+  });
+
+  app.post('/webhooks/:id', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated, 403);
+    const id = idParam(request);
+    try {
+      await deps.endpoints.update(a.tenant.customerId, id, {
+        url: str(request.body, 'url'),
+        events: eventsInput(request.body),
+        description: str(request.body, 'description').slice(0, 500),
+        isActive: str(request.body, 'isActive') === 'true',
+      });
+      return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, id, notice('Saved.')));
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status === 404) throw err;
+      return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, id, errorBox(err)), err.status);
+    }
+  });
+
+  app.post('/webhooks/:id/rotate-secret', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated, 403);
+    const id = idParam(request);
+    const { secret } = await deps.endpoints.rotateSecret(a.tenant.customerId, id);
+    await audit(deps, request, a.session, 'webhook.rotate_secret', id);
+    return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, id, secretShown(secret)));
+  });
+
+  app.post('/webhooks/:id/test', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated, 403);
+    const id = idParam(request);
+    const { eventId } = await deps.endpoints.sendTest(a.tenant.customerId, id);
+    return sendPage(
+      reply,
+      await detailPage(a.ctx, a.tenant.customerId, id, notice(html`Test event <code>${eventId}</code> queued.`)),
+    );
+  });
+
+  app.post('/webhooks/:id/deliveries/:deliveryId/redeliver', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated, 403);
+    const id = idParam(request);
+    await deps.endpoints.redeliver(a.tenant.customerId, id, idParam(request, 'deliveryId'));
+    return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, id, notice('Redelivery queued.')));
+  });
+}
