@@ -156,8 +156,13 @@ export async function createApp(
       void api.register(async (plain) =>
         registerAdminRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {
           adminToken,
-          customers: createCustomerService({ db, directory }),
-          accounts: createAccountAdmin({ db, sealer, directory, publicBaseUrl: config.publicBaseUrl }),
+          customers: createCustomerService({ db, invalidate: directory.invalidate }),
+          accounts: createAccountAdmin({
+            db,
+            sealer,
+            invalidate: directory.invalidate,
+            publicBaseUrl: config.publicBaseUrl,
+          }),
           keys: createKeyService({ db, sealer, directory }),
           inbound,
         }),
