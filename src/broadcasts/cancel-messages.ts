@@ -3,7 +3,7 @@
 // it was charged to the current month (a message tried once may have reached the provider; a
 // past month's counter is history and stays as it was).
 import type { Queryable } from '../db/db.js';
-import { applyTransitions, type Transition } from '../dispatch/transitions.js';
+import { applyTransitions, type Transition } from '../lifecycle/apply-transitions.js';
 import { quotaMonth } from '../plans/plans.js';
 import type { MessageStatus } from '../shared/vocab.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';

@@ -11,19 +11,19 @@ import { loadSendAccounts, markAccountError, type SendAccount } from '../account
 import { failCancelledMessages, findCancelled, lockQuotaForRefund } from '../broadcasts/cancel-messages.js';
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
+import { applyParkedReceipts } from '../lifecycle/apply-receipt.js';
+import { applyTransitions, type Transition } from '../lifecycle/apply-transitions.js';
+import { claimDue, type Claimed, releaseLeases } from '../lifecycle/claim.js';
 import { type MediaPreparer, needsMediaStep } from '../media/prepare-media.js';
 import { MESSAGES_READY } from '../messages/insert-batch.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
-import { applyParkedReceipts } from '../receipts/apply-receipt.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit } from '../shared/group-commit.js';
 import type { AccountStatus } from '../shared/vocab.js';
 import { createWorkerLoop } from '../shared/worker-loop.js';
-import { claimDue, type Claimed, releaseLeases } from './claim.js';
 import { type AttemptResult, recordAttempt, refuseBeforeSending } from './live-send.js';
 import { reserveSlots } from './pacing.js';
 import { simulateSandboxStep } from './sandbox-simulator.js';
-import { applyTransitions, type Transition } from './transitions.js';
 
 export type DispatcherOptions = {
   batchSize: number;

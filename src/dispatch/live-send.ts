@@ -1,12 +1,12 @@
 // Deciding a live message's fate: the account's state and send policy first (no provider call
 // when they forbid it), then the provider's answer mapped through the one error table.
 import type { SendAccount } from '../accounts/send-accounts.js';
+import type { SendErrorDetail, Transition } from '../lifecycle/apply-transitions.js';
+import type { Claimed } from '../lifecycle/claim.js';
 import type { SendOutcome } from '../provider/cloud-api.js';
 import { classifyProviderError, pairRateDelayMs, type Verdict } from '../provider/error-map.js';
 import { backoffDelayMs, SEND_SCHEDULE_MS, THROTTLE_SCHEDULE_MS } from '../shared/backoff.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
-import type { Claimed } from './claim.js';
-import type { SendErrorDetail, Transition } from './transitions.js';
 
 const fail = (m: Claimed, now: Date, error: SendErrorDetail, attempted: boolean): Transition => ({
   id: m.id,

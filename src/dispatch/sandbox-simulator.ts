@@ -2,8 +2,8 @@
 //   ...99: failed (SANDBOX_SIMULATED_FAILURE)   ...88: sent -> delivered -> read   other: sent -> delivered
 import crypto from 'node:crypto';
 
+import type { Transition } from '../lifecycle/apply-transitions.js';
 import { type MessageStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
-import type { Transition } from './transitions.js';
 
 export type ClaimedMessage = { id: string; status: MessageStatus; recipient: string };
 

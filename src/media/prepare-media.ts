@@ -4,8 +4,8 @@
 // remember the provider's media id on the message. The send itself then goes by that id.
 import type { SendAccount } from '../accounts/send-accounts.js';
 import type { Db } from '../db/db.js';
-import type { Claimed } from '../dispatch/claim.js';
 import { type AttemptResult, recordAttempt } from '../dispatch/live-send.js';
+import type { Claimed } from '../lifecycle/claim.js';
 import type { OutboundClient } from '../outbound/outbound-client.js';
 import type { ProviderClient, UploadOutcome } from '../provider/cloud-api.js';
 import { lastUrlSegment } from '../provider/payload.js';

@@ -3,9 +3,9 @@
 // provider's time, and a receipt that beats the send's own commit is parked, never lost.
 import type { Queryable } from '../db/db.js';
 import { writeEvents } from '../events/outbox.js';
-import { releaseMedia } from '../media/media-lifecycle.js';
 import { classifyProviderError } from '../provider/error-map.js';
 import type { StatusReceipt } from '../provider/parse-webhook.js';
+import { releaseMedia } from './media-lifecycle.js';
 
 const RANK: Record<string, number> = { pending: -1, queued: -1, sent: 1, delivered: 2, read: 3, failed: 9 };
 const FORWARD = ['sent', 'delivered', 'read'] as const;

@@ -2,9 +2,9 @@
 // events in the same transaction. A row whose lease this worker lost is left alone (no event).
 import type { Queryable } from '../db/db.js';
 import { writeEvents } from '../events/outbox.js';
-import { releaseMedia } from '../media/media-lifecycle.js';
 import type { ProviderMediaRef } from '../provider/payload.js';
 import type { MessageStatus } from '../shared/vocab.js';
+import { releaseMedia } from './media-lifecycle.js';
 
 export type SendErrorDetail = {
   code: string;
