@@ -14,7 +14,6 @@ import { retryTransient } from '../db/retry.js';
 import { applyParkedReceipts } from '../lifecycle/apply-receipt.js';
 import { applyTransitions, type Transition } from '../lifecycle/apply-transitions.js';
 import { claimDue, type Claimed, releaseLeases } from '../lifecycle/claim.js';
-import { type MediaPreparer, needsMediaStep } from '../media/prepare-media.js';
 import { MESSAGES_READY } from '../messages/insert-batch.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
@@ -23,6 +22,7 @@ import type { AccountStatus } from '../shared/vocab.js';
 import { createWorkerLoop } from '../shared/worker-loop.js';
 import { type AttemptResult, recordAttempt, refuseBeforeSending } from './live-send.js';
 import { reserveSlots } from './pacing.js';
+import { type MediaPreparer, needsMediaStep } from './prepare-media.js';
 import { simulateSandboxStep } from './sandbox-simulator.js';
 
 export type DispatcherOptions = {

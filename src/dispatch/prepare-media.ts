@@ -4,15 +4,15 @@
 // remember the provider's media id on the message. The send itself then goes by that id.
 import type { SendAccount } from '../accounts/send-accounts.js';
 import type { Db } from '../db/db.js';
-import { type AttemptResult, recordAttempt } from '../dispatch/live-send.js';
 import type { Claimed } from '../lifecycle/claim.js';
+import type { MediaStore } from '../media/media-store.js';
+import { detectType, MAX_IMAGE_BYTES, MAX_UPLOAD_BYTES, mediaMismatch } from '../media/media-type.js';
 import type { OutboundClient } from '../outbound/outbound-client.js';
 import type { ProviderClient, UploadOutcome } from '../provider/cloud-api.js';
 import { lastUrlSegment } from '../provider/payload.js';
 import { backoffDelayMs, SEND_SCHEDULE_MS } from '../shared/backoff.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
-import type { MediaStore } from './media-store.js';
-import { detectType, MAX_IMAGE_BYTES, MAX_UPLOAD_BYTES, mediaMismatch } from './media-type.js';
+import { type AttemptResult, recordAttempt } from './live-send.js';
 
 /** A URL must answer within this time, redirects included (less when the lease is short). */
 export const MEDIA_FETCH_TIMEOUT_MS = 10_000;
