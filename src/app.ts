@@ -16,6 +16,7 @@ import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { openDb } from './db/open-db.js';
 import { createDispatcher } from './dispatch/dispatcher.js';
+import { createMediaPreparer, mediaFetchTimeoutMs } from './dispatch/prepare-media.js';
 import { registerAdminPortalRoutes } from './http/routes/admin-portal-routes.js';
 import { registerAdminRoutes } from './http/routes/admin-routes.js';
 import { registerBroadcastRoutes } from './http/routes/broadcast-routes.js';
@@ -34,7 +35,6 @@ import { createKeyService } from './keys/key-service.js';
 import { createKeyUsage } from './keys/key-usage.js';
 import { createMediaService } from './media/media-service.js';
 import { createDbMediaStore } from './media/media-store.js';
-import { createMediaPreparer, mediaFetchTimeoutMs } from './media/prepare-media.js';
 import { createMessageQueries } from './messages/message-queries.js';
 import { createSendService } from './messages/send-service.js';
 import { createOutboundClient, type Resolve, systemResolve } from './outbound/outbound-client.js';
@@ -210,8 +210,13 @@ export async function createApp(
       void api.register(async (plain) =>
         registerAdminRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {
           adminToken,
-          customers: createCustomerService({ db, directory }),
-          accounts: createAccountAdmin({ db, sealer, directory, publicBaseUrl: config.publicBaseUrl }),
+          customers: createCustomerService({ db, invalidate: directory.invalidate }),
+          accounts: createAccountAdmin({
+            db,
+            sealer,
+            invalidate: directory.invalidate,
+            publicBaseUrl: config.publicBaseUrl,
+          }),
           keys,
           inbound,
         }),

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createApp } from '../src/app.js';
-import { claimDue } from '../src/dispatch/claim.js';
+import { claimDue } from '../src/lifecycle/claim.js';
 import {
   backend,
   call,

@@ -2,7 +2,6 @@
 // and never leave this module in clear.
 import crypto from 'node:crypto';
 
-import type { Directory } from '../auth/directory.js';
 import { lockCustomer } from '../customers/customer-service.js';
 import type { Db, Queryable } from '../db/db.js';
 import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
@@ -39,10 +38,11 @@ export type AccountAdmin = ReturnType<typeof createAccountAdmin>;
 export function createAccountAdmin(deps: {
   db: Db;
   sealer: Sealer;
-  directory: Pick<Directory, 'invalidate'>;
+  /** Drops the customer's cached directory entry; called inside the changing transaction. */
+  invalidate: (tx: Queryable, customerId: string) => Promise<void>;
   publicBaseUrl: string;
 }) {
-  const { db, sealer, directory, publicBaseUrl } = deps;
+  const { db, sealer, invalidate, publicBaseUrl } = deps;
   const seal = (v: string | null | undefined) => (v === undefined ? undefined : v === null ? null : sealer.seal(v));
 
   async function view(tx: Queryable, id: string) {
@@ -120,7 +120,7 @@ export function createAccountAdmin(deps: {
               input.throughputMps ?? 80,
             ],
           );
-          await directory.invalidate(tx, customerId);
+          await invalidate(tx, customerId);
           return view(tx, id);
         });
       } catch (err) {
@@ -189,7 +189,7 @@ export function createAccountAdmin(deps: {
           if (sets.length > 0) {
             await tx.query(`UPDATE chat_accounts SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, params);
           }
-          await directory.invalidate(tx, current.customer_id);
+          await invalidate(tx, current.customer_id);
           return view(tx, id);
         });
       } catch (err) {

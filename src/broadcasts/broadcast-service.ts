@@ -6,6 +6,7 @@ import type { AccountRecord } from '../accounts/account-record.js';
 import type { Principal, Tenant } from '../auth/directory.js';
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
+import { holdUnsentOfBroadcast } from '../lifecycle/claim.js';
 import type { MediaService } from '../media/media-service.js';
 import type { Scope } from '../messages/message-queries.js';
 import { admitContent } from '../messages/send-service.js';
@@ -192,19 +193,8 @@ export function createBroadcastService(deps: {
               WHERE id = $1 AND EXISTS (SELECT 1 FROM messages WHERE customer_id = $2 AND broadcast_id = $1 AND status IN ('pending', 'queued'))`,
             [record.id, record.customerId],
           );
-          const held = await tx.query<{ id: string; status: 'pending' | 'queued'; attempt_count: number }>(
-            `UPDATE messages SET locked_by = $3, locked_until = now() + interval '1 minute'
-              WHERE customer_id = $1 AND broadcast_id = $2 AND status IN ('pending', 'queued')
-                AND (locked_until IS NULL OR locked_until < now())
-              RETURNING id, status, attempt_count`,
-            [record.customerId, record.id, holder],
-          );
-          await failCancelledMessages(
-            tx,
-            holder,
-            record,
-            held.map((m) => ({ id: m.id, status: m.status, attemptCount: Number(m.attempt_count) })),
-          );
+          const held = await holdUnsentOfBroadcast(tx, record, holder);
+          await failCancelledMessages(tx, holder, record, held);
           return record;
         }),
       );

@@ -3,15 +3,10 @@
 // it was charged to the current month (a message tried once may have reached the provider; a
 // past month's counter is history and stays as it was).
 import type { Queryable } from '../db/db.js';
-import { applyTransitions, type Transition } from '../dispatch/transitions.js';
+import { applyTransitions } from '../lifecycle/apply-transitions.js';
+import * as transition from '../lifecycle/transitions.js';
 import { quotaMonth } from '../plans/plans.js';
 import type { MessageStatus } from '../shared/vocab.js';
-import { SEND_ERROR_CODES } from '../shared/vocab.js';
-
-export const CANCELLED_ERROR = {
-  code: SEND_ERROR_CODES.BROADCAST_CANCELLED,
-  message: 'The broadcast was cancelled before this message was sent',
-};
 
 /**
  * Locks the customer's quota row of this month before anything else of a cancel: inserts lock it
@@ -41,16 +36,11 @@ export async function failCancelledMessages(
   now = new Date(),
 ): Promise<number> {
   if (messages.length === 0) return 0;
-  const transitions: Transition[] = messages.map((m) => ({
-    id: m.id,
-    from: m.status,
-    to: 'failed',
-    at: now,
-    error: CANCELLED_ERROR,
-    nextDueAt: null,
-    attempted: false,
-  }));
-  const failed = await applyTransitions(tx, holder, transitions);
+  const failed = await applyTransitions(
+    tx,
+    holder,
+    messages.map((m) => transition.cancelled(m, now)),
+  );
   const { month } = quotaMonth(now);
   const refund = Math.min(failed, messages.filter((m) => m.attemptCount === 0).length);
   if (refund > 0 && quotaMonth(broadcast.createdAt).month === month) {

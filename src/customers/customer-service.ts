@@ -1,7 +1,6 @@
 // Customers: created and changed by the operator.
 import crypto from 'node:crypto';
 
-import type { Directory } from '../auth/directory.js';
 import type { Db, Queryable } from '../db/db.js';
 import type { Plan } from '../plans/plans.js';
 import { PLAN_LIMITS, quotaMonth } from '../plans/plans.js';
@@ -41,8 +40,12 @@ export async function lockCustomer(tx: Pick<Queryable, 'query'>, customerId: str
 
 export type CustomerService = ReturnType<typeof createCustomerService>;
 
-export function createCustomerService(deps: { db: Db; directory: Pick<Directory, 'invalidate'> }) {
-  const { db, directory } = deps;
+export function createCustomerService(deps: {
+  db: Db;
+  /** Drops the customer's cached directory entry; called inside the changing transaction. */
+  invalidate: (tx: Queryable, customerId: string) => Promise<void>;
+}) {
+  const { db, invalidate } = deps;
   return {
     async create(input: { name: string; plan: Plan; defaultCountry?: string | null }): Promise<Customer> {
       const rows = await db.query<Record<string, unknown>>(
@@ -93,7 +96,7 @@ export function createCustomerService(deps: { db: Db; directory: Pick<Directory,
             [id, PLAN_LIMITS[customer.plan].retentionDays],
           );
         }
-        await directory.invalidate(tx, id);
+        await invalidate(tx, id);
         return customer;
       });
     },

@@ -11,19 +11,21 @@ import { loadSendAccounts, markAccountError, type SendAccount } from '../account
 import { failCancelledMessages, findCancelled, lockQuotaForRefund } from '../broadcasts/cancel-messages.js';
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
-import { type MediaPreparer, needsMediaStep } from '../media/prepare-media.js';
+import { applyParkedReceipts } from '../lifecycle/apply-receipt.js';
+import { applyTransitions } from '../lifecycle/apply-transitions.js';
+import { claimDue, type Claimed, releaseLeases } from '../lifecycle/claim.js';
+import type { Transition } from '../lifecycle/transitions.js';
+import * as transition from '../lifecycle/transitions.js';
 import { MESSAGES_READY } from '../messages/insert-batch.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
-import { applyParkedReceipts } from '../receipts/apply-receipt.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit } from '../shared/group-commit.js';
 import type { AccountStatus } from '../shared/vocab.js';
 import { createWorkerLoop } from '../shared/worker-loop.js';
-import { claimDue, type Claimed, releaseLeases } from './claim.js';
 import { type AttemptResult, recordAttempt, refuseBeforeSending } from './live-send.js';
 import { reserveSlots } from './pacing.js';
+import { type MediaPreparer, needsMediaStep } from './prepare-media.js';
 import { simulateSandboxStep } from './sandbox-simulator.js';
-import { applyTransitions, type Transition } from './transitions.js';
 
 export type DispatcherOptions = {
   batchSize: number;
@@ -140,10 +142,7 @@ export function createDispatcher(deps: {
           void outcomes
             .submit({
               message: m,
-              result: {
-                transition: { id: m.id, from: m.status, to: m.status, at: now, nextDueAt: now, attempted: false },
-                verdict: null,
-              },
+              result: { transition: transition.wait(m, now, now), verdict: null },
             })
             .catch((err: unknown) =>
               log.error({ err, messageId: m.id }, 'returning a late send to the queue failed; its lease will expire'),
@@ -210,15 +209,7 @@ export function createDispatcher(deps: {
       else if (needsMediaStep(m)) {
         // Media are fetched and uploaded before the send is booked into the account's slots.
         if (mediaSteps < MAX_MEDIA_STEPS) prepareMedia(m, account!);
-        else
-          deferred.push({
-            id: m.id,
-            from: m.status,
-            to: m.status,
-            at: now,
-            nextDueAt: new Date(now.getTime() + MEDIA_STEP_RETRY_MS),
-            attempted: false,
-          });
+        else deferred.push(transition.wait(m, now, new Date(now.getTime() + MEDIA_STEP_RETRY_MS)));
       } else byAccount.set(m.chatAccountId, [...(byAccount.get(m.chatAccountId) ?? []), m]);
     }
     // At most one second of an account's throughput per batch; the rest waits for its turn.
@@ -236,14 +227,7 @@ export function createDispatcher(deps: {
           // Claimed again half-way through the booked schedule, so the next slots are reserved in
           // time and the account's schedule has no gap (and no reservation runs past the lease).
           const bookedUntil = r ? r.startMs + r.count * r.intervalMs : Date.now() + options.pacingHorizonMs;
-          deferred.push({
-            id: m.id,
-            from: m.status,
-            to: m.status,
-            at: now,
-            nextDueAt: new Date(Math.max(Date.now(), (Date.now() + bookedUntil) / 2)),
-            attempted: false,
-          });
+          deferred.push(transition.wait(m, now, new Date(Math.max(Date.now(), (Date.now() + bookedUntil) / 2))));
         }
       });
     }

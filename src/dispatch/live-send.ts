@@ -1,27 +1,18 @@
 // Deciding a live message's fate: the account's state and send policy first (no provider call
 // when they forbid it), then the provider's answer mapped through the one error table.
 import type { SendAccount } from '../accounts/send-accounts.js';
+import type { Claimed } from '../lifecycle/claim.js';
+import type { SendErrorDetail, Transition } from '../lifecycle/transitions.js';
+import * as transition from '../lifecycle/transitions.js';
 import type { SendOutcome } from '../provider/cloud-api.js';
 import { classifyProviderError, pairRateDelayMs, type Verdict } from '../provider/error-map.js';
 import { backoffDelayMs, SEND_SCHEDULE_MS, THROTTLE_SCHEDULE_MS } from '../shared/backoff.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
-import type { Claimed } from './claim.js';
-import type { SendErrorDetail, Transition } from './transitions.js';
-
-const fail = (m: Claimed, now: Date, error: SendErrorDetail, attempted: boolean): Transition => ({
-  id: m.id,
-  from: m.status,
-  to: 'failed',
-  at: now,
-  error,
-  nextDueAt: null,
-  attempted,
-});
 
 /** A refusal before any provider call, or null when the message may be sent. */
 export function refuseBeforeSending(m: Claimed, account: SendAccount | undefined, now: Date): Transition | null {
   if (!account || account.type !== 'OFFICIAL' || !account.phoneNumberId || !account.accessToken) {
-    return fail(
+    return transition.failed(
       m,
       now,
       { code: SEND_ERROR_CODES.ACCOUNT_NOT_CONNECTED, message: 'The chat account has no usable provider credentials' },
@@ -29,7 +20,7 @@ export function refuseBeforeSending(m: Claimed, account: SendAccount | undefined
     );
   }
   if (account.status !== 'CONNECTED') {
-    return fail(
+    return transition.failed(
       m,
       now,
       {
@@ -40,7 +31,7 @@ export function refuseBeforeSending(m: Claimed, account: SendAccount | undefined
     );
   }
   if (account.sendPolicyMode === 'DISABLED') {
-    return fail(
+    return transition.failed(
       m,
       now,
       {
@@ -51,7 +42,7 @@ export function refuseBeforeSending(m: Claimed, account: SendAccount | undefined
     );
   }
   if (account.sendPolicyMode === 'TEST' && !account.testRecipients.includes(m.recipient)) {
-    return fail(
+    return transition.failed(
       m,
       now,
       {
@@ -69,18 +60,7 @@ export type AttemptResult = { transition: Transition; verdict: Verdict | null };
 /** The transition that records one send attempt's outcome. */
 export function recordAttempt(m: Claimed, outcome: SendOutcome, now: Date, retryTimeScale: number): AttemptResult {
   if (outcome.ok) {
-    return {
-      transition: {
-        id: m.id,
-        from: m.status,
-        to: 'sent',
-        at: now,
-        providerMessageId: outcome.providerMessageId,
-        nextDueAt: null,
-        attempted: true,
-      },
-      verdict: null,
-    };
+    return { transition: transition.sent(m, now, outcome.providerMessageId), verdict: null };
   }
   const verdict: Verdict =
     outcome.transport !== null
@@ -98,18 +78,7 @@ export function recordAttempt(m: Claimed, outcome: SendOutcome, now: Date, retry
       scale: retryTimeScale,
       minMs,
     });
-    return {
-      transition: {
-        id: m.id,
-        from: m.status,
-        to: 'queued',
-        at: now,
-        error,
-        nextDueAt: new Date(now.getTime() + delay),
-        attempted: true,
-      },
-      verdict,
-    };
+    return { transition: transition.retry(m, now, error, new Date(now.getTime() + delay)), verdict };
   }
-  return { transition: fail(m, now, error, true), verdict };
+  return { transition: transition.failed(m, now, error, true), verdict };
 }

@@ -2,8 +2,9 @@
 //   ...99: failed (SANDBOX_SIMULATED_FAILURE)   ...88: sent -> delivered -> read   other: sent -> delivered
 import crypto from 'node:crypto';
 
+import type { Transition } from '../lifecycle/transitions.js';
+import * as transition from '../lifecycle/transitions.js';
 import { type MessageStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
-import type { Transition } from './transitions.js';
 
 export type ClaimedMessage = { id: string; status: MessageStatus; recipient: string };
 
@@ -14,32 +15,17 @@ export function simulateSandboxStep(m: ClaimedMessage, now: Date, stepMs: number
     case 'pending':
     case 'queued':
       if (m.recipient.endsWith('99')) {
-        return {
-          id: m.id,
-          from: m.status,
-          to: 'failed',
-          at: now,
-          nextDueAt: null,
-          attempted: true,
-          error: {
-            code: SEND_ERROR_CODES.SANDBOX_SIMULATED_FAILURE,
-            message: 'Simulated failure: sandbox recipient ending in 99',
-          },
+        const error = {
+          code: SEND_ERROR_CODES.SANDBOX_SIMULATED_FAILURE,
+          message: 'Simulated failure: sandbox recipient ending in 99',
         };
+        return transition.failed(m, now, error, true);
       }
-      return {
-        id: m.id,
-        from: m.status,
-        to: 'sent',
-        at: now,
-        nextDueAt: later,
-        attempted: true,
-        providerMessageId: `sandbox.${crypto.randomUUID()}`,
-      };
+      return transition.sent(m, now, `sandbox.${crypto.randomUUID()}`, later);
     case 'sent':
-      return { id: m.id, from: 'sent', to: 'delivered', at: now, nextDueAt: reads ? later : null, attempted: false };
+      return transition.delivered(m, now, reads ? later : null);
     case 'delivered':
-      return reads ? { id: m.id, from: 'delivered', to: 'read', at: now, nextDueAt: null, attempted: false } : null;
+      return reads ? transition.read(m, now) : null;
     default:
       return null;
   }

@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import type { Queryable } from '../db/db.js';
 import { type OutboxEvent, writeEvents } from '../events/outbox.js';
 import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
-import type { InboundMessage } from '../receipts/parse-webhook.js';
+import type { InboundMessage } from '../provider/parse-webhook.js';
 
 export type InboundAccount = { id: string; customerId: string; plan: Plan; channel: string };
 

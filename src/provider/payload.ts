@@ -11,7 +11,7 @@ export type SendContent = {
   caption?: string;
 };
 
-/** What the worker resolved a message's media to at the provider (see media/prepare-media.ts). */
+/** What the worker resolved a message's media to at the provider (see dispatch/prepare-media.ts). */
 export type ProviderMediaRef = { id: string; filename?: string };
 
 /** The last path segment of a URL, decoded when it can be (a bad %-escape keeps it as is). */

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 
 import type { Db } from '../db/db.js';
-import { purgeMedia } from '../media/media-lifecycle.js';
+import { purgeMedia } from '../lifecycle/media-lifecycle.js';
 
 const LOCK_KEY = 727_002;
 const CHUNK = 5000;

@@ -6,9 +6,9 @@ import type { Logger } from 'pino';
 
 import type { Db } from '../db/db.js';
 import type { InboundService } from '../inbound/inbound-service.js';
+import { applyReceipt } from '../lifecycle/apply-receipt.js';
+import { parseInboundMessages, parseStatusReceipts } from '../provider/parse-webhook.js';
 import type { Sealer } from '../shared/crypto.js';
-import { applyReceipt } from './apply-receipt.js';
-import { parseInboundMessages, parseStatusReceipts } from './parse-webhook.js';
 
 /** Where the webhook came in: the shared app, or one integration of its own. */
 export type WebhookChannel = { kind: 'app' } | { kind: 'integration'; integrationId: string };

@@ -3,23 +3,27 @@
 // provider's time, and a receipt that beats the send's own commit is parked, never lost.
 import type { Queryable } from '../db/db.js';
 import { writeEvents } from '../events/outbox.js';
-import { releaseMedia } from '../media/media-lifecycle.js';
 import { classifyProviderError } from '../provider/error-map.js';
-import type { StatusReceipt } from './parse-webhook.js';
+import type { ReceiptStatus, StatusReceipt } from '../provider/parse-webhook.js';
+import { releaseMedia } from './media-lifecycle.js';
+import { type EventMessage, messageStatusEvent } from './message-status-event.js';
+import type { SendErrorDetail } from './transitions.js';
 
 const RANK: Record<string, number> = { pending: -1, queued: -1, sent: 1, delivered: 2, read: 3, failed: 9 };
 const FORWARD = ['sent', 'delivered', 'read'] as const;
 
-type Row = {
-  id: string;
-  customer_id: string;
-  status: string;
-  external_id: string;
-  channel: string;
-  recipient: string;
-  chat_account_id: string;
-  media_id: string | null;
-};
+/**
+ * The forward-only rule: the statuses a receipt moves a message through from `current`, in order
+ * (a `read` receipt for a queued message steps through sent and delivered); none when it is stale
+ * or a duplicate. `failed` applies only before delivery.
+ */
+export function receiptSteps(current: string, receipt: ReceiptStatus): ReceiptStatus[] {
+  const rank = RANK[current] ?? 9;
+  if (receipt === 'failed') return rank <= 1 ? ['failed'] : [];
+  return FORWARD.filter((s) => RANK[s]! > rank && RANK[s]! <= RANK[receipt]!);
+}
+
+type Row = EventMessage & { status: string; media_id: string | null };
 
 /** Returns 'applied', 'ignored' (stale or duplicate) or 'parked' (no such message yet). */
 export async function applyReceipt(
@@ -27,45 +31,67 @@ export async function applyReceipt(
   accountId: string,
   r: StatusReceipt,
 ): Promise<'applied' | 'ignored' | 'parked'> {
+  const m = await lockMessage(tx, accountId, r);
+  if (!m) {
+    await parkReceipt(tx, accountId, r);
+    return 'parked';
+  }
+  const steps = receiptSteps(m.status, r.status);
+  if (steps.length === 0) return 'ignored';
+  const error = r.status === 'failed' ? receiptError(r) : null;
+  await advanceMessage(tx, m.id, steps, r, error);
+  // A receipt can take a message out of the queue (an answer lost after the provider accepted it).
+  if (m.media_id !== null && (m.status === 'pending' || m.status === 'queued')) await releaseMedia(tx, [m.media_id]);
+  const from = [m.status, ...steps];
+  await writeEvents(
+    tx,
+    steps.map((to, i) => messageStatusEvent({ message: m, from: from[i]!, to, at: r.occurredAt, error })),
+  );
+  return 'applied';
+}
+
+/** A failed receipt's error, mapped through the provider's error table. */
+function receiptError(r: StatusReceipt): SendErrorDetail {
+  return {
+    code: classifyProviderError(r.error?.code ?? null, null, null).errorCode,
+    message: r.error?.details ?? r.error?.title ?? 'The provider reported the message as failed',
+    provider: {
+      code: r.error?.code ?? null,
+      subcode: null,
+      message: r.error?.title ?? null,
+      fbtraceId: null,
+      source: 'status_webhook',
+    },
+  };
+}
+
+/** The receipt's message, by provider id or by our own id echoed back (ours wins), locked. */
+async function lockMessage(tx: Queryable, accountId: string, r: StatusReceipt): Promise<Row | undefined> {
   const rows = await tx.query<Row>(
-    `SELECT id, customer_id, status, external_id, channel, recipient, chat_account_id, media_id FROM messages
+    `SELECT id, customer_id AS "customerId", status, external_id AS "externalId", channel, recipient,
+            chat_account_id AS "chatAccountId", media_id FROM messages
       WHERE chat_account_id = $1 AND (provider_message_id = $2 OR id = $3::uuid)
       ORDER BY (id = $3::uuid) IS TRUE DESC LIMIT 1 FOR UPDATE`,
     [accountId, r.providerMessageId, r.messageId],
   );
-  const m = rows[0];
-  if (!m) {
-    await tx.query(
-      `INSERT INTO pending_receipts (chat_account_id, provider_message_id, status, occurred_at, error) VALUES ($1, $2, $3, $4, $5::text::jsonb)`,
-      [accountId, r.providerMessageId, r.status, r.occurredAt.toISOString(), r.error ? JSON.stringify(r.error) : null],
-    );
-    return 'parked';
-  }
-  const current = RANK[m.status] ?? 9;
-  const steps: string[] =
-    r.status === 'failed'
-      ? current <= 1
-        ? ['failed']
-        : []
-      : FORWARD.filter((s) => RANK[s]! > current && RANK[s]! <= RANK[r.status]!);
-  if (steps.length === 0) return 'ignored';
+  return rows[0];
+}
 
-  const at = r.occurredAt.toISOString();
-  const error =
-    r.status === 'failed'
-      ? {
-          code: classifyProviderError(r.error?.code ?? null, null, null).errorCode,
-          message: r.error?.details ?? r.error?.title ?? 'The provider reported the message as failed',
-          provider: {
-            code: r.error?.code ?? null,
-            subcode: null,
-            message: r.error?.title ?? null,
-            fbtraceId: null,
-            source: 'status_webhook' as const,
-          },
-        }
-      : null;
-  const final = steps[steps.length - 1]!;
+async function parkReceipt(tx: Queryable, accountId: string, r: StatusReceipt): Promise<void> {
+  await tx.query(
+    `INSERT INTO pending_receipts (chat_account_id, provider_message_id, status, occurred_at, error) VALUES ($1, $2, $3, $4, $5::text::jsonb)`,
+    [accountId, r.providerMessageId, r.status, r.occurredAt.toISOString(), r.error ? JSON.stringify(r.error) : null],
+  );
+}
+
+/** Moves the message to the last of `steps`, stamping each step's time; ends its retries and lease. */
+async function advanceMessage(
+  tx: Queryable,
+  id: string,
+  steps: ReceiptStatus[],
+  r: StatusReceipt,
+  error: SendErrorDetail | null,
+): Promise<void> {
   await tx.query(
     `UPDATE messages SET status = $2,
         sent_at = CASE WHEN $3::boolean THEN COALESCE(sent_at, $6::timestamptz) ELSE sent_at END,
@@ -82,54 +108,16 @@ export async function applyReceipt(
         due_at = NULL, locked_by = NULL, locked_until = NULL
       WHERE id = $1`,
     [
-      m.id,
-      final,
+      id,
+      steps[steps.length - 1],
       steps.includes('sent'),
       steps.includes('delivered'),
       steps.includes('read'),
-      at,
+      r.occurredAt.toISOString(),
       error ? JSON.stringify(error) : null,
       r.providerMessageId,
     ],
   );
-  // A receipt can take a message out of the queue (an answer lost after the provider accepted it).
-  if (m.media_id !== null && (m.status === 'pending' || m.status === 'queued')) await releaseMedia(tx, [m.media_id]);
-  let previous = m.status;
-  await writeEvents(
-    tx,
-    steps.map((status) => {
-      const event = {
-        customerId: m.customer_id,
-        type: 'message.status' as const,
-        createdAt: new Date(),
-        data: {
-          messageId: m.id,
-          externalId: m.external_id,
-          status,
-          previousStatus: previous,
-          channel: m.channel,
-          recipient: m.recipient,
-          chatAccountId: m.chat_account_id,
-          timestamp: at,
-          error: error
-            ? {
-                code: error.code,
-                message: error.message,
-                provider: {
-                  code: error.provider.code,
-                  subcode: null,
-                  message: error.provider.message,
-                  fbtraceId: null,
-                },
-              }
-            : null,
-        },
-      };
-      previous = status;
-      return event;
-    }),
-  );
-  return 'applied';
 }
 
 /** Re-applies parked receipts whose message is now known (after its send was saved). */

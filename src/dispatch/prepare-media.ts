@@ -4,15 +4,16 @@
 // remember the provider's media id on the message. The send itself then goes by that id.
 import type { SendAccount } from '../accounts/send-accounts.js';
 import type { Db } from '../db/db.js';
-import type { Claimed } from '../dispatch/claim.js';
-import { type AttemptResult, recordAttempt } from '../dispatch/live-send.js';
+import type { Claimed } from '../lifecycle/claim.js';
+import * as transition from '../lifecycle/transitions.js';
+import type { MediaStore } from '../media/media-store.js';
+import { detectType, MAX_IMAGE_BYTES, MAX_UPLOAD_BYTES, mediaMismatch } from '../media/media-type.js';
 import type { OutboundClient } from '../outbound/outbound-client.js';
 import type { ProviderClient, UploadOutcome } from '../provider/cloud-api.js';
-import { lastUrlSegment } from '../provider/payload.js';
+import { lastUrlSegment, type ProviderMediaRef } from '../provider/payload.js';
 import { backoffDelayMs, SEND_SCHEDULE_MS } from '../shared/backoff.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
-import type { MediaStore } from './media-store.js';
-import { detectType, MAX_IMAGE_BYTES, MAX_UPLOAD_BYTES, mediaMismatch } from './media-type.js';
+import { type AttemptResult, recordAttempt } from './live-send.js';
 
 /** A URL must answer within this time, redirects included (less when the lease is short). */
 export const MEDIA_FETCH_TIMEOUT_MS = 10_000;
@@ -47,15 +48,7 @@ export function createMediaPreparer(deps: {
   const broadcastUrls = new Map<string, { at: number; result: Promise<AttemptResult | { providerMediaId: string }> }>();
 
   const unavailable = (m: Claimed, message: string): AttemptResult => ({
-    transition: {
-      id: m.id,
-      from: m.status,
-      to: 'failed',
-      at: new Date(),
-      error: { code: SEND_ERROR_CODES.MEDIA_UNAVAILABLE, message },
-      nextDueAt: null,
-      attempted: false,
-    },
+    transition: transition.failed(m, new Date(), { code: SEND_ERROR_CODES.MEDIA_UNAVAILABLE, message }, false),
     verdict: null,
   });
 
@@ -64,36 +57,13 @@ export function createMediaPreparer(deps: {
     const attempt = m.attemptCount + 1;
     const now = new Date();
     const error = { code: SEND_ERROR_CODES.MEDIA_UNAVAILABLE, message };
-    if (attempt >= m.maxAttempts)
-      return {
-        transition: { id: m.id, from: m.status, to: 'failed', at: now, error, nextDueAt: null, attempted: true },
-        verdict: null,
-      };
+    if (attempt >= m.maxAttempts) return { transition: transition.failed(m, now, error, true), verdict: null };
     const delay = backoffDelayMs(attempt, SEND_SCHEDULE_MS, { scale: deps.retryTimeScale });
-    return {
-      transition: {
-        id: m.id,
-        from: m.status,
-        to: 'queued',
-        at: now,
-        error,
-        nextDueAt: new Date(now.getTime() + delay),
-        attempted: true,
-      },
-      verdict: null,
-    };
+    return { transition: transition.retry(m, now, error, new Date(now.getTime() + delay)), verdict: null };
   };
 
-  const ready = (m: Claimed, providerMedia: { id: string; filename?: string }): AttemptResult => ({
-    transition: {
-      id: m.id,
-      from: m.status,
-      to: m.status,
-      at: new Date(),
-      providerMedia,
-      nextDueAt: new Date(),
-      attempted: false,
-    },
+  const ready = (m: Claimed, providerMedia: ProviderMediaRef): AttemptResult => ({
+    transition: transition.mediaReady(m, new Date(), providerMedia),
     verdict: null,
   });
 

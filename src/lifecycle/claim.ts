@@ -1,6 +1,6 @@
 // Claiming due messages: FOR UPDATE SKIP LOCKED so concurrent workers never take the same row,
 // and a lease so a crashed worker's rows become claimable again once it expires.
-import type { Db } from '../db/db.js';
+import type { Db, Queryable } from '../db/db.js';
 import type { ProviderMediaRef, SendContent } from '../provider/payload.js';
 import type { MessageStatus } from '../shared/vocab.js';
 
@@ -58,4 +58,23 @@ export async function claimDue(
 /** Hands back every lease of this worker (graceful shutdown), so others need not wait for expiry. */
 export async function releaseLeases(db: Pick<Db, 'query'>, workerId: string): Promise<void> {
   await db.query('UPDATE messages SET locked_by = NULL, locked_until = NULL WHERE locked_by = $1', [workerId]);
+}
+
+/**
+ * A cancel's own claim: leases (to `holder`, for a minute) the broadcast's messages that have
+ * not left and that no worker holds, so the cancel can fail them with the usual transitions.
+ */
+export async function holdUnsentOfBroadcast(
+  tx: Queryable,
+  broadcast: { id: string; customerId: string },
+  holder: string,
+): Promise<{ id: string; status: 'pending' | 'queued'; attemptCount: number }[]> {
+  const held = await tx.query<{ id: string; status: 'pending' | 'queued'; attempt_count: number }>(
+    `UPDATE messages SET locked_by = $3, locked_until = now() + interval '1 minute'
+      WHERE customer_id = $1 AND broadcast_id = $2 AND status IN ('pending', 'queued')
+        AND (locked_until IS NULL OR locked_until < now())
+      RETURNING id, status, attempt_count`,
+    [broadcast.customerId, broadcast.id, holder],
+  );
+  return held.map((m) => ({ id: m.id, status: m.status, attemptCount: Number(m.attempt_count) }));
 }

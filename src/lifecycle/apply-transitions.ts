@@ -2,44 +2,26 @@
 // events in the same transaction. A row whose lease this worker lost is left alone (no event).
 import type { Queryable } from '../db/db.js';
 import { writeEvents } from '../events/outbox.js';
-import { releaseMedia } from '../media/media-lifecycle.js';
-import type { ProviderMediaRef } from '../provider/payload.js';
 import type { MessageStatus } from '../shared/vocab.js';
-
-export type SendErrorDetail = {
-  code: string;
-  message: string;
-  provider?: {
-    code: number | null;
-    subcode: number | null;
-    message: string | null;
-    fbtraceId: string | null;
-    source: 'send_attempt' | 'status_webhook';
-  };
-};
-
-export type Transition = {
-  id: string;
-  from: MessageStatus;
-  to: MessageStatus;
-  /** When the transition happened (provider time when known). */
-  at: Date;
-  providerMessageId?: string;
-  /** The media step's result: the file as uploaded to the provider. */
-  providerMedia?: ProviderMediaRef;
-  error?: SendErrorDetail;
-  /** When a worker should act on the row next; null when nothing is left to do. */
-  nextDueAt: Date | null;
-  /** This transition is the outcome of a send attempt (counts in attemptCount). */
-  attempted: boolean;
-};
+import { releaseMedia } from './media-lifecycle.js';
+import { type EventMessage, messageStatusEvent } from './message-status-event.js';
+import type { SendErrorDetail, Transition } from './transitions.js';
 
 const EMITTING: readonly MessageStatus[] = ['sent', 'delivered', 'read', 'failed'];
 const QUEUED: readonly MessageStatus[] = ['pending', 'queued'];
 
+/** A changed row: the message as its event names it, and the change. */
+type ChangedRow = EventMessage & {
+  error: SendErrorDetail | null;
+  media_id: string | null;
+  from_status: MessageStatus;
+  to_status: MessageStatus;
+  at: Date;
+};
+
 export async function applyTransitions(tx: Queryable, workerId: string, transitions: Transition[]): Promise<number> {
   if (transitions.length === 0) return 0;
-  const rows = await tx.query<Record<string, unknown>>(
+  const rows = await tx.query<ChangedRow>(
     `UPDATE messages m SET
         status = t.to_status,
         sent_at = CASE WHEN t.to_status = 'sent' THEN t.at ELSE m.sent_at END,
@@ -58,8 +40,8 @@ export async function applyTransitions(tx: Queryable, workerId: string, transiti
        FROM unnest($2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::timestamptz[], $9::boolean[], $10::text[])
             AS t(id, from_status, to_status, at, provider_message_id, error, due_at, attempted, provider_media)
       WHERE m.id = t.id AND m.locked_by = $1 AND m.status = t.from_status
-      RETURNING m.id, m.customer_id, m.external_id, m.channel, m.recipient, m.chat_account_id, m.error, m.media_id,
-                t.from_status, t.to_status, t.at`,
+      RETURNING m.id, m.customer_id AS "customerId", m.external_id AS "externalId", m.channel, m.recipient,
+                m.chat_account_id AS "chatAccountId", m.error, m.media_id, t.from_status, t.to_status, t.at`,
     [
       workerId,
       transitions.map((t) => t.id),
@@ -74,39 +56,13 @@ export async function applyTransitions(tx: Queryable, workerId: string, transiti
     ],
   );
   // Uploads whose messages have all left the queue are deleted now.
-  const done = rows
-    .filter((r) => r.media_id !== null && !QUEUED.includes(r.to_status as MessageStatus))
-    .map((r) => r.media_id as string);
+  const done = rows.filter((r) => r.media_id !== null && !QUEUED.includes(r.to_status)).map((r) => r.media_id!);
   if (done.length > 0) await releaseMedia(tx, [...new Set(done)]);
   await writeEvents(
     tx,
     rows
-      .filter((r) => EMITTING.includes(r.to_status as MessageStatus) && r.to_status !== r.from_status)
-      .map((r) => ({
-        customerId: r.customer_id as string,
-        type: 'message.status' as const,
-        createdAt: new Date(),
-        data: {
-          messageId: r.id,
-          externalId: r.external_id,
-          status: r.to_status,
-          previousStatus: r.from_status,
-          channel: r.channel,
-          recipient: r.recipient,
-          chatAccountId: r.chat_account_id,
-          timestamp: (r.at as Date).toISOString(),
-          error: r.to_status === 'failed' ? publicEventError(r.error) : null,
-        },
-      })),
+      .filter((r) => EMITTING.includes(r.to_status) && r.to_status !== r.from_status)
+      .map((r) => messageStatusEvent({ message: r, from: r.from_status, to: r.to_status, at: r.at, error: r.error })),
   );
   return rows.length;
-}
-
-/** The event's error: `{ code, message, provider? }`, provider without its internal `source`. */
-function publicEventError(raw: unknown) {
-  const e = raw as SendErrorDetail | null;
-  if (!e) return null;
-  if (!e.provider) return { code: e.code, message: e.message };
-  const { source: _source, ...provider } = e.provider;
-  return { code: e.code, message: e.message, provider };
 }

@@ -1,0 +1,51 @@
+// The one shape of a message.status event, whoever moved the message (a worker's transition or a
+// provider receipt). Written to the outbox in the transaction of the change.
+import type { OutboxEvent } from '../events/outbox.js';
+import type { SendErrorDetail } from './transitions.js';
+
+/** The message as the event names it. */
+export type EventMessage = {
+  id: string;
+  customerId: string;
+  externalId: string;
+  channel: string;
+  recipient: string;
+  chatAccountId: string;
+};
+
+export type StatusChange = {
+  message: EventMessage;
+  from: string;
+  to: string;
+  /** When it happened (provider time when known). */
+  at: Date;
+  /** The message's error; only a `failed` event carries it. */
+  error: SendErrorDetail | null;
+};
+
+export function messageStatusEvent(c: StatusChange): OutboxEvent {
+  return {
+    customerId: c.message.customerId,
+    type: 'message.status',
+    createdAt: new Date(),
+    data: {
+      messageId: c.message.id,
+      externalId: c.message.externalId,
+      status: c.to,
+      previousStatus: c.from,
+      channel: c.message.channel,
+      recipient: c.message.recipient,
+      chatAccountId: c.message.chatAccountId,
+      timestamp: c.at.toISOString(),
+      error: c.to === 'failed' ? publicEventError(c.error) : null,
+    },
+  };
+}
+
+/** The event's error: `{ code, message, provider? }`, provider without its internal `source`. */
+function publicEventError(e: SendErrorDetail | null) {
+  if (!e) return null;
+  if (!e.provider) return { code: e.code, message: e.message };
+  const { source: _source, ...provider } = e.provider;
+  return { code: e.code, message: e.message, provider };
+}
