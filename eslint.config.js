@@ -21,8 +21,7 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.ts'],
-    // The portal's pages (src/portal/web) are an HTTP edge too: they reuse the API's input rules.
-    ignores: ['src/http/**', 'src/portal/web/**', 'src/app.ts', 'src/cli.ts'],
+    ignores: ['src/http/**', 'src/app.ts', 'src/cli.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

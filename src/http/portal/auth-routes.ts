@@ -3,8 +3,8 @@ import crypto from 'node:crypto';
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
+import { MIN_PASSWORD_LENGTH } from '../../portal/password.js';
 import { AppError } from '../../shared/errors.js';
-import { MIN_PASSWORD_LENGTH } from '../password.js';
 import type { PortalDeps } from './deps.js';
 import { str } from './deps.js';
 import { html } from './html.js';

@@ -11,10 +11,10 @@ import {
   BroadcastRequestSchema,
   MAX_BROADCAST_RECIPIENTS,
 } from '../../broadcasts/broadcast-request.js';
-import { toProblems, validatorCompiler } from '../../http/validation.js';
 import { PLAN_LIMITS, requireFeature } from '../../plans/plans.js';
+import { parseRecipients, type RecipientRow } from '../../portal/recipients-csv.js';
 import { AppError, errors, type Problem } from '../../shared/errors.js';
-import { parseRecipients, type RecipientRow } from '../recipients-csv.js';
+import { toProblems, validatorCompiler } from '../validation.js';
 import type { PortalDeps } from './deps.js';
 import { idParam, portalPrincipal, str, tenantOf } from './deps.js';
 import { number, when } from './format.js';

@@ -2,8 +2,8 @@
 // blocks (errors, plan gates, forms' CSRF field) that keep the pages consistent.
 import type { Plan } from '../../plans/plans.js';
 import { type Feature } from '../../plans/plans.js';
+import type { Session } from '../../portal/session-service.js';
 import { AppError } from '../../shared/errors.js';
-import type { Session } from '../session-service.js';
 import { planName, plansWith } from './format.js';
 import { type Html, html, type Part } from './html.js';
 

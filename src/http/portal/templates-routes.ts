@@ -3,10 +3,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import type { Tenant } from '../../auth/directory.js';
-import { toProblems, validatorCompiler } from '../../http/validation.js';
 import { PLAN_LIMITS } from '../../plans/plans.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { type CreateTemplateRequest, CreateTemplateSchema } from '../../templates/template-definition.js';
+import { toProblems, validatorCompiler } from '../validation.js';
 import type { PortalDeps } from './deps.js';
 import { portalPrincipal, str, tenantOf } from './deps.js';
 import { html, type Part } from './html.js';

@@ -2,10 +2,10 @@
 // metadata and content, the processing block, the error with provider detail, and its timeline.
 import type { FastifyInstance } from 'fastify';
 
-import { resolveReadScope } from '../../http/routes/read-scope.js';
 import type { Message } from '../../messages/message-view.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { MESSAGE_STATUSES } from '../../shared/vocab.js';
+import { resolveReadScope } from '../routes/read-scope.js';
 import type { PortalDeps } from './deps.js';
 import { idParam, portalPrincipal, tenantOf } from './deps.js';
 import { when } from './format.js';

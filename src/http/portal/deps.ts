@@ -6,14 +6,14 @@ import type { BroadcastService } from '../../broadcasts/broadcast-service.js';
 import type { SettingsService } from '../../inbound/settings-service.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { MessageQueries } from '../../messages/message-queries.js';
+import type { AuditLog } from '../../portal/audit-log.js';
+import type { PortalQueries } from '../../portal/portal-queries.js';
+import type { Session, SessionService } from '../../portal/session-service.js';
+import type { UserService } from '../../portal/user-service.js';
 import type { SenderService } from '../../senders/sender-service.js';
 import { errors } from '../../shared/errors.js';
 import type { TemplateService } from '../../templates/template-service.js';
 import type { EndpointService } from '../../webhooks/endpoint-service.js';
-import type { AuditLog } from '../audit-log.js';
-import type { PortalQueries } from '../portal-queries.js';
-import type { Session, SessionService } from '../session-service.js';
-import type { UserService } from '../user-service.js';
 import type { PageContext } from './layout.js';
 
 export type PortalDeps = {

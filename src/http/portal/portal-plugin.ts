@@ -9,9 +9,9 @@ import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
+import type { Session } from '../../portal/session-service.js';
 import { safeEqual } from '../../shared/crypto.js';
 import { AppError } from '../../shared/errors.js';
-import type { Session } from '../session-service.js';
 import { registerAccountRoutes } from './accounts-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { registerBroadcastRoutes } from './broadcasts-routes.js';
@@ -59,7 +59,7 @@ export function sessionCookieName(secure: boolean): string {
 }
 
 function loadAssets() {
-  const dir = new URL('../assets/', import.meta.url);
+  const dir = new URL('./assets/', import.meta.url);
   const require = createRequire(import.meta.url);
   return {
     'portal.css': { type: 'text/css; charset=utf-8', body: fs.readFileSync(new URL('portal.css', dir)) },
