@@ -1237,3 +1237,51 @@ describe('deliverer crash', () => {
     expect(endpoint).toMatchObject({ isActive: true, lastFailureReason: 'HTTP 500', lastSuccessAt: null }); // failures never deactivate it
   });
 });
+
+describe('webhook retry window', () => {
+  // The schedule (30 s, 2 min, 8 min, 32 min, 2 h, 4 h, 4 h: the spec's ~12 hours) run 10,000
+  // times faster: about 3.9 s from the first attempt to the eighth.
+  const SCALE = 0.0001;
+  let svc: Service;
+  let rx: Receiver;
+  beforeAll(async () => {
+    svc = await startService({ env: { ...ENV, RETRY_TIME_SCALE: String(SCALE) } });
+    rx = await startReceiver();
+  });
+  afterAll(async () => {
+    await rx?.close();
+    await svc?.stop();
+  });
+
+  it('a delivery that always fails is tried 8 times across the whole window, then dropped', async () => {
+    rx.respond({ status: 500, body: 'down' });
+    const t = await createTenant(svc.url, { plan: 'pro' });
+    const created = await call(svc.url, 'POST', '/webhook-endpoints', { key: t.key, body: { url: `${rx.url}/down` } });
+    expect(created.status).toBe(201);
+    const endpointId = created.body.id as string;
+    const test = await call(svc.url, 'POST', `/webhook-endpoints/${endpointId}/test`, { key: t.key });
+    expect(test.status).toBe(202);
+    const d = await eventually(async () => {
+      const [first] = (await call(svc.url, 'GET', `/webhook-endpoints/${endpointId}/deliveries`, { key: t.key })).body
+        .deliveries;
+      return first?.status === 'failed' ? first : undefined;
+    }, 30_000);
+    expect(d).toMatchObject({ eventId: test.body.eventId, attemptCount: 8, lastStatusCode: 500, nextAttemptAt: null });
+    expect(d.attempts).toHaveLength(8);
+    expect(rx.requests).toHaveLength(8);
+    expect(new Set(rx.requests.map((r) => r.headers['x-svc-event-id']))).toEqual(new Set([test.body.eventId]));
+    // The attempts spread over the scaled window: at least the sum of the delays less 20 % jitter
+    // (a lower bound: a slow machine only lengthens it).
+    const windowMs = [30_000, 120_000, 480_000, 1_920_000, 7_200_000, 14_400_000, 14_400_000].reduce((a, b) => a + b);
+    expect(rx.requests[7]!.at - rx.requests[0]!.at).toBeGreaterThanOrEqual(windowMs * SCALE * 0.8);
+    // Dropped: no ninth attempt, even after a last step (4 h, +20 %) would have passed.
+    await sleep(Math.ceil(14_400_000 * 1.2 * SCALE) + 500);
+    expect(rx.requests).toHaveLength(8);
+    expect((await call(svc.url, 'GET', `/webhook-endpoints/${endpointId}`, { key: t.key })).body).toMatchObject({
+      isActive: true,
+      lastSuccessAt: null,
+      lastFailureReason: 'HTTP 500',
+      lastFailureAt: expect.stringMatching(ISO),
+    });
+  });
+});
