@@ -98,12 +98,12 @@ export async function spawnEmulator() {
   };
 }
 
-/** The most arrivals in any one-second window [t, t + 1000) of these receive times (ms). */
-export function maxPerSecond(times: number[]): number {
+/** The most arrivals in any window [t, t + windowMs) (one second by default) of these receive times (ms). */
+export function maxPerSecond(times: number[], windowMs = 1000): number {
   const sorted = [...times].sort((a, b) => a - b);
   let max = 0;
   for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (sorted[i]! - sorted[j]! >= 1000) j++;
+    while (sorted[i]! - sorted[j]! >= windowMs) j++;
     max = Math.max(max, i - j + 1);
   }
   return max;
