@@ -248,8 +248,9 @@ describe('media sends through the provider emulator', () => {
   it('keeps the upload while another message using it is still queued (retrying), and deletes it after the last', async () => {
     const t = await tenant();
     const mediaId = (await upload(svc.url, t.key, PDF_BYTES, 'kept.pdf')).body.mediaId;
-    // The second recipient's sends hang until the client gives up (500 ms), four times.
-    await emu.rule({ to: '15551239002', hang: true, times: 4 });
+    // The second recipient's first send hangs until the client gives up: the provider timeout, a
+    // generous 10 s, orders it after the first message's end however slow this machine is.
+    await emu.rule({ to: '15551239002', hang: true, times: 1 });
     const first = await send(t.key, { type: 'document', document: { mediaId } });
     const res = await call(svc.url, 'POST', '/messages', {
       key: t.key,
@@ -260,11 +261,18 @@ describe('media sends through the provider emulator', () => {
       },
     });
     const second = res.body.messageId as string;
+    // The hang has taken the second's first attempt: from here until the timeout it is in flight.
+    await eventually(async () => emu.state.rules.some((r) => r.to === '15551239002' && r.times === 0));
     expect((await waitFinal(t.key, first)).status).toMatch(/sent|delivered/);
     const waiting = (await call(svc.url, 'GET', `/messages/${second}`, { key: t.key })).body;
     expect(waiting.status).toBe('queued');
+    expect(emu.state.sent.filter((x) => x.messageId === second)).toHaveLength(0); // still in its hung attempt
     expect(await mediaRow(mediaId)).toHaveLength(1);
-    expect((await waitFinal(t.key, second)).status).toMatch(/sent|delivered/);
+    const done = await eventually(async () => {
+      const m = (await call(svc.url, 'GET', `/messages/${second}`, { key: t.key })).body;
+      return ['sent', 'delivered', 'read', 'failed'].includes(m.status) ? m : undefined;
+    }, 40_000);
+    expect(done).toMatchObject({ status: expect.stringMatching(/sent|delivered/), attemptCount: 2 });
     await eventually(async () => (await mediaRow(mediaId)).length === 0);
   });
 

@@ -23,6 +23,36 @@ describe('reading messages and accounts', () => {
   });
   afterAll(() => svc.stop());
 
+  it('pages 50 messages by default: exactly 50 fit one page, the 51st starts a second', async () => {
+    const c = await createTenant(svc.url, { plan: 'pro' });
+    const sendN = async (from: number, to: number) => {
+      for (let i = from; i < to; i += 10) {
+        const replies = await Promise.all(
+          Array.from({ length: Math.min(10, to - i) }, (_, k) =>
+            call(svc.url, 'POST', '/messages', { key: c.key, body: textMessage(`page-${i + k}`) }),
+          ),
+        );
+        for (const r of replies) expect(r.status).toBe(201);
+      }
+    };
+    await sendN(0, 50);
+    const whole = await call(svc.url, 'GET', '/messages', { key: c.key });
+    expect(whole.status).toBe(200);
+    expect(whole.body.messages).toHaveLength(50);
+    expect(whole.body.nextCursor).toBeNull();
+    await sendN(50, 51);
+    const first = await call(svc.url, 'GET', '/messages', { key: c.key });
+    expect(first.body.messages).toHaveLength(50);
+    expect(first.body.nextCursor).toEqual(expect.any(String));
+    const second = await call(svc.url, 'GET', `/messages?cursor=${encodeURIComponent(first.body.nextCursor)}`, {
+      key: c.key,
+    });
+    expect(second.body.messages).toHaveLength(1);
+    expect(second.body.nextCursor).toBeNull();
+    const all = [...first.body.messages, ...second.body.messages].map((m: { externalId: string }) => m.externalId);
+    expect(new Set(all).size).toBe(51);
+  });
+
   it('gets one message by messageId or externalId, with the full shape', async () => {
     const byId = await call(svc.url, 'GET', `/messages/${ids[0]}`, { key: t.key });
     expect(byId.status).toBe(200);

@@ -232,6 +232,26 @@ describe('POST /messages', () => {
       ]);
     });
 
+    it('media limits at the limit and one over: a 255-character filename, a 2,048-character URL', async () => {
+      const doc = (document: unknown) => send({ ...textMessage(ext()), content: { type: 'document', document } });
+      const image = (img: unknown) => send({ ...textMessage(ext()), content: { type: 'image', image: img } });
+      // Document filename: up to 255 characters.
+      expect((await doc({ url: 'https://example.com/r.pdf', filename: `${'f'.repeat(251)}.pdf` })).status).toBe(201);
+      expect(paths((await doc({ url: 'https://example.com/r.pdf', filename: `${'f'.repeat(252)}.pdf` })).body)).toEqual(
+        ['content.document.filename'],
+      );
+      // Media URL: up to 2,048 characters, for images and documents alike.
+      const urlOf = (length: number, ext: string) => {
+        const head = 'https://example.com/';
+        return `${head}${'a'.repeat(length - head.length - ext.length)}${ext}`;
+      };
+      expect(urlOf(2048, '.png')).toHaveLength(2048);
+      expect((await image({ url: urlOf(2048, '.png') })).status).toBe(201);
+      expect(paths((await image({ url: urlOf(2049, '.png') })).body)).toEqual(['content.image.url']);
+      expect((await doc({ url: urlOf(2048, '.pdf') })).status).toBe(201);
+      expect(paths((await doc({ url: urlOf(2049, '.pdf') })).body)).toEqual(['content.document.url']);
+    });
+
     it('answers invalid_media for a mediaId that does not exist', async () => {
       const res = await send({
         ...textMessage(ext()),

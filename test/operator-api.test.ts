@@ -158,6 +158,32 @@ describe('operator API', () => {
     expect(second).toMatchObject({ status: 409, body: { error: 'limit_reached' } });
   });
 
+  it('holds each plan account limit exactly: Free 1, Starter 1, Basic 3, Pro 5', async () => {
+    const limits: [string, number][] = [
+      ['free', 1],
+      ['starter', 1],
+      ['basic', 3],
+      ['pro', 5],
+    ];
+    for (const [plan, max] of limits) {
+      const t = await createTenant(svc.url, { plan, accounts: max }); // up to the limit: all created
+      expect(t.accountIds, plan).toHaveLength(max);
+      const listed = (await call(svc.url, 'GET', '/chat-accounts', { key: t.key })).body.accounts;
+      expect(listed, plan).toHaveLength(max);
+      const over = await call(svc.url, 'POST', `/admin/customers/${t.customerId}/chat-accounts`, {
+        admin: true,
+        body: {
+          type: 'OFFICIAL',
+          phoneNumber: '+15550001000',
+          displayName: 'one too many',
+          official: { phoneNumberId: `pn-over-${plan}-${Date.now()}`, wabaId: 'w', accessToken: 't' },
+        },
+      });
+      expect(over, plan).toMatchObject({ status: 409, body: { error: 'limit_reached' } });
+      expect((await call(svc.url, 'GET', '/chat-accounts', { key: t.key })).body.accounts, plan).toHaveLength(max);
+    }
+  });
+
   it('creates 72-character keys stored only as hash and sealed copy, at most 5 active', async () => {
     const customer = await call(svc.url, 'POST', '/admin/customers', {
       admin: true,

@@ -1,13 +1,24 @@
+import crypto from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { purgeOnce } from '../src/purge/purger.js';
-import { call, createTenant, type Service, startService, textMessage } from './support/harness.js';
+import { APP_SECRET } from './support/emulator.js';
+import {
+  call,
+  createAccount,
+  createKey,
+  createTenant,
+  type Service,
+  startService,
+  textMessage,
+} from './support/harness.js';
 
 describe('purger', () => {
   let svc: Service;
   let t: Awaited<ReturnType<typeof createTenant>>;
   beforeAll(async () => {
-    svc = await startService({ role: 'api' });
+    svc = await startService({ role: 'api', env: { PROVIDER_APP_SECRET: APP_SECRET } });
     t = await createTenant(svc.url, { plan: 'pro' });
   });
   afterAll(() => svc.stop());
@@ -60,5 +71,73 @@ describe('purger', () => {
     await call(svc.url, 'PATCH', `/admin/customers/${c.customerId}`, { admin: true, body: { plan: 'free' } });
     const m = (await call(svc.url, 'GET', `/messages/${res.body.messageId}`, { key: c.key })).body;
     expect((Date.parse(m.expiresAt) - Date.parse(m.createdAt)) / 1000).toBe(3 * 86400);
+  });
+  it('purges inbound content past the plan retention (30 days on Pro), never the sender aggregate', async () => {
+    const c = await call(svc.url, 'POST', '/admin/customers', { admin: true, body: { name: 'Inbox', plan: 'pro' } });
+    const phoneNumberId = `pn${crypto.randomBytes(5).toString('hex')}`;
+    const accountId = await createAccount(svc.url, c.body.id, {
+      official: { phoneNumberId, wabaId: 'w', accessToken: 't' },
+    });
+    const key = await createKey(svc.url, c.body.id, {});
+    const day = 86400;
+    const now = Math.floor(Date.now() / 1000);
+    /** One signed provider webhook: a text from `from`, received `agoSeconds` ago (provider time). */
+    const inbound = async (from: string, text: string, agoSeconds: number) => {
+      const body = JSON.stringify({
+        object: 'whatsapp_business_account',
+        entry: [
+          {
+            id: 'w',
+            changes: [
+              {
+                field: 'messages',
+                value: {
+                  messaging_product: 'whatsapp',
+                  metadata: { phone_number_id: phoneNumberId },
+                  contacts: [{ profile: { name: 'Old Friend' }, wa_id: from }],
+                  messages: [
+                    {
+                      from,
+                      id: `wamid.purge${crypto.randomBytes(6).toString('hex')}`,
+                      timestamp: String(now - agoSeconds),
+                      type: 'text',
+                      text: { body: text },
+                    },
+                  ],
+                },
+              },
+            ],
+          },
+        ],
+      });
+      const res = await call(svc.url, 'POST', '/provider/webhooks/app', {
+        body,
+        headers: {
+          'x-hub-signature-256': `sha256=${crypto.createHmac('sha256', APP_SECRET).update(body).digest('hex')}`,
+        },
+      });
+      expect(res.status).toBe(200);
+    };
+    // Just past the 30 days, just inside them, and one of today, from two numbers.
+    await inbound('16505550101', 'past retention', 30 * day + 600);
+    await inbound('16505550101', 'inside retention', 30 * day - 600);
+    await inbound('16505550202', 'only one, past retention', 30 * day + 600);
+    const texts = async () =>
+      (await call(svc.url, 'GET', `/inbound-messages?chatAccountId=${accountId}`, { key })).body.inboundMessages.map(
+        (m: { text: string }) => m.text,
+      );
+    expect((await texts()).sort()).toEqual(['inside retention', 'only one, past retention', 'past retention']);
+    const before = (await call(svc.url, 'GET', '/inbound-senders/%2B16505550101', { key })).body;
+    const lonely = (await call(svc.url, 'GET', '/inbound-senders/%2B16505550202', { key })).body;
+    expect(before).toMatchObject({ hasWritten: true, inboundCount: 2 });
+    expect(Date.parse(before.firstInboundAt)).toBe((now - 30 * day - 600) * 1000);
+
+    const result = await purgeOnce(svc.db, 3600, true);
+    expect(result?.inbound).toBe(2);
+    expect(await texts()).toEqual(['inside retention']);
+    // The aggregate is untouched, even for a number none of whose messages is left.
+    expect((await call(svc.url, 'GET', '/inbound-senders/%2B16505550101', { key })).body).toEqual(before);
+    expect((await call(svc.url, 'GET', '/inbound-senders/%2B16505550202', { key })).body).toEqual(lonely);
+    expect(lonely).toMatchObject({ hasWritten: true, inboundCount: 1 });
   });
 });

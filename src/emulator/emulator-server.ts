@@ -199,6 +199,8 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
           );
       }
       if (!windows.take(`mps:${phoneNumberId}`, number?.throughputMps ?? state.defaultThroughputMps, 1000)) {
+        const messageId = typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : null;
+        state.throttled.push({ phoneNumberId, to, messageId, at: Date.now() });
         return reply.code(400).send(graphError(130429, 'Rate limit hit', 2494055));
       }
       if (state.pairRateLimit && !windows.take(`pair:${phoneNumberId}:${to}`, 1, 6000)) {
@@ -360,8 +362,10 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
   registerTemplateControls(app, state);
   app.get('/__emulator/sent', async () => ({ sent: state.sent.map(({ payload: _p, ...rest }) => rest) }));
   app.get('/__emulator/media', async () => ({ media: [...state.media].map(([id, m]) => ({ id, ...m })) }));
+  app.get('/__emulator/throttled', async () => ({ throttled: state.throttled }));
   app.delete('/__emulator/sent', async () => {
     state.sent.length = 0;
+    state.throttled.length = 0;
     return { ok: true };
   });
   app.get('/__emulator/lookups', async () => ({ lookups: state.lookups }));

@@ -79,6 +79,9 @@ export type SentRecord = {
   payload: Record<string, unknown>;
 };
 
+/** A send answered 130429 (over the number's throughput), with the emulator's receive time. */
+export type ThrottledRecord = { phoneNumberId: string; to: string; messageId: string | null; at: number };
+
 export function matchesRecipient(pattern: string | undefined, to: string): boolean {
   if (pattern === undefined) return true;
   const p = pattern.replace(/^\+/, '');
@@ -101,6 +104,8 @@ export function createEmulatorState() {
     sent: [] as SentRecord[],
     /** Phone-number reads received (GET /{phone-number-id}), whatever their answer. */
     lookups: [] as { phoneNumberId: string; at: number }[],
+    /** Sends refused with 130429, so that pacing can be judged on every arrival, not only accepted ones. */
+    throttled: [] as ThrottledRecord[],
     receipts: {
       statuses: ['sent', 'delivered'],
       delayMs: 20,

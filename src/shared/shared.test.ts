@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 import { canonicalJson, createSealer, safeEqual } from './crypto.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { decodeCursor, encodeCursor, type Position } from './cursor.js';
 import { createGroupCommit } from './group-commit.js';
 
 describe('canonicalJson', () => {
@@ -51,15 +51,52 @@ describe('cursor', () => {
     expect(decodeCursor(encodeCursor(p))).toEqual(p);
   });
   it('rejects anything else with invalid_cursor', () => {
+    const outcome = (s: string): { position: Position } | { code: unknown } => {
+      try {
+        return { position: decodeCursor(s) };
+      } catch (err) {
+        return { code: (err as { code?: unknown }).code };
+      }
+    };
+    // Whatever a string decodes to, it is either refused with invalid_cursor or a well-formed
+    // position (a UUID and a real instant) that round-trips through its own cursor.
+    const refusedOrCanonical = (s: string) => {
+      const o = outcome(s);
+      if ('code' in o) {
+        expect(o.code).toBe('invalid_cursor');
+        return;
+      }
+      expect(o.position.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(Number.isNaN(o.position.createdAt.getTime())).toBe(false);
+      expect(decodeCursor(encodeCursor(o.position))).toEqual(o.position);
+    };
+    fc.assert(fc.property(fc.string(), refusedOrCanonical));
+    // Near misses of real cursors: one character changed, cut short, or extended.
+    const valid = encodeCursor({
+      createdAt: new Date('2026-11-22T01:02:03.456Z'),
+      id: '6f1c2c9e-9d7a-4b7e-8a57-0a3b1c2d3e4f',
+    });
     fc.assert(
-      fc.property(fc.string(), (s) => {
-        try {
-          decodeCursor(s);
-        } catch (err) {
-          expect((err as { code: string }).code).toBe('invalid_cursor');
-        }
-      }),
+      fc.property(
+        fc.nat({ max: valid.length - 1 }),
+        fc.constantFrom(...'ABCxyz019-_=+/.'.split('')),
+        fc.nat({ max: valid.length }),
+        (at, ch, cut) => {
+          refusedOrCanonical(valid.slice(0, at) + ch + valid.slice(at + 1));
+          refusedOrCanonical(valid.slice(0, cut));
+          refusedOrCanonical(valid + ch);
+        },
+      ),
     );
+    // And refusals that must happen, so that the property above cannot pass by accepting all.
+    for (const bad of [
+      '',
+      'not a cursor',
+      valid.slice(0, -4),
+      `${valid}!`,
+      encodeCursor({ createdAt: new Date(0), id: 'x' } as Position),
+    ])
+      expect(outcome(bad)).toEqual({ code: 'invalid_cursor' });
   });
 });
 

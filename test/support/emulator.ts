@@ -1,6 +1,9 @@
 // The provider emulator on loopback, with helpers for its control API.
+import { spawn } from 'node:child_process';
+import readline from 'node:readline';
+
 import { createEmulator } from '../../src/emulator/emulator-server.js';
-import type { FailureRule, ReceiptSettings } from '../../src/emulator/emulator-state.js';
+import type { FailureRule, ReceiptSettings, SentRecord, ThrottledRecord } from '../../src/emulator/emulator-state.js';
 import { startService } from './harness.js';
 
 export const APP_SECRET = 'emulator-app-secret-0123456789';
@@ -47,12 +50,76 @@ export async function startEmulator(opts: { latencyMs?: number } = {}) {
   };
 }
 
-/** Service settings that point the service at this emulator. */
+export type ProcessEmulator = Awaited<ReturnType<typeof spawnEmulator>>;
+
+/**
+ * The emulator in a process of its own (`chatgate emulator`), for checks of pacing: the receive
+ * times it records are then taken on an event loop that neither the test nor the service shares.
+ */
+export async function spawnEmulator() {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'emulator'], {
+    env: { ...process.env, EMULATOR_PORT: '0', EMULATOR_HOST: '127.0.0.1', PROVIDER_APP_SECRET: APP_SECRET },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const lines = readline.createInterface({ input: child.stdout });
+    lines.on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as { address?: string };
+        if (msg.address) resolve(msg.address);
+      } catch {
+        /* not the listening line */
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`emulator exited with ${code}`)));
+  });
+  const control = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${url}/__emulator${path}`, {
+      method,
+      headers: body ? { 'content-type': 'application/json' } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return res.json() as Promise<any>;
+  };
+  return {
+    url,
+    settings: (
+      s: Partial<ReceiptSettings> & { latencyMs?: number; defaultThroughputMps?: number; callbackUrl?: string },
+    ) => control('PUT', '/settings', s),
+    number: (phoneNumberId: string, s: Record<string, unknown>) => control('PUT', `/numbers/${phoneNumberId}`, s),
+    sent: async (): Promise<Omit<SentRecord, 'payload'>[]> => (await control('GET', '/sent')).sent,
+    throttled: async (): Promise<ThrottledRecord[]> => (await control('GET', '/throttled')).throttled,
+    clearSent: () => control('DELETE', '/sent'),
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** The most arrivals in any window [t, t + windowMs) (one second by default) of these receive times (ms). */
+export function maxPerSecond(times: number[], windowMs = 1000): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let max = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i]! - sorted[j]! >= windowMs) j++;
+    max = Math.max(max, i - j + 1);
+  }
+  return max;
+}
+
+/**
+ * Service settings that point the service at this emulator. The provider timeout is generous (a
+ * busy 2-core machine must not turn a slow answer into a timeout and a retry, which would break
+ * every "exactly one attempt"); tests that want a timeout use a `hang` rule and wait it out, or
+ * set a short PROVIDER_TIMEOUT_MS of their own.
+ */
 export const providerEnv = (emulator: { url: string }) => ({
   PROVIDER_BASE_URL: emulator.url,
   PROVIDER_APP_SECRET: APP_SECRET,
   PROVIDER_VERIFY_TOKEN: VERIFY_TOKEN,
-  PROVIDER_TIMEOUT_MS: '500',
+  PROVIDER_TIMEOUT_MS: '10000',
   RETRY_TIME_SCALE: '0.001',
 });
 
