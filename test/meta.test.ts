@@ -4,6 +4,7 @@ import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { call, type Service, startService } from './support/harness.js';
+import { checkAgainstDocument } from './support/openapi-check.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -138,6 +139,19 @@ describe('health, readiness and the API description', () => {
     } finally {
       await browser.close();
     }
+  });
+
+  it("the harness's call() rejects answers the document does not describe", async () => {
+    const json = 'application/json; charset=utf-8';
+    const check = (method: string, path: string, status: number, body: unknown) =>
+      checkAgainstDocument(svc.url, method, path, { status, body, contentType: json });
+    await expect(check('GET', '/chat-accounts', 200, { accounts: [] })).resolves.toBeUndefined();
+    await expect(check('GET', '/chat-accounts', 200, { accounts: 'none' })).rejects.toThrow(/does not match/);
+    await expect(check('GET', '/chat-accounts', 418, { error: 'teapot' })).rejects.toThrow(/not documented/);
+    await expect(check('POST', '/messages', 422, { error: 'chat_account_required' })).resolves.toBeUndefined();
+    await expect(check('POST', '/messages', 422, { error: 'made_up_code' })).rejects.toThrow(/does not match/);
+    await expect(check('POST', '/messages', 429, { error: 'quota_exceeded' })).rejects.toThrow(/limit/);
+    await expect(check('GET', '/healthz', 200, { anything: true })).resolves.toBeUndefined(); // hidden route
   });
 
   it('answers unknown routes with a JSON 404 and echoes a request id', async () => {
