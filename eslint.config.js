@@ -4,7 +4,7 @@ import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'bench/results/**'] },
+  { ignores: ['dist/**', 'packages/*/dist/**', 'node_modules/**', 'data/**', 'bench/results/**'] },
   ...tseslint.configs.recommended,
   {
     plugins: { 'simple-import-sort': simpleImportSort },

@@ -1,6 +1,12 @@
+import fs from 'node:fs';
+
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { call, type Service, startService } from './support/harness.js';
+import { checkAgainstDocument } from './support/openapi-check.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 describe('health, readiness and the API description', () => {
   let svc: Service;
@@ -40,12 +46,112 @@ describe('health, readiness and the API description', () => {
     });
   });
 
-  it('serves a reference page at /docs', async () => {
+  it('describes every operation: operationId, summary, tags, answers and their error codes', async () => {
+    const doc = (await call(svc.url, 'GET', '/openapi.json')).body;
+    const ids = new Set<string>();
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        const what = `${method.toUpperCase()} ${path}`;
+        expect(op.operationId, what).toMatch(/^[a-z][A-Za-z]+$/);
+        expect(ids.has(op.operationId), `${what}: operationId ${op.operationId} used twice`).toBe(false);
+        ids.add(op.operationId);
+        expect(op.summary, what).toBeTruthy();
+        expect(op.tags?.length, what).toBeGreaterThan(0);
+        const ok = Object.entries<any>(op.responses).filter(([s]) => s.startsWith('2'));
+        // 'Default Response' is what @fastify/swagger writes for an answer nobody described:
+        // describe the operation in src/http/openapi/operations.ts.
+        expect(ok.length, what).toBeGreaterThan(0);
+        for (const [, r] of ok) expect(r.description, what).not.toBe('Default Response');
+        for (const s of ['400', '401', '500']) expect(op.responses[s], `${what} ${s}`).toBeDefined();
+      }
+    }
+    expect(doc.paths['/messages'].post.responses['422'].content['application/json'].schema.anyOf).toEqual(
+      expect.arrayContaining([{ $ref: '#/components/schemas/ChatAccountRequiredError' }]),
+    );
+    expect(doc.components.schemas.QuotaExceededError.required).toEqual(['error', 'limit', 'used', 'resetsAt']);
+    for (const op of ['/messages', '/messages/broadcast', '/webhook-endpoints'])
+      expect(
+        Object.keys(doc.paths[op].post.requestBody.content['application/json'].examples ?? {}).length,
+        op,
+      ).toBeGreaterThan(0);
+    expect(Object.keys(doc.webhooks)).toEqual([
+      'message.status',
+      'message.inbound',
+      'sender.first_inbound',
+      'webhook.test',
+    ]);
+    const headers = doc.webhooks['message.status'].post.parameters.map((p: any) => `${p.in}:${p.name}`);
+    expect(headers).toEqual(['header:x-svc-event', 'header:x-svc-event-id', 'header:x-svc-signature']);
+  });
+
+  it('serves the API reference at /docs: Swagger UI from our own assets, a strict CSP, the document', async () => {
     const res = await fetch(`${svc.url}/docs`);
+    expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/html');
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).not.toContain('unsafe-eval');
     const html = await res.text();
-    expect(html).toContain('<code>/messages</code>');
-    expect(html).toContain('Queue one message');
+    // No inline script, nothing from another host.
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(assets).toEqual(
+      expect.arrayContaining([
+        '/docs/static/swagger-ui.css',
+        '/docs/static/swagger-ui-bundle.js',
+        '/docs/static/swagger-ui-standalone-preset.js',
+        '/docs/static/swagger-initializer.js',
+      ]),
+    );
+    for (const asset of assets) {
+      const a = await fetch(`${svc.url}${asset}`);
+      expect(a.status, asset).toBe(200);
+      const type = a.headers.get('content-type') ?? '';
+      if (asset.endsWith('.js')) expect(type, asset).toMatch(/javascript/);
+      if (asset.endsWith('.css')) expect(type, asset).toMatch(/text\/css/);
+      expect(a.headers.get('content-security-policy'), asset).toBe(csp);
+      await a.arrayBuffer();
+    }
+    // The page loads the document from ./json, which is /openapi.json.
+    const init = await (await fetch(`${svc.url}/docs/static/swagger-initializer.js`)).text();
+    expect(init).toContain("resolveUrl('./json')");
+    const served = await (await fetch(`${svc.url}/docs/json`)).json();
+    expect(served).toEqual((await call(svc.url, 'GET', '/openapi.json')).body);
+  });
+
+  it.skipIf(!fs.existsSync(CHROMIUM))('renders the reference in a browser, without CSP violations', async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error') problems.push(m.text());
+      });
+      page.on('pageerror', (e) => problems.push(e.message));
+      await page.goto(`${svc.url}/docs`);
+      await page.getByText('Queue one message').first().waitFor({ timeout: 30_000 });
+      await page.getByText('Webhooks').first().waitFor();
+      expect(await page.getByText('message.status').count()).toBeGreaterThan(0);
+      expect(problems.filter((p) => /Content Security Policy|Refused to/i.test(p))).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it("the harness's call() rejects answers the document does not describe", async () => {
+    const json = 'application/json; charset=utf-8';
+    const check = (method: string, path: string, status: number, body: unknown) =>
+      checkAgainstDocument(svc.url, method, path, { status, body, contentType: json });
+    await expect(check('GET', '/chat-accounts', 200, { accounts: [] })).resolves.toBeUndefined();
+    await expect(check('GET', '/chat-accounts', 200, { accounts: 'none' })).rejects.toThrow(/does not match/);
+    await expect(check('GET', '/chat-accounts', 418, { error: 'teapot' })).rejects.toThrow(/not documented/);
+    await expect(check('POST', '/messages', 422, { error: 'chat_account_required' })).resolves.toBeUndefined();
+    await expect(check('POST', '/messages', 422, { error: 'made_up_code' })).rejects.toThrow(/does not match/);
+    await expect(check('POST', '/messages', 429, { error: 'quota_exceeded' })).rejects.toThrow(/limit/);
+    await expect(check('GET', '/healthz', 200, { anything: true })).resolves.toBeUndefined(); // hidden route
   });
 
   it('answers unknown routes with a JSON 404 and echoes a request id', async () => {

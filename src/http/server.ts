@@ -21,6 +21,7 @@ import { AppError, errors } from '../shared/errors.js';
 import { answerClientError } from './client-error.js';
 import { settleBodyBeforeAnswer } from './drain-body.js';
 import { findInputProblem } from './input-guard.js';
+import { swaggerOptions } from './openapi/document.js';
 import { toProblems, validatorCompiler } from './validation.js';
 
 declare module 'fastify' {
@@ -141,22 +142,7 @@ export function createServer(opts: { log: Logger; bodyLimit: number; bodyReadTim
     return reply.code(500).send({ error: 'Internal server error' });
   });
 
-  void app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'ChatGate API',
-        version: '0.1.0',
-        description: 'Chat message delivery service. Authenticate with the x-api-key header.',
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-          operator: { type: 'http', scheme: 'bearer' },
-        },
-      },
-    },
-  });
+  void app.register(swagger, swaggerOptions);
   return app;
 }
 

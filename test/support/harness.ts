@@ -11,6 +11,7 @@ import type { Db } from '../../src/db/db.js';
 import { openPgliteDb } from '../../src/db/pglite-db.js';
 import { openPostgresDb } from '../../src/db/postgres-db.js';
 import type { Resolve } from '../../src/outbound/outbound-client.js';
+import { checkAgainstDocument } from './openapi-check.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -119,6 +120,12 @@ export async function call<T = any>(
   } catch {
     /* not JSON: keep the text */
   }
+  // Every answer a test receives through call() must be one the OpenAPI document describes.
+  await checkAgainstDocument(url, method, path, {
+    status: res.status,
+    body: parsed,
+    contentType: res.headers.get('content-type'),
+  });
   return { status: res.status, body: parsed as T, headers: res.headers };
 }
 

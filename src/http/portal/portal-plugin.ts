@@ -81,6 +81,10 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
 
   void app.register(
     async (portal) => {
+      // Pages for people, not API operations: none of them belongs in the OpenAPI document.
+      portal.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, hide: true };
+      });
       await portal.register(cookie);
       await portal.register(formbody, { bodyLimit: 1024 * 1024 });
       await portal.register(multipart, {

@@ -1,0 +1,260 @@
+// Every error body the API answers, by its `error` code: status, meaning, extra fields and an
+// example. The document gives each code a schema (components.schemas) and each operation the codes
+// it can answer (operations.ts); the codes are those of src/shared/errors.ts and the spec's table.
+type Extra = Record<string, Record<string, unknown>>;
+export type ErrorDoc = {
+  status: number;
+  /** components.schemas name. */
+  schema: string;
+  description: string;
+  extra?: Extra;
+  example?: Record<string, unknown>;
+  headers?: Record<string, { description: string; schema: Record<string, unknown> }>;
+};
+
+const str = (description: string) => ({ type: 'string', description });
+const providerDetail = {
+  type: 'object',
+  additionalProperties: true,
+  description: 'Sanitized provider detail: httpStatus, code, subcode, message, userTitle, fbtraceId (tokens redacted).',
+};
+
+export const ERROR_DOCS: Record<string, ErrorDoc> = {
+  validation_error: {
+    status: 400,
+    schema: 'ValidationError',
+    description: 'The request fails validation; `details` has one entry per problem.',
+    extra: {
+      details: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['path', 'message'],
+          properties: { path: { type: 'string' }, message: { type: 'string' } },
+        },
+      },
+    },
+    example: {
+      error: 'validation_error',
+      details: [{ path: 'to.phoneE164', message: 'must be + followed by 7 to 15 digits' }],
+    },
+  },
+  bad_request: {
+    status: 400,
+    schema: 'BadRequestError',
+    description: 'A request the router cannot read (a malformed %-escape, an over-long parameter).',
+    extra: { message: str('What was wrong.') },
+  },
+  invalid_cursor: { status: 400, schema: 'InvalidCursorError', description: 'Malformed `cursor`.' },
+  invalid_webhook_url: {
+    status: 400,
+    schema: 'InvalidWebhookUrlError',
+    description: 'Webhook URL not HTTPS, with embedded credentials, or targeting a private or loopback host.',
+    extra: { reason: str('Why the URL is refused.') },
+    example: { error: 'invalid_webhook_url', reason: 'the URL must use https' },
+  },
+  'Missing x-api-key header': {
+    status: 401,
+    schema: 'MissingApiKeyError',
+    description: 'No `x-api-key` header.',
+  },
+  'Invalid API key': { status: 401, schema: 'InvalidApiKeyError', description: 'Unknown or revoked key.' },
+  unauthorized: {
+    status: 401,
+    schema: 'OperatorUnauthorizedError',
+    description: 'Operator API: missing or wrong `Authorization: Bearer <ADMIN_TOKEN>`.',
+  },
+  templates_not_available: {
+    status: 403,
+    schema: 'TemplatesNotAvailableError',
+    description: 'Template send on plan Free.',
+  },
+  feature_not_available: {
+    status: 403,
+    schema: 'FeatureNotAvailableError',
+    description: 'The feature is not in the plan (webhooks and broadcasts: Basic and Pro; inbox, rules: Pro).',
+    extra: { plan: str("The caller's plan.") },
+    example: { error: 'feature_not_available', plan: 'starter' },
+  },
+  key_scope_violation: {
+    status: 403,
+    schema: 'KeyScopeViolationError',
+    description: 'A key scoped to one chat account used on another account.',
+  },
+  key_scope_insufficient: {
+    status: 403,
+    schema: 'KeyScopeInsufficientError',
+    description: 'A key scoped to one chat account tried to manage webhooks or forwarding rules.',
+  },
+  sandbox_not_supported: {
+    status: 403,
+    schema: 'SandboxNotSupportedError',
+    description: 'Not with a sandbox key (broadcasts, cancelling them, creating templates).',
+    extra: { message: str('What a sandbox key cannot do.') },
+  },
+  template_access_insufficient: {
+    status: 403,
+    schema: 'TemplateAccessInsufficientError',
+    description: "The key's `templateAccess` is too low (list: read or manage; create: manage).",
+    extra: { message: str('The level needed.') },
+  },
+  not_found: { status: 404, schema: 'NotFoundError', description: 'Unknown route, or an unknown operator resource.' },
+  message_not_found: {
+    status: 404,
+    schema: 'MessageNotFoundError',
+    description: 'Unknown, foreign or purged message.',
+  },
+  account_not_found: {
+    status: 404,
+    schema: 'AccountNotFoundError',
+    description: "`chatAccountId` does not exist or is not the caller's.",
+  },
+  broadcast_not_found: {
+    status: 404,
+    schema: 'BroadcastNotFoundError',
+    description: "Unknown broadcast, another customer's, or (scoped key) another account's.",
+  },
+  webhook_endpoint_not_found: {
+    status: 404,
+    schema: 'WebhookEndpointNotFoundError',
+    description: "Unknown webhook endpoint, or another customer's.",
+  },
+  webhook_delivery_not_found: {
+    status: 404,
+    schema: 'WebhookDeliveryNotFoundError',
+    description: 'Unknown delivery of this endpoint.',
+  },
+  forwarding_rule_not_found: {
+    status: 404,
+    schema: 'ForwardingRuleNotFoundError',
+    description: "Unknown forwarding rule, or another customer's.",
+  },
+  conflict: {
+    status: 409,
+    schema: 'ConflictError',
+    description: 'The `externalId` exists with a different payload; nothing was created.',
+    extra: { message: str('What conflicts.') },
+    example: { error: 'conflict', message: 'externalId already used with a different payload' },
+  },
+  template_already_exists: {
+    status: 409,
+    schema: 'TemplateAlreadyExistsError',
+    description: 'A template with this name and language already exists.',
+    extra: { message: str('Explanation.'), provider: providerDetail },
+  },
+  limit_reached: {
+    status: 409,
+    schema: 'LimitReachedError',
+    description: 'A count limit: 5 active webhook endpoints, 50 forwarding rules; operator: accounts per plan, 5 keys.',
+    extra: { message: str('Which limit.') },
+    example: { error: 'limit_reached', message: 'at most 5 active webhook endpoints' },
+  },
+  already_exists: {
+    status: 409,
+    schema: 'AlreadyExistsError',
+    description: 'Operator API: the resource exists (a phoneNumberId linked twice, a portal user with this email).',
+    extra: { message: str('What exists.') },
+  },
+  payload_too_large: {
+    status: 413,
+    schema: 'PayloadTooLargeError',
+    description: 'The body is over the route limit (1 MiB by default, 8 MiB for broadcasts).',
+  },
+  media_too_large: {
+    status: 413,
+    schema: 'MediaTooLargeError',
+    description: 'An upload over 20 MB (20,971,520 bytes).',
+    extra: { message: str('The limit.') },
+  },
+  unsupported_media_type: {
+    status: 415,
+    schema: 'UnsupportedMediaTypeError',
+    description: 'Another content type than the route reads (application/json; multipart/form-data for uploads).',
+  },
+  invalid_chat_account: {
+    status: 422,
+    schema: 'InvalidChatAccountError',
+    description: "`chatAccountId` in a send does not exist, is not the caller's, or cannot send on the channel.",
+  },
+  invalid_media: {
+    status: 422,
+    schema: 'InvalidMediaError',
+    description: '`mediaId` missing, deleted, foreign, or of the wrong type for the content.',
+    extra: {
+      code: { type: 'string', enum: ['media_not_found', 'media_type_mismatch'] },
+      message: str('Which rule failed.'),
+    },
+    example: { error: 'invalid_media', code: 'media_not_found' },
+  },
+  chat_account_required: {
+    status: 422,
+    schema: 'ChatAccountRequiredError',
+    description: 'Several accounts or none, and no `chatAccountId` given.',
+  },
+  template_rejected_by_provider: {
+    status: 422,
+    schema: 'TemplateRejectedByProviderError',
+    description: 'The provider rejected the template definition.',
+    extra: { message: str("The provider's explanation."), provider: providerDetail },
+  },
+  template_management_unavailable: {
+    status: 422,
+    schema: 'TemplateManagementUnavailableError',
+    description: 'No working management credential for the account (or a DIRECT account).',
+    extra: { message: str('Why.'), provider: providerDetail },
+  },
+  quota_exceeded: {
+    status: 429,
+    schema: 'QuotaExceededError',
+    description: 'The monthly quota is used up (no Retry-After).',
+    extra: {
+      limit: { type: 'integer' },
+      used: { type: 'integer' },
+      resetsAt: { type: 'string', format: 'date-time', description: 'First day of next month, 00:00 UTC.' },
+    },
+    example: { error: 'quota_exceeded', limit: 10000, used: 10000, resetsAt: '2026-07-01T00:00:00.000Z' },
+  },
+  media_pending_limit: {
+    status: 429,
+    schema: 'MediaPendingLimitError',
+    description: 'More than 200 uploaded files wait unused.',
+    extra: { message: str('The rule.') },
+  },
+  provider_rate_limited: {
+    status: 429,
+    schema: 'ProviderRateLimitedError',
+    description: 'The provider rate-limited a template operation; see Retry-After.',
+    extra: { message: str('Explanation.'), provider: providerDetail },
+    headers: { 'retry-after': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+  },
+  provider_unavailable: {
+    status: 503,
+    schema: 'ProviderUnavailableError',
+    description: 'The provider failed a template operation.',
+    extra: { message: str('Explanation.'), provider: providerDetail },
+  },
+  provider_unreachable: {
+    status: 503,
+    schema: 'ProviderUnreachableError',
+    description: 'The provider could not be reached for a template operation.',
+    extra: { message: str('Explanation.') },
+  },
+  'Internal server error': {
+    status: 500,
+    schema: 'InternalServerError',
+    description: 'Unexpected error; retrying a send with the same `externalId` is safe.',
+  },
+};
+
+export type ErrorCode = keyof typeof ERROR_DOCS;
+
+/** The JSON schema of one code's body: `error` is that code; other fields may be added over time. */
+export function errorSchema(code: string, doc: ErrorDoc): Record<string, unknown> {
+  return {
+    type: 'object',
+    description: doc.description,
+    required: ['error', ...Object.keys(doc.extra ?? {}).filter((k) => k !== 'message' && k !== 'provider')],
+    properties: { error: { type: 'string', const: code }, ...(doc.extra ?? {}) },
+    additionalProperties: true,
+  };
+}

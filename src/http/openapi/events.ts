@@ -1,0 +1,196 @@
+// The events ChatGate POSTs to webhook endpoints, as the OpenAPI 3.1 `webhooks` section: one entry
+// per event type, with the envelope, its data and the x-svc- headers exactly as the spec names them.
+import { MESSAGE_STATUSES } from '../../shared/vocab.js';
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const time = { type: 'string', format: 'date-time' };
+const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: 'null' }] });
+
+function envelope(type: string, data: Record<string, unknown>, description: string) {
+  return {
+    type: 'object',
+    description,
+    required: ['eventId', 'type', 'createdAt', 'data'],
+    properties: {
+      eventId: {
+        type: 'string',
+        pattern: '^evt_',
+        description: '`evt_<uuid>`; unchanged across retries: deduplicate on it.',
+      },
+      type: { type: 'string', const: type },
+      createdAt: time,
+      data,
+    },
+    additionalProperties: true,
+  };
+}
+
+const obj = (required: string[], properties: Record<string, unknown>) => ({
+  type: 'object',
+  required,
+  properties,
+  additionalProperties: true,
+});
+
+export const eventSchemas: Record<string, Record<string, unknown>> = {
+  MessageStatusEvent: envelope(
+    'message.status',
+    obj(
+      [
+        'messageId',
+        'externalId',
+        'status',
+        'previousStatus',
+        'channel',
+        'recipient',
+        'chatAccountId',
+        'timestamp',
+        'error',
+      ],
+      {
+        messageId: { type: 'string', format: 'uuid' },
+        externalId: { type: 'string' },
+        status: { type: 'string', enum: ['sent', 'delivered', 'read', 'failed'] },
+        previousStatus: { type: 'string', enum: [...MESSAGE_STATUSES] },
+        channel: { type: 'string' },
+        recipient: { type: 'string', description: 'E.164' },
+        chatAccountId: { type: 'string', format: 'uuid' },
+        timestamp: {
+          ...time,
+          description: 'When the transition happened (provider time when available); reorder by it.',
+        },
+        error: nullable(
+          obj(['code', 'message'], {
+            code: { type: 'string' },
+            message: { type: 'string' },
+            provider: { type: 'object', additionalProperties: true, description: 'code, subcode, message, fbtraceId' },
+          }),
+        ),
+      },
+    ),
+    'A message moved to sent, delivered, read or failed (never queued; nothing on purge).',
+  ),
+  MessageInboundEvent: envelope(
+    'message.inbound',
+    obj(
+      ['inboundMessageId', 'chatAccountId', 'channel', 'from', 'fromDisplayName', 'messageType', 'text', 'receivedAt'],
+      {
+        inboundMessageId: { type: 'string' },
+        chatAccountId: { type: 'string', format: 'uuid' },
+        channel: { type: 'string' },
+        from: nullable({ type: 'string', description: 'E.164; null when the platform hides the number.' }),
+        fromDisplayName: { type: 'string' },
+        messageType: {
+          type: 'string',
+          description:
+            'text, image, video, audio, voice_note, document, sticker, reaction, location, contact, and others',
+        },
+        text: nullable({ type: 'string' }),
+        receivedAt: time,
+        replyTo: { ...ref('ReplyTo'), description: 'Only when the user replied to a message.' },
+      },
+    ),
+    'A message arrived to one of your accounts (both channels).',
+  ),
+  SenderFirstInboundEvent: envelope(
+    'sender.first_inbound',
+    obj(['chatAccountId', 'channel', 'from', 'fromDisplayName', 'firstInboundAt', 'inboundMessageId'], {
+      chatAccountId: { type: 'string', format: 'uuid' },
+      channel: { type: 'string' },
+      from: { type: 'string', description: 'E.164' },
+      fromDisplayName: { type: 'string' },
+      firstInboundAt: time,
+      inboundMessageId: nullable({ type: 'string' }),
+    }),
+    'A number wrote to an account for the first time (once per number and account).',
+  ),
+  WebhookTestEvent: envelope(
+    'webhook.test',
+    obj(['webhookEndpointId', 'message'], {
+      webhookEndpointId: { type: 'string', format: 'uuid' },
+      message: { type: 'string' },
+    }),
+    'Queued by POST /webhook-endpoints/{id}/test, to that endpoint only.',
+  ),
+};
+
+const headers = [
+  {
+    name: 'x-svc-event',
+    in: 'header',
+    required: true,
+    description: 'The event `type`.',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'x-svc-event-id',
+    in: 'header',
+    required: true,
+    description: 'The `eventId`; deduplicate on it.',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'x-svc-signature',
+    in: 'header',
+    required: true,
+    description:
+      "`t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `verifyWebhookSignature` of `@chatgate/client` does all this.",
+    schema: { type: 'string', pattern: '^t=\\d+(,v1=[0-9a-f]{64})+$' },
+    example: 't=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd',
+  },
+];
+
+const EXAMPLES: Record<string, unknown> = {
+  MessageStatusEvent: {
+    eventId: 'evt_0b7e6a53-3f9c-4a4e-9d1e-8f2f0b1f6b10',
+    type: 'message.status',
+    createdAt: '2026-06-01T10:00:02.120Z',
+    data: {
+      messageId: '3f1c8e62-1d2b-4f3a-9a57-6f0c2d1e9b44',
+      externalId: 'order-1042-shipped',
+      status: 'delivered',
+      previousStatus: 'sent',
+      channel: 'chat_official',
+      recipient: '+15551234567',
+      chatAccountId: '9d4b1a2c-5e6f-4a70-8b91-c2d3e4f5a6b7',
+      timestamp: '2026-06-01T10:00:02.000Z',
+      error: null,
+    },
+  },
+};
+
+function webhook(type: string, schema: string, summary: string) {
+  return {
+    post: {
+      operationId: `on${schema}`,
+      summary,
+      tags: ['events'],
+      security: [],
+      parameters: headers,
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': { schema: ref(schema), ...(EXAMPLES[schema] ? { example: EXAMPLES[schema] } : {}) },
+        },
+      },
+      responses: {
+        '200': {
+          description:
+            'Any 2xx acknowledges the event. Anything else, a redirect or no answer within 10 seconds is a failure: retried up to 8 attempts over about 12 hours with the same eventId.',
+        },
+      },
+      description: `POSTed with \`content-type: application/json\` and \`x-svc-event: ${type}\` to each active endpoint subscribed to \`${type}\`. Delivery order is not guaranteed; receivers ignore unknown event types and fields.`,
+    },
+  };
+}
+
+export const webhooksSection = {
+  'message.status': webhook('message.status', 'MessageStatusEvent', 'A message changed status'),
+  'message.inbound': webhook('message.inbound', 'MessageInboundEvent', 'A message arrived'),
+  'sender.first_inbound': webhook(
+    'sender.first_inbound',
+    'SenderFirstInboundEvent',
+    'A number wrote for the first time',
+  ),
+  'webhook.test': webhook('webhook.test', 'WebhookTestEvent', 'A test event'),
+};

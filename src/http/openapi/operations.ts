@@ -1,0 +1,294 @@
+// What the route schemas cannot say, per operation: its operationId, what it answers on success
+// (a components.schemas name, or null for no body), the error codes it can answer beyond the
+// standard ones (document.ts adds those to every operation) and request examples. Keyed by
+// "METHOD /path" as in the document. A route missing here still gets a derived operationId, tags and
+// the standard errors; test/meta.test.ts fails until its answers are described here.
+import type { ErrorCode } from './error-docs.js';
+
+export type OperationDoc = {
+  operationId: string;
+  ok: Record<number, string | null>;
+  errors?: ErrorCode[];
+  description?: string;
+  examples?: Record<string, { summary: string; value: unknown }>;
+};
+
+const webhookGate: ErrorCode[] = ['feature_not_available', 'key_scope_insufficient'];
+const endpointGate: ErrorCode[] = [...webhookGate, 'webhook_endpoint_not_found'];
+const readScope: ErrorCode[] = ['key_scope_violation', 'account_not_found'];
+const senderScope: ErrorCode[] = [...readScope, 'chat_account_required'];
+const inboxGate: ErrorCode[] = ['feature_not_available', ...senderScope];
+const ruleGate: ErrorCode[] = ['feature_not_available', 'key_scope_insufficient', 'forwarding_rule_not_found'];
+const templateGate: ErrorCode[] = [
+  ...readScope,
+  'feature_not_available',
+  'template_access_insufficient',
+  'template_management_unavailable',
+  'provider_rate_limited',
+  'provider_unavailable',
+  'provider_unreachable',
+];
+const sendChecks: ErrorCode[] = [
+  'key_scope_violation',
+  'invalid_chat_account',
+  'chat_account_required',
+  'invalid_media',
+  'conflict',
+  'quota_exceeded',
+];
+const operator: ErrorCode[] = ['not_found'];
+
+const to = { type: 'phone', phoneE164: '+15551234567' };
+
+export const OPERATIONS: Record<string, OperationDoc> = {
+  'POST /messages': {
+    operationId: 'sendMessage',
+    ok: { 201: 'SendAck', 200: 'SendAck' },
+    errors: ['templates_not_available', ...sendChecks],
+    description:
+      'Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe.',
+    examples: {
+      text: {
+        summary: 'A text message',
+        value: { externalId: 'order-1042-shipped', to, content: { type: 'text', text: 'Your order has shipped.' } },
+      },
+      template: {
+        summary: 'An approved template with positional body values',
+        value: {
+          externalId: 'order-1042-reminder',
+          to,
+          content: {
+            type: 'template',
+            template: { name: 'order_update', language: 'en_US', components: { body: ['Ada', '1042'] } },
+          },
+          metadata: { orderId: 1042 },
+        },
+      },
+      image: {
+        summary: 'An image by URL, with a caption',
+        value: {
+          externalId: 'order-1042-photo',
+          to,
+          content: { type: 'image', image: { url: 'https://example.com/parcel.jpg' }, caption: 'Your parcel' },
+        },
+      },
+      document: {
+        summary: 'A document uploaded with POST /media',
+        value: {
+          externalId: 'order-1042-invoice',
+          to,
+          content: {
+            type: 'document',
+            document: { mediaId: '7c9e6679-7425-40de-944b-e07fc1f90ae7', filename: 'invoice-1042.pdf' },
+          },
+          ttlSeconds: 86400,
+        },
+      },
+    },
+  },
+  'GET /messages/{id}': { operationId: 'getMessage', ok: { 200: 'Message' }, errors: ['message_not_found'] },
+  'GET /messages': {
+    operationId: 'listMessages',
+    ok: { 200: 'MessagePage' },
+    errors: ['invalid_cursor', ...readScope],
+  },
+  'GET /chat-accounts': { operationId: 'listChatAccounts', ok: { 200: 'ChatAccountList' } },
+  'POST /media': {
+    operationId: 'uploadMedia',
+    ok: { 201: 'MediaUpload' },
+    errors: ['media_too_large', 'media_pending_limit'],
+  },
+  'POST /messages/broadcast': {
+    operationId: 'sendBroadcast',
+    ok: { 201: 'BroadcastAck', 200: 'BroadcastAck' },
+    errors: ['sandbox_not_supported', 'feature_not_available', ...sendChecks],
+    description:
+      'Queues one content to up to 5,000 recipients, each an ordinary message carrying `broadcastId`. Accepted whole or not at all (the quota for every recipient is reserved at once). `200` with the original for a repeat of the same broadcast.',
+    examples: {
+      text: {
+        summary: 'A text to three recipients',
+        value: {
+          externalId: 'spring-sale-2026',
+          name: 'Spring sale',
+          content: { type: 'text', text: 'Our spring sale starts today.' },
+          recipients: [{ phoneE164: '+15551234567' }, { phoneE164: '+15551234568' }, { phoneE164: '+15551234569' }],
+        },
+      },
+      template: {
+        summary: 'A template with per-recipient values',
+        value: {
+          externalId: 'renewals-2026-06',
+          content: {
+            type: 'template',
+            template: { name: 'renewal_due', language: 'en', components: { body: ['you'] } },
+          },
+          recipients: [
+            { phoneE164: '+15551234567', externalId: 'renewal-ada', components: { body: ['Ada'] } },
+            { phoneE164: '+15551234568', externalId: 'renewal-alan', components: { body: ['Alan'] } },
+          ],
+        },
+      },
+    },
+  },
+  'GET /broadcasts': { operationId: 'listBroadcasts', ok: { 200: 'BroadcastPage' }, errors: ['invalid_cursor'] },
+  'GET /broadcasts/{id}': { operationId: 'getBroadcast', ok: { 200: 'Broadcast' }, errors: ['broadcast_not_found'] },
+  'POST /broadcasts/{id}/cancel': {
+    operationId: 'cancelBroadcast',
+    ok: { 200: 'Broadcast' },
+    errors: ['broadcast_not_found', 'sandbox_not_supported'],
+  },
+  'GET /inbound-senders/{phone}': { operationId: 'getSender', ok: { 200: 'Sender' }, errors: senderScope },
+  'POST /inbound-senders/lookup': {
+    operationId: 'lookupSenders',
+    ok: { 200: 'SenderList' },
+    errors: senderScope,
+    examples: {
+      lookup: {
+        summary: 'Three numbers in any accepted spelling',
+        value: { phones: ['+15551234567', '15551234568', '(555) 123-4569'] },
+      },
+    },
+  },
+  'GET /inbound-messages': {
+    operationId: 'listInboundMessages',
+    ok: { 200: 'InboundMessagePage' },
+    errors: ['invalid_cursor', ...inboxGate],
+  },
+  'GET /chat-accounts/{accountId}/inbox-filter': {
+    operationId: 'getInboxFilter',
+    ok: { 200: 'InboxFilter' },
+    errors: inboxGate,
+  },
+  'PUT /chat-accounts/{accountId}/inbox-filter': {
+    operationId: 'setInboxFilter',
+    ok: { 200: 'InboxFilter' },
+    errors: inboxGate,
+  },
+  'POST /forwarding-rules': {
+    operationId: 'createForwardingRule',
+    ok: { 201: 'ForwardingRule' },
+    errors: [...ruleGate, 'account_not_found', 'limit_reached'],
+  },
+  'GET /forwarding-rules': { operationId: 'listForwardingRules', ok: { 200: 'ForwardingRuleList' }, errors: ruleGate },
+  'GET /forwarding-rules/{id}': { operationId: 'getForwardingRule', ok: { 200: 'ForwardingRule' }, errors: ruleGate },
+  'PATCH /forwarding-rules/{id}': {
+    operationId: 'updateForwardingRule',
+    ok: { 200: 'ForwardingRule' },
+    errors: [...ruleGate, 'account_not_found'],
+  },
+  'DELETE /forwarding-rules/{id}': { operationId: 'deleteForwardingRule', ok: { 204: null }, errors: ruleGate },
+  'POST /webhook-endpoints': {
+    operationId: 'createWebhookEndpoint',
+    ok: { 201: 'WebhookEndpointWithSecret' },
+    errors: [...webhookGate, 'invalid_webhook_url', 'limit_reached'],
+    description:
+      'Registers an HTTPS endpoint (at most 5 active; plans Basic and Pro). The answer carries the signing `secret`, shown only here. `events` defaults to every event type.',
+    examples: {
+      all: {
+        summary: 'Every event type',
+        value: { url: 'https://hooks.example.com/chatgate', description: 'Production' },
+      },
+      status: {
+        summary: 'Status changes only',
+        value: { url: 'https://hooks.example.com/chatgate/status', events: ['message.status'] },
+      },
+    },
+  },
+  'GET /webhook-endpoints': {
+    operationId: 'listWebhookEndpoints',
+    ok: { 200: 'WebhookEndpointList' },
+    errors: webhookGate,
+  },
+  'GET /webhook-endpoints/{id}': {
+    operationId: 'getWebhookEndpoint',
+    ok: { 200: 'WebhookEndpoint' },
+    errors: endpointGate,
+  },
+  'PATCH /webhook-endpoints/{id}': {
+    operationId: 'updateWebhookEndpoint',
+    ok: { 200: 'WebhookEndpoint' },
+    errors: [...endpointGate, 'invalid_webhook_url', 'limit_reached'],
+    examples: {
+      pause: { summary: 'Pause deliveries', value: { isActive: false } },
+      events: { summary: 'Change the subscription', value: { events: ['message.status', 'message.inbound'] } },
+    },
+  },
+  'DELETE /webhook-endpoints/{id}': { operationId: 'deleteWebhookEndpoint', ok: { 204: null }, errors: endpointGate },
+  'POST /webhook-endpoints/{id}/rotate-secret': {
+    operationId: 'rotateWebhookSecret',
+    ok: { 200: 'WebhookEndpointWithSecret' },
+    errors: endpointGate,
+    description:
+      'A new secret, returned once. For 24 hours (`previousSecretExpiresAt`) every delivery is signed with both secrets: `x-svc-signature` carries two `v1=` values.',
+  },
+  'POST /webhook-endpoints/{id}/test': {
+    operationId: 'testWebhookEndpoint',
+    ok: { 202: 'WebhookTestQueued' },
+    errors: endpointGate,
+  },
+  'GET /webhook-endpoints/{id}/deliveries': {
+    operationId: 'listWebhookDeliveries',
+    ok: { 200: 'WebhookDeliveryPage' },
+    errors: [...endpointGate, 'invalid_cursor'],
+  },
+  'POST /webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver': {
+    operationId: 'redeliverWebhookDelivery',
+    ok: { 202: 'WebhookRedeliveryQueued' },
+    errors: [...endpointGate, 'webhook_delivery_not_found'],
+  },
+  'GET /chat-accounts/{accountId}/templates': {
+    operationId: 'listTemplates',
+    ok: { 200: 'TemplatePage' },
+    errors: [...templateGate, 'invalid_cursor'],
+  },
+  'POST /chat-accounts/{accountId}/templates': {
+    operationId: 'createTemplate',
+    ok: { 201: 'Template' },
+    errors: [...templateGate, 'sandbox_not_supported', 'template_already_exists', 'template_rejected_by_provider'],
+  },
+  'POST /admin/customers': { operationId: 'createCustomer', ok: { 201: 'Customer' } },
+  'GET /admin/customers/{id}': { operationId: 'getCustomer', ok: { 200: 'Customer' }, errors: operator },
+  'PATCH /admin/customers/{id}': { operationId: 'updateCustomer', ok: { 200: 'Customer' }, errors: operator },
+  'POST /admin/customers/{id}/chat-accounts': {
+    operationId: 'linkChatAccount',
+    ok: { 201: 'OperatorChatAccount' },
+    errors: [...operator, 'already_exists', 'limit_reached'],
+  },
+  'PATCH /admin/chat-accounts/{id}': {
+    operationId: 'updateChatAccount',
+    ok: { 200: 'OperatorChatAccount' },
+    errors: [...operator, 'already_exists'],
+  },
+  'POST /admin/customers/{id}/api-keys': {
+    operationId: 'createApiKey',
+    ok: { 201: 'ApiKey' },
+    errors: [...operator, 'limit_reached', 'invalid_chat_account'],
+  },
+  'GET /admin/customers/{id}/api-keys': { operationId: 'listApiKeys', ok: { 200: 'ApiKeyList' }, errors: operator },
+  'POST /admin/chat-accounts/{id}/inbound': {
+    operationId: 'ingestInboundMessage',
+    ok: { 202: 'InboundIngested' },
+    errors: operator,
+  },
+  'DELETE /admin/api-keys/{id}': { operationId: 'revokeApiKey', ok: { 204: null }, errors: operator },
+  'POST /admin/customers/{id}/users': {
+    operationId: 'createPortalUser',
+    ok: { 201: 'PortalUserInvited' },
+    errors: [...operator, 'already_exists'],
+  },
+  'GET /admin/customers/{id}/users': {
+    operationId: 'listPortalUsers',
+    ok: { 200: 'PortalUserList' },
+    errors: operator,
+  },
+  'POST /admin/portal-users/{id}/reset-password': {
+    operationId: 'resetPortalUserPassword',
+    ok: { 200: 'PortalUserInvited' },
+    errors: operator,
+  },
+  'POST /admin/portal-users/{id}/disable': {
+    operationId: 'disablePortalUser',
+    ok: { 200: 'PortalUser' },
+    errors: operator,
+  },
+};

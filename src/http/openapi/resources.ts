@@ -1,0 +1,321 @@
+// The answers of the API as documentation schemas (components.schemas of /openapi.json). They
+// describe what the services return; routes do not serialize with them (a response schema in a
+// route would make fast-json-stringify drop or coerce fields). The test harness validates every
+// answer the tests receive against them, so they cannot drift from the code unnoticed.
+import { type TSchema, Type } from '@sinclair/typebox';
+
+import {
+  ACCOUNT_STATUSES,
+  ACCOUNT_TYPES,
+  BROADCAST_STATUSES,
+  EVENT_TYPES,
+  MESSAGE_STATUSES,
+  SEND_POLICY_MODES,
+  TEMPLATE_ACCESS,
+  WABA_VERIFICATIONS,
+} from '../../shared/vocab.js';
+
+const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
+const Enum = (values: readonly string[], opts: Record<string, unknown> = {}) =>
+  Type.String({ enum: [...values], ...opts });
+const Time = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
+const NullableTime = (description?: string) => Nullable(Time(description));
+const Id = (description?: string) => Type.String({ format: 'uuid', ...(description ? { description } : {}) });
+const ref = (name: string) => Type.Unsafe({ $ref: `#/components/schemas/${name}` });
+const Page = (items: string, name: string) =>
+  Type.Object({
+    [items]: Type.Array(ref(name)),
+    nextCursor: Nullable(Type.String({ description: 'Pass as `cursor` for the next page; null on the last page.' })),
+  });
+
+const ProviderDetail = Type.Object(
+  {
+    code: Type.Optional(Nullable(Type.Union([Type.Integer(), Type.String()]))),
+    subcode: Type.Optional(Nullable(Type.Union([Type.Integer(), Type.String()]))),
+    message: Type.Optional(Nullable(Type.String())),
+    fbtraceId: Type.Optional(Nullable(Type.String())),
+    source: Type.Optional(Enum(['send_attempt', 'status_webhook'])),
+  },
+  { description: 'Sanitized provider detail, when the provider gave one. Never tokens or payloads.' },
+);
+
+const SendError = Type.Object({
+  code: Type.String({ description: 'Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE.' }),
+  message: Type.String(),
+  provider: Type.Optional(Nullable(ProviderDetail)),
+});
+
+const Capability = Type.Object({ supported: Type.Boolean(), enabled: Type.Boolean() });
+
+/** components.schemas: every resource the public and operator APIs answer with. */
+export const resourceSchemas: Record<string, TSchema> = {
+  SendAck: Type.Object(
+    {
+      messageId: Id(),
+      externalId: Type.String(),
+      status: Enum(MESSAGE_STATUSES, { description: '`pending` on creation; the current status on a repeat.' }),
+      queued: Type.Boolean(),
+    },
+    { description: 'The send acknowledgement: 201 for a new message, 200 for a repeat of the same send.' },
+  ),
+  Message: Type.Object({
+    messageId: Id(),
+    externalId: Type.String(),
+    recipient: Type.String({ description: 'E.164' }),
+    channel: Type.String(),
+    status: Enum(MESSAGE_STATUSES),
+    attemptCount: Type.Integer(),
+    lastErrorCode: Nullable(Type.String()),
+    broadcastId: Nullable(Id()),
+    chatAccountId: Id(),
+    createdAt: Time(),
+    sentAt: NullableTime(),
+    deliveredAt: NullableTime(),
+    readAt: NullableTime(),
+    failedAt: NullableTime(),
+    providerMessageId: Nullable(Type.String()),
+    expiresAt: Time('When the record is purged.'),
+    sandbox: Type.Boolean(),
+    processing: Type.Object({
+      queueState: Enum(['waiting', 'in_flight', 'retry_scheduled', 'done']),
+      attemptCount: Type.Integer(),
+      maxAttempts: Type.Integer(),
+      nextAttemptAt: NullableTime(),
+      lastAttemptAt: NullableTime(),
+    }),
+    error: Nullable(SendError),
+    metadata: Nullable(Type.Object({}, { additionalProperties: true })),
+  }),
+  MessagePage: Page('messages', 'Message'),
+  ChatAccount: Type.Object({
+    id: Id(),
+    type: Enum(ACCOUNT_TYPES),
+    status: Enum(ACCOUNT_STATUSES),
+    phoneNumber: Type.String(),
+    displayName: Type.String(),
+    connectedAt: Time(),
+    channel: Enum(['chat_official', 'chat_direct']),
+    lastErrorCode: Nullable(Type.String()),
+    official: Nullable(
+      Type.Object({
+        phoneNumberId: Type.String(),
+        wabaId: Type.String(),
+        wabaVerification: Enum(WABA_VERIFICATIONS),
+        verifiedName: Nullable(Type.String()),
+      }),
+    ),
+    sendPolicy: Nullable(Type.Object({ mode: Enum(SEND_POLICY_MODES), testRecipientsCount: Nullable(Type.Integer()) })),
+    webhook: Nullable(Type.Object({ integrationId: Nullable(Type.String()), callbackUrl: Type.String() })),
+    capabilities: Type.Object({
+      text: Capability,
+      media: Capability,
+      template: Capability,
+      namedTemplateParameters: Type.Object({
+        supported: Type.Boolean(),
+        enabled: Type.Boolean(),
+        scope: Type.Literal('body'),
+      }),
+      templateManagement: Type.Object({
+        supported: Type.Boolean(),
+        enabled: Type.Boolean(),
+        verifiedAt: NullableTime(),
+      }),
+      statusWebhooks: Capability,
+    }),
+  }),
+  ChatAccountList: Type.Object({ accounts: Type.Array(ref('ChatAccount')) }),
+  MediaUpload: Type.Object({
+    mediaId: Id(),
+    mimetype: Type.String(),
+    sizeBytes: Type.Integer(),
+    filename: Type.String(),
+    expiresAt: Time('Expiry if never used in a message (1 hour).'),
+  }),
+  BroadcastAck: Type.Object({
+    broadcastId: Id(),
+    externalId: Type.String(),
+    name: Nullable(Type.String()),
+    chatAccountId: Id(),
+    status: Enum(BROADCAST_STATUSES),
+    recipients: Type.Integer(),
+    queued: Type.Integer(),
+    createdAt: Time(),
+  }),
+  Broadcast: Type.Object({
+    broadcastId: Id(),
+    externalId: Type.String(),
+    name: Nullable(Type.String()),
+    chatAccountId: Id(),
+    status: Enum(BROADCAST_STATUSES),
+    recipients: Type.Integer(),
+    counts: Type.Object(Object.fromEntries(MESSAGE_STATUSES.map((s) => [s, Type.Integer()]))),
+    cancelledMessages: Type.Integer(),
+    createdAt: Time(),
+    cancelledAt: NullableTime(),
+    expiresAt: Time(),
+  }),
+  BroadcastPage: Page('broadcasts', 'Broadcast'),
+  Sender: Type.Object({
+    phoneE164: Type.String(),
+    chatAccountId: Id(),
+    hasWritten: Type.Boolean(),
+    firstInboundAt: NullableTime(),
+    lastInboundAt: NullableTime(),
+    inboundCount: Type.Integer(),
+    sandbox: Type.Boolean(),
+  }),
+  SenderList: Type.Object({ senders: Type.Array(ref('Sender')) }),
+  ReplyTo: Type.Object({
+    providerMessageId: Type.String(),
+    messageId: Nullable(Id()),
+    externalId: Nullable(Type.String()),
+  }),
+  InboundMessage: Type.Object({
+    inboundMessageId: Id(),
+    chatAccountId: Id(),
+    channel: Type.String(),
+    from: Nullable(Type.String()),
+    fromDisplayName: Type.String(),
+    messageType: Type.String(),
+    text: Nullable(Type.String()),
+    displayText: Nullable(Type.String()),
+    receivedAt: Time(),
+    replyTo: Nullable(ref('ReplyTo')),
+  }),
+  InboundMessagePage: Page('inboundMessages', 'InboundMessage'),
+  InboxFilter: Type.Object({
+    chatAccountId: Id(),
+    mode: Enum(['off', 'whitelist', 'blacklist']),
+    numbers: Type.Array(Type.String()),
+  }),
+  ForwardingRule: Type.Object({
+    id: Id(),
+    name: Type.String(),
+    chatAccountId: Nullable(Id()),
+    condition: Type.Object({
+      type: Enum(['contains', 'starts_with', 'regex']),
+      pattern: Type.String(),
+      caseSensitive: Type.Boolean(),
+    }),
+    destination: Type.Object({ type: Type.Literal('http'), url: Type.String() }),
+    isActive: Type.Boolean(),
+    createdAt: Time(),
+    updatedAt: Time(),
+  }),
+  ForwardingRuleList: Type.Object({ forwardingRules: Type.Array(ref('ForwardingRule')) }),
+  WebhookEndpoint: Type.Object({
+    id: Id(),
+    url: Type.String(),
+    description: Type.String(),
+    events: Type.Array(Enum(EVENT_TYPES)),
+    isActive: Type.Boolean(),
+    lastSuccessAt: NullableTime(),
+    lastFailureAt: NullableTime(),
+    lastFailureReason: Nullable(Type.String()),
+    createdAt: Time(),
+    updatedAt: Time(),
+  }),
+  WebhookEndpointWithSecret: Type.Intersect(
+    [
+      ref('WebhookEndpoint'),
+      Type.Object({
+        secret: Type.String({ pattern: '^whsec_', description: 'The signing secret, shown only in this answer.' }),
+        previousSecretExpiresAt: Type.Optional(
+          NullableTime('After a rotation: until then every delivery is signed with both secrets.'),
+        ),
+      }),
+    ],
+    { description: 'The endpoint with its signing secret (creation and rotation only).' },
+  ),
+  WebhookEndpointList: Type.Object({ webhookEndpoints: Type.Array(ref('WebhookEndpoint')) }),
+  WebhookTestQueued: Type.Object({ eventId: Type.String({ pattern: '^evt_' }), queued: Type.Literal(true) }),
+  WebhookDelivery: Type.Object({
+    id: Id(),
+    eventId: Type.String(),
+    eventType: Enum(EVENT_TYPES),
+    status: Enum(['pending', 'succeeded', 'failed']),
+    attemptCount: Type.Integer(),
+    nextAttemptAt: NullableTime(),
+    lastStatusCode: Nullable(Type.Integer()),
+    createdAt: Time(),
+    completedAt: NullableTime(),
+    attempts: Type.Array(
+      Type.Object({
+        attemptedAt: Type.String(),
+        statusCode: Nullable(Type.Integer()),
+        durationMs: Nullable(Type.Integer()),
+        responseBody: Nullable(Type.String({ description: 'The first 1 KiB.' })),
+        error: Nullable(Type.String()),
+      }),
+    ),
+  }),
+  WebhookDeliveryPage: Page('deliveries', 'WebhookDelivery'),
+  WebhookRedeliveryQueued: Type.Object({ deliveryId: Id(), eventId: Type.String(), queued: Type.Literal(true) }),
+  Template: Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    language: Type.String(),
+    category: Type.String(),
+    status: Type.String(),
+    rejectedReason: Nullable(Type.String()),
+    parameterFormat: Enum(['NAMED', 'POSITIONAL']),
+    parameterCount: Type.Integer(),
+    components: Type.Array(Type.Object({}, { additionalProperties: true }), {
+      description: 'As the provider returns them.',
+    }),
+    qualityScore: Type.Optional(Type.Object({ score: Type.String(), date: NullableTime() })),
+  }),
+  TemplatePage: Page('templates', 'Template'),
+  // The operator API (Authorization: Bearer ADMIN_TOKEN).
+  Customer: Type.Object(
+    {
+      id: Id(),
+      name: Type.String(),
+      plan: Enum(['free', 'starter', 'basic', 'pro']),
+      defaultCountry: Nullable(Type.String()),
+      createdAt: Time(),
+      updatedAt: Time(),
+      usage: Type.Optional(Type.Object({ month: Type.String(), used: Type.Integer(), limit: Type.Integer() })),
+    },
+    { additionalProperties: true },
+  ),
+  OperatorChatAccount: Type.Intersect([
+    ref('ChatAccount'),
+    Type.Object({ customerId: Id(), throughputMps: Type.Integer() }, { additionalProperties: true }),
+  ]),
+  ApiKey: Type.Object(
+    {
+      id: Id(),
+      key: Type.Optional(Type.String({ description: 'The full key: only in the answer that creates it.' })),
+      maskedKey: Type.String(),
+      name: Nullable(Type.String()),
+      sandbox: Type.Boolean(),
+      chatAccountId: Nullable(Id()),
+      templateAccess: Enum(TEMPLATE_ACCESS),
+      createdAt: Time(),
+      revokedAt: NullableTime(),
+    },
+    { additionalProperties: true },
+  ),
+  ApiKeyList: Type.Object({ apiKeys: Type.Array(ref('ApiKey')) }),
+  InboundIngested: Type.Object({ ingested: Type.Boolean(), duplicate: Type.Boolean() }, { additionalProperties: true }),
+  PortalUser: Type.Object(
+    {
+      id: Id(),
+      customerId: Id(),
+      email: Type.String(),
+      role: Enum(['owner', 'viewer']),
+      status: Enum(['invited', 'active', 'disabled']),
+      createdAt: Time(),
+    },
+    { additionalProperties: true },
+  ),
+  PortalUserInvited: Type.Intersect([
+    ref('PortalUser'),
+    Type.Object({
+      invitationUrl: Type.String({ description: 'One-time link to set the password: shown in this answer only.' }),
+      expiresAt: Time('When the invitation link stops working.'),
+    }),
+  ]),
+  PortalUserList: Type.Object({ users: Type.Array(ref('PortalUser')) }),
+};

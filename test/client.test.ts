@@ -1,0 +1,241 @@
+// The @chatgate/client package (packages/client, imported from its source) against the real service.
+import crypto from 'node:crypto';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { ChatGate, ChatGateError, isChatGateError, verifyWebhookSignature } from '../packages/client/src/index.js';
+import { createTenant, eventually, type Service, startService, type Tenant } from './support/harness.js';
+import { checkAgainstDocument } from './support/openapi-check.js';
+import { type Receiver, startReceiver } from './support/receiver.js';
+
+const to = (phoneE164: string) => ({ type: 'phone' as const, phoneE164 });
+
+/** fetch, with every answer of our service checked against its OpenAPI document (as call() does). */
+const checkedFetch: typeof fetch = async (input, init) => {
+  const res = await fetch(input, init);
+  const url = new URL(input instanceof Request ? input.url : String(input));
+  const text = await res.clone().text();
+  let body: unknown = text;
+  try {
+    body = text === '' ? null : JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
+  await checkAgainstDocument(url.origin, init?.method ?? 'GET', url.pathname + url.search, {
+    status: res.status,
+    body,
+    contentType: res.headers.get('content-type'),
+  });
+  return res;
+};
+
+/** A fetch that sends each request, then loses the first `lose` answers (the request did arrive). */
+function losingFetch(lose: number) {
+  let calls = 0;
+  const fetchFn: typeof fetch = async (input, init) => {
+    calls++;
+    const res = await checkedFetch(input, init);
+    if (calls <= lose) {
+      await res.arrayBuffer();
+      throw new TypeError('fetch failed (answer lost)');
+    }
+    return res;
+  };
+  return { fetch: fetchFn, calls: () => calls };
+}
+
+describe('@chatgate/client', () => {
+  let svc: Service;
+  let tenant: Tenant;
+  let rx: Receiver;
+  beforeAll(async () => {
+    svc = await startService({ env: { UNSAFE_ALLOW_PRIVATE_URLS: 'true', WORKER_POLL_MS: '50' } });
+    tenant = await createTenant(svc.url, { plan: 'pro' });
+    rx = await startReceiver();
+  });
+  afterAll(async () => {
+    await rx?.close();
+    await svc?.stop();
+  });
+
+  const client = (key: string, extra: Partial<ConstructorParameters<typeof ChatGate>[0]> = {}) =>
+    new ChatGate({ apiKey: key, baseUrl: svc.url, retryDelayMs: 10, fetch: checkedFetch, ...extra });
+
+  it('sends, answers a repeat with the original, and reads the message as it moves on', async () => {
+    const cg = client(tenant.sandboxKey);
+    const body = { externalId: 'client-1', to: to('+15551230088'), content: { type: 'text' as const, text: 'Hi' } };
+    const first = await cg.sendMessage(body);
+    expect(first).toMatchObject({ externalId: 'client-1', status: 'pending', queued: true, created: true });
+    const again = await cg.sendMessage(body);
+    expect(again).toMatchObject({ messageId: first.messageId, created: false });
+    const read = await eventually(async () => {
+      const m = await cg.getMessage('client-1');
+      return m.status === 'read' && m;
+    });
+    expect(read).toMatchObject({ messageId: first.messageId, sandbox: true, readAt: expect.any(String) });
+    const page = await cg.listMessages({ externalId: 'client-1' });
+    expect(page.messages.map((m) => m.messageId)).toEqual([first.messageId]);
+    const all = [];
+    for await (const m of cg.iterateMessages({ limit: 1 })) all.push(m.messageId);
+    expect(all).toContain(first.messageId);
+  });
+
+  it('retries a send whose answer was lost with the same externalId: one message, the original answer', async () => {
+    const lossy = losingFetch(2);
+    const cg = client(tenant.sandboxKey, { fetch: lossy.fetch });
+    const ack = await cg.sendMessage({
+      externalId: 'client-lost-answer',
+      to: to('+15551230001'),
+      content: { type: 'text', text: 'once' },
+    });
+    expect(lossy.calls()).toBe(3);
+    expect(ack.created).toBe(false); // the first try created it; the retries are repeats
+    const page = await client(tenant.sandboxKey).listMessages({ externalId: 'client-lost-answer' });
+    expect(page.messages).toHaveLength(1);
+    expect(page.messages[0]!.messageId).toBe(ack.messageId);
+  });
+
+  it('gives up after its retries with a network_error, and does not retry calls that are not repeatable', async () => {
+    const down = client(tenant.sandboxKey, { baseUrl: 'http://127.0.0.1:9', retries: 2 });
+    const err = await down.getMessage('x').catch((e: unknown) => e);
+    expect(isChatGateError(err, 'network_error')).toBe(true);
+    expect((err as ChatGateError).status).toBe(0);
+
+    const lossy = losingFetch(1);
+    const once = client(tenant.key, { fetch: lossy.fetch });
+    await expect(once.createWebhookEndpoint({ url: `${rx.url}/once` })).rejects.toMatchObject({
+      error: 'network_error',
+    });
+    expect(lossy.calls()).toBe(1);
+  });
+
+  it('throws typed errors: code, status, details, extra fields and the request id', async () => {
+    const cg = client(tenant.sandboxKey);
+    const conflict = await cg
+      .sendMessage({ externalId: 'client-1', to: to('+15551230088'), content: { type: 'text', text: 'other' } })
+      .catch((e: unknown) => e);
+    expect(conflict).toBeInstanceOf(ChatGateError);
+    expect(conflict).toMatchObject({ status: 409, error: 'conflict' });
+    expect((conflict as ChatGateError).requestId).toMatch(/.+/);
+
+    const invalid = await cg
+      .sendMessage({ externalId: 'client-bad', to: to('12'), content: { type: 'text', text: '' } })
+      .then(() => null)
+      .catch((e: unknown) => e as ChatGateError);
+    expect(invalid).toMatchObject({ status: 400, error: 'validation_error' });
+    expect(invalid!.details.map((d) => d.path)).toEqual(expect.arrayContaining(['to.phoneE164', 'content.text']));
+
+    await expect(client('ak_live_nope').listChatAccounts()).rejects.toMatchObject({
+      status: 401,
+      error: 'Invalid API key',
+    });
+    await expect(cg.getMessage('no-such-message')).rejects.toMatchObject({ status: 404, error: 'message_not_found' });
+
+    const free = await createTenant(svc.url, { plan: 'free' });
+    const gated = await client(free.key)
+      .listWebhookEndpoints()
+      .catch((e: unknown) => e as ChatGateError);
+    expect(gated).toMatchObject({ status: 403, error: 'feature_not_available', body: { plan: 'free' } });
+  });
+
+  it('looks up senders and lists accounts', async () => {
+    const cg = client(tenant.sandboxKey);
+    expect(await cg.getSender('+15551230077')).toMatchObject({ hasWritten: true, inboundCount: 3, sandbox: true });
+    const senders = await cg.lookupSenders({ phones: ['+15551230077', '+15551230010'] });
+    expect(senders.map((s) => [s.phoneE164, s.hasWritten])).toEqual([
+      ['+15551230077', true],
+      ['+15551230010', false],
+    ]);
+    const accounts = await cg.listChatAccounts();
+    expect(accounts.map((a) => a.id)).toEqual([tenant.accountId]);
+    expect((await client(tenant.key).listInboundMessages()).inboundMessages).toEqual([]);
+  });
+
+  it('broadcasts: send, repeat, read and cancel', async () => {
+    const cg = client(tenant.key);
+    const body = {
+      externalId: 'client-broadcast',
+      name: 'Client test',
+      content: { type: 'text' as const, text: 'To all' },
+      recipients: [{ phoneE164: '+15551230101' }, { phoneE164: '+15551230102' }],
+    };
+    const ack = await cg.sendBroadcast(body);
+    expect(ack).toMatchObject({ recipients: 2, queued: 2, name: 'Client test', created: true });
+    expect(await cg.sendBroadcast(body)).toMatchObject({ broadcastId: ack.broadcastId, created: false });
+    expect(await cg.getBroadcast('client-broadcast')).toMatchObject({ broadcastId: ack.broadcastId, recipients: 2 });
+    expect((await cg.listBroadcasts()).broadcasts.map((b) => b.broadcastId)).toContain(ack.broadcastId);
+    expect(await cg.cancelBroadcast(ack.broadcastId)).toMatchObject({ broadcastId: ack.broadcastId });
+    await expect(client(tenant.sandboxKey).sendBroadcast(body)).rejects.toMatchObject({
+      status: 403,
+      error: 'sandbox_not_supported',
+    });
+  });
+
+  it('manages webhook endpoints; events verify with verifyWebhookSignature, both secrets during a rotation', async () => {
+    const own = await createTenant(svc.url, { plan: 'basic' }); // no other test's events
+    const cg = client(own.key);
+    const created = await cg.createWebhookEndpoint({ url: `${rx.url}/hooks`, events: ['message.status'] });
+    expect(created.secret).toMatch(/^whsec_/);
+    expect((await cg.listWebhookEndpoints()).map((e) => e.id)).toContain(created.id);
+    expect(await cg.getWebhookEndpoint(created.id)).not.toHaveProperty('secret');
+    expect(await cg.updateWebhookEndpoint(created.id, { description: 'client test' })).toMatchObject({
+      description: 'client test',
+    });
+
+    const queued = await cg.testWebhookEndpoint(created.id);
+    const [first] = await rx.waitForRequests(1, { filter: (r) => r.headers['x-svc-event-id'] === queued.eventId });
+    const header = first!.headers['x-svc-signature'] as string;
+    expect(verifyWebhookSignature(first!.rawBody, header, created.secret)).toBe(true);
+    expect(verifyWebhookSignature(first!.body, header, created.secret)).toBe(true);
+    expect(verifyWebhookSignature(`${first!.body} `, header, created.secret)).toBe(false);
+    expect(verifyWebhookSignature(first!.rawBody, header, 'whsec_wrong')).toBe(false);
+    expect(verifyWebhookSignature(first!.rawBody, header, created.secret, { now: Date.now() + 301_000 })).toBe(false);
+
+    const rotated = await cg.rotateWebhookSecret(created.id);
+    expect(rotated.secret).not.toBe(created.secret);
+    expect(rotated.previousSecretExpiresAt).toEqual(expect.any(String));
+    const again = await cg.testWebhookEndpoint(created.id);
+    const [second] = await rx.waitForRequests(1, { filter: (r) => r.headers['x-svc-event-id'] === again.eventId });
+    const rotatedHeader = second!.headers['x-svc-signature'] as string;
+    expect(rotatedHeader.match(/v1=/g)).toHaveLength(2);
+    expect(verifyWebhookSignature(second!.rawBody, rotatedHeader, rotated.secret)).toBe(true);
+    expect(verifyWebhookSignature(second!.rawBody, rotatedHeader, created.secret)).toBe(true);
+    expect(verifyWebhookSignature(second!.rawBody, rotatedHeader, ['whsec_wrong', rotated.secret])).toBe(true);
+
+    const deliveries = await eventually(async () => {
+      const page = await cg.listWebhookDeliveries(created.id);
+      const tests = page.deliveries.filter((d) => d.eventType === 'webhook.test');
+      return tests.length === 2 && tests.every((d) => d.status === 'succeeded') && page;
+    });
+    const redelivered = await cg.redeliverWebhookDelivery(created.id, deliveries.deliveries[0]!.id);
+    expect(redelivered).toMatchObject({ queued: true, eventId: deliveries.deliveries[0]!.eventId });
+
+    await cg.deleteWebhookEndpoint(created.id);
+    await expect(cg.getWebhookEndpoint(created.id)).rejects.toMatchObject({
+      status: 404,
+      error: 'webhook_endpoint_not_found',
+    });
+  });
+});
+
+describe('verifyWebhookSignature', () => {
+  const secret = 'whsec_test';
+  const body = '{"eventId":"evt_1","type":"webhook.test","createdAt":"2026-01-01T00:00:00.000Z","data":{}}';
+  const sign = (t: number, key = secret) => crypto.createHmac('sha256', key).update(`${t}.${body}`).digest('hex');
+  const now = Date.UTC(2026, 0, 1) + 1000;
+  const t = Math.floor(now / 1000);
+
+  it('accepts any matching v1 within 300 seconds and refuses everything else', () => {
+    expect(verifyWebhookSignature(body, `t=${t},v1=${sign(t)}`, secret, { now })).toBe(true);
+    expect(verifyWebhookSignature(body, `t=${t}, v1=${sign(t, 'old')}, v1=${sign(t)}`, secret, { now })).toBe(true);
+    expect(verifyWebhookSignature(body, `t=${t - 300},v1=${sign(t - 300)}`, secret, { now })).toBe(true);
+    expect(verifyWebhookSignature(body, `t=${t - 301},v1=${sign(t - 301)}`, secret, { now })).toBe(false);
+    expect(verifyWebhookSignature(body, `t=${t + 301},v1=${sign(t + 301)}`, secret, { now })).toBe(false);
+    expect(verifyWebhookSignature(body, `v1=${sign(t)}`, secret, { now })).toBe(false);
+    expect(verifyWebhookSignature(body, `t=${t},v1=${sign(t).toUpperCase()}`, secret, { now })).toBe(false);
+    expect(verifyWebhookSignature(body, `t=${t},v1=${sign(t).slice(2)}`, secret, { now })).toBe(false);
+    expect(verifyWebhookSignature(body, undefined, secret, { now })).toBe(false);
+    expect(verifyWebhookSignature(body, '', secret, { now })).toBe(false);
+    expect(verifyWebhookSignature(Buffer.from(body), `t=${t},v1=${sign(t)}`, [secret], { now })).toBe(true);
+  });
+});
