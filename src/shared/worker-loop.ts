@@ -1,8 +1,14 @@
 // A worker is a plain loop over the database: do a pass; if it found work, go again at once;
 // else sleep until woken (NOTIFY), until the next known due time, or until the poll interval.
+// createLeasedWorker is the shape of a worker over leased rows (messages, webhook deliveries):
+// claim due rows under a lease, act on them, record the outcomes in group-committed batches.
+import crypto from 'node:crypto';
+import os from 'node:os';
+
 import type { Logger } from 'pino';
 
 import type { Db } from '../db/db.js';
+import { createGroupCommit } from './group-commit.js';
 
 export type PassResult = { didWork: boolean; nextDueAt?: Date | null };
 
@@ -88,4 +94,70 @@ export function createWorkerLoop(opts: {
     },
   };
   return loop;
+}
+
+export type LeasedWorker<R> = {
+  /** The lease holder's name: unique per process and worker. */
+  workerId: string;
+  start(): Promise<void>;
+  /** Ends the loop, lets work in flight finish and be recorded, then releases every lease. */
+  stop(): Promise<void>;
+  wake(at?: Date): void;
+  /** Counts one piece of work in flight until the returned function is called (which wakes the loop). */
+  begin(): () => void;
+  inFlight(): number;
+  /** Queues an outcome; outcomes are written together, many to a transaction. */
+  record(outcome: R): Promise<void>;
+};
+
+export function createLeasedWorker<R>(
+  name: string,
+  /** `channel`: the NOTIFY channel on which new work is announced. */
+  looping: { db: Pick<Db, 'listen'>; log: Logger; pollMs: number; channel: string },
+  opts: {
+    /** Claims due rows and starts acting on them (with `begin` for work that outlives the pass). */
+    pass: () => Promise<PassResult>;
+    /** Writes a batch of outcomes in one transaction; returns when the rows are due again. */
+    write: (workerId: string, outcomes: R[]) => Promise<(Date | null)[]>;
+    /** Batches written at once (each in its own transaction). */
+    writeConcurrency: number;
+    /** On stop: drops claimed work not started yet (its lease is released with the others). */
+    dropUnstarted: () => void;
+    /** Gives back every lease the worker holds, so others need not wait for expiry. */
+    releaseLeases: (workerId: string) => Promise<void>;
+  },
+): LeasedWorker<R> {
+  const { db, log, pollMs, channel } = looping;
+  const workerId = `${os.hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
+  let inFlight = 0;
+  const outcomes = createGroupCommit<R, void>(
+    async (items) => {
+      const due = await opts.write(workerId, items);
+      for (const at of due) if (at) worker.wake(at);
+      return items.map(() => undefined);
+    },
+    { maxBatch: 500, maxInFlight: opts.writeConcurrency },
+  );
+  const worker = createWorkerLoop({ name, pollMs, log, pass: opts.pass, wakeOn: { db, channel } });
+  return {
+    workerId,
+    start: () => worker.start(),
+    wake: (at) => worker.wake(at),
+    begin() {
+      inFlight++;
+      return () => {
+        inFlight--;
+        worker.wake();
+      };
+    },
+    inFlight: () => inFlight,
+    record: (outcome) => outcomes.submit(outcome),
+    async stop() {
+      await worker.stop();
+      opts.dropUnstarted();
+      while (inFlight > 0) await new Promise((r) => setTimeout(r, 20));
+      await outcomes.drain();
+      await opts.releaseLeases(workerId);
+    },
+  };
 }
