@@ -24,29 +24,9 @@ export function createWorkerLoop(opts: {
 }): WorkerLoop {
   let running = false;
   let done: Promise<void> = Promise.resolve();
-  let timer: NodeJS.Timeout | null = null;
-  let wakeUp: (() => void) | null = null;
   let earliest: number | null = null;
-  let woken = false;
   let unlisten: (() => Promise<void>) | null = null;
-
-  function sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      if (woken) {
-        woken = false;
-        resolve();
-        return;
-      }
-      wakeUp = () => {
-        if (timer) clearTimeout(timer);
-        timer = null;
-        wakeUp = null;
-        woken = false;
-        resolve();
-      };
-      timer = setTimeout(() => wakeUp?.(), Math.max(0, ms));
-    });
-  }
+  const sleeper = createSleeper();
 
   async function run() {
     let failures = 0;
@@ -58,7 +38,7 @@ export function createWorkerLoop(opts: {
       } catch (err) {
         failures++;
         opts.log.error({ err, worker: opts.name }, 'worker pass failed');
-        await sleep(Math.min(30_000, 250 * 2 ** Math.min(failures, 7)));
+        await sleeper.sleep(Math.min(30_000, 250 * 2 ** Math.min(failures, 7)));
         continue;
       }
       if (result.nextDueAt) earliest = Math.min(earliest ?? Infinity, result.nextDueAt.getTime());
@@ -66,7 +46,7 @@ export function createWorkerLoop(opts: {
       const now = Date.now();
       if (earliest !== null && earliest <= now) earliest = null;
       const until = earliest !== null ? Math.min(opts.pollMs, earliest - now) : opts.pollMs;
-      await sleep(until);
+      await sleeper.sleep(until);
       if (earliest !== null && earliest <= Date.now()) earliest = null;
     }
   }
@@ -83,17 +63,50 @@ export function createWorkerLoop(opts: {
         earliest = Math.min(earliest ?? Infinity, at.getTime());
         return;
       }
-      if (wakeUp) wakeUp();
-      else woken = true;
+      sleeper.wake();
     },
     async stop() {
       running = false;
-      if (wakeUp) wakeUp();
+      sleeper.interrupt();
       await done;
       await unlisten?.();
     },
   };
   return loop;
+}
+
+/** A sleep that a wake-up ends early; a wake-up while awake makes the next sleep return at once. */
+function createSleeper() {
+  let timer: NodeJS.Timeout | null = null;
+  let wakeUp: (() => void) | null = null;
+  let woken = false;
+  return {
+    sleep(ms: number): Promise<void> {
+      return new Promise((resolve) => {
+        if (woken) {
+          woken = false;
+          resolve();
+          return;
+        }
+        wakeUp = () => {
+          if (timer) clearTimeout(timer);
+          timer = null;
+          wakeUp = null;
+          woken = false;
+          resolve();
+        };
+        timer = setTimeout(() => wakeUp?.(), Math.max(0, ms));
+      });
+    },
+    wake() {
+      if (wakeUp) wakeUp();
+      else woken = true;
+    },
+    /** Ends the current sleep, if any (and nothing else). */
+    interrupt() {
+      if (wakeUp) wakeUp();
+    },
+  };
 }
 
 export type LeasedWorker<R> = {
