@@ -37,24 +37,18 @@ export async function claimDueDeliveries(
   leaseSeconds: number,
   excludedEndpointIds: string[],
 ): Promise<ClaimedDelivery[]> {
-  const rows = await db.query<Record<string, unknown>>(
+  const rows = await db.query<ClaimedDelivery>(
     `UPDATE webhook_deliveries d SET locked_by = $1, locked_until = now() + make_interval(secs => $2)
        FROM (SELECT id FROM webhook_deliveries
               WHERE status = 'pending' AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until < now())
                 AND endpoint_id <> ALL ($4::uuid[])
               ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) x
       WHERE d.id = x.id
-      RETURNING d.id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.attempt_count`,
+      RETURNING d.id, d.endpoint_id AS "endpointId", d.event_id AS "eventId", d.event_type AS "eventType", d.payload,
+                d.attempt_count AS "attemptCount"`,
     [workerId, leaseSeconds, limit, excludedEndpointIds],
   );
-  return rows.map((r) => ({
-    id: r.id as string,
-    endpointId: r.endpoint_id as string,
-    eventId: r.event_id as string,
-    eventType: r.event_type as string,
-    payload: r.payload as string,
-    attemptCount: Number(r.attempt_count),
-  }));
+  return rows.map((r) => ({ ...r, attemptCount: Number(r.attemptCount) }));
 }
 
 /** The endpoints as they are now, with their signing secrets opened (the previous one while it lasts). */
