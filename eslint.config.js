@@ -1,7 +1,49 @@
 // Lint: typescript-eslint's recommended rules, plus the dependency direction of the layers:
-// nothing below the HTTP edge imports it. Imports are sorted (simple-import-sort); layout is Prettier's.
+// nothing below the HTTP edge imports it, and the folders under src/ form layers (LAYERS).
+// Imports are sorted (simple-import-sort); layout is Prettier's.
 import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import tseslint from 'typescript-eslint';
+
+// The folders of src/, bottom up. A folder may import its own files and the folders of the layers
+// below its own, nothing else: so no two folders can depend on each other, directly or through
+// others (`node /work/shared/tools/folder-cycles.mjs src` style cycles cannot form). Capability
+// folders use db/, shared/, the platform layer and lifecycle/ (the message state machine) freely.
+// The edge (src/http/, app.ts, cli.ts) and the programs beside it (admin/, emulator/) are not
+// listed: they may import everything, and nothing listed may import them. A new folder joins the
+// lowest layer above everything it imports.
+const LAYERS = [
+  ['db'],
+  ['shared'],
+  ['plans', 'events', 'outbound', 'provider'],
+  ['lifecycle'],
+  ['customers'],
+  ['accounts', 'media'],
+  ['auth'],
+  ['keys', 'messages', 'senders', 'templates', 'inbound'],
+  ['broadcasts', 'receipts', 'webhooks', 'purge'],
+  ['dispatch'],
+];
+
+const layerRules = LAYERS.flatMap((layer, i) => {
+  const below = LAYERS.slice(0, i).flat();
+  return layer.map((folder) => ({
+    files: [`src/${folder}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^\\.\\./(?!(?:${[...below, folder].join('|')})/)[^/]+/`,
+              message: `src/${folder}/ may import only the layers below it (${below.join(', ') || 'none'}): see LAYERS in eslint.config.js`,
+            },
+            { regex: '^\\.\\./(?:app|cli)\\.js$', message: 'only the edge imports the composition root' },
+          ],
+        },
+      ],
+    },
+  }));
+});
 
 export default tseslint.config(
   { ignores: ['dist/**', 'packages/*/dist/**', 'node_modules/**', 'data/**', 'bench/results/**'] },
@@ -33,4 +75,5 @@ export default tseslint.config(
       ],
     },
   },
+  ...layerRules,
 );

@@ -33,140 +33,143 @@ export function needsMediaStep(m: Claimed): boolean {
   return (m.content.type === 'image' || m.content.type === 'document') && m.providerMedia === null;
 }
 
-export function createMediaPreparer(deps: {
+/** A message's media given by URL. */
+type UrlMedia = { kind: 'image' | 'document'; url: string };
+
+type PreparerDeps = {
   db: Db;
   store: MediaStore;
   provider: ProviderClient;
   outbound: OutboundClient;
   retryTimeScale: number;
   fetchTimeoutMs: number;
-}) {
-  const { db, store, provider, outbound } = deps;
-  // One upload at a time per (file, number) in this process: a broadcast of one upload uploads it once.
-  const uploading = new Map<string, Promise<UploadOutcome | 'gone'>>();
-  // A broadcast's URL is fetched and uploaded once per number and process, not once per message.
-  const broadcastUrls = new Map<string, { at: number; result: Promise<AttemptResult | { providerMediaId: string }> }>();
+};
 
-  const unavailable = (m: Claimed, message: string): AttemptResult => ({
-    transition: transition.failed(m, new Date(), { code: SEND_ERROR_CODES.MEDIA_UNAVAILABLE, message }, false),
-    verdict: null,
-  });
+type Preparer = PreparerDeps & {
+  /** One upload at a time per (file, number) in this process: a broadcast of one upload uploads it once. */
+  uploading: Map<string, Promise<UploadOutcome | 'gone'>>;
+  /** A broadcast's URL is fetched and uploaded once per number and process, not once per message. */
+  broadcastUrls: Map<string, { at: number; result: Promise<AttemptResult | { providerMediaId: string }> }>;
+};
 
-  /** A fetch that may succeed later: retried with the send schedule while attempts remain. */
-  const retryLater = (m: Claimed, message: string): AttemptResult => {
-    const attempt = m.attemptCount + 1;
-    const now = new Date();
-    const error = { code: SEND_ERROR_CODES.MEDIA_UNAVAILABLE, message };
-    if (attempt >= m.maxAttempts) return { transition: transition.failed(m, now, error, true), verdict: null };
-    const delay = backoffDelayMs(attempt, SEND_SCHEDULE_MS, { scale: deps.retryTimeScale });
-    return { transition: transition.retry(m, now, error, new Date(now.getTime() + delay)), verdict: null };
-  };
-
-  const ready = (m: Claimed, providerMedia: ProviderMediaRef): AttemptResult => ({
-    transition: transition.mediaReady(m, new Date(), providerMedia),
-    verdict: null,
-  });
-
-  async function fromUpload(m: Claimed, account: SendAccount, mediaId: string): Promise<AttemptResult> {
-    const [file] = await db.query<{ filename: string; mimetype: string; provider_ids: Record<string, string> }>(
-      'SELECT filename, mimetype, provider_ids FROM media_files WHERE id = $1',
-      [mediaId],
-    );
-    if (!file) return unavailable(m, 'the uploaded file was deleted before the message was sent');
-    const known = file.provider_ids[account.phoneNumberId!];
-    if (known) return ready(m, { id: known, filename: file.filename });
-    const key = `${mediaId}:${account.phoneNumberId}`;
-    let upload = uploading.get(key);
-    if (!upload) {
-      upload = (async (): Promise<UploadOutcome | 'gone'> => {
-        const data = await store.get(mediaId);
-        if (!data) return 'gone';
-        const outcome = await provider.uploadMedia(
-          { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! },
-          { data, mimetype: file.mimetype, filename: file.filename },
-        );
-        if (outcome.ok) {
-          await db.query(
-            `UPDATE media_files SET provider_ids = provider_ids || jsonb_build_object($2::text, $3::text) WHERE id = $1`,
-            [mediaId, account.phoneNumberId, outcome.providerMediaId],
-          );
-        }
-        return outcome;
-      })().finally(() => uploading.delete(key));
-      uploading.set(key, upload);
-    }
-    const outcome = await upload;
-    if (outcome === 'gone') return unavailable(m, 'the uploaded file was deleted before the message was sent');
-    if (outcome.ok) return ready(m, { id: outcome.providerMediaId, filename: file.filename });
-    return recordAttempt(m, outcome, new Date(), deps.retryTimeScale);
-  }
-
-  /** A broadcast message's URL: the first message's outcome serves the others (success only). */
-  async function fromBroadcastUrl(
-    m: Claimed,
-    account: SendAccount,
-    kind: 'image' | 'document',
-    url: string,
-  ): Promise<AttemptResult> {
-    const key = `${m.broadcastId}:${account.phoneNumberId}`;
-    const now = Date.now();
-    for (const [k, v] of broadcastUrls) if (now - v.at > BROADCAST_URL_TTL_MS) broadcastUrls.delete(k);
-    let entry = broadcastUrls.get(key);
-    if (!entry) {
-      const result = fromUrl(m, account, kind, url).then((r) =>
-        r.transition.providerMedia ? { providerMediaId: r.transition.providerMedia.id } : r,
-      );
-      entry = { at: now, result };
-      broadcastUrls.set(key, entry);
-      // Failures are not shared: the next message tries again.
-      void result.then((r) => {
-        if (!('providerMediaId' in r)) broadcastUrls.delete(key);
-      });
-      return result.then((r) => ('providerMediaId' in r ? ready(m, { id: r.providerMediaId }) : r));
-    }
-    const shared = await entry.result;
-    return 'providerMediaId' in shared ? ready(m, { id: shared.providerMediaId }) : fromUrl(m, account, kind, url);
-  }
-
-  async function fromUrl(
-    m: Claimed,
-    account: SendAccount,
-    kind: 'image' | 'document',
-    url: string,
-  ): Promise<AttemptResult> {
-    const fetched = await outbound.fetchMedia(url, {
-      maxBytes: kind === 'image' ? MAX_IMAGE_BYTES : MAX_UPLOAD_BYTES,
-      timeoutMs: deps.fetchTimeoutMs,
-      maxRedirects: MAX_MEDIA_REDIRECTS,
-    });
-    if (!fetched.ok) {
-      const message = `the media URL could not be fetched: ${fetched.reason}`;
-      return fetched.permanent ? unavailable(m, message) : retryLater(m, message);
-    }
-    // Named after the URL as given (as the send's default file name is); typed by the URL reached.
-    const name = lastUrlSegment(url) ?? 'file';
-    const mimetype = detectType(fetched.data, fetched.contentType, lastUrlSegment(fetched.url));
-    const mismatch = mediaMismatch(kind, mimetype, fetched.data.length);
-    if (mismatch) return unavailable(m, `the media URL's file cannot be sent: ${mismatch}`);
-    const outcome = await provider.uploadMedia(
-      { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! },
-      { data: fetched.data, mimetype, filename: name },
-    );
-    if (outcome.ok) return ready(m, { id: outcome.providerMediaId });
-    return recordAttempt(m, outcome, new Date(), deps.retryTimeScale);
-  }
-
+export function createMediaPreparer(deps: PreparerDeps) {
+  const p: Preparer = { ...deps, uploading: new Map(), broadcastUrls: new Map() };
   return {
     /** The message's media step; never throws (a failure becomes the message's outcome). */
     async prepare(m: Claimed, account: SendAccount): Promise<AttemptResult> {
       const kind = m.content.type as 'image' | 'document';
       const ref = m.content[kind];
-      if (m.mediaId !== null) return fromUpload(m, account, m.mediaId);
+      if (m.mediaId !== null) return fromUpload(p, m, account, m.mediaId);
       if (ref?.url)
         return m.broadcastId !== null
-          ? fromBroadcastUrl(m, account, kind, ref.url)
-          : fromUrl(m, account, kind, ref.url);
+          ? fromBroadcastUrl(p, m, account, { kind, url: ref.url })
+          : fromUrl(p, m, account, { kind, url: ref.url });
       return unavailable(m, 'the message has no media to send');
     },
   };
+}
+
+const unavailable = (m: Claimed, message: string): AttemptResult => ({
+  transition: transition.failed(m, new Date(), { code: SEND_ERROR_CODES.MEDIA_UNAVAILABLE, message }, false),
+  verdict: null,
+});
+
+/** A fetch that may succeed later: retried with the send schedule while attempts remain. */
+const retryLater = (m: Claimed, message: string, retryTimeScale: number): AttemptResult => {
+  const attempt = m.attemptCount + 1;
+  const now = new Date();
+  const error = { code: SEND_ERROR_CODES.MEDIA_UNAVAILABLE, message };
+  if (attempt >= m.maxAttempts) return { transition: transition.failed(m, now, error, true), verdict: null };
+  const delay = backoffDelayMs(attempt, SEND_SCHEDULE_MS, { scale: retryTimeScale });
+  return { transition: transition.retry(m, now, error, new Date(now.getTime() + delay)), verdict: null };
+};
+
+const ready = (m: Claimed, providerMedia: ProviderMediaRef): AttemptResult => ({
+  transition: transition.mediaReady(m, new Date(), providerMedia),
+  verdict: null,
+});
+
+async function fromUpload(p: Preparer, m: Claimed, account: SendAccount, mediaId: string): Promise<AttemptResult> {
+  const [file] = await p.db.query<{ filename: string; mimetype: string; provider_ids: Record<string, string> }>(
+    'SELECT filename, mimetype, provider_ids FROM media_files WHERE id = $1',
+    [mediaId],
+  );
+  if (!file) return unavailable(m, 'the uploaded file was deleted before the message was sent');
+  const known = file.provider_ids[account.phoneNumberId!];
+  if (known) return ready(m, { id: known, filename: file.filename });
+  const key = `${mediaId}:${account.phoneNumberId}`;
+  let upload = p.uploading.get(key);
+  if (!upload) {
+    upload = (async (): Promise<UploadOutcome | 'gone'> => {
+      const data = await p.store.get(mediaId);
+      if (!data) return 'gone';
+      const outcome = await p.provider.uploadMedia(
+        { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! },
+        { data, mimetype: file.mimetype, filename: file.filename },
+      );
+      if (outcome.ok) {
+        await p.db.query(
+          `UPDATE media_files SET provider_ids = provider_ids || jsonb_build_object($2::text, $3::text) WHERE id = $1`,
+          [mediaId, account.phoneNumberId, outcome.providerMediaId],
+        );
+      }
+      return outcome;
+    })().finally(() => p.uploading.delete(key));
+    p.uploading.set(key, upload);
+  }
+  const outcome = await upload;
+  if (outcome === 'gone') return unavailable(m, 'the uploaded file was deleted before the message was sent');
+  if (outcome.ok) return ready(m, { id: outcome.providerMediaId, filename: file.filename });
+  return recordAttempt(m, outcome, new Date(), p.retryTimeScale);
+}
+
+/** A broadcast message's URL: the first message's outcome serves the others (success only). */
+async function fromBroadcastUrl(
+  p: Preparer,
+  m: Claimed,
+  account: SendAccount,
+  media: UrlMedia,
+): Promise<AttemptResult> {
+  const key = `${m.broadcastId}:${account.phoneNumberId}`;
+  const now = Date.now();
+  for (const [k, v] of p.broadcastUrls) if (now - v.at > BROADCAST_URL_TTL_MS) p.broadcastUrls.delete(k);
+  let entry = p.broadcastUrls.get(key);
+  if (!entry) {
+    const result = fromUrl(p, m, account, media).then((r) =>
+      r.transition.providerMedia ? { providerMediaId: r.transition.providerMedia.id } : r,
+    );
+    entry = { at: now, result };
+    p.broadcastUrls.set(key, entry);
+    // Failures are not shared: the next message tries again.
+    void result.then((r) => {
+      if (!('providerMediaId' in r)) p.broadcastUrls.delete(key);
+    });
+    return result.then((r) => ('providerMediaId' in r ? ready(m, { id: r.providerMediaId }) : r));
+  }
+  const shared = await entry.result;
+  return 'providerMediaId' in shared ? ready(m, { id: shared.providerMediaId }) : fromUrl(p, m, account, media);
+}
+
+async function fromUrl(p: Preparer, m: Claimed, account: SendAccount, media: UrlMedia): Promise<AttemptResult> {
+  const { kind, url } = media;
+  const fetched = await p.outbound.fetchMedia(url, {
+    maxBytes: kind === 'image' ? MAX_IMAGE_BYTES : MAX_UPLOAD_BYTES,
+    timeoutMs: p.fetchTimeoutMs,
+    maxRedirects: MAX_MEDIA_REDIRECTS,
+  });
+  if (!fetched.ok) {
+    const message = `the media URL could not be fetched: ${fetched.reason}`;
+    return fetched.permanent ? unavailable(m, message) : retryLater(m, message, p.retryTimeScale);
+  }
+  // Named after the URL as given (as the send's default file name is); typed by the URL reached.
+  const name = lastUrlSegment(url) ?? 'file';
+  const mimetype = detectType(fetched.data, fetched.contentType, lastUrlSegment(fetched.url));
+  const mismatch = mediaMismatch(kind, mimetype, fetched.data.length);
+  if (mismatch) return unavailable(m, `the media URL's file cannot be sent: ${mismatch}`);
+  const outcome = await p.provider.uploadMedia(
+    { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! },
+    { data: fetched.data, mimetype, filename: name },
+  );
+  if (outcome.ok) return ready(m, { id: outcome.providerMediaId });
+  return recordAttempt(m, outcome, new Date(), p.retryTimeScale);
 }

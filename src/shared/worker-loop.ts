@@ -1,8 +1,14 @@
 // A worker is a plain loop over the database: do a pass; if it found work, go again at once;
 // else sleep until woken (NOTIFY), until the next known due time, or until the poll interval.
+// createLeasedWorker is the shape of a worker over leased rows (messages, webhook deliveries):
+// claim due rows under a lease, act on them, record the outcomes in group-committed batches.
+import crypto from 'node:crypto';
+import os from 'node:os';
+
 import type { Logger } from 'pino';
 
 import type { Db } from '../db/db.js';
+import { createGroupCommit } from './group-commit.js';
 
 export type PassResult = { didWork: boolean; nextDueAt?: Date | null };
 
@@ -18,29 +24,9 @@ export function createWorkerLoop(opts: {
 }): WorkerLoop {
   let running = false;
   let done: Promise<void> = Promise.resolve();
-  let timer: NodeJS.Timeout | null = null;
-  let wakeUp: (() => void) | null = null;
   let earliest: number | null = null;
-  let woken = false;
   let unlisten: (() => Promise<void>) | null = null;
-
-  function sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      if (woken) {
-        woken = false;
-        resolve();
-        return;
-      }
-      wakeUp = () => {
-        if (timer) clearTimeout(timer);
-        timer = null;
-        wakeUp = null;
-        woken = false;
-        resolve();
-      };
-      timer = setTimeout(() => wakeUp?.(), Math.max(0, ms));
-    });
-  }
+  const sleeper = createSleeper();
 
   async function run() {
     let failures = 0;
@@ -52,7 +38,7 @@ export function createWorkerLoop(opts: {
       } catch (err) {
         failures++;
         opts.log.error({ err, worker: opts.name }, 'worker pass failed');
-        await sleep(Math.min(30_000, 250 * 2 ** Math.min(failures, 7)));
+        await sleeper.sleep(Math.min(30_000, 250 * 2 ** Math.min(failures, 7)));
         continue;
       }
       if (result.nextDueAt) earliest = Math.min(earliest ?? Infinity, result.nextDueAt.getTime());
@@ -60,7 +46,7 @@ export function createWorkerLoop(opts: {
       const now = Date.now();
       if (earliest !== null && earliest <= now) earliest = null;
       const until = earliest !== null ? Math.min(opts.pollMs, earliest - now) : opts.pollMs;
-      await sleep(until);
+      await sleeper.sleep(until);
       if (earliest !== null && earliest <= Date.now()) earliest = null;
     }
   }
@@ -77,15 +63,114 @@ export function createWorkerLoop(opts: {
         earliest = Math.min(earliest ?? Infinity, at.getTime());
         return;
       }
-      if (wakeUp) wakeUp();
-      else woken = true;
+      sleeper.wake();
     },
     async stop() {
       running = false;
-      if (wakeUp) wakeUp();
+      sleeper.interrupt();
       await done;
       await unlisten?.();
     },
   };
   return loop;
+}
+
+/** A sleep that a wake-up ends early; a wake-up while awake makes the next sleep return at once. */
+function createSleeper() {
+  let timer: NodeJS.Timeout | null = null;
+  let wakeUp: (() => void) | null = null;
+  let woken = false;
+  return {
+    sleep(ms: number): Promise<void> {
+      return new Promise((resolve) => {
+        if (woken) {
+          woken = false;
+          resolve();
+          return;
+        }
+        wakeUp = () => {
+          if (timer) clearTimeout(timer);
+          timer = null;
+          wakeUp = null;
+          woken = false;
+          resolve();
+        };
+        timer = setTimeout(() => wakeUp?.(), Math.max(0, ms));
+      });
+    },
+    wake() {
+      if (wakeUp) wakeUp();
+      else woken = true;
+    },
+    /** Ends the current sleep, if any (and nothing else). */
+    interrupt() {
+      if (wakeUp) wakeUp();
+    },
+  };
+}
+
+export type LeasedWorker<R> = {
+  /** The lease holder's name: unique per process and worker. */
+  workerId: string;
+  start(): Promise<void>;
+  /** Ends the loop, lets work in flight finish and be recorded, then releases every lease. */
+  stop(): Promise<void>;
+  wake(at?: Date): void;
+  /** Counts one piece of work in flight until the returned function is called (which wakes the loop). */
+  begin(): () => void;
+  inFlight(): number;
+  /** Queues an outcome; outcomes are written together, many to a transaction. */
+  record(outcome: R): Promise<void>;
+};
+
+export function createLeasedWorker<R>(
+  name: string,
+  /** `channel`: the NOTIFY channel on which new work is announced. */
+  looping: { db: Pick<Db, 'listen'>; log: Logger; pollMs: number; channel: string },
+  opts: {
+    /** Claims due rows and starts acting on them (with `begin` for work that outlives the pass). */
+    pass: () => Promise<PassResult>;
+    /** Writes a batch of outcomes in one transaction; returns when the rows are due again. */
+    write: (workerId: string, outcomes: R[]) => Promise<(Date | null)[]>;
+    /** Batches written at once (each in its own transaction). */
+    writeConcurrency: number;
+    /** On stop: drops claimed work not started yet (its lease is released with the others). */
+    dropUnstarted: () => void;
+    /** Gives back every lease the worker holds, so others need not wait for expiry. */
+    releaseLeases: (workerId: string) => Promise<void>;
+  },
+): LeasedWorker<R> {
+  const { db, log, pollMs, channel } = looping;
+  const workerId = `${os.hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
+  let inFlight = 0;
+  const outcomes = createGroupCommit<R, void>(
+    async (items) => {
+      const due = await opts.write(workerId, items);
+      for (const at of due) if (at) worker.wake(at);
+      return items.map(() => undefined);
+    },
+    { maxBatch: 500, maxInFlight: opts.writeConcurrency },
+  );
+  const worker = createWorkerLoop({ name, pollMs, log, pass: opts.pass, wakeOn: { db, channel } });
+  return {
+    workerId,
+    start: () => worker.start(),
+    wake: (at) => worker.wake(at),
+    begin() {
+      inFlight++;
+      return () => {
+        inFlight--;
+        worker.wake();
+      };
+    },
+    inFlight: () => inFlight,
+    record: (outcome) => outcomes.submit(outcome),
+    async stop() {
+      await worker.stop();
+      opts.dropUnstarted();
+      while (inFlight > 0) await new Promise((r) => setTimeout(r, 20));
+      await outcomes.drain();
+      await opts.releaseLeases(workerId);
+    },
+  };
 }

@@ -41,54 +41,13 @@ export const newSecret = () => `whsec_${crypto.randomBytes(32).toString('base64u
 
 export type EndpointService = ReturnType<typeof createEndpointService>;
 
-export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPrivateUrls: boolean; resolve: Resolve }) {
-  const { db, sealer } = deps;
+type Deps = { db: Db; sealer: Sealer; allowPrivateUrls: boolean; resolve: Resolve };
 
-  async function checkUrl(url: string): Promise<void> {
-    const reason = await checkDestinationUrl(url, { allowPrivate: deps.allowPrivateUrls, resolve: deps.resolve });
-    if (reason) throw errors.invalidWebhookUrl(reason);
-  }
-
-  async function lockedCount(tx: Pick<Db, 'query'>, customerId: string, exceptId: string | null): Promise<number> {
-    await lockCustomer(tx, customerId);
-    const [row] = await tx.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM webhook_endpoints WHERE customer_id = $1 AND is_active AND id IS DISTINCT FROM $2::uuid',
-      [customerId, exceptId],
-    );
-    return row?.n ?? 0;
-  }
-
-  async function getRow(customerId: string, id: string): Promise<Row> {
-    const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 AND id = $2`, [
-      customerId,
-      id,
-    ]);
-    if (!rows[0]) throw errors.webhookEndpointNotFound();
-    return rows[0];
-  }
-
+export function createEndpointService(deps: Deps) {
+  const { db } = deps;
   return {
-    async create(customerId: string, input: { url: string; events?: string[]; description?: string }) {
-      await checkUrl(input.url);
-      const secret = newSecret();
-      const row = await db.transaction(async (tx) => {
-        if ((await lockedCount(tx, customerId, null)) >= MAX_ACTIVE_ENDPOINTS)
-          throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
-        const rows = await tx.query<Row>(
-          `INSERT INTO webhook_endpoints (id, customer_id, url, description, events, secret_enc) VALUES ($1, $2, $3, $4, $5::text[], $6) RETURNING ${COLUMNS}`,
-          [
-            crypto.randomUUID(),
-            customerId,
-            input.url,
-            input.description ?? '',
-            [...new Set(input.events ?? EVENT_TYPES)],
-            sealer.seal(secret),
-          ],
-        );
-        return rows[0]!;
-      });
-      return { ...toEndpoint(row), secret };
-    },
+    create: (customerId: string, input: { url: string; events?: string[]; description?: string }) =>
+      createEndpoint(deps, customerId, input),
 
     async list(customerId: string) {
       const rows = await db.query<Row>(
@@ -98,37 +57,9 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
       return rows.map(toEndpoint);
     },
 
-    get: async (customerId: string, id: string) => toEndpoint(await getRow(customerId, id)),
+    get: async (customerId: string, id: string) => toEndpoint(await getRow(db, customerId, id)),
 
-    async update(
-      customerId: string,
-      id: string,
-      patch: { url?: string; events?: string[]; description?: string; isActive?: boolean },
-    ) {
-      await getRow(customerId, id);
-      if (patch.url !== undefined) await checkUrl(patch.url);
-      const row = await db.transaction(async (tx) => {
-        if (patch.isActive === true && (await lockedCount(tx, customerId, id)) >= MAX_ACTIVE_ENDPOINTS) {
-          throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
-        }
-        const rows = await tx.query<Row>(
-          `UPDATE webhook_endpoints SET url = COALESCE($3, url), events = COALESCE($4::text[], events),
-                  description = COALESCE($5, description), is_active = COALESCE($6, is_active), updated_at = now()
-            WHERE customer_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-          [
-            customerId,
-            id,
-            patch.url ?? null,
-            patch.events ? [...new Set(patch.events)] : null,
-            patch.description ?? null,
-            patch.isActive ?? null,
-          ],
-        );
-        if (!rows[0]) throw errors.webhookEndpointNotFound();
-        return rows[0];
-      });
-      return toEndpoint(row);
-    },
+    update: (customerId: string, id: string, patch: EndpointPatch) => updateEndpoint(deps, customerId, id, patch),
 
     /** Deletes the endpoint with its delivery history (cascade). */
     async remove(customerId: string, id: string): Promise<void> {
@@ -140,97 +71,186 @@ export function createEndpointService(deps: { db: Db; sealer: Sealer; allowPriva
     },
 
     /** A new secret, shown once; the previous one keeps signing for 24 hours. */
-    async rotateSecret(customerId: string, id: string) {
-      const secret = newSecret();
-      const rows = await db.query<Row>(
-        `UPDATE webhook_endpoints SET previous_secret_enc = secret_enc, previous_secret_expires_at = now() + make_interval(hours => $4),
-                secret_enc = $3, updated_at = now()
-          WHERE customer_id = $1 AND id = $2 RETURNING ${COLUMNS}, previous_secret_expires_at`,
-        [customerId, id, sealer.seal(secret), ROTATION_OVERLAP_HOURS],
-      );
-      if (!rows[0]) throw errors.webhookEndpointNotFound();
-      return { ...toEndpoint(rows[0]), secret, previousSecretExpiresAt: iso(rows[0].previous_secret_expires_at) };
-    },
+    rotateSecret: (customerId: string, id: string) => rotateSecret(deps, customerId, id),
 
     /** Queues a webhook.test event to this endpoint alone (active or not). */
-    async sendTest(customerId: string, id: string) {
-      await getRow(customerId, id);
-      const [eventId] = await db.transaction((tx) =>
-        writeEvents(
-          tx,
-          [
-            {
-              customerId,
-              type: 'webhook.test',
-              createdAt: new Date(),
-              data: { webhookEndpointId: id, message: 'This is a test event from ChatGate.' },
-            },
-          ],
-          id,
-        ),
-      );
-      return { eventId: eventId!, queued: true };
-    },
+    sendTest: (customerId: string, id: string) => sendTest(db, customerId, id),
 
     /** Delivery history, newest first, each with its attempts. */
-    async deliveries(customerId: string, id: string, page: { limit: number; cursor?: string }) {
-      await getRow(customerId, id);
-      const params: unknown[] = [customerId, id, page.limit + 1];
-      let after = '';
-      if (page.cursor !== undefined) {
-        const pos = decodeCursor(page.cursor);
-        params.push(pos.createdAt.toISOString(), pos.id);
-        after = 'AND (d.created_at, d.id) < ($4::timestamptz, $5::uuid)';
-      }
-      const rows = await db.query<Row>(
-        `SELECT d.id, d.event_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at, d.last_status_code, d.created_at, d.completed_at,
-                COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'statusCode', a.status_code, 'durationMs', a.duration_ms,
-                                                            'responseBody', a.response_body, 'error', a.error) ORDER BY a.id)
-                            FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
-           FROM webhook_deliveries d WHERE d.customer_id = $1 AND d.endpoint_id = $2 ${after}
-          ORDER BY d.created_at DESC, d.id DESC LIMIT $3`,
-        params,
-      );
-      const { rows: items, nextCursor } = toPage(rows, page.limit, (r) => ({
-        createdAt: r.created_at as Date,
-        id: r.id as string,
-      }));
-      return {
-        deliveries: items.map((r) => ({
-          id: r.id as string,
-          eventId: r.event_id as string,
-          eventType: r.event_type as string,
-          status: r.status as string,
-          attemptCount: Number(r.attempt_count),
-          nextAttemptAt: r.status === 'pending' ? iso(r.next_attempt_at) : null,
-          lastStatusCode: (r.last_status_code as number | null) ?? null,
-          createdAt: iso(r.created_at)!,
-          completedAt: iso(r.completed_at),
-          attempts: (
-            (typeof r.attempts === 'string' ? JSON.parse(r.attempts) : r.attempts) as { attemptedAt: string }[]
-          ).map((a) => ({
-            ...a,
-            attemptedAt: new Date(a.attemptedAt).toISOString(),
-          })),
-        })),
-        nextCursor,
-      };
-    },
+    deliveries: (customerId: string, id: string, page: { limit: number; cursor?: string }) =>
+      listDeliveries(db, customerId, id, page),
 
     /** Sends a delivery again now, with the same eventId and body, and a fresh attempt budget. */
-    async redeliver(customerId: string, id: string, deliveryId: string) {
-      await getRow(customerId, id);
-      const rows = await db.transaction(async (tx) => {
-        const updated = await tx.query<Row>(
-          `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = now(), completed_at = NULL, locked_by = NULL, locked_until = NULL
-            WHERE customer_id = $1 AND endpoint_id = $2 AND id = $3 RETURNING id, event_id`,
-          [customerId, id, deliveryId],
-        );
-        if (updated.length > 0) await tx.query(`SELECT pg_notify('chatgate_deliveries_ready', '')`);
-        return updated;
-      });
-      if (!rows[0]) throw errors.webhookDeliveryNotFound();
-      return { deliveryId: rows[0].id as string, eventId: rows[0].event_id as string, queued: true };
-    },
+    redeliver: (customerId: string, id: string, deliveryId: string) => redeliver(db, customerId, id, deliveryId),
   };
+}
+
+type EndpointPatch = { url?: string; events?: string[]; description?: string; isActive?: boolean };
+
+async function checkUrl(deps: Deps, url: string): Promise<void> {
+  const reason = await checkDestinationUrl(url, { allowPrivate: deps.allowPrivateUrls, resolve: deps.resolve });
+  if (reason) throw errors.invalidWebhookUrl(reason);
+}
+
+async function lockedCount(tx: Pick<Db, 'query'>, customerId: string, exceptId: string | null): Promise<number> {
+  await lockCustomer(tx, customerId);
+  const [row] = await tx.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM webhook_endpoints WHERE customer_id = $1 AND is_active AND id IS DISTINCT FROM $2::uuid',
+    [customerId, exceptId],
+  );
+  return row?.n ?? 0;
+}
+
+async function getRow(db: Db, customerId: string, id: string): Promise<Row> {
+  const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 AND id = $2`, [
+    customerId,
+    id,
+  ]);
+  if (!rows[0]) throw errors.webhookEndpointNotFound();
+  return rows[0];
+}
+
+async function createEndpoint(
+  deps: Deps,
+  customerId: string,
+  input: { url: string; events?: string[]; description?: string },
+) {
+  const { db, sealer } = deps;
+  await checkUrl(deps, input.url);
+  const secret = newSecret();
+  const row = await db.transaction(async (tx) => {
+    if ((await lockedCount(tx, customerId, null)) >= MAX_ACTIVE_ENDPOINTS)
+      throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
+    const rows = await tx.query<Row>(
+      `INSERT INTO webhook_endpoints (id, customer_id, url, description, events, secret_enc) VALUES ($1, $2, $3, $4, $5::text[], $6) RETURNING ${COLUMNS}`,
+      [
+        crypto.randomUUID(),
+        customerId,
+        input.url,
+        input.description ?? '',
+        [...new Set(input.events ?? EVENT_TYPES)],
+        sealer.seal(secret),
+      ],
+    );
+    return rows[0]!;
+  });
+  return { ...toEndpoint(row), secret };
+}
+
+async function updateEndpoint(deps: Deps, customerId: string, id: string, patch: EndpointPatch) {
+  const { db } = deps;
+  await getRow(db, customerId, id);
+  if (patch.url !== undefined) await checkUrl(deps, patch.url);
+  const row = await db.transaction(async (tx) => {
+    if (patch.isActive === true && (await lockedCount(tx, customerId, id)) >= MAX_ACTIVE_ENDPOINTS) {
+      throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
+    }
+    const rows = await tx.query<Row>(
+      `UPDATE webhook_endpoints SET url = COALESCE($3, url), events = COALESCE($4::text[], events),
+              description = COALESCE($5, description), is_active = COALESCE($6, is_active), updated_at = now()
+        WHERE customer_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      [
+        customerId,
+        id,
+        patch.url ?? null,
+        patch.events ? [...new Set(patch.events)] : null,
+        patch.description ?? null,
+        patch.isActive ?? null,
+      ],
+    );
+    if (!rows[0]) throw errors.webhookEndpointNotFound();
+    return rows[0];
+  });
+  return toEndpoint(row);
+}
+
+async function rotateSecret(deps: Deps, customerId: string, id: string) {
+  const { db, sealer } = deps;
+  const secret = newSecret();
+  const rows = await db.query<Row>(
+    `UPDATE webhook_endpoints SET previous_secret_enc = secret_enc, previous_secret_expires_at = now() + make_interval(hours => $4),
+            secret_enc = $3, updated_at = now()
+      WHERE customer_id = $1 AND id = $2 RETURNING ${COLUMNS}, previous_secret_expires_at`,
+    [customerId, id, sealer.seal(secret), ROTATION_OVERLAP_HOURS],
+  );
+  if (!rows[0]) throw errors.webhookEndpointNotFound();
+  return { ...toEndpoint(rows[0]), secret, previousSecretExpiresAt: iso(rows[0].previous_secret_expires_at) };
+}
+
+async function sendTest(db: Db, customerId: string, id: string) {
+  await getRow(db, customerId, id);
+  const [eventId] = await db.transaction((tx) =>
+    writeEvents(
+      tx,
+      [
+        {
+          customerId,
+          type: 'webhook.test',
+          createdAt: new Date(),
+          data: { webhookEndpointId: id, message: 'This is a test event from ChatGate.' },
+        },
+      ],
+      id,
+    ),
+  );
+  return { eventId: eventId!, queued: true };
+}
+
+async function listDeliveries(db: Db, customerId: string, id: string, page: { limit: number; cursor?: string }) {
+  await getRow(db, customerId, id);
+  const params: unknown[] = [customerId, id, page.limit + 1];
+  let after = '';
+  if (page.cursor !== undefined) {
+    const pos = decodeCursor(page.cursor);
+    params.push(pos.createdAt.toISOString(), pos.id);
+    after = 'AND (d.created_at, d.id) < ($4::timestamptz, $5::uuid)';
+  }
+  const rows = await db.query<Row>(
+    `SELECT d.id, d.event_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at, d.last_status_code, d.created_at, d.completed_at,
+            COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'statusCode', a.status_code, 'durationMs', a.duration_ms,
+                                                        'responseBody', a.response_body, 'error', a.error) ORDER BY a.id)
+                        FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
+       FROM webhook_deliveries d WHERE d.customer_id = $1 AND d.endpoint_id = $2 ${after}
+      ORDER BY d.created_at DESC, d.id DESC LIMIT $3`,
+    params,
+  );
+  const { rows: items, nextCursor } = toPage(rows, page.limit, (r) => ({
+    createdAt: r.created_at as Date,
+    id: r.id as string,
+  }));
+  return {
+    deliveries: items.map((r) => ({
+      id: r.id as string,
+      eventId: r.event_id as string,
+      eventType: r.event_type as string,
+      status: r.status as string,
+      attemptCount: Number(r.attempt_count),
+      nextAttemptAt: r.status === 'pending' ? iso(r.next_attempt_at) : null,
+      lastStatusCode: (r.last_status_code as number | null) ?? null,
+      createdAt: iso(r.created_at)!,
+      completedAt: iso(r.completed_at),
+      attempts: (
+        (typeof r.attempts === 'string' ? JSON.parse(r.attempts) : r.attempts) as { attemptedAt: string }[]
+      ).map((a) => ({
+        ...a,
+        attemptedAt: new Date(a.attemptedAt).toISOString(),
+      })),
+    })),
+    nextCursor,
+  };
+}
+
+async function redeliver(db: Db, customerId: string, id: string, deliveryId: string) {
+  await getRow(db, customerId, id);
+  const rows = await db.transaction(async (tx) => {
+    const updated = await tx.query<Row>(
+      `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = now(), completed_at = NULL, locked_by = NULL, locked_until = NULL
+        WHERE customer_id = $1 AND endpoint_id = $2 AND id = $3 RETURNING id, event_id`,
+      [customerId, id, deliveryId],
+    );
+    if (updated.length > 0) await tx.query(`SELECT pg_notify('chatgate_deliveries_ready', '')`);
+    return updated;
+  });
+  if (!rows[0]) throw errors.webhookDeliveryNotFound();
+  return { deliveryId: rows[0].id as string, eventId: rows[0].event_id as string, queued: true };
 }

@@ -1,0 +1,74 @@
+// Recording what the live path did: many messages' outcomes in one transaction — their
+// transitions (with their events), the receipts they unpark, and the accounts to mark after an
+// account-level provider error.
+import type { Logger } from 'pino';
+
+import { markAccountError } from '../accounts/send-accounts.js';
+import type { Db, Queryable } from '../db/db.js';
+import { retryTransient } from '../db/retry.js';
+import { applyParkedReceipts } from '../lifecycle/apply-receipt.js';
+import { applyTransitions } from '../lifecycle/apply-transitions.js';
+import type { Claimed } from '../lifecycle/claim.js';
+import type { AccountStatus } from '../shared/vocab.js';
+import type { AttemptResult } from './live-send.js';
+
+export type Outcome = { result: AttemptResult; message: Claimed };
+
+type AccountMark = { customerId: string; status: AccountStatus; errorCode: string };
+
+/** Writes a batch of outcomes; returns when each message is due again. */
+export async function writeOutcomes(
+  deps: {
+    db: Db;
+    log: Logger;
+    invalidateCustomer: (tx: Queryable, customerId: string) => Promise<void>;
+    /** An account was marked: this process stops firing its booked sends. */
+    onMarked: (accountId: string) => void;
+    /** When an account marked after a rejected token is first probed (scaled; see accounts/account-prober.ts). */
+    firstAccountProbeDelayMs: number;
+  },
+  workerId: string,
+  items: Outcome[],
+): Promise<(Date | null)[]> {
+  const marks = accountMarks(items);
+  await retryTransient(() =>
+    deps.db.transaction(async (tx) => {
+      await applyTransitions(
+        tx,
+        workerId,
+        items.map((o) => o.result.transition),
+      );
+      const wamids = items.flatMap((o) =>
+        o.result.transition.providerMessageId ? [o.result.transition.providerMessageId] : [],
+      );
+      if (wamids.length > 0) await applyParkedReceipts(tx, wamids);
+      for (const [accountId, mark] of [...marks].sort(([a], [b]) => (a < b ? -1 : 1))) {
+        await markAccountError(tx, accountId, mark.status, mark.errorCode, deps.firstAccountProbeDelayMs);
+        await deps.invalidateCustomer(tx, mark.customerId);
+      }
+    }),
+  );
+  for (const [accountId, mark] of marks) {
+    deps.onMarked(accountId);
+    deps.log.warn(
+      { accountId, errorCode: mark.errorCode, status: mark.status },
+      'chat account marked after a provider error',
+    );
+  }
+  return items.map((o) => o.result.transition.nextDueAt);
+}
+
+/** Accounts to mark, once each (the transaction takes them in id order: no deadlock between batches). */
+function accountMarks(items: Outcome[]): Map<string, AccountMark> {
+  const marks = new Map<string, AccountMark>();
+  for (const o of items) {
+    const v = o.result.verdict;
+    if (v?.action === 'account')
+      marks.set(o.message.chatAccountId, {
+        customerId: o.message.customerId,
+        status: v.accountStatus,
+        errorCode: v.errorCode,
+      });
+  }
+  return marks;
+}

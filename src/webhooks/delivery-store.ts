@@ -1,0 +1,149 @@
+// The webhook deliveries' SQL, as lifecycle/ holds the messages': claiming due deliveries under a
+// lease (FOR UPDATE SKIP LOCKED, so concurrent workers never take the same row), the endpoints
+// they go to, and recording each attempt's outcome.
+import type { Db, Queryable } from '../db/db.js';
+import type { PostResult } from '../outbound/outbound-client.js';
+import type { Sealer } from '../shared/crypto.js';
+
+export type ClaimedDelivery = {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  payload: string;
+  attemptCount: number;
+};
+
+export type Endpoint = { id: string; url: string; isActive: boolean; secrets: string[] };
+
+export type DeliveryUpdate = {
+  id: string;
+  status: 'succeeded' | 'failed' | 'pending';
+  attempts: number;
+  next: Date | null;
+  code: number | null;
+};
+
+export type Attempt = { deliveryId: string; at: Date; post: PostResult };
+
+/** An endpoint's latest success and failure among a batch of attempts. */
+export type EndpointHealth = { success: Date | null; failure: Date | null; reason: string | null };
+
+/** Claims due deliveries, oldest first, except those of `excludedEndpointIds`. */
+export async function claimDueDeliveries(
+  db: Pick<Db, 'query'>,
+  workerId: string,
+  limit: number,
+  leaseSeconds: number,
+  excludedEndpointIds: string[],
+): Promise<ClaimedDelivery[]> {
+  const rows = await db.query<ClaimedDelivery>(
+    `UPDATE webhook_deliveries d SET locked_by = $1, locked_until = now() + make_interval(secs => $2)
+       FROM (SELECT id FROM webhook_deliveries
+              WHERE status = 'pending' AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until < now())
+                AND endpoint_id <> ALL ($4::uuid[])
+              ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) x
+      WHERE d.id = x.id
+      RETURNING d.id, d.endpoint_id AS "endpointId", d.event_id AS "eventId", d.event_type AS "eventType", d.payload,
+                d.attempt_count AS "attemptCount"`,
+    [workerId, leaseSeconds, limit, excludedEndpointIds],
+  );
+  return rows.map((r) => ({ ...r, attemptCount: Number(r.attemptCount) }));
+}
+
+/** The endpoints as they are now, with their signing secrets opened (the previous one while it lasts). */
+export async function loadEndpoints(
+  db: Pick<Db, 'query'>,
+  sealer: Sealer,
+  ids: string[],
+): Promise<Map<string, Endpoint>> {
+  const rows = await db.query<Record<string, unknown>>(
+    `SELECT id, url, is_active, secret_enc, CASE WHEN previous_secret_expires_at > now() THEN previous_secret_enc END AS previous_enc
+       FROM webhook_endpoints WHERE id = ANY($1::uuid[])`,
+    [ids],
+  );
+  return new Map(
+    rows.map((r) => [
+      r.id as string,
+      {
+        id: r.id as string,
+        url: r.url as string,
+        isActive: r.is_active as boolean,
+        secrets: [r.secret_enc, r.previous_enc]
+          .filter((s): s is string => typeof s === 'string')
+          .map((s) => sealer.open(s)),
+      },
+    ]),
+  );
+}
+
+/** Hands these claimed deliveries back at once (they did not fit this process's queues). */
+export async function releaseDeliveries(db: Pick<Db, 'query'>, workerId: string, ids: string[]): Promise<void> {
+  await db.query(
+    'UPDATE webhook_deliveries SET locked_by = NULL, locked_until = NULL WHERE id = ANY($1::uuid[]) AND locked_by = $2',
+    [ids, workerId],
+  );
+}
+
+/** Hands back every lease of this worker (graceful shutdown), so others need not wait for expiry. */
+export async function releaseDeliveryLeases(db: Pick<Db, 'query'>, workerId: string): Promise<void> {
+  await db.query('UPDATE webhook_deliveries SET locked_by = NULL, locked_until = NULL WHERE locked_by = $1', [
+    workerId,
+  ]);
+}
+
+/** Records outcomes on the deliveries this worker still holds, and ends their lease. */
+export async function updateDeliveries(tx: Queryable, workerId: string, updates: DeliveryUpdate[]): Promise<void> {
+  await tx.query(
+    `UPDATE webhook_deliveries d SET status = t.status, attempt_count = t.attempts, next_attempt_at = t.next,
+          last_status_code = COALESCE(t.code, d.last_status_code), locked_by = NULL, locked_until = NULL,
+          completed_at = CASE WHEN t.status = 'pending' THEN NULL ELSE now() END
+     FROM unnest($2::uuid[], $3::text[], $4::int[], $5::timestamptz[], $6::int[]) AS t(id, status, attempts, next, code)
+    WHERE d.id = t.id AND d.locked_by = $1`,
+    [
+      workerId,
+      updates.map((r) => r.id),
+      updates.map((r) => r.status),
+      updates.map((r) => r.attempts),
+      updates.map((r) => r.next?.toISOString() ?? null),
+      updates.map((r) => r.code),
+    ],
+  );
+}
+
+const MAX_RESPONSE_BODY = 1024;
+
+/** One history row per HTTP try, with the first KiB of the answer. */
+export async function insertAttempts(tx: Queryable, attempts: Attempt[]): Promise<void> {
+  await tx.query(
+    `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body, error)
+   SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[])`,
+    [
+      attempts.map((a) => a.deliveryId),
+      attempts.map((a) => a.at.toISOString()),
+      attempts.map((a) => a.post.statusCode),
+      attempts.map((a) => a.post.durationMs),
+      attempts.map((a) => a.post.body.slice(0, MAX_RESPONSE_BODY)),
+      attempts.map((a) => a.post.error),
+    ],
+  );
+}
+
+/** Moves each endpoint's last success and failure forward (never back), one row per endpoint in id order. */
+export async function updateEndpointHealth(tx: Queryable, health: Map<string, EndpointHealth>): Promise<void> {
+  const ids = [...health.keys()].sort();
+  await tx.query(
+    `UPDATE webhook_endpoints e SET
+      last_success_at = CASE WHEN t.ok_at IS NULL THEN e.last_success_at ELSE greatest(e.last_success_at, t.ok_at) END,
+      last_failure_at = CASE WHEN t.fail_at IS NULL THEN e.last_failure_at ELSE greatest(e.last_failure_at, t.fail_at) END,
+      last_failure_reason = CASE WHEN t.fail_at IS NULL OR t.fail_at < e.last_failure_at THEN e.last_failure_reason ELSE t.reason END
+     FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[], $4::text[]) AS t(id, ok_at, fail_at, reason)
+    WHERE e.id = t.id`,
+    [
+      ids,
+      ids.map((id) => health.get(id)!.success?.toISOString() ?? null),
+      ids.map((id) => health.get(id)!.failure?.toISOString() ?? null),
+      ids.map((id) => health.get(id)!.reason),
+    ],
+  );
+}
