@@ -19,7 +19,7 @@ const LAYERS = [
   ['customers'],
   ['accounts', 'media'],
   ['auth'],
-  ['keys', 'messages', 'senders', 'templates', 'inbound'],
+  ['keys', 'messages', 'senders', 'templates', 'inbound', 'portal'],
   ['broadcasts', 'receipts', 'webhooks', 'purge'],
   ['dispatch'],
 ];
