@@ -7,10 +7,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import pino, { type Logger } from 'pino';
 
 import { createAccountAdmin } from './accounts/account-admin.js';
+import { createAccountList } from './accounts/account-list.js';
 import { createAccountProber } from './accounts/account-prober.js';
 import { createDirectory } from './auth/directory.js';
 import { createBroadcastService } from './broadcasts/broadcast-service.js';
 import type { Config } from './config.js';
+import { createCustomerQueries } from './customers/customer-queries.js';
 import { createCustomerService } from './customers/customer-service.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
@@ -158,7 +160,9 @@ export async function createApp(
         registerAdminRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {
           adminToken,
           customers: createCustomerService({ db, directory }),
+          customerQueries: createCustomerQueries(db),
           accounts: createAccountAdmin({ db, sealer, directory, publicBaseUrl: config.publicBaseUrl }),
+          accountList: createAccountList({ db, publicBaseUrl: config.publicBaseUrl }),
           keys: createKeyService({ db, sealer, directory }),
           inbound,
         }),
