@@ -18,6 +18,7 @@ import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { openDb } from './db/open-db.js';
 import { createDispatcher } from './dispatch/dispatcher.js';
+import { createReadiness } from './health/readiness.js';
 import { registerAdminRoutes } from './http/routes/admin-routes.js';
 import { registerBroadcastRoutes } from './http/routes/broadcast-routes.js';
 import { registerChatAccountRoutes } from './http/routes/chat-accounts-routes.js';
@@ -29,6 +30,7 @@ import { registerProviderWebhookRoutes } from './http/routes/provider-webhook-ro
 import { registerTemplateRoutes } from './http/routes/templates-routes.js';
 import { registerWebhookRoutes } from './http/routes/webhook-routes.js';
 import { apiKeyAuth, createServer, type Server } from './http/server.js';
+import { createStatusServer } from './http/status-server.js';
 import { createInboundService } from './inbound/inbound-service.js';
 import { createSettingsService } from './inbound/settings-service.js';
 import { createKeyService } from './keys/key-service.js';
@@ -79,7 +81,10 @@ export type App = {
   db: Db;
   log: Logger;
   server: Server | null;
-  /** Listens (api role) and starts the workers (worker role). Returns the bound address, if any. */
+  /**
+   * Listens (api role) and starts the workers (worker role). Returns the bound address, if any:
+   * the API's, or a worker-only process's status server (WORKER_STATUS_PORT).
+   */
   start(): Promise<string | null>;
   stop(): Promise<void>;
 };
@@ -111,10 +116,13 @@ export async function createApp(
     timeoutMs: config.providerTimeoutMs,
   });
 
+  const readiness = createReadiness({ db, log });
   let server: Server | null = null;
+  const statusServer =
+    role === 'worker' && config.workerStatusPort !== null ? createStatusServer({ log, readiness }) : null;
   if (role !== 'worker') {
     server = createServer({ log, bodyLimit: config.bodyLimitBytes, bodyReadTimeoutMs: config.bodyReadTimeoutMs });
-    registerMetaRoutes(server, { db });
+    registerMetaRoutes(server, { readiness });
     const api = server;
     void api.register(async (plain) => {
       const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
@@ -243,6 +251,11 @@ export async function createApp(
     async start() {
       stopListening = await directory.start();
       for (const w of workers) await w.start();
+      if (statusServer) {
+        const address = await statusServer.listen({ port: config.workerStatusPort ?? 0, host: config.host });
+        log.info({ address, role, database: db.kind }, 'worker status listening');
+        return address;
+      }
       if (!server) return null;
       const address = await server.listen({ port: config.port, host: config.host });
       log.info({ address, role, database: db.kind }, 'chatgate listening');
@@ -251,6 +264,7 @@ export async function createApp(
     async stop() {
       if (stopped) return;
       stopped = true;
+      await statusServer?.close();
       await server?.close(); // stops accepting and waits for requests in flight
       await sends.drain();
       for (const w of workers) await w.stop();

@@ -1,19 +1,12 @@
 // /healthz, /readyz, /openapi.json and the /docs reference page.
-import type { Db } from '../../db/db.js';
+import type { ReadinessCheck } from '../../health/readiness.js';
 import type { Server } from '../server.js';
+import { registerHealthRoutes } from './health-routes.js';
 import { renderReference } from './reference-page.js';
 
-export function registerMetaRoutes(app: Server, deps: { db: Pick<Db, 'query'> }) {
+export function registerMetaRoutes(app: Server, deps: { readiness: ReadinessCheck }) {
   const hidden = { schema: { hide: true } };
-  app.get('/healthz', hidden, async () => ({ status: 'ok' }));
-  app.get('/readyz', hidden, async (_request, reply) => {
-    try {
-      await deps.db.query('SELECT 1');
-      return { status: 'ready' };
-    } catch {
-      return reply.code(503).send({ status: 'unavailable', error: 'database unreachable' });
-    }
-  });
+  registerHealthRoutes(app, deps);
   app.get('/openapi.json', hidden, async () => app.swagger());
   app.get('/docs', hidden, async (_request, reply) =>
     reply
