@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
 import { createAccountAdmin } from './accounts/account-admin.js';
 import { createAccountList } from './accounts/account-list.js';
@@ -51,8 +51,9 @@ import { createEndpointService } from './webhooks/endpoint-service.js';
 
 export type Role = 'all' | 'api' | 'worker';
 
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  return pino({
+/** The service's logger: pino JSON on stdout (or `destination`), with secrets redacted by field name. */
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level: config.logLevel,
     redact: {
       paths: [
@@ -65,7 +66,8 @@ export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Embedded mode only: a key generated once and kept beside the data (PostgreSQL mode requires ENCRYPTION_KEY). */
