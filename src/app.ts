@@ -29,6 +29,7 @@ import { registerMetaRoutes } from './http/routes/meta-routes.js';
 import { registerProviderWebhookRoutes } from './http/routes/provider-webhook-routes.js';
 import { registerTemplateRoutes } from './http/routes/templates-routes.js';
 import { registerWebhookRoutes } from './http/routes/webhook-routes.js';
+import { closeServer } from './http/close-server.js';
 import { apiKeyAuth, createServer, type Server } from './http/server.js';
 import { createStatusServer } from './http/status-server.js';
 import { createInboundService } from './inbound/inbound-service.js';
@@ -267,7 +268,7 @@ export async function createApp(
       if (stopped) return;
       stopped = true;
       await statusServer?.close();
-      await server?.close(); // stops accepting and waits for requests in flight
+      if (server) await closeServer(server); // stops accepting and waits for requests in flight
       await sends.drain();
       for (const w of workers) await w.stop();
       await stopListening?.();
