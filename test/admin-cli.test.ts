@@ -123,7 +123,7 @@ describe('chatgate admin', () => {
     const missing = await admin('usage', '00000000-0000-4000-8000-000000000000');
     expect(missing).toMatchObject({ code: 1 });
     expect(missing.out).toContain('not_found');
-  }, 120_000);
+  }, 240_000);
 
   it('exits non-zero with the error body on a refused request, and with usage on a bad command', async () => {
     const bad = await admin('customers', 'create', '--name', 'x', '--plan', 'gold');
