@@ -14,7 +14,7 @@ import tseslint from 'typescript-eslint';
 const LAYERS = [
   ['db'],
   ['shared'],
-  ['plans', 'events', 'outbound', 'provider'],
+  ['plans', 'events', 'outbound', 'provider', 'health'],
   ['lifecycle'],
   ['customers'],
   ['accounts', 'media'],

@@ -4,19 +4,23 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
 import { createAccountAdmin } from './accounts/account-admin.js';
+import { createAccountList } from './accounts/account-list.js';
 import { createAccountProber } from './accounts/account-prober.js';
 import { createDirectory } from './auth/directory.js';
 import { createBroadcastService } from './broadcasts/broadcast-service.js';
 import type { Config } from './config.js';
+import { createCustomerQueries } from './customers/customer-queries.js';
 import { createCustomerService } from './customers/customer-service.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { openDb } from './db/open-db.js';
 import { createDispatcher } from './dispatch/dispatcher.js';
 import { createMediaPreparer, mediaFetchTimeoutMs } from './dispatch/prepare-media.js';
+import { createReadiness } from './health/readiness.js';
+import { closeServer } from './http/close-server.js';
 import { registerPortal } from './http/portal/portal-plugin.js';
 import { registerAdminPortalRoutes } from './http/routes/admin-portal-routes.js';
 import { registerAdminRoutes } from './http/routes/admin-routes.js';
@@ -30,6 +34,7 @@ import { registerProviderWebhookRoutes } from './http/routes/provider-webhook-ro
 import { registerTemplateRoutes } from './http/routes/templates-routes.js';
 import { registerWebhookRoutes } from './http/routes/webhook-routes.js';
 import { apiKeyAuth, createServer, type Server } from './http/server.js';
+import { createStatusServer } from './http/status-server.js';
 import { createInboundService } from './inbound/inbound-service.js';
 import { createSettingsService } from './inbound/settings-service.js';
 import { createKeyService } from './keys/key-service.js';
@@ -54,8 +59,9 @@ import { createEndpointService } from './webhooks/endpoint-service.js';
 
 export type Role = 'all' | 'api' | 'worker';
 
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  return pino({
+/** The service's logger: pino JSON on stdout (or `destination`), with secrets redacted by field name. */
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level: config.logLevel,
     redact: {
       paths: [
@@ -68,7 +74,8 @@ export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Embedded mode only: a key generated once and kept beside the data (PostgreSQL mode requires ENCRYPTION_KEY). */
@@ -84,7 +91,10 @@ export type App = {
   db: Db;
   log: Logger;
   server: Server | null;
-  /** Listens (api role) and starts the workers (worker role). Returns the bound address, if any. */
+  /**
+   * Listens (api role) and starts the workers (worker role). Returns the bound address, if any:
+   * the API's, or a worker-only process's status server (WORKER_STATUS_PORT).
+   */
   start(): Promise<string | null>;
   stop(): Promise<void>;
 };
@@ -133,10 +143,13 @@ export async function createApp(
     maxFailuresPerAddress: config.portalLoginMaxFailures * 4,
   });
 
+  const readiness = createReadiness({ db, log });
   let server: Server | null = null;
+  const statusServer =
+    role === 'worker' && config.workerStatusPort !== null ? createStatusServer({ log, readiness }) : null;
   if (role !== 'worker') {
     server = createServer({ log, bodyLimit: config.bodyLimitBytes, bodyReadTimeoutMs: config.bodyReadTimeoutMs });
-    registerMetaRoutes(server, { db });
+    registerMetaRoutes(server, { readiness });
     const api = server;
     void api.register(async (plain) => {
       const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
@@ -211,12 +224,14 @@ export async function createApp(
         registerAdminRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {
           adminToken,
           customers: createCustomerService({ db, invalidate: directory.invalidate }),
+          customerQueries: createCustomerQueries(db),
           accounts: createAccountAdmin({
             db,
             sealer,
             invalidate: directory.invalidate,
             publicBaseUrl: config.publicBaseUrl,
           }),
+          accountList: createAccountList({ db, publicBaseUrl: config.publicBaseUrl }),
           keys,
           inbound,
         }),
@@ -300,6 +315,11 @@ export async function createApp(
     async start() {
       stopListening = await directory.start();
       for (const w of workers) await w.start();
+      if (statusServer) {
+        const address = await statusServer.listen({ port: config.workerStatusPort ?? 0, host: config.host });
+        log.info({ address, role, database: db.kind }, 'worker status listening');
+        return address;
+      }
       if (!server) return null;
       const address = await server.listen({ port: config.port, host: config.host });
       log.info({ address, role, database: db.kind }, 'chatgate listening');
@@ -308,7 +328,8 @@ export async function createApp(
     async stop() {
       if (stopped) return;
       stopped = true;
-      await server?.close(); // stops accepting and waits for requests in flight
+      await statusServer?.close();
+      if (server) await closeServer(server); // stops accepting and waits for requests in flight
       await sends.drain();
       await keyUsage.drain();
       for (const w of workers) await w.stop();

@@ -49,6 +49,13 @@ describe('loadConfig', () => {
     }
   });
 
+  it('serves a worker status port only when WORKER_STATUS_PORT is set', () => {
+    expect(loadConfig({}).workerStatusPort).toBeNull();
+    expect(loadConfig({ WORKER_STATUS_PORT: '9464' }).workerStatusPort).toBe(9464);
+    expect(loadConfig({ WORKER_STATUS_PORT: '0' }).workerStatusPort).toBe(0);
+    expect(() => loadConfig({ WORKER_STATUS_PORT: 'x' })).toThrow(/WORKER_STATUS_PORT must be a whole number/);
+  });
+
   it('requires the lease to outlast a provider request', () => {
     expect(() => loadConfig({ WORKER_LEASE_SECONDS: '10', PROVIDER_TIMEOUT_MS: '9000' })).toThrow(
       /WORKER_LEASE_SECONDS must exceed PROVIDER_TIMEOUT_MS/,

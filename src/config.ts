@@ -5,6 +5,8 @@ import path from 'node:path';
 export type Config = {
   port: number;
   host: string;
+  /** `serve --role worker` only: port of /healthz and /readyz (0: any free port); null: none. */
+  workerStatusPort: number | null;
   databaseUrl: string | null;
   dataDir: string;
   dbPoolSize: number;
@@ -131,6 +133,7 @@ export function loadConfig(env: Env): Config {
   const config: Config = {
     port,
     host,
+    workerStatusPort: str('WORKER_STATUS_PORT') === null ? null : int('WORKER_STATUS_PORT', 0, 0, 65535),
     databaseUrl,
     dataDir: path.resolve(str('DATA_DIR') ?? './data'),
     dbPoolSize: int('DB_POOL_SIZE', 20, 2, 500),

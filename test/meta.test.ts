@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { call, type Service, startService } from './support/harness.js';
+import { call, createTestDatabase, type Service, startService } from './support/harness.js';
 import { checkAgainstDocument } from './support/openapi-check.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -17,7 +17,75 @@ describe('health, readiness and the API description', () => {
 
   it('answers /healthz and /readyz', async () => {
     expect(await call(svc.url, 'GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    // Ready although PROVIDER_BASE_URL points where nothing listens: the provider is not a reason.
+    expect(await call(svc.url, 'GET', '/readyz')).toEqual(
+      expect.objectContaining({ status: 200, body: { status: 'ready' } }),
+    );
+  });
+
+  it('says which migrations are pending, and is ready again once they are applied', async () => {
+    const [last] = await svc.db.query<{ name: string; checksum: string }>(
+      'SELECT name, checksum FROM schema_migrations ORDER BY name DESC LIMIT 1',
+    );
+    await svc.db.query('DELETE FROM schema_migrations WHERE name = $1', [last!.name]);
+    try {
+      expect(await call(svc.url, 'GET', '/readyz')).toMatchObject({
+        status: 503,
+        body: {
+          status: 'unavailable',
+          error: 'migrations pending',
+          reasons: [{ check: 'migrations', pending: [last!.name] }],
+        },
+      });
+      expect((await call(svc.url, 'GET', '/healthz')).status).toBe(200);
+    } finally {
+      await svc.db.query('INSERT INTO schema_migrations (name, checksum) VALUES ($1, $2)', [
+        last!.name,
+        last!.checksum,
+      ]);
+    }
     expect(await call(svc.url, 'GET', '/readyz')).toMatchObject({ status: 200, body: { status: 'ready' } });
+  });
+
+  it('says the database is unavailable when it is', async () => {
+    const database = await createTestDatabase();
+    const other = await startService({ role: 'api', database });
+    try {
+      expect((await call(other.url, 'GET', '/readyz')).status).toBe(200);
+      await database.db.close();
+      expect(await call(other.url, 'GET', '/readyz')).toEqual(
+        expect.objectContaining({
+          status: 503,
+          body: {
+            status: 'unavailable',
+            error: 'database unreachable',
+            reasons: [{ check: 'database', error: 'unreachable' }],
+          },
+        }),
+      );
+      expect((await call(other.url, 'GET', '/healthz')).status).toBe(200);
+    } finally {
+      await other.app.stop().catch(() => {}); // its database is gone: releasing what it held fails
+      await database.drop().catch(() => {});
+    }
+  });
+
+  it('serves /healthz and /readyz on WORKER_STATUS_PORT in a worker-only process, and nothing else', async () => {
+    const worker = await startService({ role: 'worker', env: { WORKER_STATUS_PORT: '0' } });
+    try {
+      expect(worker.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(await call(worker.url, 'GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
+      expect(await call(worker.url, 'GET', '/readyz')).toMatchObject({ status: 200, body: { status: 'ready' } });
+      expect(await call(worker.url, 'GET', '/messages')).toMatchObject({ status: 404, body: { error: 'not_found' } });
+    } finally {
+      await worker.stop();
+    }
+    const silent = await startService({ role: 'worker' });
+    try {
+      expect(silent.url).toBe('');
+    } finally {
+      await silent.stop();
+    }
   });
 
   it('serves an OpenAPI 3.1 document generated from the route schemas', async () => {

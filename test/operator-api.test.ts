@@ -1,7 +1,9 @@
+import crypto from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { sha256Hex } from '../src/shared/crypto.js';
-import { call, createAccount, createTenant, type Service, startService } from './support/harness.js';
+import { call, createAccount, createTenant, type Service, startService, textMessage } from './support/harness.js';
 
 describe('operator API', () => {
   let svc: Service;
@@ -257,6 +259,129 @@ describe('operator API', () => {
     expect(
       await createAccount(svc.url, (await createTenant(svc.url)).customerId).catch((e: Error) => e.message),
     ).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('lists customers newest first with cursors, a name search and a plan filter', async () => {
+    const tag = `find${crypto.randomBytes(4).toString('hex')}`;
+    const make = async (name: string, plan: string) =>
+      (await call(svc.url, 'POST', '/admin/customers', { admin: true, body: { name, plan } })).body.id as string;
+    const a = await make(`Alpha ${tag}`, 'basic');
+    const b = await make(`Beta ${tag.toUpperCase()}`, 'pro');
+    const c = await make(`Gamma ${tag} 100%_off`, 'basic');
+    await make('Someone else', 'basic');
+
+    const first = await call(svc.url, 'GET', `/admin/customers?q=${tag}&limit=2`, { admin: true });
+    expect(first.status).toBe(200);
+    expect(first.body.customers.map((x: { id: string }) => x.id)).toEqual([c, b]);
+    expect(first.body.customers[0]).toEqual({
+      id: c,
+      name: `Gamma ${tag} 100%_off`,
+      plan: 'basic',
+      defaultCountry: null,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+    expect(first.body.nextCursor).toEqual(expect.any(String));
+    const second = await call(svc.url, 'GET', `/admin/customers?q=${tag}&limit=2&cursor=${first.body.nextCursor}`, {
+      admin: true,
+    });
+    expect(second.body).toEqual({ customers: [expect.objectContaining({ id: a })], nextCursor: null });
+
+    const pro = await call(svc.url, 'GET', `/admin/customers?q=${tag}&plan=pro`, { admin: true });
+    expect(pro.body.customers.map((x: { id: string }) => x.id)).toEqual([b]);
+    // % and _ are searched as themselves, not as wildcards.
+    const literal = await call(svc.url, 'GET', `/admin/customers?q=${encodeURIComponent('0%_o')}`, { admin: true });
+    expect(literal.body.customers.map((x: { id: string }) => x.id)).toEqual([c]);
+    expect(
+      (await call(svc.url, 'GET', `/admin/customers?q=${encodeURIComponent('%')}`, { admin: true })).body.customers,
+    ).toEqual([expect.objectContaining({ id: c })]);
+    const all = await call(svc.url, 'GET', '/admin/customers?limit=100', { admin: true });
+    expect(all.body.customers.length).toBeGreaterThanOrEqual(4);
+
+    expect(await call(svc.url, 'GET', '/admin/customers?cursor=nonsense', { admin: true })).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_cursor' },
+    });
+    const bad = await call(svc.url, 'GET', '/admin/customers?plan=gold&limit=0', { admin: true });
+    expect(bad.status).toBe(400);
+    expect(bad.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['limit', 'plan']);
+    expect((await call(svc.url, 'GET', '/admin/customers')).status).toBe(401);
+  });
+
+  it("lists a customer's chat accounts with cursors, without secrets", async () => {
+    const t = await createTenant(svc.url, { plan: 'pro', accounts: 3 });
+    const first = await call(svc.url, 'GET', `/admin/customers/${t.customerId}/chat-accounts?limit=2`, {
+      admin: true,
+    });
+    expect(first.status).toBe(200);
+    expect(first.body.chatAccounts).toHaveLength(2);
+    const second = await call(
+      svc.url,
+      'GET',
+      `/admin/customers/${t.customerId}/chat-accounts?limit=2&cursor=${first.body.nextCursor}`,
+      { admin: true },
+    );
+    expect(second.body.nextCursor).toBeNull();
+    const listed = [...first.body.chatAccounts, ...second.body.chatAccounts];
+    expect(listed.map((x: { id: string }) => x.id)).toEqual([...t.accountIds].reverse());
+    expect(listed[0]).toMatchObject({
+      id: t.accountIds[2],
+      customerId: t.customerId,
+      type: 'OFFICIAL',
+      status: 'CONNECTED',
+      throughputMps: 80,
+      official: { wabaId: 'waba1' },
+      sendPolicy: { mode: 'PRODUCTION' },
+    });
+    expect(JSON.stringify(listed)).not.toContain('EAAG-secret-token');
+    const none = await createTenant(svc.url, { plan: 'free', accounts: 0 });
+    expect(
+      (await call(svc.url, 'GET', `/admin/customers/${none.customerId}/chat-accounts`, { admin: true })).body,
+    ).toEqual({
+      chatAccounts: [],
+      nextCursor: null,
+    });
+    expect(
+      (
+        await call(svc.url, 'GET', '/admin/customers/00000000-0000-4000-8000-000000000000/chat-accounts', {
+          admin: true,
+        })
+      ).status,
+    ).toBe(404);
+  });
+
+  it("answers a customer's quota use of this month or of a given month", async () => {
+    const t = await createTenant(svc.url, { plan: 'starter' });
+    for (const i of [1, 2, 3])
+      expect((await call(svc.url, 'POST', '/messages', { key: t.key, body: textMessage(`u${i}`) })).status).toBe(201);
+    expect((await call(svc.url, 'POST', '/messages', { key: t.sandboxKey, body: textMessage('sb') })).status).toBe(201);
+    const now = new Date();
+    const month = now.toISOString().slice(0, 7);
+    const resetsAt = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
+    const usage = await call(svc.url, 'GET', `/admin/customers/${t.customerId}/usage`, { admin: true });
+    expect(usage).toMatchObject({ status: 200 });
+    expect(usage.body).toEqual({
+      customerId: t.customerId,
+      month,
+      plan: 'starter',
+      limit: 2000,
+      used: 3,
+      remaining: 1997,
+      resetsAt,
+    });
+    expect(
+      (await call(svc.url, 'GET', `/admin/customers/${t.customerId}/usage?month=${month}`, { admin: true })).body.used,
+    ).toBe(3);
+    expect(
+      (await call(svc.url, 'GET', `/admin/customers/${t.customerId}/usage?month=2020-12`, { admin: true })).body,
+    ).toMatchObject({ month: '2020-12', used: 0, remaining: 2000, resetsAt: '2021-01-01T00:00:00.000Z' });
+    expect(
+      (await call(svc.url, 'GET', `/admin/customers/${t.customerId}/usage?month=2020-13`, { admin: true })).status,
+    ).toBe(400);
+    expect(
+      (await call(svc.url, 'GET', '/admin/customers/00000000-0000-4000-8000-000000000000/usage', { admin: true }))
+        .status,
+    ).toBe(404);
   });
 });
 

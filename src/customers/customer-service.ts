@@ -15,9 +15,9 @@ export type Customer = {
   updatedAt: string;
 };
 
-const COLUMNS = 'id, name, plan, default_country, created_at, updated_at';
+export const CUSTOMER_COLUMNS = 'id, name, plan, default_country, created_at, updated_at';
 
-function toCustomer(r: Record<string, unknown>): Customer {
+export function toCustomer(r: Record<string, unknown>): Customer {
   return {
     id: r.id as string,
     name: r.name as string,
@@ -49,7 +49,7 @@ export function createCustomerService(deps: {
   return {
     async create(input: { name: string; plan: Plan; defaultCountry?: string | null }): Promise<Customer> {
       const rows = await db.query<Record<string, unknown>>(
-        `INSERT INTO customers (id, name, plan, default_country) VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`,
+        `INSERT INTO customers (id, name, plan, default_country) VALUES ($1, $2, $3, $4) RETURNING ${CUSTOMER_COLUMNS}`,
         [crypto.randomUUID(), input.name, input.plan, input.defaultCountry ?? null],
       );
       return toCustomer(rows[0]!);
@@ -58,7 +58,7 @@ export function createCustomerService(deps: {
     async get(id: string): Promise<Customer & { usage: { month: string; used: number; limit: number } }> {
       const { month } = quotaMonth(new Date());
       const rows = await db.query<Record<string, unknown>>(
-        `SELECT ${COLUMNS}, COALESCE((SELECT used FROM quota_usage q WHERE q.customer_id = c.id AND q.month = $2), 0) AS used
+        `SELECT ${CUSTOMER_COLUMNS}, COALESCE((SELECT used FROM quota_usage q WHERE q.customer_id = c.id AND q.month = $2), 0) AS used
            FROM customers c WHERE id = $1`,
         [id, month],
       );
@@ -77,7 +77,7 @@ export function createCustomerService(deps: {
               plan = COALESCE($3, plan),
               default_country = CASE WHEN $4::boolean THEN $5 ELSE default_country END,
               updated_at = now()
-            WHERE id = $1 RETURNING ${COLUMNS}`,
+            WHERE id = $1 RETURNING ${CUSTOMER_COLUMNS}`,
           [
             id,
             patch.name ?? null,

@@ -2,21 +2,23 @@
 // new PostgreSQL database when DATABASE_URL is set (created here, dropped on close).
 import crypto from 'node:crypto';
 
-import pino from 'pino';
 import postgres from 'postgres';
 
-import { type App, createApp, type Role } from '../../src/app.js';
+import { type App, createApp, createLogger, type Role } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { Db } from '../../src/db/db.js';
 import { openPgliteDb } from '../../src/db/pglite-db.js';
 import { openPostgresDb } from '../../src/db/postgres-db.js';
 import type { Resolve } from '../../src/outbound/outbound-client.js';
 import { checkAgainstDocument } from './openapi-check.js';
+import { logDestination, recordSecret, recordSecretsIn } from './test-logs.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
 export const serverUrl = process.env.DATABASE_URL ?? null;
 export const backend = serverUrl ? 'postgres' : 'pglite';
+recordSecret('admin-token', ADMIN_TOKEN);
+recordSecret('encryption-key', ENCRYPTION_KEY);
 
 export type TestDatabase = { db: Db; url: string | null; drop(): Promise<void> };
 
@@ -76,10 +78,15 @@ export async function startService(
 ): Promise<Service> {
   const database = opts.database ?? (await createTestDatabase());
   const config = testConfig(opts.env);
+  for (const name of ['PROVIDER_APP_SECRET', 'PROVIDER_VERIFY_TOKEN', 'ADMIN_TOKEN'] as const)
+    recordSecret(name.toLowerCase().replaceAll('_', '-'), opts.env?.[name]);
+  // Logged at info to a file of the run (TEST_LOG_LEVEL also shows them), with the service's own
+  // logger and its redaction: the run's end checks that no secret a test created shows there.
+  const logs = logDestination(opts.role ?? 'all');
   const app = await createApp(config, {
     db: database.db,
     role: opts.role ?? 'all',
-    log: pino({ level: config.logLevel }),
+    log: createLogger({ logLevel: logs.level }, logs.stream),
     resolve: opts.resolve,
   });
   const address = await app.start();
@@ -90,8 +97,12 @@ export async function startService(
     database,
     config,
     async stop() {
-      await app.stop();
-      if (!opts.database) await database.drop();
+      try {
+        await app.stop();
+        if (!opts.database) await database.drop();
+      } finally {
+        logs.close();
+      }
     },
   };
 }
@@ -107,6 +118,7 @@ export async function call<T = any>(
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.key !== undefined) headers['x-api-key'] = opts.key;
   if (opts.admin) headers.authorization = `Bearer ${ADMIN_TOKEN}`;
+  recordSecretsIn(opts.body, 'request');
   let body: string | undefined;
   if (opts.body !== undefined) {
     body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
@@ -126,6 +138,7 @@ export async function call<T = any>(
     body: parsed,
     contentType: res.headers.get('content-type'),
   });
+  recordSecretsIn(parsed, 'answer');
   return { status: res.status, body: parsed as T, headers: res.headers };
 }
 

@@ -388,10 +388,46 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /** Customers, newest first, with cursor pagination; q searches names */
+    get: operations['listCustomers'];
     put?: never;
     /** Create a customer */
     post: operations['createCustomer'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/customers/{id}/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A customer's quota use in one UTC month (default this one) */
+    get: operations['getCustomerUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/customers/{id}/chat-accounts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A customer's chat accounts, newest first, with cursor pagination */
+    get: operations['listCustomerChatAccounts'];
+    put?: never;
+    /** Link a chat account */
+    post: operations['linkChatAccount'];
     delete?: never;
     options?: never;
     head?: never;
@@ -414,23 +450,6 @@ export interface paths {
     head?: never;
     /** Change a customer's plan, default country or name */
     patch: operations['updateCustomer'];
-    trace?: never;
-  };
-  '/admin/customers/{id}/chat-accounts': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Link a chat account */
-    post: operations['linkChatAccount'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
     trace?: never;
   };
   '/admin/chat-accounts/{id}': {
@@ -997,6 +1016,32 @@ export interface components {
       };
     } & {
       [key: string]: unknown;
+    };
+    CustomerPage: {
+      customers: components['schemas']['Customer'][];
+      nextCursor: string | null;
+    };
+    CustomerUsage: {
+      /** Format: uuid */
+      customerId: string;
+      /** @description The UTC month, YYYY-MM. */
+      month: string;
+      /** @enum {string} */
+      plan: 'free' | 'starter' | 'basic' | 'pro';
+      limit: number;
+      used: number;
+      remaining: number;
+      /**
+       * Format: date-time
+       * @description When the quota renews: the first instant of the next UTC month.
+       */
+      resetsAt: string;
+    } & {
+      [key: string]: unknown;
+    };
+    OperatorChatAccountPage: {
+      chatAccounts: components['schemas']['OperatorChatAccount'][];
+      nextCursor: string | null;
     };
     OperatorChatAccount: components['schemas']['ChatAccount'] &
       ({
@@ -4432,6 +4477,67 @@ export interface operations {
       };
     };
   };
+  listCustomers: {
+    parameters: {
+      query?: {
+        q?: string;
+        plan?: 'free' | 'starter' | 'basic' | 'pro';
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK: CustomerPage */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CustomerPage'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       *
+       *     `invalid_cursor`: Malformed `cursor`.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            | components['schemas']['ValidationError']
+            | components['schemas']['BadRequestError']
+            | components['schemas']['InvalidCursorError'];
+        };
+      };
+      /** @description `unauthorized`: Operator API: missing or wrong `Authorization: Bearer <ADMIN_TOKEN>`. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OperatorUnauthorizedError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
   createCustomer: {
     parameters: {
       query?: never;
@@ -4478,6 +4584,258 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
+        };
+      };
+      /** @description `payload_too_large`: The body is over the route limit (1 MiB by default, 8 MiB for broadcasts). */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PayloadTooLargeError'];
+        };
+      };
+      /** @description `unsupported_media_type`: Another content type than the route reads (application/json; multipart/form-data for uploads). */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnsupportedMediaTypeError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
+  getCustomerUsage: {
+    parameters: {
+      query?: {
+        month?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK: CustomerUsage */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CustomerUsage'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /** @description `unauthorized`: Operator API: missing or wrong `Authorization: Bearer <ADMIN_TOKEN>`. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OperatorUnauthorizedError'];
+        };
+      };
+      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
+  listCustomerChatAccounts: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK: OperatorChatAccountPage */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OperatorChatAccountPage'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       *
+       *     `invalid_cursor`: Malformed `cursor`.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            | components['schemas']['ValidationError']
+            | components['schemas']['BadRequestError']
+            | components['schemas']['InvalidCursorError'];
+        };
+      };
+      /** @description `unauthorized`: Operator API: missing or wrong `Authorization: Bearer <ADMIN_TOKEN>`. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OperatorUnauthorizedError'];
+        };
+      };
+      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
+  linkChatAccount: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          type: 'OFFICIAL' | 'DIRECT';
+          phoneNumber: string;
+          displayName: string;
+          status?: 'PENDING' | 'AUTHENTICATING' | 'CONNECTED' | 'DISCONNECTED' | 'BANNED' | 'ERROR';
+          lastErrorCode?: string | null;
+          official?: {
+            phoneNumberId?: string;
+            wabaId?: string;
+            accessToken?: string;
+            appSecret?: string | null;
+            integrationId?: string | null;
+            managementToken?: string | null;
+            wabaVerification?: 'verified' | 'unverifiable' | 'unreachable';
+            verifiedName?: string | null;
+          };
+          sendPolicy?: {
+            mode: 'DISABLED' | 'TEST' | 'PRODUCTION' | 'GLOBAL';
+            testRecipients?: string[];
+          };
+          throughputMps?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Created: OperatorChatAccount */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OperatorChatAccount'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /** @description `unauthorized`: Operator API: missing or wrong `Authorization: Bearer <ADMIN_TOKEN>`. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OperatorUnauthorizedError'];
+        };
+      };
+      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /**
+       * @description `already_exists`: Operator API: the resource exists (a phoneNumberId linked twice, a portal user with this email).
+       *
+       *     `limit_reached`: A count limit: 5 active webhook endpoints, 50 forwarding rules; operator: accounts per plan, 5 keys.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AlreadyExistsError'] | components['schemas']['LimitReachedError'];
         };
       };
       /** @description `payload_too_large`: The body is over the route limit (1 MiB by default, 8 MiB for broadcasts). */
@@ -4628,124 +4986,6 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NotFoundError'];
-        };
-      };
-      /** @description `payload_too_large`: The body is over the route limit (1 MiB by default, 8 MiB for broadcasts). */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['PayloadTooLargeError'];
-        };
-      };
-      /** @description `unsupported_media_type`: Another content type than the route reads (application/json; multipart/form-data for uploads). */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['UnsupportedMediaTypeError'];
-        };
-      };
-      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['InternalServerError'];
-        };
-      };
-    };
-  };
-  linkChatAccount: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': {
-          type: 'OFFICIAL' | 'DIRECT';
-          phoneNumber: string;
-          displayName: string;
-          status?: 'PENDING' | 'AUTHENTICATING' | 'CONNECTED' | 'DISCONNECTED' | 'BANNED' | 'ERROR';
-          lastErrorCode?: string | null;
-          official?: {
-            phoneNumberId?: string;
-            wabaId?: string;
-            accessToken?: string;
-            appSecret?: string | null;
-            integrationId?: string | null;
-            managementToken?: string | null;
-            wabaVerification?: 'verified' | 'unverifiable' | 'unreachable';
-            verifiedName?: string | null;
-          };
-          sendPolicy?: {
-            mode: 'DISABLED' | 'TEST' | 'PRODUCTION' | 'GLOBAL';
-            testRecipients?: string[];
-          };
-          throughputMps?: number;
-        };
-      };
-    };
-    responses: {
-      /** @description Created: OperatorChatAccount */
-      201: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OperatorChatAccount'];
-        };
-      };
-      /**
-       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
-       *
-       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
-       */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
-        };
-      };
-      /** @description `unauthorized`: Operator API: missing or wrong `Authorization: Bearer <ADMIN_TOKEN>`. */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OperatorUnauthorizedError'];
-        };
-      };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['NotFoundError'];
-        };
-      };
-      /**
-       * @description `already_exists`: Operator API: the resource exists (a phoneNumberId linked twice, a portal user with this email).
-       *
-       *     `limit_reached`: A count limit: 5 active webhook endpoints, 50 forwarding rules; operator: accounts per plan, 5 keys.
-       */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['AlreadyExistsError'] | components['schemas']['LimitReachedError'];
         };
       };
       /** @description `payload_too_large`: The body is over the route limit (1 MiB by default, 8 MiB for broadcasts). */

@@ -247,6 +247,21 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     errors: [...templateGate, 'sandbox_not_supported', 'template_already_exists', 'template_rejected_by_provider'],
   },
   'POST /admin/customers': { operationId: 'createCustomer', ok: { 201: 'Customer' } },
+  'GET /admin/customers': {
+    operationId: 'listCustomers',
+    ok: { 200: 'CustomerPage' },
+    errors: ['invalid_cursor'],
+  },
+  'GET /admin/customers/{id}/usage': {
+    operationId: 'getCustomerUsage',
+    ok: { 200: 'CustomerUsage' },
+    errors: operator,
+  },
+  'GET /admin/customers/{id}/chat-accounts': {
+    operationId: 'listCustomerChatAccounts',
+    ok: { 200: 'OperatorChatAccountPage' },
+    errors: [...operator, 'invalid_cursor'],
+  },
   'GET /admin/customers/{id}': { operationId: 'getCustomer', ok: { 200: 'Customer' }, errors: operator },
   'PATCH /admin/customers/{id}': { operationId: 'updateCustomer', ok: { 200: 'Customer' }, errors: operator },
   'POST /admin/customers/{id}/chat-accounts': {

@@ -279,6 +279,20 @@ export const resourceSchemas: Record<string, TSchema> = {
     },
     { additionalProperties: true },
   ),
+  CustomerPage: Page('customers', 'Customer'),
+  CustomerUsage: Type.Object(
+    {
+      customerId: Id(),
+      month: Type.String({ description: 'The UTC month, YYYY-MM.' }),
+      plan: Enum(['free', 'starter', 'basic', 'pro']),
+      limit: Type.Integer(),
+      used: Type.Integer(),
+      remaining: Type.Integer(),
+      resetsAt: Time('When the quota renews: the first instant of the next UTC month.'),
+    },
+    { additionalProperties: true },
+  ),
+  OperatorChatAccountPage: Page('chatAccounts', 'OperatorChatAccount'),
   OperatorChatAccount: Type.Intersect([
     ref('ChatAccount'),
     Type.Object({ customerId: Id(), throughputMps: Type.Integer() }, { additionalProperties: true }),

@@ -3,6 +3,8 @@ import { Type } from '@sinclair/typebox';
 import { isSupportedCountry } from 'libphonenumber-js';
 
 import type { AccountAdmin } from '../../accounts/account-admin.js';
+import type { AccountList } from '../../accounts/account-list.js';
+import type { CustomerQueries } from '../../customers/customer-queries.js';
 import type { CustomerService } from '../../customers/customer-service.js';
 import type { InboundService } from '../../inbound/inbound-service.js';
 import type { KeyService } from '../../keys/key-service.js';
@@ -10,7 +12,7 @@ import { PLANS } from '../../plans/plans.js';
 import { normalizePhone } from '../../senders/phone.js';
 import { safeEqual } from '../../shared/crypto.js';
 import { errors } from '../../shared/errors.js';
-import { COUNTRY_PATTERN, E164, Uuid } from '../../shared/schemas.js';
+import { COUNTRY_PATTERN, E164, PageQuery, Uuid } from '../../shared/schemas.js';
 import {
   ACCOUNT_STATUSES,
   ACCOUNT_TYPES,
@@ -57,6 +59,7 @@ const AccountFields = {
 };
 
 const IdParam = Type.Object({ id: Uuid() });
+const MONTH_PATTERN = '^[0-9]{4}-(0[1-9]|1[0-2])$';
 
 function checkCountry(country: string | null | undefined) {
   if (country && !isSupportedCountry(country)) {
@@ -69,7 +72,9 @@ export function registerAdminRoutes(
   deps: {
     adminToken: string;
     customers: CustomerService;
+    customerQueries: CustomerQueries;
     accounts: AccountAdmin;
+    accountList: AccountList;
     keys: KeyService;
     inbound: InboundService;
   },
@@ -99,6 +104,64 @@ export function registerAdminRoutes(
       checkCountry(request.body.defaultCountry);
       return reply.code(201).send(await deps.customers.create(request.body));
     },
+  );
+
+  app.get(
+    '/admin/customers',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Customers, newest first, with cursor pagination; q searches names',
+        querystring: Type.Object(
+          {
+            q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            plan: Type.Optional(literals(PLANS)),
+            ...PageQuery,
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request) => deps.customerQueries.list({ ...request.query, limit: request.query.limit ?? 50 }),
+  );
+
+  app.get(
+    '/admin/customers/:id/usage',
+    {
+      schema: {
+        tags,
+        security,
+        summary: "A customer's quota use in one UTC month (default this one)",
+        params: IdParam,
+        querystring: Type.Object(
+          { month: Type.Optional(Type.String({ pattern: MONTH_PATTERN })) },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request) => {
+      const given = request.query.month;
+      const now = new Date();
+      const month = given
+        ? { year: Number(given.slice(0, 4)), month: Number(given.slice(5, 7)) }
+        : { year: now.getUTCFullYear(), month: now.getUTCMonth() + 1 };
+      return deps.customerQueries.usage(request.params.id, month);
+    },
+  );
+
+  app.get(
+    '/admin/customers/:id/chat-accounts',
+    {
+      schema: {
+        tags,
+        security,
+        summary: "A customer's chat accounts, newest first, with cursor pagination",
+        params: IdParam,
+        querystring: Type.Object({ ...PageQuery }, { additionalProperties: false }),
+      },
+    },
+    async (request) => deps.accountList.list(request.params.id, { ...request.query, limit: request.query.limit ?? 50 }),
   );
 
   app.get(

@@ -2,8 +2,9 @@
 // process: no CDN, and a Content-Security-Policy that allows no inline script or style).
 import swaggerUi from '@fastify/swagger-ui';
 
-import type { Db } from '../../db/db.js';
+import type { ReadinessCheck } from '../../health/readiness.js';
 import type { Server } from '../server.js';
+import { registerHealthRoutes } from './health-routes.js';
 
 /**
  * Swagger UI needs its own scripts and styles, the document (/docs/json) and data: images (icons).
@@ -23,17 +24,9 @@ export const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export function registerMetaRoutes(app: Server, deps: { db: Pick<Db, 'query'> }) {
+export function registerMetaRoutes(app: Server, deps: { readiness: ReadinessCheck }) {
   const hidden = { schema: { hide: true } };
-  app.get('/healthz', hidden, async () => ({ status: 'ok' }));
-  app.get('/readyz', hidden, async (_request, reply) => {
-    try {
-      await deps.db.query('SELECT 1');
-      return { status: 'ready' };
-    } catch {
-      return reply.code(503).send({ status: 'unavailable', error: 'database unreachable' });
-    }
-  });
+  registerHealthRoutes(app, deps);
   app.get('/openapi.json', hidden, async () => app.swagger());
   void app.register(swaggerUi, {
     routePrefix: '/docs',

@@ -1,0 +1,19 @@
+// /healthz (the process answers) and /readyz (it can do its work; 503 with the reasons if not).
+// Served by the API server and, in a worker-only process, by its status server.
+import type { ReadinessCheck } from '../../health/readiness.js';
+import type { Server } from '../server.js';
+
+/** What a 503 says first, kept from before the reasons list existed. */
+const SUMMARY = { database: 'database unreachable', migrations: 'migrations pending' } as const;
+
+export function registerHealthRoutes(app: Server, deps: { readiness: ReadinessCheck }) {
+  const hidden = { schema: { hide: true } };
+  app.get('/healthz', hidden, async () => ({ status: 'ok' }));
+  app.get('/readyz', hidden, async (_request, reply) => {
+    const readiness = await deps.readiness.check();
+    if (readiness.ready) return { status: 'ready' };
+    return reply
+      .code(503)
+      .send({ status: 'unavailable', error: SUMMARY[readiness.reasons[0]!.check], reasons: readiness.reasons });
+  });
+}

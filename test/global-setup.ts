@@ -1,0 +1,59 @@
+// Once per `vitest run`: a run folder for the services' logs and the secrets the tests created
+// (test/support/test-logs.ts); at the end, every log is scanned for every secret, and the run
+// fails if one shows. The report names the kind, the test that made it and the file, never the value.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import type { TestProject } from 'vitest/node';
+
+import { createScanner, type Leak, type RecordedSecret } from './support/secret-scan.js';
+import { LOGS, SECRETS } from './support/test-logs.js';
+
+const ROOT = path.join(os.tmpdir(), 'chatgate-test-logs');
+const KEEP_RUNS_MS = 24 * 3600 * 1000;
+
+function pruneOldRuns() {
+  if (!fs.existsSync(ROOT)) return;
+  for (const name of fs.readdirSync(ROOT)) {
+    const dir = path.join(ROOT, name);
+    if (Date.now() - fs.statSync(dir).mtimeMs > KEEP_RUNS_MS) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function readSecrets(dir: string): RecordedSecret[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n'))
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as RecordedSecret);
+}
+
+export function scanRun(runDir: string): { secrets: number; files: number; leaks: Leak[] } {
+  const secrets = readSecrets(path.join(runDir, SECRETS));
+  const logDir = path.join(runDir, LOGS);
+  const files = fs.existsSync(logDir) ? fs.readdirSync(logDir).map((f) => path.join(logDir, f)) : [];
+  const scanner = createScanner(secrets);
+  return { secrets: secrets.length, files: files.length, leaks: files.flatMap((f) => scanner.scanFile(f)) };
+}
+
+export default function setup(project: TestProject) {
+  pruneOldRuns();
+  const runDir = path.join(ROOT, `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`);
+  fs.mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  project.provide('testLogRunDir', runDir);
+
+  return () => {
+    const { secrets, files, leaks } = scanRun(runDir);
+    if (leaks.length === 0) {
+      console.log(`test logs: ${runDir} (${files} files, checked for ${secrets} secrets: none found)`);
+      return;
+    }
+    const lines = leaks.map(
+      (l) =>
+        `  a ${l.kind} (made in ${l.test}, fingerprint ${l.fingerprint}) appears ${l.count}× in ${path.relative(runDir, l.file)}`,
+    );
+    throw new Error(`secrets appear in the service logs of this run (${runDir}):\n${lines.join('\n')}`);
+  };
+}
