@@ -17,11 +17,14 @@ export type ProfileSummary = {
   totalMs: number;
   functions: { name: string; where: string; selfMs: number; pct: number }[];
   areas: { area: string; selfMs: number; pct: number }[];
+  /** Time charged to the nearest frame of our own code (src/) above each sample: what our functions cost, libraries included. */
+  ours: { name: string; where: string; ms: number; pct: number }[];
 };
 
 /** Where a frame's code lives: `src/dispatch`, `pkg:postgres`, `node:internal`, `(garbage collector)`… */
 function areaOf(url: string, name: string): string {
   if (url === '') return name.startsWith('(') ? name : '(native)';
+  if (url.startsWith('wasm://')) return 'WebAssembly (PGlite)';
   const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (nm) return `pkg:${nm[1]}`;
   const src = /\/(?:dist\/)?src\/([^/]+)\//.exec(url);
@@ -40,6 +43,31 @@ export function summarise(file: string, top = 25): ProfileSummary {
     selfUs.set(p.samples[i]!, (selfUs.get(p.samples[i]!) ?? 0) + Math.max(0, dt));
   }
   const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const oursOf = new Map<number, string | null>();
+  const ownerOf = (id: number): string | null => {
+    if (oursOf.has(id)) return oursOf.get(id)!;
+    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+    const up = parent.get(id);
+    const owner =
+      /\/src\//.test(url) && !url.includes('node_modules')
+        ? `${functionName || '(anonymous)'}@${url.replace(/^.*\/src\//, 'src/')}:${lineNumber + 1}`
+        : up === undefined
+          ? null
+          : ownerOf(up);
+    oursOf.set(id, owner);
+    return owner;
+  };
+  /** The nearest frame with code (a package or node internals) above a sample with none of ours. */
+  const libraryOf = (id: number): string => {
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const { url, functionName } = byId.get(at)!.callFrame;
+      if (url !== '') return areaOf(url, functionName);
+    }
+    return '(native only)';
+  };
+  const ours = new Map<string, number>();
   const fns = new Map<string, { name: string; where: string; us: number }>();
   const areas = new Map<string, number>();
   for (const [id, us] of selfUs) {
@@ -52,6 +80,10 @@ export function summarise(file: string, top = 25): ProfileSummary {
     fns.set(key, f);
     const area = areaOf(url, name);
     areas.set(area, (areas.get(area) ?? 0) + us);
+    if (name !== '(idle)' && name !== '(garbage collector)' && name !== '(program)') {
+      const owner = ownerOf(id) ?? `(no frame of ours) ${libraryOf(id)}`;
+      ours.set(owner, (ours.get(owner) ?? 0) + us);
+    }
   }
   const pct = (us: number) => Math.round((us / total) * 1000) / 10;
   return {
@@ -65,6 +97,15 @@ export function summarise(file: string, top = 25): ProfileSummary {
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
       .map(([area, us]) => ({ area, selfMs: Math.round(us / 1000), pct: pct(us) })),
+    ours: [...ours]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([key, us]) => {
+        const at = key.lastIndexOf('@');
+        return at < 0
+          ? { name: key, where: '', ms: Math.round(us / 1000), pct: pct(us) }
+          : { name: key.slice(0, at), where: key.slice(at + 1), ms: Math.round(us / 1000), pct: pct(us) };
+      }),
   };
 }
 
@@ -85,6 +126,9 @@ export function printSummary(s: ProfileSummary, top = 25) {
   console.log('  top functions (self time):');
   for (const f of s.functions.slice(0, top))
     console.log(`    ${String(f.pct).padStart(5)} %  ${String(f.selfMs).padStart(6)} ms  ${f.name}  ${f.where}`);
+  console.log('  charged to our nearest function (its libraries and native work included):');
+  for (const f of s.ours.slice(0, top))
+    console.log(`    ${String(f.pct).padStart(5)} %  ${String(f.ms).padStart(6)} ms  ${f.name}  ${f.where}`);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
