@@ -516,7 +516,8 @@ async function runStack(backend: Backend, topology: Topology): Promise<StackResu
       const sent = await sentList();
       const lastSend = Math.max(...sent.map((s) => s.at));
       const afterAccept = sent.filter((s) => s.at > load.endedAt).length;
-      const allEvents = await until(async () => ((await rStats()).byStatus.sent ?? 0) >= load.ok2xx, 60_000);
+      // Every `sent` event in before the next phase (a late one would be counted there).
+      const allEvents = await until(async () => ((await rStats()).byStatus.sent ?? 0) >= load.ok2xx, drainMs(n));
       result.dispatch = {
         messages: n,
         accept: {
@@ -561,11 +562,14 @@ async function runStack(backend: Backend, topology: Topology): Promise<StackResu
       result.loadAvg1m.lifecycle = load1();
       const load = await runLoad(apiUrls, senders, m, 'l');
       const allRead = await until(async () => (await rStats()).messagesRead >= load.ok2xx, drainMs(m * 3));
-      // Let the last receipts and events settle, then count.
+      const readAt = (await rStats()).lastReadAt;
+      // Events are not delivered in order (a `read` may arrive before its `delivered`): let the
+      // last receipts and events settle, then count.
       await until(async () => {
         const s = await emuStats();
         return s.webhooks.inFlight === 0 && s.webhooks.waiting === 0;
       }, 30_000);
+      await until(async () => (await rStats()).messagesComplete >= load.ok2xx, 60_000);
       const events = await rStats();
       const es = await emuStats();
       const sent = await sentList();
@@ -578,9 +582,8 @@ async function runStack(backend: Backend, topology: Topology): Promise<StackResu
           non2xx: load.non2xx,
           errors: load.errors + load.timeouts,
         },
-        msgPerSec:
-          events.lastReadAt > 0 ? round((events.messagesRead * 1000) / (events.lastReadAt - load.startedAt)) : null,
-        lastReadAfterSeconds: events.lastReadAt > 0 ? round((events.lastReadAt - load.startedAt) / 1000, 1) : null,
+        msgPerSec: allRead && readAt > 0 ? round((load.ok2xx * 1000) / (readAt - load.startedAt)) : null,
+        lastReadAfterSeconds: readAt > 0 ? round((readAt - load.startedAt) / 1000, 1) : null,
         receiptPosts: es.webhooks.posts,
         receiptPostsPerSec: span > 0 ? round((es.webhooks.posts * 1000) / span) : 0,
         receiptRetries: es.webhooks.retries,
