@@ -717,13 +717,16 @@ function report(baselines: BaselineResult[], stacks: StackResult[], peers: PeerR
     if (d) {
       const vsG = base('group') ? d.accept.requestsPerSec / base('group')!.requestsPerSec : null;
       const vsS = base('single') ? d.accept.requestsPerSec / base('single')!.requestsPerSec : null;
+      // Without the baselines in this run the ratios, and so the verdict, are unknown.
       const accTarget =
-        (vsG === null || vsG >= t.vsGroup) &&
-        (t.vsSingle === null || vsS === null || vsS >= t.vsSingle) &&
-        (t.p99Ms === null || d.accept.p99Ms <= t.p99Ms);
+        vsG === null || (t.vsSingle !== null && vsS === null)
+          ? null
+          : vsG >= t.vsGroup &&
+            (t.vsSingle === null || vsS! >= t.vsSingle) &&
+            (t.p99Ms === null || d.accept.p99Ms <= t.p99Ms);
       say(
         `  accept (workers running): ${f(d.accept.requestsPerSec)} req/s, p50 ${d.accept.p50Ms} ms, p99 ${d.accept.p99Ms} ms = ${f(vsG, 2)} × group-commit, ${f(vsS, 2)} × per-request` +
-          ` [target ≥ ${t.vsGroup} × group${t.vsSingle ? `, ≥ ${t.vsSingle} × per-request` : ''}${t.p99Ms ? `, p99 ≤ ${t.p99Ms} ms` : ''}: ${ok(accTarget)}]` +
+          ` [target ≥ ${t.vsGroup} × group${t.vsSingle ? `, ≥ ${t.vsSingle} × per-request` : ''}${t.p99Ms ? `, p99 ≤ ${t.p99Ms} ms` : ''}: ${accTarget === null ? 'n/a' : ok(accTarget)}]` +
           (d.accept.non2xx + d.accept.errors > 0 ? ` ${d.accept.non2xx} non-2xx, ${d.accept.errors} errors` : ''),
       );
       const vsPeer = graphile ? d.sendsPerSec / graphile.jobsPerSec : null;
