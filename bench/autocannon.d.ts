@@ -5,6 +5,8 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
+    /** Stop after this many requests (instead of after `duration`). */
+    amount?: number;
     timeout?: number;
     warmup?: { connections?: number; duration?: number };
     requests?: (Request & { setupRequest?: (req: Request, context: object) => Request })[];

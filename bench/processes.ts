@@ -18,9 +18,15 @@ const live = new Set<Child>();
 
 /** Runs a TypeScript file with node --import tsx (not npx, whose pid would not be the server's). */
 export function startTs(name: string, file: string, env: Record<string, string>, nodeArgs: string[] = []): Child {
-  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', file], {
+  return startNode(name, [...nodeArgs, '--import', 'tsx', file], env);
+}
+
+/** Runs node with these arguments (e.g. the built `dist/src/cli.js serve`, as `npm start` does). */
+export function startNode(name: string, args: string[], env: Record<string, string>, cwd?: string): Child {
+  const proc = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(cwd ? { cwd } : {}),
   });
   const output: string[] = [];
   const stdout: string[] = [];
@@ -87,4 +93,21 @@ export function memoryMb(pid: number): { rssMb: number | null; peakRssMb: number
   } catch {
     return { rssMb: null, peakRssMb: null };
   }
+}
+
+/** Samples the resident set size of processes every `everyMs`; `peak()` is the largest seen since `reset()`. */
+export function rssSampler(pids: () => number[], everyMs = 250) {
+  const peaks = new Map<number, number>();
+  const sample = () => {
+    for (const pid of pids()) {
+      const mb = memoryMb(pid).rssMb;
+      if (mb !== null && mb > (peaks.get(pid) ?? 0)) peaks.set(pid, mb);
+    }
+  };
+  const timer = setInterval(sample, everyMs);
+  return {
+    reset: () => peaks.clear(),
+    peak: (pid: number) => (sample(), peaks.get(pid) ?? null),
+    stop: () => clearInterval(timer),
+  };
 }

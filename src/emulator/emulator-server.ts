@@ -68,27 +68,55 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
 
   app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
-  async function postWebhook(payload: unknown): Promise<number | null> {
-    if (!callbackUrl) return null;
+  // Webhook POSTs in flight, and those waiting for a slot when `receipts.maxInFlight` caps them.
+  let posting = 0;
+  const waiting: (() => void)[] = [];
+  async function slot(): Promise<boolean> {
+    const limit = state.receipts.maxInFlight;
+    if (!(limit > 0)) return false;
+    while (posting >= state.receipts.maxInFlight) await new Promise<void>((r) => waiting.push(r));
+    posting++;
+    return true;
+  }
+  function release(held: boolean) {
+    if (!held) return;
+    posting--;
+    waiting.shift()?.();
+  }
+
+  async function postWebhook(payload: unknown, phoneNumberId?: string): Promise<number | null> {
+    const url =
+      (phoneNumberId !== undefined ? state.numbers.get(phoneNumberId)?.callbackUrl : undefined) ?? callbackUrl;
+    if (!url) return null;
     const raw = JSON.stringify(payload);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (appSecret)
       headers['x-hub-signature-256'] = `sha256=${crypto.createHmac('sha256', appSecret).update(raw).digest('hex')}`;
+    const stats = state.webhookStats;
     // The provider re-delivers on failure; a few quick tries are enough here.
     for (let attempt = 0; attempt < 5; attempt++) {
+      if (attempt > 0) stats.retries++;
+      const held = await slot();
+      stats.posts++;
+      if (stats.firstPostAt === 0) stats.firstPostAt = Date.now();
       try {
-        const res = await fetch(callbackUrl, {
+        const res = await fetch(url, {
           method: 'POST',
           headers,
           body: raw,
           signal: AbortSignal.timeout(10_000),
         });
+        await res.arrayBuffer().catch(() => {});
+        stats.lastAnsweredAt = Date.now();
         if (res.status === 200) return 200;
       } catch {
         /* retried below */
+      } finally {
+        release(held);
       }
       await sleep(100 * 2 ** attempt);
     }
+    stats.failures++;
     return null;
   }
 
@@ -160,7 +188,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     items = items.flatMap((item) => Array.from({ length: 1 + r.duplicates }, () => item));
     if (r.delayMs > 0) await sleep(r.delayMs);
     const posts = r.batch ? [items] : items.map((i) => [i]);
-    for (const statuses of posts) await postWebhook(envelope(phoneNumberId, { statuses }));
+    for (const statuses of posts) await postWebhook(envelope(phoneNumberId, { statuses }), phoneNumberId);
   }
 
   // ---- the Cloud API ----
@@ -369,6 +397,15 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     return { ok: true };
   });
   app.get('/__emulator/lookups', async () => ({ lookups: state.lookups }));
+  /** Counters: sends received, webhook POSTs (attempts), retries, webhooks given up, POSTs in flight and waiting. */
+  app.get('/__emulator/stats', async () => ({
+    sent: state.sent.length,
+    webhooks: { ...state.webhookStats, inFlight: posting, waiting: waiting.length },
+  }));
+  app.delete('/__emulator/stats', async () => {
+    Object.assign(state.webhookStats, { posts: 0, retries: 0, failures: 0, firstPostAt: 0, lastAnsweredAt: 0 });
+    return { ok: true };
+  });
   /** Posts an inbound message webhook, as if a user had written to the number. */
   app.post<{
     Body: { phoneNumberId: string; from: string; text?: string; name?: string; type?: string; contextId?: string };
@@ -388,6 +425,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
         contacts: [{ profile: { name: b.name ?? 'Emulated User' }, wa_id: message.from }],
         messages: [message],
       }),
+      b.phoneNumberId,
     );
     return { id, delivered: status === 200 };
   });

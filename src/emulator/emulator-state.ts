@@ -59,6 +59,8 @@ export type ReceiptSettings = {
   beforeResponse: boolean;
   /** Leave biz_opaque_callback_data out of receipts (match by wamid only). */
   omitCallbackData: boolean;
+  /** At most this many webhook POSTs in flight at once, over all sends (0: no limit). */
+  maxInFlight: number;
 };
 
 export type NumberSettings = {
@@ -67,6 +69,8 @@ export type NumberSettings = {
   wabaId?: string;
   displayPhoneNumber?: string;
   verifiedName?: string;
+  /** Where this number's webhooks go instead of the app's callback URL (the provider's per-number override). */
+  callbackUrl?: string;
 };
 
 export type SentRecord = {
@@ -115,7 +119,10 @@ export function createEmulatorState() {
       enabled: true,
       beforeResponse: false,
       omitCallbackData: false,
+      maxInFlight: 0,
     } as ReceiptSettings,
+    /** Webhook POSTs made (each attempt), attempts after a failed one, and webhooks given up on. */
+    webhookStats: { posts: 0, retries: 0, failures: 0, firstPostAt: 0, lastAnsweredAt: 0 },
     latencyMs: 0,
     /** Per-number throughput enforced with the provider's 130429 (default 80/s as the provider). */
     defaultThroughputMps: 80,
