@@ -161,7 +161,7 @@ export function loadConfig(env: Env): Config {
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     // 20 MB in 2 minutes is about 1.4 Mbit/s: a slow mobile upload still fits.
     bodyReadTimeoutMs: int('BODY_READ_TIMEOUT_MS', 120_000, 1000, 3_600_000),
-    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 20000, 0, 600000),
     portalSessionIdleMinutes: int('PORTAL_SESSION_IDLE_MINUTES', 30, 1, 1440),
     portalSessionAbsoluteHours: int('PORTAL_SESSION_ABSOLUTE_HOURS', 12, 1, 720),
     portalInvitationHours: int('PORTAL_INVITATION_HOURS', 72, 1, 720),
