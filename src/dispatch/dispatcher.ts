@@ -152,7 +152,7 @@ export function createDispatcher(deps: {
         }
         void provider
           .send(
-            { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! },
+            { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken!, accountId: account.id },
             m.recipient,
             m.content,
             m.id,

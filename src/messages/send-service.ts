@@ -5,6 +5,7 @@ import type { AccountRecord } from '../accounts/account-record.js';
 import type { Principal, Tenant } from '../auth/directory.js';
 import type { Db } from '../db/db.js';
 import type { MediaService } from '../media/media-service.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
 import { canonicalJson, sha256Hex } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
@@ -55,7 +56,12 @@ export type SendResult = { created: boolean; ack: Ack };
 
 export type SendService = ReturnType<typeof createSendService>;
 
-export function createSendService(deps: { db: Db; maxSendAttempts: number; media: Pick<MediaService, 'forContent'> }) {
+export function createSendService(deps: {
+  db: Db;
+  maxSendAttempts: number;
+  media: Pick<MediaService, 'forContent'>;
+  metrics: Pick<Metrics, 'messagesAccepted'>;
+}) {
   const { db, maxSendAttempts } = deps;
   const group = createGroupCommit<NewMessage, InsertOutcome>((items) => insertBatch(db, items), {
     maxBatch: 500,
@@ -114,6 +120,11 @@ export function createSendService(deps: { db: Db; maxSendAttempts: number; media
       });
       switch (outcome.kind) {
         case 'created':
+          deps.metrics.messagesAccepted.inc({
+            content_type: req.content.type,
+            plan: tenant.plan,
+            sandbox: String(principal.sandbox),
+          });
           return { created: true, ack: outcome.ack };
         case 'repeat':
           return { created: false, ack: outcome.ack };

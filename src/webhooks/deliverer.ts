@@ -34,6 +34,9 @@ type Claimed = {
 type Endpoint = { id: string; url: string; isActive: boolean; secrets: string[] };
 type Result = { delivery: Claimed; at: Date; post: PostResult | null; skipped?: 'inactive' };
 
+/** Told of every attempt made (metrics); `payload` is the signed envelope, as sent. */
+export type DeliveryObserver = (attempt: { endpointId: string; payload: string; post: PostResult }) => void;
+
 export type DelivererOptions = {
   batchSize: number;
   leaseSeconds: number;
@@ -49,6 +52,7 @@ export function createDeliverer(deps: {
   sealer: Sealer;
   client: OutboundClient;
   options: DelivererOptions;
+  observe: DeliveryObserver;
 }) {
   const { db, log, sealer, client, options } = deps;
   const workerId = `${os.hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
@@ -196,7 +200,10 @@ export function createDeliverer(deps: {
     };
     void client
       .post(endpoint.url, d.payload, headers, WEBHOOK_TIMEOUT_MS)
-      .then((post) => results.submit({ delivery: d, at, post }))
+      .then((post) => {
+        deps.observe({ endpointId: endpoint.id, payload: d.payload, post });
+        return results.submit({ delivery: d, at, post });
+      })
       .catch((err: unknown) =>
         log.error(
           { err, deliveryId: d.id },
