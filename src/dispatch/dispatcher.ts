@@ -53,6 +53,9 @@ const MEDIA_STEP_RETRY_MS = 250;
 /** How late a timer may fire and still send (see sendAt). */
 const MAX_LATE_MS = 25;
 
+/** The ids every log line about a message carries. */
+const messageIds = (m: Claimed) => ({ messageId: m.id, customerId: m.customerId, accountId: m.chatAccountId });
+
 const earliest = (ts: Transition[]) =>
   ts.reduce<Date | null>((min, t) => (t.nextDueAt && (!min || t.nextDueAt < min) ? t.nextDueAt : min), null);
 
@@ -145,7 +148,7 @@ export function createDispatcher(deps: {
               result: { transition: transition.wait(m, now, now), verdict: null },
             })
             .catch((err: unknown) =>
-              log.error({ err, messageId: m.id }, 'returning a late send to the queue failed; its lease will expire'),
+              log.error({ err, ...messageIds(m) }, 'returning a late send to the queue failed; its lease will expire'),
             )
             .finally(done);
           return;
@@ -163,7 +166,7 @@ export function createDispatcher(deps: {
           )
           .catch((err: unknown) =>
             log.error(
-              { err, messageId: m.id },
+              { err, ...messageIds(m) },
               'recording a send outcome failed; the lease will expire and the message be retried',
             ),
           )
@@ -185,7 +188,7 @@ export function createDispatcher(deps: {
       .prepare(m, account)
       .then((result) => outcomes.submit({ message: m, result }))
       .catch((err: unknown) =>
-        log.error({ err, messageId: m.id }, 'the media step failed; the lease will expire and the message be retried'),
+        log.error({ err, ...messageIds(m) }, 'the media step failed; the lease will expire and the message be retried'),
       )
       .finally(() => {
         inFlight--;

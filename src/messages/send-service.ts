@@ -52,7 +52,8 @@ export async function admitContent(
   return { account, mediaId: await media.forContent(tenant.customerId, req.content, isRepeat) };
 }
 
-export type SendResult = { created: boolean; ack: Ack };
+/** `chatAccountId`: the account the message goes from (for logs; not part of the answer). */
+export type SendResult = { created: boolean; ack: Ack; chatAccountId: string };
 
 export type SendService = ReturnType<typeof createSendService>;
 
@@ -125,9 +126,9 @@ export function createSendService(deps: {
             plan: tenant.plan,
             sandbox: String(principal.sandbox),
           });
-          return { created: true, ack: outcome.ack };
+          return { created: true, ack: outcome.ack, chatAccountId: account.id };
         case 'repeat':
-          return { created: false, ack: outcome.ack };
+          return { created: false, ack: outcome.ack, chatAccountId: account.id };
         case 'conflict':
           throw errors.conflict();
         case 'quota_exceeded':
