@@ -15,7 +15,7 @@ const LAYERS = [
   ['db'],
   ['shared'],
   ['plans', 'events', 'outbound', 'provider', 'health'],
-  ['lifecycle'],
+  ['lifecycle', 'metrics'],
   ['customers'],
   ['accounts', 'media'],
   ['auth'],

@@ -30,6 +30,7 @@ import { registerInboundRoutes } from './http/routes/inbound-routes.js';
 import { registerMediaRoutes } from './http/routes/media-routes.js';
 import { registerMessageRoutes } from './http/routes/messages-routes.js';
 import { registerMetaRoutes } from './http/routes/meta-routes.js';
+import { registerMetricsRoute } from './http/routes/metrics-routes.js';
 import { registerProviderWebhookRoutes } from './http/routes/provider-webhook-routes.js';
 import { registerTemplateRoutes } from './http/routes/templates-routes.js';
 import { registerWebhookRoutes } from './http/routes/webhook-routes.js';
@@ -43,6 +44,10 @@ import { createMediaService } from './media/media-service.js';
 import { createDbMediaStore } from './media/media-store.js';
 import { createMessageQueries } from './messages/message-queries.js';
 import { createSendService } from './messages/send-service.js';
+import { registerDbGauges } from './metrics/db-gauges.js';
+import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { providerObserver } from './metrics/provider-observer.js';
+import { webhookObserver } from './metrics/webhook-observer.js';
 import { createOutboundClient, type Resolve, systemResolve } from './outbound/outbound-client.js';
 import { createAuditLog } from './portal/audit-log.js';
 import { createPortalQueries } from './portal/portal-queries.js';
@@ -90,6 +95,7 @@ function embeddedEncryptionKey(dataDir: string): Buffer {
 export type App = {
   db: Db;
   log: Logger;
+  metrics: Metrics;
   server: Server | null;
   /**
    * Listens (api role) and starts the workers (worker role). Returns the bound address, if any:
@@ -113,24 +119,27 @@ export async function createApp(
       'UNSAFE_ALLOW_PRIVATE_URLS=true: outbound URLs may use http and private or loopback hosts; never in production',
     );
 
+  const metrics = createMetrics({ maxIdLabels: config.metricsMaxIdLabels });
+  registerDbGauges(metrics, { db, log, quotaTopN: config.metricsQuotaTopN });
   const sealer = createSealer(config.encryptionKey ?? embeddedEncryptionKey(config.dataDir));
   const directory = createDirectory(db);
   const mediaStore = createDbMediaStore(db);
   const media = createMediaService({ db, store: mediaStore, unusedTtlSeconds: config.mediaUnusedTtlSeconds });
-  const sends = createSendService({ db, maxSendAttempts: config.maxSendAttempts, media });
+  const sends = createSendService({ db, maxSendAttempts: config.maxSendAttempts, media, metrics });
   const resolve = opts.resolve ?? systemResolve;
   const outbound = createOutboundClient({ allowPrivate: config.unsafeAllowPrivateUrls, resolve });
   const provider = createProviderClient({
     baseUrl: config.providerBaseUrl,
     apiVersion: config.providerApiVersion,
     timeoutMs: config.providerTimeoutMs,
+    observe: providerObserver(metrics),
   });
 
   // One instance of each service, shared by the API, the operator API and the portal.
   const keys = createKeyService({ db, sealer, directory });
   const keyUsage = createKeyUsage({ db, onError: (err) => log.warn({ err }, 'could not record key use') });
   const messageQueries = createMessageQueries(db);
-  const broadcasts = createBroadcastService({ db, maxSendAttempts: config.maxSendAttempts, media });
+  const broadcasts = createBroadcastService({ db, maxSendAttempts: config.maxSendAttempts, media, metrics });
   const senders = createSenderService({ db });
   const settings = createSettingsService({ db, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve });
   const endpoints = createEndpointService({ db, sealer, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve });
@@ -146,10 +155,13 @@ export async function createApp(
   const readiness = createReadiness({ db, log });
   let server: Server | null = null;
   const statusServer =
-    role === 'worker' && config.workerStatusPort !== null ? createStatusServer({ log, readiness }) : null;
+    role === 'worker' && config.workerStatusPort !== null
+      ? createStatusServer({ log, readiness, metrics, metricsToken: config.metricsToken })
+      : null;
   if (role !== 'worker') {
     server = createServer({ log, bodyLimit: config.bodyLimitBytes, bodyReadTimeoutMs: config.bodyReadTimeoutMs });
     registerMetaRoutes(server, { readiness });
+    registerMetricsRoute(server, { metrics, token: config.metricsToken });
     const api = server;
     void api.register(async (plain) => {
       const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
@@ -210,8 +222,8 @@ export async function createApp(
       audit: createAuditLog(db),
       queries: createPortalQueries(db),
     });
-    const inbound = createInboundService({ db, log, client: outbound });
-    const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log, inbound });
+    const inbound = createInboundService({ db, log, client: outbound, metrics });
+    const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log, inbound, metrics });
     void api.register(async (plain) =>
       registerProviderWebhookRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {
         receipts,
@@ -293,6 +305,7 @@ export async function createApp(
             log,
             sealer,
             client: outbound,
+            observe: webhookObserver(metrics),
             options: {
               batchSize: config.workerBatchSize,
               leaseSeconds: 60,
@@ -311,6 +324,7 @@ export async function createApp(
   return {
     db,
     log,
+    metrics,
     server,
     async start() {
       stopListening = await directory.start();

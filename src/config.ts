@@ -5,7 +5,7 @@ import path from 'node:path';
 export type Config = {
   port: number;
   host: string;
-  /** `serve --role worker` only: port of /healthz and /readyz (0: any free port); null: none. */
+  /** `serve --role worker` only: port of /healthz, /readyz and /metrics (0: any free port); null: none. */
   workerStatusPort: number | null;
   databaseUrl: string | null;
   dataDir: string;
@@ -45,6 +45,12 @@ export type Config = {
   portalInvitationHours: number;
   /** Failed logins per account within 15 minutes before logins are refused; per client address, 4 times this. */
   portalLoginMaxFailures: number;
+  /** Bearer token required by GET /metrics; null leaves /metrics open (keep it off the public network). */
+  metricsToken: string | null;
+  /** Customers nearest their monthly limit exported with their own quota series; 0 exports none. */
+  metricsQuotaTopN: number;
+  /** Distinct account or endpoint ids kept as label values per process; the rest count as "other". */
+  metricsMaxIdLabels: number;
 };
 
 export class ConfigError extends Error {
@@ -127,6 +133,9 @@ export function loadConfig(env: Env): Config {
       'ENCRYPTION_KEY is required with DATABASE_URL (every process must share it): openssl rand -base64 32',
     );
   }
+  const metricsToken = str('METRICS_TOKEN');
+  if (metricsToken !== null && metricsToken.length < 16)
+    problems.push('METRICS_TOKEN must be at least 16 characters long');
   const logLevel = str('LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
@@ -166,6 +175,9 @@ export function loadConfig(env: Env): Config {
     portalSessionAbsoluteHours: int('PORTAL_SESSION_ABSOLUTE_HOURS', 12, 1, 720),
     portalInvitationHours: int('PORTAL_INVITATION_HOURS', 72, 1, 720),
     portalLoginMaxFailures: int('PORTAL_LOGIN_MAX_FAILURES', 5, 1, 1000),
+    metricsToken,
+    metricsQuotaTopN: int('METRICS_QUOTA_TOP_N', 10, 0, 1000),
+    metricsMaxIdLabels: int('METRICS_MAX_ID_LABELS', 500, 1, 100_000),
   };
   if (!/^v\d+\.\d+$/.test(config.providerApiVersion)) problems.push('PROVIDER_API_VERSION must look like v23.0');
   if (config.workerLeaseSeconds * 1000 < config.providerTimeoutMs + 2000) {

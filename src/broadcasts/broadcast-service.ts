@@ -10,6 +10,7 @@ import { holdUnsentOfBroadcast } from '../lifecycle/claim.js';
 import type { MediaService } from '../media/media-service.js';
 import type { Scope } from '../messages/message-queries.js';
 import { admitContent } from '../messages/send-service.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
 import { canonicalJson, sha256Hex } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
@@ -67,6 +68,7 @@ export function createBroadcastService(deps: {
   db: Db;
   maxSendAttempts: number;
   media: Pick<MediaService, 'forContent'>;
+  metrics: Pick<Metrics, 'messagesAccepted'>;
 }) {
   const { db } = deps;
 
@@ -146,6 +148,10 @@ export function createBroadcastService(deps: {
         rows: buildMessageRows(req, account),
       });
       if (result.created) {
+        deps.metrics.messagesAccepted.inc(
+          { content_type: req.content.type, plan: tenant.plan, sandbox: 'false' },
+          req.recipients.length,
+        );
         const ack = {
           broadcastId: result.id,
           externalId: req.externalId,

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 
 import { PGlite } from '@electric-sql/pglite';
 
-import type { Db, Queryable } from './db.js';
+import { createInFlightCounter, type Db, type Queryable } from './db.js';
 
 type PgliteLike = Pick<PGlite, 'query' | 'exec'>;
 
@@ -25,10 +25,13 @@ export async function openPgliteDb(dataDir: string | null): Promise<Db> {
   if (dataDir !== null) fs.mkdirSync(dataDir, { recursive: true });
   const pg = await PGlite.create(dataDir ?? undefined);
   const base = wrap(pg);
+  const inFlight = createInFlightCounter(1);
   return {
     kind: 'pglite',
-    ...base,
-    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    query: (text, params) => inFlight.track(() => base.query(text, params)),
+    exec: (text) => inFlight.track(() => base.exec(text)),
+    transaction: (fn) => inFlight.track(() => pg.transaction((tx) => fn(wrap(tx)))),
+    stats: inFlight.stats,
     async listen(channel, onPayload) {
       const unsubscribe = await pg.listen(channel, onPayload);
       return async () => unsubscribe();

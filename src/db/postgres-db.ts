@@ -2,7 +2,7 @@
 // LISTEN on a dedicated connection that reconnects by itself.
 import postgres from 'postgres';
 
-import type { Db, Queryable } from './db.js';
+import { createInFlightCounter, type Db, type Queryable } from './db.js';
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -44,10 +44,15 @@ export async function openPostgresDb(url: string, poolSize: number): Promise<Db>
     connection: { application_name: 'chatgate' },
   });
   await sql`SELECT 1`; // fail fast at start-up when the server is unreachable
+  const base = wrap(sql);
+  const inFlight = createInFlightCounter(poolSize);
   return {
     kind: 'postgres',
-    ...wrap(sql),
-    transaction: <T>(fn: (tx: Queryable) => Promise<T>) => sql.begin((tx) => fn(wrap(tx))) as Promise<T>,
+    query: (text, params) => inFlight.track(() => base.query(text, params)),
+    exec: (text) => inFlight.track(() => base.exec(text)),
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
+      inFlight.track(() => sql.begin((tx) => fn(wrap(tx))) as Promise<T>),
+    stats: inFlight.stats,
     async listen(channel, onPayload, onListen) {
       const sub = await sql.listen(channel, onPayload, onListen);
       return () => sub.unlisten();

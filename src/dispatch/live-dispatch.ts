@@ -26,6 +26,9 @@ const MEDIA_STEP_RETRY_MS = 250;
 /** How late a timer may fire and still send (see sendAt). */
 const MAX_LATE_MS = 25;
 
+/** The ids every log line about a message carries. */
+const messageIds = (m: Claimed) => ({ messageId: m.id, customerId: m.customerId, accountId: m.chatAccountId });
+
 type Live = {
   db: Db;
   log: Logger;
@@ -149,12 +152,12 @@ function fire(live: Live, m: Claimed, account: SendAccount, slotMs: number): Pro
     return live.worker
       .record({ message: m, result: { transition: transition.wait(m, now, now), verdict: null } })
       .catch((err: unknown) =>
-        live.log.error({ err, messageId: m.id }, 'returning a late send to the queue failed; its lease will expire'),
+        live.log.error({ err, ...messageIds(m) }, 'returning a late send to the queue failed; its lease will expire'),
       );
   }
   return live.provider
     .send(
-      { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! },
+      { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken!, accountId: account.id },
       m.recipient,
       m.content,
       m.id,
@@ -165,7 +168,7 @@ function fire(live: Live, m: Claimed, account: SendAccount, slotMs: number): Pro
     )
     .catch((err: unknown) =>
       live.log.error(
-        { err, messageId: m.id },
+        { err, ...messageIds(m) },
         'recording a send outcome failed; the lease will expire and the message be retried',
       ),
     );
@@ -183,7 +186,7 @@ function prepareMedia(live: Live, m: Claimed, account: SendAccount) {
     .then((result) => live.worker.record({ message: m, result }))
     .catch((err: unknown) =>
       live.log.error(
-        { err, messageId: m.id },
+        { err, ...messageIds(m) },
         'the media step failed; the lease will expire and the message be retried',
       ),
     )

@@ -5,7 +5,7 @@ import type { Claimed } from '../lifecycle/claim.js';
 import type { SendErrorDetail, Transition } from '../lifecycle/transitions.js';
 import * as transition from '../lifecycle/transitions.js';
 import type { SendOutcome } from '../provider/cloud-api.js';
-import { classifyProviderError, pairRateDelayMs, type Verdict } from '../provider/error-map.js';
+import { classifySendFailure, pairRateDelayMs, type Verdict } from '../provider/error-map.js';
 import { backoffDelayMs, SEND_SCHEDULE_MS, THROTTLE_SCHEDULE_MS } from '../shared/backoff.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
 
@@ -62,10 +62,7 @@ export function recordAttempt(m: Claimed, outcome: SendOutcome, now: Date, retry
   if (outcome.ok) {
     return { transition: transition.sent(m, now, outcome.providerMessageId), verdict: null };
   }
-  const verdict: Verdict =
-    outcome.transport !== null
-      ? { action: 'retry', errorCode: outcome.transport === 'timeout' ? 'PROVIDER_TIMEOUT' : 'PROVIDER_UNREACHABLE' }
-      : classifyProviderError(outcome.detail?.code ?? null, outcome.detail?.subcode ?? null, outcome.httpStatus);
+  const verdict: Verdict = classifySendFailure(outcome);
   const error: SendErrorDetail = {
     code: verdict.errorCode,
     message: outcome.summary,

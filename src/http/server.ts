@@ -27,7 +27,16 @@ import { toProblems, validatorCompiler } from './validation.js';
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
+    /** Ids of the message and chat account a request acted on, for its log line (see tagRequest). */
+    logIds: LogIds | null;
   }
+}
+
+export type LogIds = { messageId?: string; accountId?: string };
+
+/** Names the message and account a request acted on: its one log line carries them. */
+export function tagRequest(request: FastifyRequest, ids: LogIds): void {
+  request.logIds = { ...request.logIds, ...ids };
 }
 
 export type Server = FastifyInstance<
@@ -70,6 +79,7 @@ export function createServer(opts: { log: Logger; bodyLimit: number; bodyReadTim
 
   app.setValidatorCompiler(validatorCompiler);
   app.decorateRequest('principal', null);
+  app.decorateRequest('logIds', null);
 
   // Only what the route reads: its path parameters, the query it declares (a cursor is checked
   // by its own decoder: invalid_cursor), and a parsed JSON body.
@@ -98,6 +108,8 @@ export function createServer(opts: { log: Logger; bodyLimit: number; bodyReadTim
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime),
         customerId: request.principal?.customerId,
+        accountId: request.logIds?.accountId ?? request.principal?.scopeAccountId ?? undefined,
+        messageId: request.logIds?.messageId,
       },
       'request',
     );

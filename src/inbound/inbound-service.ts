@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 
 import type { Db } from '../db/db.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { OutboundClient } from '../outbound/outbound-client.js';
 import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
 import { createGroupCommit } from '../shared/group-commit.js';
@@ -13,7 +14,12 @@ export const FORWARD_TIMEOUT_MS = 10_000;
 
 export type InboundService = ReturnType<typeof createInboundService>;
 
-export function createInboundService(deps: { db: Db; log: Logger; client: OutboundClient }) {
+export function createInboundService(deps: {
+  db: Db;
+  log: Logger;
+  client: OutboundClient;
+  metrics: Pick<Metrics, 'inboundMessages'>;
+}) {
   const { db, log, client } = deps;
   // Accounts by webhook route: a plan or routing change applies within these few seconds.
   const ACCOUNT_CACHE_MS = 5000;
@@ -104,6 +110,10 @@ export function createInboundService(deps: { db: Db; log: Logger; client: Outbou
             );
         }
       });
+      const m = deps.metrics.inboundMessages;
+      if (ingested > 0) m.inc({ result: 'ingested' }, ingested);
+      if (duplicates > 0) m.inc({ result: 'duplicate' }, duplicates);
+      if (failed > 0) m.inc({ result: 'failed' }, failed);
       return { ingested, duplicates, failed };
     },
 

@@ -5,6 +5,7 @@ import type { AccountRecord } from '../accounts/account-record.js';
 import type { Principal, Tenant } from '../auth/directory.js';
 import type { Db } from '../db/db.js';
 import type { MediaService } from '../media/media-service.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
 import { canonicalJson, sha256Hex } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
@@ -51,11 +52,17 @@ export async function admitContent(
   return { account, mediaId: await media.forContent(tenant.customerId, req.content, isRepeat) };
 }
 
-export type SendResult = { created: boolean; ack: Ack };
+/** `chatAccountId`: the account the message goes from (for logs; not part of the answer). */
+export type SendResult = { created: boolean; ack: Ack; chatAccountId: string };
 
 export type SendService = ReturnType<typeof createSendService>;
 
-export function createSendService(deps: { db: Db; maxSendAttempts: number; media: Pick<MediaService, 'forContent'> }) {
+export function createSendService(deps: {
+  db: Db;
+  maxSendAttempts: number;
+  media: Pick<MediaService, 'forContent'>;
+  metrics: Pick<Metrics, 'messagesAccepted'>;
+}) {
   const { db, maxSendAttempts } = deps;
   const group = createGroupCommit<NewMessage, InsertOutcome>((items) => insertBatch(db, items), {
     maxBatch: 500,
@@ -114,9 +121,14 @@ export function createSendService(deps: { db: Db; maxSendAttempts: number; media
       });
       switch (outcome.kind) {
         case 'created':
-          return { created: true, ack: outcome.ack };
+          deps.metrics.messagesAccepted.inc({
+            content_type: req.content.type,
+            plan: tenant.plan,
+            sandbox: String(principal.sandbox),
+          });
+          return { created: true, ack: outcome.ack, chatAccountId: account.id };
         case 'repeat':
-          return { created: false, ack: outcome.ack };
+          return { created: false, ack: outcome.ack, chatAccountId: account.id };
         case 'conflict':
           throw errors.conflict();
         case 'quota_exceeded':

@@ -52,6 +52,18 @@ export type ManagementRequest = {
 
 export type ProviderClient = ReturnType<typeof createProviderClient>;
 
+export type ProviderOperation = 'send' | 'media_upload' | 'template' | 'phone_lookup';
+
+/** What the client reports of its requests (metrics): each request's latency, and each send's outcome. */
+export type ProviderObserver = {
+  request(operation: ProviderOperation, seconds: number): void;
+  /** `accountId`: our chat account's id, when the caller gave it (never the phone number). */
+  sendOutcome(outcome: SendOutcome, accountId: string | undefined): void;
+};
+
+/** The sending account as the client needs it; `accountId` only labels what the observer reports. */
+export type ProviderAccount = { phoneNumberId: string; accessToken: string; accountId?: string };
+
 const MAX_ERROR_TEXT = 500;
 const MAX_BODY_BYTES = 256 * 1024;
 
@@ -90,7 +102,9 @@ export function createProviderClient(opts: {
   apiVersion: string;
   timeoutMs?: number;
   connections?: number;
+  observe?: ProviderObserver;
 }) {
+  const observe = opts.observe;
   const timeoutMs = opts.timeoutMs ?? 15_000;
   const agent = new Agent({
     connections: opts.connections ?? 512,
@@ -120,6 +134,21 @@ export function createProviderClient(opts: {
 
   /** One request to the Graph API with a bearer token: the parsed answer, or a transport failure. */
   async function exchange(
+    operation: ProviderOperation,
+    method: 'GET' | 'POST',
+    url: string,
+    token: string,
+    body?: string | FormData,
+  ): Promise<Exchange> {
+    const started = performance.now();
+    try {
+      return await exchangeOnce(method, url, token, body);
+    } finally {
+      observe?.request(operation, (performance.now() - started) / 1000);
+    }
+  }
+
+  async function exchangeOnce(
     method: 'GET' | 'POST',
     url: string,
     token: string,
@@ -154,12 +183,13 @@ export function createProviderClient(opts: {
 
   /** A Cloud API call (send, media upload, phone-number read): the 2xx body, or the failure as we keep it. */
   async function call(
+    operation: ProviderOperation,
     method: 'GET' | 'POST',
     path: string,
     accessToken: string,
     body?: string | FormData,
   ): Promise<{ ok: true; body: unknown; httpStatus: number } | Failure> {
-    const res = await exchange(method, `${opts.baseUrl}/${opts.apiVersion}/${path}`, accessToken, body);
+    const res = await exchange(operation, method, `${opts.baseUrl}/${opts.apiVersion}/${path}`, accessToken, body);
     if (!res.ok) {
       const summary =
         res.status !== null
@@ -180,43 +210,57 @@ export function createProviderClient(opts: {
     };
   }
 
-  const post = (path: string, accessToken: string, body: string | FormData) => call('POST', path, accessToken, body);
+  const post = (operation: ProviderOperation, path: string, accessToken: string, body: string | FormData) =>
+    call(operation, 'POST', path, accessToken, body);
+
+  function sendAnswer(res: Awaited<ReturnType<typeof call>>): SendOutcome {
+    if (!res.ok) return res;
+    const id = (res.body as { messages?: { id?: unknown }[] } | null)?.messages?.[0]?.id;
+    if (typeof id === 'string' && id !== '') return { ok: true, providerMessageId: id };
+    return {
+      ok: false,
+      transport: null,
+      httpStatus: res.httpStatus,
+      detail: null,
+      summary: 'provider answered without a message id',
+    };
+  }
 
   return {
     async send(
-      account: { phoneNumberId: string; accessToken: string },
+      account: ProviderAccount,
       to: string,
       content: SendContent,
       messageId: string,
       providerMedia?: ProviderMediaRef | null,
     ): Promise<SendOutcome> {
-      const res = await post(
-        `${encodeURIComponent(account.phoneNumberId)}/messages`,
-        account.accessToken,
-        JSON.stringify(buildSendPayload(to, content, messageId, providerMedia)),
+      const outcome = sendAnswer(
+        await post(
+          'send',
+          `${encodeURIComponent(account.phoneNumberId)}/messages`,
+          account.accessToken,
+          JSON.stringify(buildSendPayload(to, content, messageId, providerMedia)),
+        ),
       );
-      if (!res.ok) return res;
-      const id = (res.body as { messages?: { id?: unknown }[] } | null)?.messages?.[0]?.id;
-      if (typeof id === 'string' && id !== '') return { ok: true, providerMessageId: id };
-      return {
-        ok: false,
-        transport: null,
-        httpStatus: res.httpStatus,
-        detail: null,
-        summary: 'provider answered without a message id',
-      };
+      observe?.sendOutcome(outcome, account.accountId);
+      return outcome;
     },
 
     /** Uploads a file to the account's number (multipart), for sending by provider media id. */
     async uploadMedia(
-      account: { phoneNumberId: string; accessToken: string },
+      account: ProviderAccount,
       file: { data: Buffer; mimetype: string; filename: string },
     ): Promise<UploadOutcome> {
       const form = new FormData();
       form.append('messaging_product', 'whatsapp');
       form.append('type', file.mimetype);
       form.append('file', new Blob([file.data as Uint8Array<ArrayBuffer>], { type: file.mimetype }), file.filename);
-      const res = await post(`${encodeURIComponent(account.phoneNumberId)}/media`, account.accessToken, form);
+      const res = await post(
+        'media_upload',
+        `${encodeURIComponent(account.phoneNumberId)}/media`,
+        account.accessToken,
+        form,
+      );
       if (!res.ok) return res;
       const id = (res.body as { id?: unknown } | null)?.id;
       if (typeof id === 'string' && id !== '') return { ok: true, providerMediaId: id };
@@ -235,6 +279,7 @@ export function createProviderClient(opts: {
      */
     async readPhoneNumber(account: { phoneNumberId: string; accessToken: string }): Promise<LookupOutcome> {
       const res = await call(
+        'phone_lookup',
         'GET',
         `${encodeURIComponent(account.phoneNumberId)}?fields=id,status`,
         account.accessToken,
@@ -250,6 +295,7 @@ export function createProviderClient(opts: {
       const url = new URL(`${opts.baseUrl}/${opts.apiVersion}/${req.path.map(encodeURIComponent).join('/')}`);
       for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
       const res = await exchange(
+        'template',
         req.method,
         url.toString(),
         req.token,

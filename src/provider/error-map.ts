@@ -2,6 +2,7 @@
 // and mark the account (whose other messages then fail without a call; see docs/api.md).
 // Classified by `code` (the provider's advice), never by HTTP status alone.
 import type { AccountStatus } from '../shared/vocab.js';
+import type { SendOutcome } from './cloud-api.js';
 
 export type Verdict =
   | { action: 'retry'; errorCode: string; minDelayMs?: number; perRecipient?: boolean; throttled?: boolean }
@@ -88,6 +89,13 @@ export function classifyProviderError(code: number | null, subcode: number | nul
   if (httpStatus === 429) return retry('PROVIDER_RATE_LIMITED', { throttled: true });
   if (httpStatus !== null && httpStatus >= 500) return retry('PROVIDER_UNAVAILABLE');
   return fail('PROVIDER_ERROR');
+}
+
+/** What to do after a failed send: transport failures are retried, provider answers go through the table. */
+export function classifySendFailure(outcome: Extract<SendOutcome, { ok: false }>): Verdict {
+  if (outcome.transport !== null)
+    return retry(outcome.transport === 'timeout' ? 'PROVIDER_TIMEOUT' : 'PROVIDER_UNREACHABLE');
+  return classifyProviderError(outcome.detail?.code ?? null, outcome.detail?.subcode ?? null, outcome.httpStatus);
 }
 
 /** Pair-rate back-off for one recipient: 4^X seconds (X = 0, 1, 2 …), as the provider advises. */

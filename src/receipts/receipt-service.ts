@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
 import type { InboundService } from '../inbound/inbound-service.js';
 import { applyReceipt } from '../lifecycle/apply-receipt.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { parseInboundMessages, parseStatusReceipts } from '../provider/parse-webhook.js';
 import type { Sealer } from '../shared/crypto.js';
 
@@ -28,6 +29,7 @@ export function createReceiptService(deps: {
   appSecret: string | null;
   log: Logger;
   inbound: InboundService;
+  metrics: Pick<Metrics, 'receipts'>;
 }) {
   const { db, sealer, log } = deps;
 
@@ -83,6 +85,7 @@ export function createReceiptService(deps: {
       }
       counts.skipped += inbound.skipped;
       counts.failed += (await deps.inbound.ingest(items)).failed;
+      for (const [result, n] of Object.entries(counts)) if (n > 0) deps.metrics.receipts.inc({ result }, n);
       if (counts.unknownAccount + counts.skipped > 0) log.warn({ counts }, 'provider webhook items not applied');
       return counts;
     },

@@ -34,6 +34,9 @@ export const WEBHOOK_TIMEOUT_MS = 10_000;
 
 type Result = { delivery: ClaimedDelivery; at: Date; post: PostResult | null; skipped?: 'inactive' };
 
+/** Told of every attempt made (metrics); `payload` is the signed envelope, as sent. */
+export type DeliveryObserver = (attempt: { endpointId: string; payload: string; post: PostResult }) => void;
+
 export type DelivererOptions = {
   batchSize: number;
   leaseSeconds: number;
@@ -49,6 +52,7 @@ export function createDeliverer(deps: {
   sealer: Sealer;
   client: OutboundClient;
   options: DelivererOptions;
+  observe: DeliveryObserver;
 }) {
   const { db, log, sealer, options } = deps;
   const queues = createEndpointQueues({
@@ -56,7 +60,10 @@ export function createDeliverer(deps: {
     begin: () => worker.begin(),
     send: (d, endpoint) =>
       post(deps.client, d, endpoint)
-        .then((result) => worker.record(result))
+        .then((result) => {
+          if (result.post) deps.observe({ endpointId: endpoint.id, payload: d.payload, post: result.post });
+          return worker.record(result);
+        })
         .catch((err: unknown) =>
           log.error(
             { err, deliveryId: d.id },

@@ -9,7 +9,7 @@ import { errors } from '../../shared/errors.js';
 import { ErrorBody, PageQuery, Timestamp, Uuid } from '../../shared/schemas.js';
 import { CHANNEL_OFFICIAL, MESSAGE_STATUSES } from '../../shared/vocab.js';
 import type { Server } from '../server.js';
-import { principalOf } from '../server.js';
+import { principalOf, tagRequest } from '../server.js';
 import { toProblems } from '../validation.js';
 import { parseTimestamp, resolveReadScope } from './read-scope.js';
 
@@ -74,6 +74,7 @@ export function registerMessageRoutes(
         await tenantOf(principal.customerId),
         request.body as SendRequest,
       );
+      tagRequest(request, { messageId: result.ack.messageId, accountId: result.chatAccountId });
       return reply.code(result.created ? 201 : 200).send(result.ack);
     },
   );
@@ -90,10 +91,12 @@ export function registerMessageRoutes(
     },
     async (request) => {
       const principal = principalOf(request);
-      return deps.queries.get(
+      const message = await deps.queries.get(
         { customerId: principal.customerId, accountId: principal.scopeAccountId },
         request.params.id,
       );
+      tagRequest(request, { messageId: message.messageId, accountId: message.chatAccountId });
+      return message;
     },
   );
 

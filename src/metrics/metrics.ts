@@ -1,0 +1,111 @@
+// The service's Prometheus instruments, in one registry per process (never prom-client's global
+// one: each createMetrics() is independent, so tests and several apps in one process stay apart).
+// Call sites get a narrow typed piece of this and add one line; label values are small fixed
+// vocabularies or ids whose count is capped here (never message ids or phone numbers).
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+import { cappedLabel } from './capped-label.js';
+
+/** Provider answers take tens of milliseconds to seconds; the client times out at 15 s by default. */
+const PROVIDER_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
+/** From an event to its receiver's 2xx: retries stretch it to hours (the schedule ends near 11 h). */
+const WEBHOOK_LATENCY_BUCKETS = [0.1, 0.5, 1, 5, 15, 60, 300, 1800, 3600, 4 * 3600, 12 * 3600];
+
+export type MetricsOptions = {
+  /** Distinct endpoint or account ids kept as label values; later ones are counted as "other". */
+  maxIdLabels: number;
+};
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+export function createMetrics(opts: MetricsOptions = { maxIdLabels: 1000 }) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const accountLabel = cappedLabel(opts.maxIdLabels);
+  const endpointLabel = cappedLabel(opts.maxIdLabels);
+
+  const throttled = new Counter({
+    name: 'chatgate_provider_throttled_total',
+    help: 'Sends the provider refused for throughput (130429) or pair rate (131056), by chat account id',
+    labelNames: ['account_id', 'code'] as const,
+    registers,
+  });
+  const endpointAttempts = new Counter({
+    name: 'chatgate_webhook_endpoint_attempts_total',
+    help: 'Webhook delivery attempts by endpoint id and outcome (success, failure)',
+    labelNames: ['endpoint_id', 'outcome'] as const,
+    registers,
+  });
+
+  return {
+    registry,
+    messagesAccepted: new Counter({
+      name: 'chatgate_messages_accepted_total',
+      help: 'Messages accepted for sending (POST /messages and broadcasts; repeats not counted), by content type and plan',
+      labelNames: ['content_type', 'plan', 'sandbox'] as const,
+      registers,
+    }),
+    sendAttempts: new Counter({
+      name: 'chatgate_send_attempts_total',
+      help: 'Live send attempts at the provider by outcome (sent, transient, permanent) and error code ("" when sent)',
+      labelNames: ['outcome', 'code'] as const,
+      registers,
+    }),
+    providerRequestDuration: new Histogram({
+      name: 'chatgate_provider_request_duration_seconds',
+      help: 'Provider API request latency by operation (send, media_upload, template, phone_lookup)',
+      labelNames: ['operation'] as const,
+      buckets: PROVIDER_BUCKETS,
+      registers,
+    }),
+    /** A throttling refusal; the account id label is capped (see MetricsOptions). */
+    countThrottled(accountId: string | undefined, code: number) {
+      throttled.inc({ account_id: accountLabel(accountId ?? 'unknown'), code: String(code) });
+    },
+    receipts: new Counter({
+      name: 'chatgate_receipts_total',
+      help: 'Provider status receipts by result (applied, parked, ignored, unknown_account, failed, skipped)',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+    inboundMessages: new Counter({
+      name: 'chatgate_inbound_messages_total',
+      help: 'Inbound messages from the provider webhook by result (ingested, duplicate, failed)',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+    webhookDeliveries: new Counter({
+      name: 'chatgate_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome (success, failure) and HTTP class (2xx … 5xx, or none)',
+      labelNames: ['outcome', 'http_class'] as const,
+      registers,
+    }),
+    webhookDeliveryLatency: new Histogram({
+      name: 'chatgate_webhook_delivery_latency_seconds',
+      help: 'Time from an event to the 2xx of its delivery (retries included)',
+      buckets: WEBHOOK_LATENCY_BUCKETS,
+      registers,
+    }),
+    /** One attempt of one endpoint; the endpoint id label is capped (see MetricsOptions). */
+    countEndpointAttempt(endpointId: string, outcome: 'success' | 'failure') {
+      endpointAttempts.inc({ endpoint_id: endpointLabel(endpointId), outcome });
+    },
+  };
+}
+
+/** Gauges whose value is read when Prometheus scrapes (collect), not pushed by call sites. */
+export function scrapedGauge<L extends string>(
+  metrics: Pick<Metrics, 'registry'>,
+  def: { name: string; help: string; labelNames: readonly L[] },
+  collect: (gauge: Gauge<L>) => Promise<void> | void,
+): Gauge<L> {
+  return new Gauge<L>({
+    ...def,
+    registers: [metrics.registry],
+    async collect() {
+      await collect(this);
+    },
+  });
+}

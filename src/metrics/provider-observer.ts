@@ -1,0 +1,29 @@
+// The provider client's reports turned into metrics: latency per operation, each send attempt's
+// outcome through the same error table the dispatcher uses, and throttling refusals by account.
+import type { ProviderObserver } from '../provider/cloud-api.js';
+import { classifySendFailure } from '../provider/error-map.js';
+import type { Metrics } from './metrics.js';
+
+/** The provider's throughput (130429) and pair-rate (131056) refusals. */
+const THROTTLING_CODES = new Set([130429, 131056]);
+
+export function providerObserver(
+  metrics: Pick<Metrics, 'providerRequestDuration' | 'sendAttempts' | 'countThrottled'>,
+): ProviderObserver {
+  return {
+    request: (operation, seconds) => metrics.providerRequestDuration.observe({ operation }, seconds),
+    sendOutcome(outcome, accountId) {
+      if (outcome.ok) {
+        metrics.sendAttempts.inc({ outcome: 'sent', code: '' });
+        return;
+      }
+      const verdict = classifySendFailure(outcome);
+      metrics.sendAttempts.inc({
+        outcome: verdict.action === 'retry' ? 'transient' : 'permanent',
+        code: verdict.errorCode,
+      });
+      const code = outcome.detail?.code;
+      if (code != null && THROTTLING_CODES.has(code)) metrics.countThrottled(accountId, code);
+    },
+  };
+}
