@@ -17,6 +17,7 @@ import { migrate } from './db/migrate.js';
 import { openDb } from './db/open-db.js';
 import { createDispatcher } from './dispatch/dispatcher.js';
 import { createMediaPreparer, mediaFetchTimeoutMs } from './dispatch/prepare-media.js';
+import { registerCrossFieldValidation } from './http/cross-field.js';
 import { registerPortal } from './http/portal/portal-plugin.js';
 import { registerAdminPortalRoutes } from './http/routes/admin-portal-routes.js';
 import { registerAdminRoutes } from './http/routes/admin-routes.js';
@@ -142,38 +143,23 @@ export async function createApp(
       const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
       scope.addHook(
         'onRequest',
-        apiKeyAuth(async (raw) => {
-          const principal = await directory.authenticate(raw);
-          if (principal?.keyId) keyUsage.touch(principal.keyId);
-          return principal;
+        apiKeyAuth({
+          authenticate: async (raw) => {
+            const principal = await directory.authenticate(raw);
+            if (principal?.keyId) keyUsage.touch(principal.keyId);
+            return principal;
+          },
+          tenant: directory.tenant,
         }),
       );
-      registerMessageRoutes(scope, {
-        directory,
-        sends,
-        queries: messageQueries,
-        allowPrivateUrls: config.unsafeAllowPrivateUrls,
-      });
-      registerChatAccountRoutes(scope, { directory, publicBaseUrl: config.publicBaseUrl });
+      registerCrossFieldValidation(scope, { allowPrivateUrls: config.unsafeAllowPrivateUrls });
+      registerMessageRoutes(scope, { sends, queries: messageQueries });
+      registerChatAccountRoutes(scope, { publicBaseUrl: config.publicBaseUrl });
       registerMediaRoutes(scope, { media });
-      registerBroadcastRoutes(scope, {
-        directory,
-        broadcasts,
-        allowPrivateUrls: config.unsafeAllowPrivateUrls,
-      });
-      registerInboundRoutes(scope, {
-        directory,
-        senders,
-        settings,
-      });
-      registerWebhookRoutes(scope, {
-        directory,
-        endpoints,
-      });
-      registerTemplateRoutes(scope, {
-        directory,
-        templates,
-      });
+      registerBroadcastRoutes(scope, { broadcasts });
+      registerInboundRoutes(scope, { senders, settings });
+      registerWebhookRoutes(scope, { endpoints });
+      registerTemplateRoutes(scope, { templates });
     });
     registerPortal(api, {
       publicBaseUrl: config.publicBaseUrl,

@@ -2,19 +2,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 
-import type { Directory } from '../../auth/directory.js';
-import {
-  broadcastProblems,
-  type BroadcastRequest,
-  BroadcastRequestSchema,
-} from '../../broadcasts/broadcast-request.js';
+import { type BroadcastRequest, BroadcastRequestSchema } from '../../broadcasts/broadcast-request.js';
 import type { BroadcastService } from '../../broadcasts/broadcast-service.js';
 import { errors } from '../../shared/errors.js';
 import { ErrorBody, PageQuery } from '../../shared/schemas.js';
 import { BROADCAST_STATUSES } from '../../shared/vocab.js';
 import type { Server } from '../server.js';
-import { principalOf } from '../server.js';
-import { toProblems } from '../validation.js';
+import { callerOf, principalOf } from '../server.js';
 
 /** 5,000 recipients with their own externalIds and template values do not fit the default body limit. */
 const BROADCAST_BODY_LIMIT = 8 * 1024 * 1024;
@@ -37,15 +31,7 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerBroadcastRoutes(
-  app: Server,
-  deps: { directory: Pick<Directory, 'tenant'>; broadcasts: BroadcastService; allowPrivateUrls: boolean },
-) {
-  const tenantOf = async (customerId: string) => {
-    const tenant = await deps.directory.tenant(customerId);
-    if (!tenant) throw errors.invalidKey();
-    return tenant;
-  };
+export function registerBroadcastRoutes(app: Server, deps: { broadcasts: BroadcastService }) {
   const scopeOf = (request: FastifyRequest) => {
     const principal = principalOf(request);
     return { customerId: principal.customerId, accountId: principal.scopeAccountId };
@@ -55,8 +41,13 @@ export function registerBroadcastRoutes(
   app.post(
     '/messages/broadcast',
     {
-      attachValidation: true,
       bodyLimit: BROADCAST_BODY_LIMIT,
+      // Who may broadcast at all is answered before what is wrong with the body (whose
+      // cross-field rules are src/http/cross-field.ts's, by the schema's marker).
+      preValidation: async (request) => {
+        const { principal, tenant } = callerOf(request);
+        deps.broadcasts.checkAllowed(principal, tenant);
+      },
       schema: {
         ...common,
         summary: 'Queue one content to up to 5,000 recipients (plans Basic and Pro)',
@@ -65,15 +56,7 @@ export function registerBroadcastRoutes(
       },
     },
     async (request, reply) => {
-      const principal = principalOf(request);
-      const tenant = await tenantOf(principal.customerId);
-      // Who may broadcast at all is answered before what is wrong with the body.
-      deps.broadcasts.checkAllowed(principal, tenant);
-      const problems = [
-        ...toProblems((request.validationError?.validation ?? []) as never),
-        ...broadcastProblems(request.body, { allowPrivateUrls: deps.allowPrivateUrls }),
-      ];
-      if (problems.length > 0) throw errors.validation(problems);
+      const { principal, tenant } = callerOf(request);
       const result = await deps.broadcasts.create(principal, tenant, request.body as BroadcastRequest);
       return reply.code(result.created ? 201 : 200).send(result.ack);
     },

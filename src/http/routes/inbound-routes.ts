@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 
-import type { Directory, Principal, Tenant } from '../../auth/directory.js';
+import type { Principal, Tenant } from '../../auth/directory.js';
 import type { SettingsService } from '../../inbound/settings-service.js';
 import { MAX_FILTER_NUMBERS } from '../../inbound/settings-service.js';
 import { requireFeature } from '../../plans/plans.js';
@@ -11,7 +11,7 @@ import { resolveLookupAccount, type SenderService } from '../../senders/sender-s
 import { errors } from '../../shared/errors.js';
 import { Timestamp, Uuid } from '../../shared/schemas.js';
 import type { Server } from '../server.js';
-import { principalOf } from '../server.js';
+import { type Caller, callerOf } from '../server.js';
 import { parseTimestamp, resolveReadScope } from './read-scope.js';
 
 const Phone = Type.String({ minLength: 1, maxLength: 40 });
@@ -33,20 +33,11 @@ const RuleFields = {
   isActive: Type.Optional(Type.Boolean()),
 };
 
-export function registerInboundRoutes(
-  app: Server,
-  deps: { directory: Pick<Directory, 'tenant'>; senders: SenderService; settings: SettingsService },
-) {
+export function registerInboundRoutes(app: Server, deps: { senders: SenderService; settings: SettingsService }) {
   const common = { security: [{ apiKey: [] }] };
 
-  async function caller(request: FastifyRequest): Promise<{ principal: Principal; tenant: Tenant }> {
-    const principal = principalOf(request);
-    const tenant = await deps.directory.tenant(principal.customerId);
-    if (!tenant) throw errors.invalidKey();
-    return { principal, tenant };
-  }
-  async function proCaller(request: FastifyRequest) {
-    const c = await caller(request);
+  async function proCaller(request: FastifyRequest): Promise<Caller> {
+    const c = callerOf(request);
     requireFeature(c.tenant.plan, 'inbox');
     return c;
   }
@@ -74,7 +65,7 @@ export function registerInboundRoutes(
       },
     },
     async (request) => {
-      const { principal, tenant } = await caller(request);
+      const { principal, tenant } = callerOf(request);
       const account = resolveLookupAccount(principal, tenant, request.query.chatAccountId);
       const phone = normalize(tenant, request.params.phone, 'phone');
       const [sender] = await deps.senders.lookup(tenant.customerId, account.id, [phone], principal.sandbox);
@@ -96,7 +87,7 @@ export function registerInboundRoutes(
       },
     },
     async (request) => {
-      const { principal, tenant } = await caller(request);
+      const { principal, tenant } = callerOf(request);
       const problems: { path: string; message: string }[] = [];
       const phones = request.body.phones.map((p, i) => {
         const e164 = normalizePhone(p, tenant.defaultCountry);

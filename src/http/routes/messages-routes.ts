@@ -1,16 +1,13 @@
 // /messages: send, read one, list.
 import { Type } from '@sinclair/typebox';
 
-import type { Directory } from '../../auth/directory.js';
 import type { MessageQueries } from '../../messages/message-queries.js';
-import { crossFieldProblems, type SendRequest, SendRequestSchema } from '../../messages/send-request.js';
+import { type SendRequest, SendRequestSchema } from '../../messages/send-request.js';
 import type { SendService } from '../../messages/send-service.js';
-import { errors } from '../../shared/errors.js';
 import { ErrorBody, PageQuery, Timestamp, Uuid } from '../../shared/schemas.js';
 import { CHANNEL_OFFICIAL, MESSAGE_STATUSES } from '../../shared/vocab.js';
 import type { Server } from '../server.js';
-import { principalOf } from '../server.js';
-import { toProblems } from '../validation.js';
+import { callerOf, principalOf } from '../server.js';
 import { parseTimestamp, resolveReadScope } from './read-scope.js';
 
 const Ack = Type.Object({
@@ -35,25 +32,11 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerMessageRoutes(
-  app: Server,
-  deps: {
-    directory: Pick<Directory, 'tenant'>;
-    sends: SendService;
-    queries: MessageQueries;
-    allowPrivateUrls: boolean;
-  },
-) {
-  const tenantOf = async (customerId: string) => {
-    const tenant = await deps.directory.tenant(customerId);
-    if (!tenant) throw errors.invalidKey();
-    return tenant;
-  };
-
+export function registerMessageRoutes(app: Server, deps: { sends: SendService; queries: MessageQueries }) {
   app.post(
     '/messages',
     {
-      attachValidation: true,
+      // Cross-field rules: src/http/cross-field.ts, by the schema's marker.
       schema: {
         summary: 'Queue one message',
         tags: ['messages'],
@@ -63,17 +46,8 @@ export function registerMessageRoutes(
       },
     },
     async (request, reply) => {
-      const problems = [
-        ...toProblems((request.validationError?.validation ?? []) as never),
-        ...crossFieldProblems(request.body, { allowPrivateUrls: deps.allowPrivateUrls }),
-      ];
-      if (problems.length > 0) throw errors.validation(problems);
-      const principal = principalOf(request);
-      const result = await deps.sends.send(
-        principal,
-        await tenantOf(principal.customerId),
-        request.body as SendRequest,
-      );
+      const { principal, tenant } = callerOf(request);
+      const result = await deps.sends.send(principal, tenant, request.body as SendRequest);
       return reply.code(result.created ? 201 : 200).send(result.ack);
     },
   );
@@ -108,11 +82,10 @@ export function registerMessageRoutes(
       },
     },
     async (request) => {
-      const principal = principalOf(request);
+      const { principal, tenant } = callerOf(request);
       const q = request.query;
       const since = parseTimestamp(q.since, 'since');
       const until = parseTimestamp(q.until, 'until');
-      const tenant = await tenantOf(principal.customerId);
       const scope = resolveReadScope(principal, tenant, q.chatAccountId);
       return deps.queries.list(scope, {
         ...q,

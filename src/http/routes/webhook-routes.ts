@@ -3,14 +3,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 
-import type { Directory } from '../../auth/directory.js';
 import { requireFeature } from '../../plans/plans.js';
 import { errors } from '../../shared/errors.js';
 import { Uuid } from '../../shared/schemas.js';
 import { EVENT_TYPES } from '../../shared/vocab.js';
 import type { EndpointService } from '../../webhooks/endpoint-service.js';
 import type { Server } from '../server.js';
-import { principalOf } from '../server.js';
+import { callerOf } from '../server.js';
 
 const Url = Type.String({ minLength: 1, maxLength: 2048 });
 // Every event type of the spec's envelope can be subscribed to.
@@ -21,16 +20,11 @@ const Events = Type.Array(Type.Union(EVENT_TYPES.map((e) => Type.Literal(e))), {
 const Description = Type.String({ maxLength: 500 });
 const Id = Type.Object({ id: Uuid() });
 
-export function registerWebhookRoutes(
-  app: Server,
-  deps: { directory: Pick<Directory, 'tenant'>; endpoints: EndpointService },
-) {
+export function registerWebhookRoutes(app: Server, deps: { endpoints: EndpointService }) {
   /** The caller's customer id, once scope and plan allow webhook management. */
   async function manager(request: FastifyRequest): Promise<string> {
-    const principal = principalOf(request);
+    const { principal, tenant } = callerOf(request);
     if (principal.scopeAccountId !== null) throw errors.keyScopeInsufficient();
-    const tenant = await deps.directory.tenant(principal.customerId);
-    if (!tenant) throw errors.invalidKey();
     requireFeature(tenant.plan, 'webhooks');
     return tenant.customerId;
   }
