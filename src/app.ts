@@ -133,6 +133,22 @@ export async function createApp(
     maxFailuresPerAccount: config.portalLoginMaxFailures,
     maxFailuresPerAddress: config.portalLoginMaxFailures * 4,
   });
+  const sessions = createSessionService({
+    db,
+    idleMinutes: config.portalSessionIdleMinutes,
+    absoluteHours: config.portalSessionAbsoluteHours,
+  });
+  const audit = createAuditLog(db);
+  const portalQueries = createPortalQueries(db);
+  const customers = createCustomerService({ db, invalidate: directory.invalidate });
+  const accounts = createAccountAdmin({
+    db,
+    sealer,
+    invalidate: directory.invalidate,
+    publicBaseUrl: config.publicBaseUrl,
+  });
+  const inbound = createInboundService({ db, log, client: outbound });
+  const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log, inbound });
 
   let server: Server | null = null;
   if (role !== 'worker') {
@@ -175,16 +191,10 @@ export async function createApp(
       endpoints,
       templates,
       users,
-      sessions: createSessionService({
-        db,
-        idleMinutes: config.portalSessionIdleMinutes,
-        absoluteHours: config.portalSessionAbsoluteHours,
-      }),
-      audit: createAuditLog(db),
-      queries: createPortalQueries(db),
+      sessions,
+      audit,
+      queries: portalQueries,
     });
-    const inbound = createInboundService({ db, log, client: outbound });
-    const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log, inbound });
     void api.register(async (plain) =>
       registerProviderWebhookRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {
         receipts,
@@ -196,13 +206,8 @@ export async function createApp(
       void api.register(async (plain) =>
         registerAdminRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {
           adminToken,
-          customers: createCustomerService({ db, invalidate: directory.invalidate }),
-          accounts: createAccountAdmin({
-            db,
-            sealer,
-            invalidate: directory.invalidate,
-            publicBaseUrl: config.publicBaseUrl,
-          }),
+          customers,
+          accounts,
           keys,
           inbound,
         }),
@@ -241,7 +246,10 @@ export async function createApp(
               retryTimeScale: config.retryTimeScale,
               maxInFlight: config.workerMaxInFlight,
               // Booked slots must fire, and their send finish, inside the claim's lease.
-              pacingHorizonMs: Math.min(10_000, config.workerLeaseSeconds * 1000 - config.providerTimeoutMs - 1000),
+              pacingHorizonMs: Math.min(
+                config.pacingHorizonMs,
+                config.workerLeaseSeconds * 1000 - config.providerTimeoutMs - 1000,
+              ),
               firstAccountProbeDelayMs: config.accountProbeFirstDelaySeconds * 1000 * config.retryTimeScale,
             },
           }),
@@ -266,11 +274,11 @@ export async function createApp(
             client: outbound,
             options: {
               batchSize: config.workerBatchSize,
-              leaseSeconds: 60,
+              leaseSeconds: config.webhookLeaseSeconds,
               pollMs: config.workerPollMs,
               retryTimeScale: config.retryTimeScale,
-              perEndpointConcurrency: 16,
-              maxInFlight: 1000,
+              perEndpointConcurrency: config.webhookPerEndpointConcurrency,
+              maxInFlight: config.webhookMaxInFlight,
             },
           }),
           createPurger({ db, log, intervalSeconds: config.purgeIntervalSeconds }),
