@@ -31,29 +31,41 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerBroadcastRoutes(app: Server, deps: { broadcasts: BroadcastService }) {
-  const scopeOf = (request: FastifyRequest) => {
-    const principal = principalOf(request);
-    return { customerId: principal.customerId, accountId: principal.scopeAccountId };
-  };
-  const common = { tags: ['broadcasts'], security: [{ apiKey: [] }] };
+const common = { tags: ['broadcasts'], security: [{ apiKey: [] }] };
 
+const schemas = {
+  // The body's cross-field rules: src/http/cross-field.ts, by the schema's marker.
+  create: {
+    ...common,
+    summary: 'Queue one content to up to 5,000 recipients (plans Basic and Pro)',
+    body: BroadcastRequestSchema,
+    response: { 200: Ack, 201: Ack, '4xx': ErrorBody },
+  },
+  list: {
+    ...common,
+    summary: 'Your broadcasts, newest first, with progress counts and cursor pagination',
+    querystring: ListQuery,
+  },
+  get: { ...common, summary: 'One broadcast, by broadcastId or by your externalId, with progress counts', params: Id },
+  cancel: { ...common, summary: 'Cancel the messages of a broadcast that have not left yet', params: Id },
+};
+
+const scopeOf = (request: FastifyRequest) => {
+  const principal = principalOf(request);
+  return { customerId: principal.customerId, accountId: principal.scopeAccountId };
+};
+
+export function registerBroadcastRoutes(app: Server, deps: { broadcasts: BroadcastService }) {
   app.post(
     '/messages/broadcast',
     {
       bodyLimit: BROADCAST_BODY_LIMIT,
-      // Who may broadcast at all is answered before what is wrong with the body (whose
-      // cross-field rules are src/http/cross-field.ts's, by the schema's marker).
+      // Who may broadcast at all is answered before what is wrong with the body.
       preValidation: async (request) => {
         const { principal, tenant } = callerOf(request);
         deps.broadcasts.checkAllowed(principal, tenant);
       },
-      schema: {
-        ...common,
-        summary: 'Queue one content to up to 5,000 recipients (plans Basic and Pro)',
-        body: BroadcastRequestSchema,
-        response: { 200: Ack, 201: Ack, '4xx': ErrorBody },
-      },
+      schema: schemas.create,
     },
     async (request, reply) => {
       const { principal, tenant } = callerOf(request);
@@ -62,40 +74,18 @@ export function registerBroadcastRoutes(app: Server, deps: { broadcasts: Broadca
     },
   );
 
-  app.get(
-    '/broadcasts',
-    {
-      schema: {
-        ...common,
-        summary: 'Your broadcasts, newest first, with progress counts and cursor pagination',
-        querystring: ListQuery,
-      },
-    },
-    async (request) => {
-      const q = request.query;
-      return deps.broadcasts.list(scopeOf(request), { status: q.status, limit: q.limit ?? 50, cursor: q.cursor });
-    },
+  app.get('/broadcasts', { schema: schemas.list }, async (request) => {
+    const q = request.query;
+    return deps.broadcasts.list(scopeOf(request), { status: q.status, limit: q.limit ?? 50, cursor: q.cursor });
+  });
+
+  app.get('/broadcasts/:id', { schema: schemas.get }, async (request) =>
+    deps.broadcasts.get(scopeOf(request), request.params.id),
   );
 
-  app.get(
-    '/broadcasts/:id',
-    {
-      schema: {
-        ...common,
-        summary: 'One broadcast, by broadcastId or by your externalId, with progress counts',
-        params: Id,
-      },
-    },
-    async (request) => deps.broadcasts.get(scopeOf(request), request.params.id),
-  );
-
-  app.post(
-    '/broadcasts/:id/cancel',
-    { schema: { ...common, summary: 'Cancel the messages of a broadcast that have not left yet', params: Id } },
-    async (request) => {
-      // A sandbox key has no real effect anywhere: it cannot stop live messages either.
-      if (principalOf(request).sandbox) throw errors.sandboxNotSupported();
-      return deps.broadcasts.cancel(scopeOf(request), request.params.id);
-    },
-  );
+  app.post('/broadcasts/:id/cancel', { schema: schemas.cancel }, async (request) => {
+    // A sandbox key has no real effect anywhere: it cannot stop live messages either.
+    if (principalOf(request).sandbox) throw errors.sandboxNotSupported();
+    return deps.broadcasts.cancel(scopeOf(request), request.params.id);
+  });
 }

@@ -32,68 +32,45 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
+const common = { tags: ['messages'], security: [{ apiKey: [] }] };
+
+const schemas = {
+  // The body's cross-field rules: src/http/cross-field.ts, by the schema's marker.
+  send: {
+    summary: 'Queue one message',
+    ...common,
+    body: SendRequestSchema,
+    response: { 200: Ack, 201: Ack, '4xx': ErrorBody },
+  },
+  get: {
+    summary: 'One message, by messageId or by your externalId',
+    ...common,
+    params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }),
+  },
+  list: { summary: 'Messages, newest first, with cursor pagination', ...common, querystring: ListQuery },
+};
+
 export function registerMessageRoutes(app: Server, deps: { sends: SendService; queries: MessageQueries }) {
-  app.post(
-    '/messages',
-    {
-      // Cross-field rules: src/http/cross-field.ts, by the schema's marker.
-      schema: {
-        summary: 'Queue one message',
-        tags: ['messages'],
-        security: [{ apiKey: [] }],
-        body: SendRequestSchema,
-        response: { 200: Ack, 201: Ack, '4xx': ErrorBody },
-      },
-    },
-    async (request, reply) => {
-      const { principal, tenant } = callerOf(request);
-      const result = await deps.sends.send(principal, tenant, request.body as SendRequest);
-      return reply.code(result.created ? 201 : 200).send(result.ack);
-    },
-  );
+  app.post('/messages', { schema: schemas.send }, async (request, reply) => {
+    const { principal, tenant } = callerOf(request);
+    const result = await deps.sends.send(principal, tenant, request.body as SendRequest);
+    return reply.code(result.created ? 201 : 200).send(result.ack);
+  });
 
-  app.get(
-    '/messages/:id',
-    {
-      schema: {
-        summary: 'One message, by messageId or by your externalId',
-        tags: ['messages'],
-        security: [{ apiKey: [] }],
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }),
-      },
-    },
-    async (request) => {
-      const principal = principalOf(request);
-      return deps.queries.get(
-        { customerId: principal.customerId, accountId: principal.scopeAccountId },
-        request.params.id,
-      );
-    },
-  );
+  app.get('/messages/:id', { schema: schemas.get }, async (request) => {
+    const principal = principalOf(request);
+    return deps.queries.get(
+      { customerId: principal.customerId, accountId: principal.scopeAccountId },
+      request.params.id,
+    );
+  });
 
-  app.get(
-    '/messages',
-    {
-      schema: {
-        summary: 'Messages, newest first, with cursor pagination',
-        tags: ['messages'],
-        security: [{ apiKey: [] }],
-        querystring: ListQuery,
-      },
-    },
-    async (request) => {
-      const { principal, tenant } = callerOf(request);
-      const q = request.query;
-      const since = parseTimestamp(q.since, 'since');
-      const until = parseTimestamp(q.until, 'until');
-      const scope = resolveReadScope(principal, tenant, q.chatAccountId);
-      return deps.queries.list(scope, {
-        ...q,
-        since,
-        until,
-        limit: q.limit ?? 50,
-        chatAccountId: undefined,
-      });
-    },
-  );
+  app.get('/messages', { schema: schemas.list }, async (request) => {
+    const { principal, tenant } = callerOf(request);
+    const q = request.query;
+    const since = parseTimestamp(q.since, 'since');
+    const until = parseTimestamp(q.until, 'until');
+    const scope = resolveReadScope(principal, tenant, q.chatAccountId);
+    return deps.queries.list(scope, { ...q, since, until, limit: q.limit ?? 50, chatAccountId: undefined });
+  });
 }
