@@ -69,6 +69,13 @@ export default tseslint.config(
         'error',
         { patterns: [{ group: ['**/http/**', '../http/*'], message: 'services must not depend on the HTTP layer' }] },
       ],
+    },
+  },
+  {
+    // The edge, the composition root and the commands too: only config.ts reads the environment.
+    files: ['src/**/*.ts'],
+    ignores: ['src/config.ts'],
+    rules: {
       'no-restricted-properties': [
         'error',
         { object: 'process', property: 'env', message: 'read configuration in src/config.ts only' },

@@ -21,6 +21,7 @@ import { createDispatcher } from './dispatch/dispatcher.js';
 import { createMediaPreparer, mediaFetchTimeoutMs } from './dispatch/prepare-media.js';
 import { createReadiness } from './health/readiness.js';
 import { closeServer } from './http/close-server.js';
+import { registerCrossFieldValidation } from './http/cross-field.js';
 import { registerPortal } from './http/portal/portal-plugin.js';
 import { registerAdminPortalRoutes } from './http/routes/admin-portal-routes.js';
 import { registerAdminRoutes } from './http/routes/admin-routes.js';
@@ -151,6 +152,24 @@ export async function createApp(
     maxFailuresPerAccount: config.portalLoginMaxFailures,
     maxFailuresPerAddress: config.portalLoginMaxFailures * 4,
   });
+  const sessions = createSessionService({
+    db,
+    idleMinutes: config.portalSessionIdleMinutes,
+    absoluteHours: config.portalSessionAbsoluteHours,
+  });
+  const audit = createAuditLog(db);
+  const portalQueries = createPortalQueries(db);
+  const customers = createCustomerService({ db, invalidate: directory.invalidate });
+  const accounts = createAccountAdmin({
+    db,
+    sealer,
+    invalidate: directory.invalidate,
+    publicBaseUrl: config.publicBaseUrl,
+  });
+  const customerQueries = createCustomerQueries(db);
+  const accountList = createAccountList({ db, publicBaseUrl: config.publicBaseUrl });
+  const inbound = createInboundService({ db, log, client: outbound, metrics });
+  const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log, inbound, metrics });
 
   const readiness = createReadiness({ db, log });
   let server: Server | null = null;
@@ -167,38 +186,23 @@ export async function createApp(
       const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
       scope.addHook(
         'onRequest',
-        apiKeyAuth(async (raw) => {
-          const principal = await directory.authenticate(raw);
-          if (principal?.keyId) keyUsage.touch(principal.keyId);
-          return principal;
+        apiKeyAuth({
+          authenticate: async (raw) => {
+            const principal = await directory.authenticate(raw);
+            if (principal?.keyId) keyUsage.touch(principal.keyId);
+            return principal;
+          },
+          tenant: directory.tenant,
         }),
       );
-      registerMessageRoutes(scope, {
-        directory,
-        sends,
-        queries: messageQueries,
-        allowPrivateUrls: config.unsafeAllowPrivateUrls,
-      });
-      registerChatAccountRoutes(scope, { directory, publicBaseUrl: config.publicBaseUrl });
+      registerCrossFieldValidation(scope, { allowPrivateUrls: config.unsafeAllowPrivateUrls });
+      registerMessageRoutes(scope, { sends, queries: messageQueries });
+      registerChatAccountRoutes(scope, { publicBaseUrl: config.publicBaseUrl });
       registerMediaRoutes(scope, { media });
-      registerBroadcastRoutes(scope, {
-        directory,
-        broadcasts,
-        allowPrivateUrls: config.unsafeAllowPrivateUrls,
-      });
-      registerInboundRoutes(scope, {
-        directory,
-        senders,
-        settings,
-      });
-      registerWebhookRoutes(scope, {
-        directory,
-        endpoints,
-      });
-      registerTemplateRoutes(scope, {
-        directory,
-        templates,
-      });
+      registerBroadcastRoutes(scope, { broadcasts });
+      registerInboundRoutes(scope, { senders, settings });
+      registerWebhookRoutes(scope, { endpoints });
+      registerTemplateRoutes(scope, { templates });
     });
     registerPortal(api, {
       publicBaseUrl: config.publicBaseUrl,
@@ -214,16 +218,10 @@ export async function createApp(
       endpoints,
       templates,
       users,
-      sessions: createSessionService({
-        db,
-        idleMinutes: config.portalSessionIdleMinutes,
-        absoluteHours: config.portalSessionAbsoluteHours,
-      }),
-      audit: createAuditLog(db),
-      queries: createPortalQueries(db),
+      sessions,
+      audit,
+      queries: portalQueries,
     });
-    const inbound = createInboundService({ db, log, client: outbound, metrics });
-    const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log, inbound, metrics });
     void api.register(async (plain) =>
       registerProviderWebhookRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {
         receipts,
@@ -235,15 +233,10 @@ export async function createApp(
       void api.register(async (plain) =>
         registerAdminRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {
           adminToken,
-          customers: createCustomerService({ db, invalidate: directory.invalidate }),
-          customerQueries: createCustomerQueries(db),
-          accounts: createAccountAdmin({
-            db,
-            sealer,
-            invalidate: directory.invalidate,
-            publicBaseUrl: config.publicBaseUrl,
-          }),
-          accountList: createAccountList({ db, publicBaseUrl: config.publicBaseUrl }),
+          customers,
+          customerQueries,
+          accounts,
+          accountList,
           keys,
           inbound,
         }),
@@ -282,7 +275,10 @@ export async function createApp(
               retryTimeScale: config.retryTimeScale,
               maxInFlight: config.workerMaxInFlight,
               // Booked slots must fire, and their send finish, inside the claim's lease.
-              pacingHorizonMs: Math.min(10_000, config.workerLeaseSeconds * 1000 - config.providerTimeoutMs - 1000),
+              pacingHorizonMs: Math.min(
+                config.pacingHorizonMs,
+                config.workerLeaseSeconds * 1000 - config.providerTimeoutMs - 1000,
+              ),
               firstAccountProbeDelayMs: config.accountProbeFirstDelaySeconds * 1000 * config.retryTimeScale,
             },
           }),
@@ -308,11 +304,11 @@ export async function createApp(
             observe: webhookObserver(metrics),
             options: {
               batchSize: config.workerBatchSize,
-              leaseSeconds: 60,
+              leaseSeconds: config.webhookLeaseSeconds,
               pollMs: config.workerPollMs,
               retryTimeScale: config.retryTimeScale,
-              perEndpointConcurrency: 16,
-              maxInFlight: 1000,
+              perEndpointConcurrency: config.webhookPerEndpointConcurrency,
+              maxInFlight: config.webhookMaxInFlight,
             },
           }),
           createPurger({ db, log, intervalSeconds: config.purgeIntervalSeconds }),

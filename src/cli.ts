@@ -1,11 +1,17 @@
 #!/usr/bin/env node
-// chatgate: serve [--role all|api|worker] | migrate | admin ... (the one place that reads process.env)
-import fs from 'node:fs';
+// chatgate: serve [--role all|api|worker] | migrate | emulator | admin ... (settings from config.ts, which reads the environment)
 import { parseArgs } from 'node:util';
 
 import { runAdminCli } from './admin/admin-cli.js';
 import { createApp, createLogger, type Role } from './app.js';
-import { ConfigError, loadConfig, loadEmulatorConfig } from './config.js';
+import {
+  ConfigError,
+  type Env,
+  loadAdminCliConfig,
+  loadConfig,
+  loadEmulatorConfig,
+  readEnvironment,
+} from './config.js';
 import { migrate } from './db/migrate.js';
 import { openDb } from './db/open-db.js';
 import { createEmulator } from './emulator/emulator-server.js';
@@ -16,12 +22,12 @@ const USAGE = `usage: chatgate <command>
   emulator                        run the provider emulator (EMULATOR_PORT, default 4010)
   admin ...                       operator commands (chatgate admin --help)`;
 
-async function serve(args: string[]): Promise<void> {
+async function serve(args: string[], env: Env): Promise<void> {
   const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } }, strict: true });
   const role = values.role as Role;
   if (!['all', 'api', 'worker'].includes(role))
     throw new ConfigError([`--role must be all, api or worker (got "${role}")`]);
-  const config = loadConfig(process.env);
+  const config = loadConfig(env);
   const app = await createApp(config, { role });
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -47,14 +53,14 @@ async function serve(args: string[]): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<number> {
-  if (fs.existsSync('.env')) process.loadEnvFile('.env');
+  const env = readEnvironment();
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve':
-      await serve(rest);
+      await serve(rest, env);
       return -1; // keep running
     case 'migrate': {
-      const config = loadConfig(process.env);
+      const config = loadConfig(env);
       const db = await openDb(config);
       const applied = await migrate(db);
       createLogger(config).info({ applied }, 'migrations up to date');
@@ -62,7 +68,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'emulator': {
-      const config = loadEmulatorConfig(process.env);
+      const config = loadEmulatorConfig(env);
       const { app } = createEmulator(config);
       const address = await app.listen({ port: config.port, host: config.host });
       console.log(
@@ -78,13 +84,8 @@ async function main(argv: string[]): Promise<number> {
       process.on('SIGINT', stop);
       return -1;
     }
-    case 'admin': {
-      const port = process.env.PORT ?? '3000';
-      return runAdminCli(rest, {
-        baseUrl: (process.env.CHATGATE_URL ?? `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
-        adminToken: process.env.ADMIN_TOKEN ?? null,
-      });
-    }
+    case 'admin':
+      return runAdminCli(rest, loadAdminCliConfig(env));
     default:
       console.log(USAGE);
       return command === undefined || command === '--help' ? 0 : 2;

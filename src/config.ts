@@ -1,5 +1,6 @@
 // Configuration is read from the environment once, validated, and passed in.
 // Nothing else in src/ reads process.env.
+import fs from 'node:fs';
 import path from 'node:path';
 
 export type Config = {
@@ -28,6 +29,12 @@ export type Config = {
   workerLeaseSeconds: number;
   workerPollMs: number;
   workerMaxInFlight: number;
+  /** The longest a dispatcher books pacing slots ahead (never past what its lease allows). */
+  pacingHorizonMs: number;
+  /** The webhook deliverer: its claim's lease, concurrent POSTs per endpoint, POSTs in flight per process. */
+  webhookLeaseSeconds: number;
+  webhookPerEndpointConcurrency: number;
+  webhookMaxInFlight: number;
   sandboxStepMs: number;
   /** Re-verifying an account marked after a rejected token: first probe, longest gap (times RETRY_TIME_SCALE). */
   accountProbeFirstDelaySeconds: number;
@@ -60,9 +67,26 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Record<string, string | undefined>;
+export type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** The process's environment, after loading `.env` from the working directory into it (if there is one). */
+export function readEnvironment(): Env {
+  if (fs.existsSync('.env')) process.loadEnvFile('.env');
+  return process.env;
+}
+
+export type AdminCliConfig = { baseUrl: string; adminToken: string | null };
+
+/** Settings of `chatgate admin`: where the operator API is, and its token. */
+export function loadAdminCliConfig(env: Env): AdminCliConfig {
+  const port = env.PORT ?? '3000';
+  return {
+    baseUrl: (env.CHATGATE_URL ?? `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
+    adminToken: env.ADMIN_TOKEN ?? null,
+  };
+}
 
 /** Parses and validates every setting; collects all problems so one start-up names them all. */
 export function loadConfig(env: Env): Config {
@@ -163,6 +187,11 @@ export function loadConfig(env: Env): Config {
     workerLeaseSeconds: int('WORKER_LEASE_SECONDS', 30, 1, 3600),
     workerPollMs: int('WORKER_POLL_MS', 1000, 10, 60000),
     workerMaxInFlight: int('WORKER_MAX_IN_FLIGHT', 1000, 1, 20000),
+    pacingHorizonMs: int('PACING_HORIZON_MS', 10_000, 100, 600_000),
+    // At least a delivery's 10 s timeout and the time to record its attempt.
+    webhookLeaseSeconds: int('WEBHOOK_LEASE_SECONDS', 60, 12, 3600),
+    webhookPerEndpointConcurrency: int('WEBHOOK_PER_ENDPOINT_CONCURRENCY', 16, 1, 1000),
+    webhookMaxInFlight: int('WEBHOOK_MAX_IN_FLIGHT', 1000, 1, 20000),
     sandboxStepMs: int('SANDBOX_STEP_MS', 1000, 0, 60000),
     accountProbeFirstDelaySeconds: int('ACCOUNT_PROBE_FIRST_DELAY_SECONDS', 60, 1, 86400),
     accountProbeMaxDelaySeconds: int('ACCOUNT_PROBE_MAX_DELAY_SECONDS', 1800, 1, 7 * 86400),

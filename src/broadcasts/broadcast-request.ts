@@ -2,10 +2,9 @@
 // The content is POST /messages' content, with its schema and cross-field rules reused as they are.
 import { type Static, Type } from '@sinclair/typebox';
 
-import { ContentSchema, crossFieldProblems, TemplateComponents, TtlSecondsSchema } from '../messages/send-request.js';
+import { crossFieldProblems, IntakeFields, isObject, TemplateComponents } from '../messages/send-request.js';
 import type { Problem } from '../shared/errors.js';
-import { E164, Uuid } from '../shared/schemas.js';
-import { CHANNEL_OFFICIAL } from '../shared/vocab.js';
+import { E164 } from '../shared/schemas.js';
 
 export const MAX_BROADCAST_RECIPIENTS = 5000;
 /** Metadata is copied to every message of the broadcast, so it is kept smaller than a send's. */
@@ -32,19 +31,17 @@ export const BroadcastRequestSchema = Type.Object(
     externalId: Type.String({ minLength: 1, maxLength: MAX_BROADCAST_EXTERNAL_ID }),
     /** A label for people (the broadcast's lists and record); not an identifier. */
     name: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_BROADCAST_NAME })),
-    channel: Type.Optional(Type.Literal(CHANNEL_OFFICIAL)),
-    content: ContentSchema,
+    channel: IntakeFields.channel,
+    content: IntakeFields.content,
     recipients: Type.Array(BroadcastRecipient, { minItems: 1, maxItems: MAX_BROADCAST_RECIPIENTS }),
-    chatAccountId: Type.Optional(Uuid()),
-    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    ttlSeconds: TtlSecondsSchema,
+    chatAccountId: IntakeFields.chatAccountId,
+    metadata: IntakeFields.metadata,
+    ttlSeconds: IntakeFields.ttlSeconds,
   },
   { additionalProperties: false, 'x-cross-field': true },
 );
 
 export type BroadcastRequest = Static<typeof BroadcastRequestSchema>;
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The externalId of recipient `index`'s message. */
 export const messageExternalId = (broadcastExternalId: string, index: number, own: string | undefined) =>

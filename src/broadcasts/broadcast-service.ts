@@ -8,13 +8,11 @@ import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { holdUnsentOfBroadcast } from '../lifecycle/claim.js';
 import type { MediaService } from '../media/media-service.js';
+import { acceptSend } from '../messages/accept-send.js';
 import type { Scope } from '../messages/message-queries.js';
-import { admitContent } from '../messages/send-service.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
-import { canonicalJson, sha256Hex } from '../shared/crypto.js';
+import { PLAN_LIMITS } from '../plans/plans.js';
 import { errors } from '../shared/errors.js';
-import { CHANNEL_OFFICIAL } from '../shared/vocab.js';
 import {
   type Broadcast,
   type BroadcastListFilter,
@@ -101,50 +99,14 @@ export function createBroadcastService(deps: {
       req: BroadcastRequest,
     ): Promise<{ created: boolean; ack: BroadcastAck }> {
       checkAllowed(principal, tenant);
-      const { account, mediaId } = await admitContent(
-        deps.media,
-        principal,
-        tenant,
-        req,
-        async () =>
-          (
-            await db.query('SELECT 1 FROM broadcasts WHERE customer_id = $1 AND external_id = $2', [
-              tenant.customerId,
-              req.externalId,
-            ])
-          ).length > 0,
-      );
-      const now = new Date();
-      const ttl = effectiveTtlSeconds(tenant.plan, req.ttlSeconds);
-      const payloadHash = sha256Hex(
-        canonicalJson({
-          externalId: req.externalId,
-          // Only when given, so that the hash of a broadcast without a name is what it was before names.
-          ...(req.name === undefined ? {} : { name: req.name }),
-          channel: CHANNEL_OFFICIAL,
-          content: req.content,
-          recipients: req.recipients,
-          chatAccountId: account.id,
-          metadata: req.metadata ?? null,
-          ttlSeconds: req.ttlSeconds ?? null,
-        }),
-      );
+      const { account, accepted } = await acceptSend(deps, principal, tenant, req, {
+        records: 'broadcasts',
+        hashed: { name: req.name, recipients: req.recipients },
+      });
       const result = await insertBroadcast(db, {
-        id: crypto.randomUUID(),
-        customerId: tenant.customerId,
-        chatAccountId: account.id,
-        apiKeyId: principal.keyId,
-        externalId: req.externalId,
+        ...accepted,
+        quotaLimit: PLAN_LIMITS[tenant.plan].messagesPerMonth, // never sandbox (checkAllowed)
         name: req.name ?? null,
-        payloadHash,
-        channel: CHANNEL_OFFICIAL,
-        sharedContentJson: JSON.stringify(req.content),
-        metadataJson: req.metadata === undefined ? null : JSON.stringify(req.metadata),
-        createdAt: now,
-        expiresAt: new Date(now.getTime() + ttl * 1000),
-        maxAttempts: deps.maxSendAttempts,
-        quotaLimit: PLAN_LIMITS[tenant.plan].messagesPerMonth,
-        mediaId,
         rows: buildMessageRows(req, account),
       });
       if (result.created) {
@@ -160,7 +122,7 @@ export function createBroadcastService(deps: {
           status: 'active',
           recipients: req.recipients.length,
           queued: req.recipients.length,
-          createdAt: now.toISOString(),
+          createdAt: accepted.createdAt.toISOString(),
         };
         return { created: true, ack };
       }

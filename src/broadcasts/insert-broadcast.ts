@@ -4,6 +4,7 @@
 // then the workers woken. Any refusal rolls back everything.
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
+import type { AcceptedSend } from '../messages/accept-send.js';
 import { MESSAGES_READY } from '../messages/insert-batch.js';
 import { quotaMonth } from '../plans/plans.js';
 import { errors } from '../shared/errors.js';
@@ -18,25 +19,11 @@ export type BroadcastRows = {
   delaysSeconds: number[];
 };
 
-export type NewBroadcast = {
-  id: string;
-  customerId: string;
-  chatAccountId: string;
-  apiKeyId: string | null; // null: sent from the portal
-  externalId: string;
-  name: string | null;
-  payloadHash: string;
-  channel: string;
-  sharedContentJson: string;
-  metadataJson: string | null;
-  createdAt: Date;
-  expiresAt: Date;
-  maxAttempts: number;
-  quotaLimit: number;
-  /** The upload every message uses (POST /media), if any. */
-  mediaId: string | null;
-  rows: BroadcastRows;
-};
+/**
+ * One accepted broadcast: the intake's row (accept-send.ts; its content is the shared content),
+ * its name and its message rows. Never sandbox, so always a quota limit.
+ */
+export type NewBroadcast = AcceptedSend & { quotaLimit: number; name: string | null; rows: BroadcastRows };
 
 /** `created`, or the id of the broadcast this request repeats. Refusals are thrown. */
 export type BroadcastInsert = { created: true; id: string } | { created: false; id: string };
@@ -115,7 +102,7 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
       b.apiKeyId,
       b.payloadHash,
       b.channel,
-      b.sharedContentJson,
+      b.contentJson,
       b.metadataJson,
       b.id,
       b.maxAttempts,

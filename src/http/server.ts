@@ -29,6 +29,8 @@ declare module 'fastify' {
     principal: Principal | null;
     /** Ids of the message and chat account a request acted on, for its log line (see tagRequest). */
     logIds: LogIds | null;
+    /** The principal's customer: plan, default country, accounts (set with the principal). */
+    tenant: Tenant | null;
   }
 }
 
@@ -80,6 +82,7 @@ export function createServer(opts: { log: Logger; bodyLimit: number; bodyReadTim
   app.setValidatorCompiler(validatorCompiler);
   app.decorateRequest('principal', null);
   app.decorateRequest('logIds', null);
+  app.decorateRequest('tenant', null);
 
   // Only what the route reads: its path parameters, the query it declares (a cursor is checked
   // by its own decoder: invalid_cursor), and a parsed JSON body.
@@ -158,21 +161,35 @@ export function createServer(opts: { log: Logger; bodyLimit: number; bodyReadTim
   return app;
 }
 
-/** The public API's authentication, as an onRequest hook (before body parsing and validation). */
-export function apiKeyAuth(authenticate: (raw: string) => Promise<Principal | null>) {
+/**
+ * The public API's caller, resolved once per request by an onRequest hook (before body parsing
+ * and validation): the key's principal, then its customer. Handlers read it with callerOf.
+ */
+export function apiKeyAuth(deps: {
+  authenticate: (raw: string) => Promise<Principal | null>;
+  tenant: (customerId: string) => Promise<Tenant | null>;
+}) {
   return async (request: FastifyRequest) => {
     const raw = request.headers['x-api-key'];
     if (raw === undefined || raw === '') throw errors.missingKey();
     if (typeof raw !== 'string' || raw.length > 200) throw errors.invalidKey();
-    const principal = await authenticate(raw);
+    const principal = await deps.authenticate(raw);
     if (!principal) throw errors.invalidKey();
     request.principal = principal;
+    const tenant = await deps.tenant(principal.customerId);
+    if (!tenant) throw errors.invalidKey();
+    request.tenant = tenant;
   };
 }
 
-export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw errors.invalidKey();
-  return request.principal;
+export type Caller = { principal: Principal; tenant: Tenant };
+
+/** Who is calling, as the onRequest hook (apiKeyAuth) resolved it. */
+export function callerOf(request: FastifyRequest): Caller {
+  if (!request.principal || !request.tenant) throw errors.invalidKey();
+  return { principal: request.principal, tenant: request.tenant };
 }
 
-export type TenantOf = (request: FastifyRequest) => Promise<{ principal: Principal; tenant: Tenant }>;
+export function principalOf(request: FastifyRequest): Principal {
+  return callerOf(request).principal;
+}

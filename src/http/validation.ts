@@ -17,7 +17,7 @@ function makeAjv(coerce: boolean) {
     allowUnionTypes: true,
   });
   addFormats.default(ajv, ['date-time', 'uri', 'email']);
-  ajv.addKeyword('x-cross-field'); // documentation marker only
+  ajv.addKeyword('x-cross-field'); // read by the cross-field hook (cross-field.ts), not by Ajv
   return ajv;
 }
 

@@ -4,27 +4,10 @@
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { quotaMonth } from '../plans/plans.js';
+import type { AcceptedSend } from './accept-send.js';
 
-export type NewMessage = {
-  id: string;
-  customerId: string;
-  chatAccountId: string;
-  apiKeyId: string | null;
-  externalId: string;
-  payloadHash: string;
-  recipient: string;
-  channel: string;
-  contentJson: string;
-  metadataJson: string | null;
-  sandbox: boolean;
-  createdAt: Date;
-  expiresAt: Date;
-  maxAttempts: number;
-  /** The uploaded file (POST /media) the content refers to, if any. */
-  mediaId: string | null;
-  /** Monthly quota of the customer's plan; null for sandbox sends, which use none. */
-  quotaLimit: number | null;
-};
+/** One accepted send: the intake's row (accept-send.ts) and its recipient. */
+export type NewMessage = AcceptedSend & { recipient: string; sandbox: boolean };
 
 export type Ack = { messageId: string; externalId: string; status: string; queued: boolean };
 

@@ -23,47 +23,61 @@ const MediaRef = (withFilename: boolean) =>
     { additionalProperties: false },
   );
 
+/**
+ * The fields a send and a broadcast share (POST /messages, POST /messages/broadcast), with the
+ * same bounds and the same cross-field rules. Each request schema places them among its own
+ * fields: the order of a schema's properties is the order in which an answer lists problems.
+ */
+export const IntakeFields = {
+  channel: Type.Optional(Type.Literal(CHANNEL_OFFICIAL)),
+  content: Type.Object(
+    {
+      type: Type.Union(CONTENT_TYPES.map((t) => Type.Literal(t))),
+      text: Type.Optional(Type.String({ minLength: 1, maxLength: 10000 })),
+      template: Type.Optional(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 512, pattern: TEMPLATE_NAME_PATTERN }),
+            language: Type.String({ minLength: 2, maxLength: 20, pattern: LANGUAGE_PATTERN }),
+            components: Type.Optional(
+              Type.Object(
+                { body: Type.Optional(TemplateValues), header: Type.Optional(TemplateValues) },
+                { additionalProperties: false },
+              ),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+      image: Type.Optional(MediaRef(false)),
+      document: Type.Optional(MediaRef(true)),
+      caption: Type.Optional(Type.String({ maxLength: 1024 })),
+    },
+    { additionalProperties: false },
+  ),
+  chatAccountId: Type.Optional(Uuid()),
+  metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  // The spec's maximum (30 days) is refused above, not clipped; the plan's retention clips.
+  ttlSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TTL_SECONDS })),
+};
+
 export const SendRequestSchema = Type.Object(
   {
     externalId: Type.String({ minLength: 1, maxLength: 200 }),
-    channel: Type.Optional(Type.Literal(CHANNEL_OFFICIAL)),
+    channel: IntakeFields.channel,
     to: Type.Object({ type: Type.Literal('phone'), phoneE164: E164() }, { additionalProperties: false }),
-    content: Type.Object(
-      {
-        type: Type.Union(CONTENT_TYPES.map((t) => Type.Literal(t))),
-        text: Type.Optional(Type.String({ minLength: 1, maxLength: 10000 })),
-        template: Type.Optional(
-          Type.Object(
-            {
-              name: Type.String({ minLength: 1, maxLength: 512, pattern: TEMPLATE_NAME_PATTERN }),
-              language: Type.String({ minLength: 2, maxLength: 20, pattern: LANGUAGE_PATTERN }),
-              components: Type.Optional(
-                Type.Object(
-                  { body: Type.Optional(TemplateValues), header: Type.Optional(TemplateValues) },
-                  { additionalProperties: false },
-                ),
-              ),
-            },
-            { additionalProperties: false },
-          ),
-        ),
-        image: Type.Optional(MediaRef(false)),
-        document: Type.Optional(MediaRef(true)),
-        caption: Type.Optional(Type.String({ maxLength: 1024 })),
-      },
-      { additionalProperties: false },
-    ),
-    chatAccountId: Type.Optional(Uuid()),
-    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    // The spec's maximum (30 days) is refused above, not clipped; the plan's retention clips.
-    ttlSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TTL_SECONDS })),
+    content: IntakeFields.content,
+    chatAccountId: IntakeFields.chatAccountId,
+    metadata: IntakeFields.metadata,
+    ttlSeconds: IntakeFields.ttlSeconds,
   },
   { additionalProperties: false, 'x-cross-field': true },
 );
 
 export type SendRequest = Static<typeof SendRequestSchema>;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const CONTENT_FIELDS = ['text', 'template', 'image', 'document'] as const;
 
@@ -106,9 +120,5 @@ export function crossFieldProblems(body: unknown, opts: { allowPrivateUrls: bool
   return problems;
 }
 
-/** The content part of a send, reused by POST /messages/broadcast (same rules, same validation). */
-export const ContentSchema = SendRequestSchema.properties.content;
-/** The message lifetime field, reused by POST /messages/broadcast (same bounds). */
-export const TtlSecondsSchema = SendRequestSchema.properties.ttlSeconds;
 /** Values for a template's variables (`body`, `header`), as in content.template.components. */
-export const TemplateComponents = ContentSchema.properties.template.properties.components;
+export const TemplateComponents = IntakeFields.content.properties.template.properties.components;

@@ -399,6 +399,24 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/admin/customers/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A customer with this month's usage */
+    get: operations['getCustomer'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /** Change a customer's plan, default country or name */
+    patch: operations['updateCustomer'];
+    trace?: never;
+  };
   '/admin/customers/{id}/usage': {
     parameters: {
       query?: never;
@@ -432,24 +450,6 @@ export interface paths {
     options?: never;
     head?: never;
     patch?: never;
-    trace?: never;
-  };
-  '/admin/customers/{id}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** A customer with this month's usage */
-    get: operations['getCustomer'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    /** Change a customer's plan, default country or name */
-    patch: operations['updateCustomer'];
     trace?: never;
   };
   '/admin/chat-accounts/{id}': {
@@ -4615,6 +4615,156 @@ export interface operations {
       };
     };
   };
+  getCustomer: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK: Customer */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Customer'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /** @description `unauthorized`: Operator API: missing or wrong `Authorization: Bearer <ADMIN_TOKEN>`. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OperatorUnauthorizedError'];
+        };
+      };
+      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
+  updateCustomer: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name?: string;
+          plan?: 'free' | 'starter' | 'basic' | 'pro';
+          defaultCountry?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description OK: Customer */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Customer'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /** @description `unauthorized`: Operator API: missing or wrong `Authorization: Bearer <ADMIN_TOKEN>`. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OperatorUnauthorizedError'];
+        };
+      };
+      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `payload_too_large`: The body is over the route limit (1 MiB by default, 8 MiB for broadcasts). */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PayloadTooLargeError'];
+        };
+      };
+      /** @description `unsupported_media_type`: Another content type than the route reads (application/json; multipart/form-data for uploads). */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnsupportedMediaTypeError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
   getCustomerUsage: {
     parameters: {
       query?: {
@@ -4836,156 +4986,6 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['AlreadyExistsError'] | components['schemas']['LimitReachedError'];
-        };
-      };
-      /** @description `payload_too_large`: The body is over the route limit (1 MiB by default, 8 MiB for broadcasts). */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['PayloadTooLargeError'];
-        };
-      };
-      /** @description `unsupported_media_type`: Another content type than the route reads (application/json; multipart/form-data for uploads). */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['UnsupportedMediaTypeError'];
-        };
-      };
-      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['InternalServerError'];
-        };
-      };
-    };
-  };
-  getCustomer: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description OK: Customer */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Customer'];
-        };
-      };
-      /**
-       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
-       *
-       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
-       */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
-        };
-      };
-      /** @description `unauthorized`: Operator API: missing or wrong `Authorization: Bearer <ADMIN_TOKEN>`. */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OperatorUnauthorizedError'];
-        };
-      };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['NotFoundError'];
-        };
-      };
-      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['InternalServerError'];
-        };
-      };
-    };
-  };
-  updateCustomer: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': {
-          name?: string;
-          plan?: 'free' | 'starter' | 'basic' | 'pro';
-          defaultCountry?: string | null;
-        };
-      };
-    };
-    responses: {
-      /** @description OK: Customer */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Customer'];
-        };
-      };
-      /**
-       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
-       *
-       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
-       */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
-        };
-      };
-      /** @description `unauthorized`: Operator API: missing or wrong `Authorization: Bearer <ADMIN_TOKEN>`. */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OperatorUnauthorizedError'];
-        };
-      };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['NotFoundError'];
         };
       };
       /** @description `payload_too_large`: The body is over the route limit (1 MiB by default, 8 MiB for broadcasts). */

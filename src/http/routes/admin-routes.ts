@@ -1,5 +1,5 @@
 // The operator API (contract in docs/architecture.md), guarded by Authorization: Bearer <ADMIN_TOKEN>.
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { isSupportedCountry } from 'libphonenumber-js';
 
 import type { AccountAdmin } from '../../accounts/account-admin.js';
@@ -67,6 +67,153 @@ function checkCountry(country: string | null | undefined) {
   }
 }
 
+const tags = ['operator'];
+const security = [{ operator: [] }];
+
+const schemas = {
+  createCustomer: {
+    tags,
+    security,
+    summary: 'Create a customer',
+    body: Type.Object(
+      { name: Name, plan: literals(PLANS), defaultCountry: Type.Optional(Country) },
+      { additionalProperties: false },
+    ),
+  },
+  getCustomer: { tags, security, summary: "A customer with this month's usage", params: IdParam },
+  updateCustomer: {
+    tags,
+    security,
+    summary: "Change a customer's plan, default country or name",
+    params: IdParam,
+    body: Type.Object(
+      { name: Type.Optional(Name), plan: Type.Optional(literals(PLANS)), defaultCountry: Type.Optional(Country) },
+      { additionalProperties: false },
+    ),
+  },
+  createAccount: {
+    tags,
+    security,
+    summary: 'Link a chat account',
+    params: IdParam,
+    body: Type.Object(AccountFields, { additionalProperties: false }),
+  },
+  updateAccount: {
+    tags,
+    security,
+    summary: 'Change a chat account',
+    params: IdParam,
+    body: Type.Partial(Type.Object(AccountFields), { additionalProperties: false }),
+  },
+  createKey: {
+    tags,
+    security,
+    summary: 'Create an API key (the full key is shown once, in this answer)',
+    params: IdParam,
+    body: Type.Object(
+      {
+        sandbox: Type.Optional(Type.Boolean()),
+        chatAccountId: Type.Optional(Type.Union([Uuid(), Type.Null()])),
+        templateAccess: Type.Optional(literals(TEMPLATE_ACCESS)),
+        name: Type.Optional(Type.Union([Name, Type.Null()])),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  listKeys: { tags, security, summary: "A customer's keys, masked", params: IdParam },
+  ingest: {
+    tags,
+    security,
+    summary: 'Ingest an inbound message received by a connector',
+    params: IdParam,
+    body: Type.Object(
+      {
+        providerMessageId: Type.String({ minLength: 1, maxLength: 200 }),
+        from: Type.String({ minLength: 1, maxLength: 40 }),
+        fromDisplayName: Type.Optional(Type.String({ maxLength: 200 })),
+        messageType: Type.Optional(Type.String({ minLength: 1, maxLength: 40, pattern: '^[a-z_]+$' })),
+        text: Type.Optional(Type.Union([Type.String({ maxLength: 10000 }), Type.Null()])),
+        receivedAt: Type.Optional(Type.String({ format: 'date-time' })),
+        replyToProviderMessageId: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  revokeKey: { tags, security, summary: 'Revoke a key, at once and for good', params: IdParam },
+  listCustomers: {
+    tags,
+    security,
+    summary: 'Customers, newest first, with cursor pagination; q searches names',
+    querystring: Type.Object(
+      {
+        q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        plan: Type.Optional(literals(PLANS)),
+        ...PageQuery,
+      },
+      { additionalProperties: false },
+    ),
+  },
+  usage: {
+    tags,
+    security,
+    summary: "A customer's quota use in one UTC month (default this one)",
+    params: IdParam,
+    querystring: Type.Object(
+      { month: Type.Optional(Type.String({ pattern: MONTH_PATTERN })) },
+      { additionalProperties: false },
+    ),
+  },
+  listAccounts: {
+    tags,
+    security,
+    summary: "A customer's chat accounts, newest first, with cursor pagination",
+    params: IdParam,
+    querystring: Type.Object({ ...PageQuery }, { additionalProperties: false }),
+  },
+};
+
+/** YYYY-MM (already checked by the schema), or this UTC month. */
+function monthOf(given: string | undefined): { year: number; month: number } {
+  if (given) return { year: Number(given.slice(0, 4)), month: Number(given.slice(5, 7)) };
+  const now = new Date();
+  return { year: now.getUTCFullYear(), month: now.getUTCMonth() + 1 };
+}
+
+/** A connector's inbound message, ingested like a provider's (sender aggregate, inbox, events). */
+async function ingestFromConnector(
+  inbound: InboundService,
+  accountId: string,
+  b: Static<typeof schemas.ingest.body>,
+): Promise<{ ingested: boolean; duplicate: boolean }> {
+  const account = await inbound.account({ id: accountId });
+  if (!account) throw errors.notFound();
+  const from = normalizePhone(b.from, null);
+  if (!from) throw errors.validation([{ path: 'from', message: 'must be an international phone number' }]);
+  const receivedAt = b.receivedAt ? new Date(b.receivedAt) : new Date();
+  if (Number.isNaN(receivedAt.getTime()) || receivedAt.getUTCFullYear() < 2000 || receivedAt.getUTCFullYear() > 9999) {
+    throw errors.validation([{ path: 'receivedAt', message: 'must be a recent ISO 8601 timestamp' }]);
+  }
+  const result = await inbound.ingest([
+    {
+      account,
+      message: {
+        phoneNumberId: '',
+        providerMessageId: b.providerMessageId,
+        fromPhone: from,
+        userId: null,
+        fromDisplayName: b.fromDisplayName ?? '',
+        messageType: b.messageType ?? 'text',
+        text: b.text ?? null,
+        displayText: b.text ?? null,
+        contextId: b.replyToProviderMessageId ?? null,
+        receivedAt,
+      },
+    },
+  ]);
+  if (result.failed > 0) throw new Error('inbound ingestion failed');
+  return { ingested: result.ingested === 1, duplicate: result.duplicates === 1 };
+}
+
 export function registerAdminRoutes(
   app: Server,
   deps: {
@@ -84,235 +231,61 @@ export function registerAdminRoutes(
     const token = header.startsWith('Bearer ') ? header.slice(7) : '';
     if (!safeEqual(token, deps.adminToken)) throw errors.unauthorized();
   });
-  const tags = ['operator'];
-  const security = [{ operator: [] }];
 
-  app.post(
-    '/admin/customers',
-    {
-      schema: {
-        tags,
-        security,
-        summary: 'Create a customer',
-        body: Type.Object(
-          { name: Name, plan: literals(PLANS), defaultCountry: Type.Optional(Country) },
-          { additionalProperties: false },
-        ),
-      },
-    },
-    async (request, reply) => {
-      checkCountry(request.body.defaultCountry);
-      return reply.code(201).send(await deps.customers.create(request.body));
-    },
+  app.post('/admin/customers', { schema: schemas.createCustomer }, async (request, reply) => {
+    checkCountry(request.body.defaultCountry);
+    return reply.code(201).send(await deps.customers.create(request.body));
+  });
+
+  app.get('/admin/customers/:id', { schema: schemas.getCustomer }, async (request) =>
+    deps.customers.get(request.params.id),
   );
 
-  app.get(
-    '/admin/customers',
-    {
-      schema: {
-        tags,
-        security,
-        summary: 'Customers, newest first, with cursor pagination; q searches names',
-        querystring: Type.Object(
-          {
-            q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-            plan: Type.Optional(literals(PLANS)),
-            ...PageQuery,
-          },
-          { additionalProperties: false },
-        ),
-      },
-    },
-    async (request) => deps.customerQueries.list({ ...request.query, limit: request.query.limit ?? 50 }),
+  registerOperatorLists(app, deps);
+
+  app.patch('/admin/customers/:id', { schema: schemas.updateCustomer }, async (request) => {
+    checkCountry(request.body.defaultCountry);
+    return deps.customers.update(request.params.id, request.body);
+  });
+
+  app.post('/admin/customers/:id/chat-accounts', { schema: schemas.createAccount }, async (request, reply) =>
+    reply.code(201).send(await deps.accounts.create(request.params.id, request.body)),
   );
 
-  app.get(
-    '/admin/customers/:id/usage',
-    {
-      schema: {
-        tags,
-        security,
-        summary: "A customer's quota use in one UTC month (default this one)",
-        params: IdParam,
-        querystring: Type.Object(
-          { month: Type.Optional(Type.String({ pattern: MONTH_PATTERN })) },
-          { additionalProperties: false },
-        ),
-      },
-    },
-    async (request) => {
-      const given = request.query.month;
-      const now = new Date();
-      const month = given
-        ? { year: Number(given.slice(0, 4)), month: Number(given.slice(5, 7)) }
-        : { year: now.getUTCFullYear(), month: now.getUTCMonth() + 1 };
-      return deps.customerQueries.usage(request.params.id, month);
-    },
+  app.patch('/admin/chat-accounts/:id', { schema: schemas.updateAccount }, async (request) =>
+    deps.accounts.update(request.params.id, request.body),
   );
 
-  app.get(
-    '/admin/customers/:id/chat-accounts',
-    {
-      schema: {
-        tags,
-        security,
-        summary: "A customer's chat accounts, newest first, with cursor pagination",
-        params: IdParam,
-        querystring: Type.Object({ ...PageQuery }, { additionalProperties: false }),
-      },
-    },
-    async (request) => deps.accountList.list(request.params.id, { ...request.query, limit: request.query.limit ?? 50 }),
+  app.post('/admin/customers/:id/api-keys', { schema: schemas.createKey }, async (request, reply) =>
+    reply.code(201).send(await deps.keys.create(request.params.id, request.body ?? {})),
   );
 
-  app.get(
-    '/admin/customers/:id',
-    { schema: { tags, security, summary: "A customer with this month's usage", params: IdParam } },
-    async (request) => deps.customers.get(request.params.id),
-  );
-
-  app.patch(
-    '/admin/customers/:id',
-    {
-      schema: {
-        tags,
-        security,
-        summary: "Change a customer's plan, default country or name",
-        params: IdParam,
-        body: Type.Object(
-          { name: Type.Optional(Name), plan: Type.Optional(literals(PLANS)), defaultCountry: Type.Optional(Country) },
-          { additionalProperties: false },
-        ),
-      },
-    },
-    async (request) => {
-      checkCountry(request.body.defaultCountry);
-      return deps.customers.update(request.params.id, request.body);
-    },
-  );
-
-  app.post(
-    '/admin/customers/:id/chat-accounts',
-    {
-      schema: {
-        tags,
-        security,
-        summary: 'Link a chat account',
-        params: IdParam,
-        body: Type.Object(AccountFields, { additionalProperties: false }),
-      },
-    },
-    async (request, reply) => reply.code(201).send(await deps.accounts.create(request.params.id, request.body)),
-  );
-
-  app.patch(
-    '/admin/chat-accounts/:id',
-    {
-      schema: {
-        tags,
-        security,
-        summary: 'Change a chat account',
-        params: IdParam,
-        body: Type.Partial(Type.Object(AccountFields), { additionalProperties: false }),
-      },
-    },
-    async (request) => deps.accounts.update(request.params.id, request.body),
-  );
-
-  app.post(
-    '/admin/customers/:id/api-keys',
-    {
-      schema: {
-        tags,
-        security,
-        summary: 'Create an API key (the full key is shown once, in this answer)',
-        params: IdParam,
-        body: Type.Object(
-          {
-            sandbox: Type.Optional(Type.Boolean()),
-            chatAccountId: Type.Optional(Type.Union([Uuid(), Type.Null()])),
-            templateAccess: Type.Optional(literals(TEMPLATE_ACCESS)),
-            name: Type.Optional(Type.Union([Name, Type.Null()])),
-          },
-          { additionalProperties: false },
-        ),
-      },
-    },
-    async (request, reply) => reply.code(201).send(await deps.keys.create(request.params.id, request.body ?? {})),
-  );
-
-  app.get(
-    '/admin/customers/:id/api-keys',
-    { schema: { tags, security, summary: "A customer's keys, masked", params: IdParam } },
-    async (request) => ({
-      apiKeys: await deps.keys.list(request.params.id),
-    }),
-  );
+  app.get('/admin/customers/:id/api-keys', { schema: schemas.listKeys }, async (request) => ({
+    apiKeys: await deps.keys.list(request.params.id),
+  }));
 
   // Inbound messages of a DIRECT channel, posted by its connector (also usable for OFFICIAL ones).
-  app.post(
-    '/admin/chat-accounts/:id/inbound',
-    {
-      schema: {
-        tags,
-        security,
-        summary: 'Ingest an inbound message received by a connector',
-        params: IdParam,
-        body: Type.Object(
-          {
-            providerMessageId: Type.String({ minLength: 1, maxLength: 200 }),
-            from: Type.String({ minLength: 1, maxLength: 40 }),
-            fromDisplayName: Type.Optional(Type.String({ maxLength: 200 })),
-            messageType: Type.Optional(Type.String({ minLength: 1, maxLength: 40, pattern: '^[a-z_]+$' })),
-            text: Type.Optional(Type.Union([Type.String({ maxLength: 10000 }), Type.Null()])),
-            receivedAt: Type.Optional(Type.String({ format: 'date-time' })),
-            replyToProviderMessageId: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
-          },
-          { additionalProperties: false },
-        ),
-      },
-    },
-    async (request, reply) => {
-      const account = await deps.inbound.account({ id: request.params.id });
-      if (!account) throw errors.notFound();
-      const b = request.body;
-      const from = normalizePhone(b.from, null);
-      if (!from) throw errors.validation([{ path: 'from', message: 'must be an international phone number' }]);
-      const receivedAt = b.receivedAt ? new Date(b.receivedAt) : new Date();
-      if (
-        Number.isNaN(receivedAt.getTime()) ||
-        receivedAt.getUTCFullYear() < 2000 ||
-        receivedAt.getUTCFullYear() > 9999
-      ) {
-        throw errors.validation([{ path: 'receivedAt', message: 'must be a recent ISO 8601 timestamp' }]);
-      }
-      const result = await deps.inbound.ingest([
-        {
-          account,
-          message: {
-            phoneNumberId: '',
-            providerMessageId: b.providerMessageId,
-            fromPhone: from,
-            userId: null,
-            fromDisplayName: b.fromDisplayName ?? '',
-            messageType: b.messageType ?? 'text',
-            text: b.text ?? null,
-            displayText: b.text ?? null,
-            contextId: b.replyToProviderMessageId ?? null,
-            receivedAt,
-          },
-        },
-      ]);
-      if (result.failed > 0) throw new Error('inbound ingestion failed');
-      return reply.code(202).send({ ingested: result.ingested === 1, duplicate: result.duplicates === 1 });
-    },
+  app.post('/admin/chat-accounts/:id/inbound', { schema: schemas.ingest }, async (request, reply) =>
+    reply.code(202).send(await ingestFromConnector(deps.inbound, request.params.id, request.body)),
   );
 
-  app.delete(
-    '/admin/api-keys/:id',
-    { schema: { tags, security, summary: 'Revoke a key, at once and for good', params: IdParam } },
-    async (request, reply) => {
-      await deps.keys.revoke(request.params.id);
-      return reply.code(204).send();
-    },
+  app.delete('/admin/api-keys/:id', { schema: schemas.revokeKey }, async (request, reply) => {
+    await deps.keys.revoke(request.params.id);
+    return reply.code(204).send();
+  });
+}
+
+/** The operator's read-only lists (customers, a customer's accounts) and a customer's usage. */
+function registerOperatorLists(app: Server, deps: { customerQueries: CustomerQueries; accountList: AccountList }) {
+  app.get('/admin/customers', { schema: schemas.listCustomers }, async (request) =>
+    deps.customerQueries.list({ ...request.query, limit: request.query.limit ?? 50 }),
+  );
+
+  app.get('/admin/customers/:id/usage', { schema: schemas.usage }, async (request) =>
+    deps.customerQueries.usage(request.params.id, monthOf(request.query.month)),
+  );
+
+  app.get('/admin/customers/:id/chat-accounts', { schema: schemas.listAccounts }, async (request) =>
+    deps.accountList.list(request.params.id, { ...request.query, limit: request.query.limit ?? 50 }),
   );
 }

@@ -2,19 +2,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 
-import type { Directory } from '../../auth/directory.js';
-import {
-  broadcastProblems,
-  type BroadcastRequest,
-  BroadcastRequestSchema,
-} from '../../broadcasts/broadcast-request.js';
+import { type BroadcastRequest, BroadcastRequestSchema } from '../../broadcasts/broadcast-request.js';
 import type { BroadcastService } from '../../broadcasts/broadcast-service.js';
 import { errors } from '../../shared/errors.js';
 import { ErrorBody, PageQuery } from '../../shared/schemas.js';
 import { BROADCAST_STATUSES } from '../../shared/vocab.js';
 import type { Server } from '../server.js';
-import { principalOf } from '../server.js';
-import { toProblems } from '../validation.js';
+import { callerOf, principalOf } from '../server.js';
 
 /** 5,000 recipients with their own externalIds and template values do not fit the default body limit. */
 const BROADCAST_BODY_LIMIT = 8 * 1024 * 1024;
@@ -37,82 +31,61 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerBroadcastRoutes(
-  app: Server,
-  deps: { directory: Pick<Directory, 'tenant'>; broadcasts: BroadcastService; allowPrivateUrls: boolean },
-) {
-  const tenantOf = async (customerId: string) => {
-    const tenant = await deps.directory.tenant(customerId);
-    if (!tenant) throw errors.invalidKey();
-    return tenant;
-  };
-  const scopeOf = (request: FastifyRequest) => {
-    const principal = principalOf(request);
-    return { customerId: principal.customerId, accountId: principal.scopeAccountId };
-  };
-  const common = { tags: ['broadcasts'], security: [{ apiKey: [] }] };
+const common = { tags: ['broadcasts'], security: [{ apiKey: [] }] };
 
+const schemas = {
+  // The body's cross-field rules: src/http/cross-field.ts, by the schema's marker.
+  create: {
+    ...common,
+    summary: 'Queue one content to up to 5,000 recipients (plans Basic and Pro)',
+    body: BroadcastRequestSchema,
+    response: { 200: Ack, 201: Ack, '4xx': ErrorBody },
+  },
+  list: {
+    ...common,
+    summary: 'Your broadcasts, newest first, with progress counts and cursor pagination',
+    querystring: ListQuery,
+  },
+  get: { ...common, summary: 'One broadcast, by broadcastId or by your externalId, with progress counts', params: Id },
+  cancel: { ...common, summary: 'Cancel the messages of a broadcast that have not left yet', params: Id },
+};
+
+const scopeOf = (request: FastifyRequest) => {
+  const principal = principalOf(request);
+  return { customerId: principal.customerId, accountId: principal.scopeAccountId };
+};
+
+export function registerBroadcastRoutes(app: Server, deps: { broadcasts: BroadcastService }) {
   app.post(
     '/messages/broadcast',
     {
-      attachValidation: true,
       bodyLimit: BROADCAST_BODY_LIMIT,
-      schema: {
-        ...common,
-        summary: 'Queue one content to up to 5,000 recipients (plans Basic and Pro)',
-        body: BroadcastRequestSchema,
-        response: { 200: Ack, 201: Ack, '4xx': ErrorBody },
+      // Who may broadcast at all is answered before what is wrong with the body.
+      preValidation: async (request) => {
+        const { principal, tenant } = callerOf(request);
+        deps.broadcasts.checkAllowed(principal, tenant);
       },
+      schema: schemas.create,
     },
     async (request, reply) => {
-      const principal = principalOf(request);
-      const tenant = await tenantOf(principal.customerId);
-      // Who may broadcast at all is answered before what is wrong with the body.
-      deps.broadcasts.checkAllowed(principal, tenant);
-      const problems = [
-        ...toProblems((request.validationError?.validation ?? []) as never),
-        ...broadcastProblems(request.body, { allowPrivateUrls: deps.allowPrivateUrls }),
-      ];
-      if (problems.length > 0) throw errors.validation(problems);
+      const { principal, tenant } = callerOf(request);
       const result = await deps.broadcasts.create(principal, tenant, request.body as BroadcastRequest);
       return reply.code(result.created ? 201 : 200).send(result.ack);
     },
   );
 
-  app.get(
-    '/broadcasts',
-    {
-      schema: {
-        ...common,
-        summary: 'Your broadcasts, newest first, with progress counts and cursor pagination',
-        querystring: ListQuery,
-      },
-    },
-    async (request) => {
-      const q = request.query;
-      return deps.broadcasts.list(scopeOf(request), { status: q.status, limit: q.limit ?? 50, cursor: q.cursor });
-    },
+  app.get('/broadcasts', { schema: schemas.list }, async (request) => {
+    const q = request.query;
+    return deps.broadcasts.list(scopeOf(request), { status: q.status, limit: q.limit ?? 50, cursor: q.cursor });
+  });
+
+  app.get('/broadcasts/:id', { schema: schemas.get }, async (request) =>
+    deps.broadcasts.get(scopeOf(request), request.params.id),
   );
 
-  app.get(
-    '/broadcasts/:id',
-    {
-      schema: {
-        ...common,
-        summary: 'One broadcast, by broadcastId or by your externalId, with progress counts',
-        params: Id,
-      },
-    },
-    async (request) => deps.broadcasts.get(scopeOf(request), request.params.id),
-  );
-
-  app.post(
-    '/broadcasts/:id/cancel',
-    { schema: { ...common, summary: 'Cancel the messages of a broadcast that have not left yet', params: Id } },
-    async (request) => {
-      // A sandbox key has no real effect anywhere: it cannot stop live messages either.
-      if (principalOf(request).sandbox) throw errors.sandboxNotSupported();
-      return deps.broadcasts.cancel(scopeOf(request), request.params.id);
-    },
-  );
+  app.post('/broadcasts/:id/cancel', { schema: schemas.cancel }, async (request) => {
+    // A sandbox key has no real effect anywhere: it cannot stop live messages either.
+    if (principalOf(request).sandbox) throw errors.sandboxNotSupported();
+    return deps.broadcasts.cancel(scopeOf(request), request.params.id);
+  });
 }

@@ -1,21 +1,14 @@
 // GET /chat-accounts: the caller's accounts (a scoped key sees only its own).
 import { toPublicAccount } from '../../accounts/account-view.js';
-import type { Directory } from '../../auth/directory.js';
-import { errors } from '../../shared/errors.js';
 import type { Server } from '../server.js';
-import { principalOf } from '../server.js';
+import { callerOf } from '../server.js';
 
-export function registerChatAccountRoutes(
-  app: Server,
-  deps: { directory: Pick<Directory, 'tenant'>; publicBaseUrl: string },
-) {
+export function registerChatAccountRoutes(app: Server, deps: { publicBaseUrl: string }) {
   app.get(
     '/chat-accounts',
     { schema: { summary: 'Your linked chat accounts', tags: ['chat accounts'], security: [{ apiKey: [] }] } },
     async (request) => {
-      const principal = principalOf(request);
-      const tenant = await deps.directory.tenant(principal.customerId);
-      if (!tenant) throw errors.invalidKey();
+      const { principal, tenant } = callerOf(request);
       const visible = tenant.accounts.filter(
         (a) => principal.scopeAccountId === null || a.id === principal.scopeAccountId,
       );

@@ -50,6 +50,65 @@ function clientGone(request: FastifyRequest, reply: FastifyReply): AbortSignal {
   return gone.signal;
 }
 
+const uploadSchema = {
+  summary: 'Upload an image or document to send later by mediaId',
+  description:
+    "multipart/form-data with one field `file` (at most 20 MB). The type is detected from the content first, then the part's Content-Type, then the file name. Unused uploads expire after 1 hour; at most 200 may wait unused.",
+  tags: ['media'],
+  consumes: ['multipart/form-data'],
+  security: [{ apiKey: [] }],
+  response: { 201: MediaUpload, 400: ErrorBody, 413: ErrorBody, 415: ErrorBody, 429: ErrorBody },
+};
+
+/** Reads the one file of the multipart body, checks it, and stores it. */
+async function receive(media: MediaService, request: FastifyRequest, reply: FastifyReply, customerId: string) {
+  let file: { data: Buffer; filename: string; declaredType: string | null } | null = null;
+  const problems: Problem[] = [];
+  try {
+    for await (const part of request.parts()) {
+      if (part.type !== 'file' || part.fieldname !== 'file' || file !== null) {
+        problems.push({
+          path: part.fieldname,
+          message: 'is not allowed: send one field named `file` holding the file',
+        });
+        if (part.type === 'file') part.file.resume();
+        continue;
+      }
+      const chunks: Buffer[] = [];
+      for await (const chunk of part.file) chunks.push(chunk as Buffer);
+      if (part.file.truncated) throw errors.mediaTooLarge();
+      file = {
+        data: Buffer.concat(chunks),
+        filename: part.filename?.trim() || DEFAULT_FILENAME,
+        declaredType: part.mimetype ?? null,
+      };
+    }
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw errors.mediaTooLarge();
+    // Everything else thrown while parsing is about the body: limits, malformed framing or
+    // headers, a body cut short.
+    request.log.debug({ err }, 'malformed multipart body');
+    throw errors.validation([
+      {
+        path: 'file',
+        message: 'the body must be well-formed multipart/form-data with one field `file` holding the file',
+      },
+    ]);
+  }
+  if (file === null)
+    problems.push({ path: 'file', message: 'is required: a multipart field named `file` holding the file' });
+  else if (file.data.length === 0) problems.push({ path: 'file', message: 'must not be empty' });
+  else if (file.filename.length > MAX_FILENAME)
+    problems.push({ path: 'file', message: `file name must be at most ${MAX_FILENAME} characters` });
+  else if (/[\u0000-\u001f\u007f]/.test(file.filename))
+    problems.push({ path: 'file', message: 'file name must not contain control characters' });
+  if (problems.length > 0) throw errors.validation(problems);
+
+  const saved = await media.save(customerId, file!);
+  return reply.code(201).send(saved);
+}
+
 export function registerMediaRoutes(app: Server, deps: { media: MediaService }) {
   const uploads = createFairSlots({ total: CONCURRENT_UPLOADS, perKey: UPLOADS_PER_CUSTOMER });
   void app.register(async (scope) => {
@@ -59,19 +118,8 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
 
     scope.post(
       '/media',
-      {
-        // Not read by Fastify (multipart streams its own way); bounds what an early answer drains.
-        bodyLimit: MAX_UPLOAD_BYTES + FRAMING_BYTES,
-        schema: {
-          summary: 'Upload an image or document to send later by mediaId',
-          description:
-            "multipart/form-data with one field `file` (at most 20 MB). The type is detected from the content first, then the part's Content-Type, then the file name. Unused uploads expire after 1 hour; at most 200 may wait unused.",
-          tags: ['media'],
-          consumes: ['multipart/form-data'],
-          security: [{ apiKey: [] }],
-          response: { 201: MediaUpload, 400: ErrorBody, 413: ErrorBody, 415: ErrorBody, 429: ErrorBody },
-        },
-      },
+      // Not read by Fastify (multipart streams its own way); bounds what an early answer drains.
+      { bodyLimit: MAX_UPLOAD_BYTES + FRAMING_BYTES, schema: uploadSchema },
       async (request, reply) => {
         const { customerId } = principalOf(request);
         if (!request.isMultipart()) throw errors.unsupportedMediaType();
@@ -84,59 +132,11 @@ export function registerMediaRoutes(app: Server, deps: { media: MediaService }) 
         gone.addEventListener('abort', release, { once: true });
         try {
           gone.throwIfAborted();
-          return await receive(request, reply, customerId);
+          return await receive(deps.media, request, reply, customerId);
         } finally {
           release();
         }
       },
     );
-
-    async function receive(request: FastifyRequest, reply: FastifyReply, customerId: string) {
-      let file: { data: Buffer; filename: string; declaredType: string | null } | null = null;
-      const problems: Problem[] = [];
-      try {
-        for await (const part of request.parts()) {
-          if (part.type !== 'file' || part.fieldname !== 'file' || file !== null) {
-            problems.push({
-              path: part.fieldname,
-              message: 'is not allowed: send one field named `file` holding the file',
-            });
-            if (part.type === 'file') part.file.resume();
-            continue;
-          }
-          const chunks: Buffer[] = [];
-          for await (const chunk of part.file) chunks.push(chunk as Buffer);
-          if (part.file.truncated) throw errors.mediaTooLarge();
-          file = {
-            data: Buffer.concat(chunks),
-            filename: part.filename?.trim() || DEFAULT_FILENAME,
-            declaredType: part.mimetype ?? null,
-          };
-        }
-      } catch (err) {
-        if (err instanceof AppError) throw err;
-        if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw errors.mediaTooLarge();
-        // Everything else thrown while parsing is about the body: limits, malformed framing or
-        // headers, a body cut short.
-        request.log.debug({ err }, 'malformed multipart body');
-        throw errors.validation([
-          {
-            path: 'file',
-            message: 'the body must be well-formed multipart/form-data with one field `file` holding the file',
-          },
-        ]);
-      }
-      if (file === null)
-        problems.push({ path: 'file', message: 'is required: a multipart field named `file` holding the file' });
-      else if (file.data.length === 0) problems.push({ path: 'file', message: 'must not be empty' });
-      else if (file.filename.length > MAX_FILENAME)
-        problems.push({ path: 'file', message: `file name must be at most ${MAX_FILENAME} characters` });
-      else if (/[\u0000-\u001f\u007f]/.test(file.filename))
-        problems.push({ path: 'file', message: 'file name must not contain control characters' });
-      if (problems.length > 0) throw errors.validation(problems);
-
-      const saved = await deps.media.save(customerId, file!);
-      return reply.code(201).send(saved);
-    }
   });
 }

@@ -1,16 +1,13 @@
 // /messages: send, read one, list.
 import { Type } from '@sinclair/typebox';
 
-import type { Directory } from '../../auth/directory.js';
 import type { MessageQueries } from '../../messages/message-queries.js';
-import { crossFieldProblems, type SendRequest, SendRequestSchema } from '../../messages/send-request.js';
+import { type SendRequest, SendRequestSchema } from '../../messages/send-request.js';
 import type { SendService } from '../../messages/send-service.js';
-import { errors } from '../../shared/errors.js';
 import { ErrorBody, PageQuery, Timestamp, Uuid } from '../../shared/schemas.js';
 import { CHANNEL_OFFICIAL, MESSAGE_STATUSES } from '../../shared/vocab.js';
 import type { Server } from '../server.js';
-import { principalOf, tagRequest } from '../server.js';
-import { toProblems } from '../validation.js';
+import { callerOf, principalOf, tagRequest } from '../server.js';
 import { parseTimestamp, resolveReadScope } from './read-scope.js';
 
 const Ack = Type.Object({
@@ -35,95 +32,48 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerMessageRoutes(
-  app: Server,
-  deps: {
-    directory: Pick<Directory, 'tenant'>;
-    sends: SendService;
-    queries: MessageQueries;
-    allowPrivateUrls: boolean;
+const common = { tags: ['messages'], security: [{ apiKey: [] }] };
+
+const schemas = {
+  // The body's cross-field rules: src/http/cross-field.ts, by the schema's marker.
+  send: {
+    summary: 'Queue one message',
+    ...common,
+    body: SendRequestSchema,
+    response: { 200: Ack, 201: Ack, '4xx': ErrorBody },
   },
-) {
-  const tenantOf = async (customerId: string) => {
-    const tenant = await deps.directory.tenant(customerId);
-    if (!tenant) throw errors.invalidKey();
-    return tenant;
-  };
+  get: {
+    summary: 'One message, by messageId or by your externalId',
+    ...common,
+    params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }),
+  },
+  list: { summary: 'Messages, newest first, with cursor pagination', ...common, querystring: ListQuery },
+};
 
-  app.post(
-    '/messages',
-    {
-      attachValidation: true,
-      schema: {
-        summary: 'Queue one message',
-        tags: ['messages'],
-        security: [{ apiKey: [] }],
-        body: SendRequestSchema,
-        response: { 200: Ack, 201: Ack, '4xx': ErrorBody },
-      },
-    },
-    async (request, reply) => {
-      const problems = [
-        ...toProblems((request.validationError?.validation ?? []) as never),
-        ...crossFieldProblems(request.body, { allowPrivateUrls: deps.allowPrivateUrls }),
-      ];
-      if (problems.length > 0) throw errors.validation(problems);
-      const principal = principalOf(request);
-      const result = await deps.sends.send(
-        principal,
-        await tenantOf(principal.customerId),
-        request.body as SendRequest,
-      );
-      tagRequest(request, { messageId: result.ack.messageId, accountId: result.chatAccountId });
-      return reply.code(result.created ? 201 : 200).send(result.ack);
-    },
-  );
+export function registerMessageRoutes(app: Server, deps: { sends: SendService; queries: MessageQueries }) {
+  app.post('/messages', { schema: schemas.send }, async (request, reply) => {
+    const { principal, tenant } = callerOf(request);
+    const result = await deps.sends.send(principal, tenant, request.body as SendRequest);
+    tagRequest(request, { messageId: result.ack.messageId, accountId: result.chatAccountId });
+    return reply.code(result.created ? 201 : 200).send(result.ack);
+  });
 
-  app.get(
-    '/messages/:id',
-    {
-      schema: {
-        summary: 'One message, by messageId or by your externalId',
-        tags: ['messages'],
-        security: [{ apiKey: [] }],
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }),
-      },
-    },
-    async (request) => {
-      const principal = principalOf(request);
-      const message = await deps.queries.get(
-        { customerId: principal.customerId, accountId: principal.scopeAccountId },
-        request.params.id,
-      );
-      tagRequest(request, { messageId: message.messageId, accountId: message.chatAccountId });
-      return message;
-    },
-  );
+  app.get('/messages/:id', { schema: schemas.get }, async (request) => {
+    const principal = principalOf(request);
+    const message = await deps.queries.get(
+      { customerId: principal.customerId, accountId: principal.scopeAccountId },
+      request.params.id,
+    );
+    tagRequest(request, { messageId: message.messageId, accountId: message.chatAccountId });
+    return message;
+  });
 
-  app.get(
-    '/messages',
-    {
-      schema: {
-        summary: 'Messages, newest first, with cursor pagination',
-        tags: ['messages'],
-        security: [{ apiKey: [] }],
-        querystring: ListQuery,
-      },
-    },
-    async (request) => {
-      const principal = principalOf(request);
-      const q = request.query;
-      const since = parseTimestamp(q.since, 'since');
-      const until = parseTimestamp(q.until, 'until');
-      const tenant = await tenantOf(principal.customerId);
-      const scope = resolveReadScope(principal, tenant, q.chatAccountId);
-      return deps.queries.list(scope, {
-        ...q,
-        since,
-        until,
-        limit: q.limit ?? 50,
-        chatAccountId: undefined,
-      });
-    },
-  );
+  app.get('/messages', { schema: schemas.list }, async (request) => {
+    const { principal, tenant } = callerOf(request);
+    const q = request.query;
+    const since = parseTimestamp(q.since, 'since');
+    const until = parseTimestamp(q.until, 'until');
+    const scope = resolveReadScope(principal, tenant, q.chatAccountId);
+    return deps.queries.list(scope, { ...q, since, until, limit: q.limit ?? 50, chatAccountId: undefined });
+  });
 }

@@ -1,26 +1,14 @@
 // The template catalog of an account: GET (list, live from the provider) and POST (create).
 import { Type } from '@sinclair/typebox';
 
-import type { Directory } from '../../auth/directory.js';
-import { errors } from '../../shared/errors.js';
 import { Uuid } from '../../shared/schemas.js';
 import { CreateTemplateSchema, TEMPLATE_STATUSES } from '../../templates/template-definition.js';
 import type { TemplateService } from '../../templates/template-service.js';
 import type { Server } from '../server.js';
-import { principalOf } from '../server.js';
+import { callerOf } from '../server.js';
 
-export function registerTemplateRoutes(
-  app: Server,
-  deps: { directory: Pick<Directory, 'tenant'>; templates: TemplateService },
-) {
+export function registerTemplateRoutes(app: Server, deps: { templates: TemplateService }) {
   const common = { tags: ['templates'], security: [{ apiKey: [] }], params: Type.Object({ accountId: Uuid() }) };
-
-  const caller = async (request: Parameters<typeof principalOf>[0]) => {
-    const principal = principalOf(request);
-    const tenant = await deps.directory.tenant(principal.customerId);
-    if (!tenant) throw errors.invalidKey();
-    return { principal, tenant };
-  };
 
   app.get(
     '/chat-accounts/:accountId/templates',
@@ -40,7 +28,7 @@ export function registerTemplateRoutes(
       },
     },
     async (request) => {
-      const { principal, tenant } = await caller(request);
+      const { principal, tenant } = callerOf(request);
       return deps.templates.list(principal, tenant, request.params.accountId, request.query);
     },
   );
@@ -55,7 +43,7 @@ export function registerTemplateRoutes(
       },
     },
     async (request, reply) => {
-      const { principal, tenant } = await caller(request);
+      const { principal, tenant } = callerOf(request);
       const template = await deps.templates.create(principal, tenant, request.params.accountId, request.body);
       return reply.code(201).send(template);
     },

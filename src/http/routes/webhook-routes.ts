@@ -3,14 +3,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 
-import type { Directory } from '../../auth/directory.js';
 import { requireFeature } from '../../plans/plans.js';
 import { errors } from '../../shared/errors.js';
 import { Uuid } from '../../shared/schemas.js';
 import { EVENT_TYPES } from '../../shared/vocab.js';
 import type { EndpointService } from '../../webhooks/endpoint-service.js';
 import type { Server } from '../server.js';
-import { principalOf } from '../server.js';
+import { callerOf } from '../server.js';
 
 const Url = Type.String({ minLength: 1, maxLength: 2048 });
 // Every event type of the spec's envelope can be subscribed to.
@@ -21,122 +20,97 @@ const Events = Type.Array(Type.Union(EVENT_TYPES.map((e) => Type.Literal(e))), {
 const Description = Type.String({ maxLength: 500 });
 const Id = Type.Object({ id: Uuid() });
 
-export function registerWebhookRoutes(
-  app: Server,
-  deps: { directory: Pick<Directory, 'tenant'>; endpoints: EndpointService },
-) {
-  /** The caller's customer id, once scope and plan allow webhook management. */
-  async function manager(request: FastifyRequest): Promise<string> {
-    const principal = principalOf(request);
-    if (principal.scopeAccountId !== null) throw errors.keyScopeInsufficient();
-    const tenant = await deps.directory.tenant(principal.customerId);
-    if (!tenant) throw errors.invalidKey();
-    requireFeature(tenant.plan, 'webhooks');
-    return tenant.customerId;
-  }
-  const common = { tags: ['webhooks'], security: [{ apiKey: [] }] };
+const common = { tags: ['webhooks'], security: [{ apiKey: [] }] };
 
-  app.post(
-    '/webhook-endpoints',
-    {
-      schema: {
-        ...common,
-        summary: 'Create an endpoint (its secret is shown once, here)',
-        body: Type.Object(
-          { url: Url, events: Type.Optional(Events), description: Type.Optional(Description) },
-          { additionalProperties: false },
-        ),
+const schemas = {
+  create: {
+    ...common,
+    summary: 'Create an endpoint (its secret is shown once, here)',
+    body: Type.Object(
+      { url: Url, events: Type.Optional(Events), description: Type.Optional(Description) },
+      { additionalProperties: false },
+    ),
+  },
+  list: { ...common, summary: 'List endpoints (no secrets)' },
+  get: { ...common, summary: 'One endpoint', params: Id },
+  update: {
+    ...common,
+    summary: 'Change url, events, description or isActive',
+    params: Id,
+    body: Type.Object(
+      {
+        url: Type.Optional(Url),
+        events: Type.Optional(Events),
+        description: Type.Optional(Description),
+        isActive: Type.Optional(Type.Boolean()),
       },
-    },
-    async (request, reply) => reply.code(201).send(await deps.endpoints.create(await manager(request), request.body)),
-  );
+      { additionalProperties: false },
+    ),
+  },
+  remove: { ...common, summary: 'Delete an endpoint and its delivery history', params: Id },
+  rotateSecret: { ...common, summary: 'New secret (shown once); the old one signs too for 24 h', params: Id },
+  test: { ...common, summary: 'Queue a webhook.test event to this endpoint', params: Id },
+  deliveries: {
+    ...common,
+    summary: 'Delivery history with attempts, newest first',
+    params: Id,
+    querystring: Type.Object(
+      {
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+        cursor: Type.Optional(Type.String({ maxLength: 500 })),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  redeliver: {
+    ...common,
+    summary: 'Send one delivery again now (same eventId)',
+    params: Type.Object({ id: Uuid(), deliveryId: Uuid() }),
+  },
+};
 
-  app.get('/webhook-endpoints', { schema: { ...common, summary: 'List endpoints (no secrets)' } }, async (request) => ({
-    webhookEndpoints: await deps.endpoints.list(await manager(request)),
+/** The caller's customer id, once scope and plan allow webhook management. */
+function manager(request: FastifyRequest): string {
+  const { principal, tenant } = callerOf(request);
+  if (principal.scopeAccountId !== null) throw errors.keyScopeInsufficient();
+  requireFeature(tenant.plan, 'webhooks');
+  return tenant.customerId;
+}
+
+export function registerWebhookRoutes(app: Server, deps: { endpoints: EndpointService }) {
+  const { endpoints } = deps;
+  app.post('/webhook-endpoints', { schema: schemas.create }, async (request, reply) =>
+    reply.code(201).send(await endpoints.create(manager(request), request.body)),
+  );
+  app.get('/webhook-endpoints', { schema: schemas.list }, async (request) => ({
+    webhookEndpoints: await endpoints.list(manager(request)),
   }));
-
-  app.get('/webhook-endpoints/:id', { schema: { ...common, summary: 'One endpoint', params: Id } }, async (request) =>
-    deps.endpoints.get(await manager(request), request.params.id),
+  app.get('/webhook-endpoints/:id', { schema: schemas.get }, async (request) =>
+    endpoints.get(manager(request), request.params.id),
   );
-
-  app.patch(
-    '/webhook-endpoints/:id',
-    {
-      schema: {
-        ...common,
-        summary: 'Change url, events, description or isActive',
-        params: Id,
-        body: Type.Object(
-          {
-            url: Type.Optional(Url),
-            events: Type.Optional(Events),
-            description: Type.Optional(Description),
-            isActive: Type.Optional(Type.Boolean()),
-          },
-          { additionalProperties: false },
-        ),
-      },
-    },
-    async (request) => deps.endpoints.update(await manager(request), request.params.id, request.body),
+  app.patch('/webhook-endpoints/:id', { schema: schemas.update }, async (request) =>
+    endpoints.update(manager(request), request.params.id, request.body),
   );
-
-  app.delete(
-    '/webhook-endpoints/:id',
-    { schema: { ...common, summary: 'Delete an endpoint and its delivery history', params: Id } },
-    async (request, reply) => {
-      await deps.endpoints.remove(await manager(request), request.params.id);
-      return reply.code(204).send();
-    },
+  app.delete('/webhook-endpoints/:id', { schema: schemas.remove }, async (request, reply) => {
+    await endpoints.remove(manager(request), request.params.id);
+    return reply.code(204).send();
+  });
+  app.post('/webhook-endpoints/:id/rotate-secret', { schema: schemas.rotateSecret }, async (request) =>
+    endpoints.rotateSecret(manager(request), request.params.id),
   );
-
-  app.post(
-    '/webhook-endpoints/:id/rotate-secret',
-    { schema: { ...common, summary: 'New secret (shown once); the old one signs too for 24 h', params: Id } },
-    async (request) => deps.endpoints.rotateSecret(await manager(request), request.params.id),
+  app.post('/webhook-endpoints/:id/test', { schema: schemas.test }, async (request, reply) =>
+    reply.code(202).send(await endpoints.sendTest(manager(request), request.params.id)),
   );
-
-  app.post(
-    '/webhook-endpoints/:id/test',
-    { schema: { ...common, summary: 'Queue a webhook.test event to this endpoint', params: Id } },
-    async (request, reply) =>
-      reply.code(202).send(await deps.endpoints.sendTest(await manager(request), request.params.id)),
+  app.get('/webhook-endpoints/:id/deliveries', { schema: schemas.deliveries }, async (request) =>
+    endpoints.deliveries(manager(request), request.params.id, {
+      limit: request.query.limit ?? 50,
+      cursor: request.query.cursor,
+    }),
   );
-
-  app.get(
-    '/webhook-endpoints/:id/deliveries',
-    {
-      schema: {
-        ...common,
-        summary: 'Delivery history with attempts, newest first',
-        params: Id,
-        querystring: Type.Object(
-          {
-            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-            cursor: Type.Optional(Type.String({ maxLength: 500 })),
-          },
-          { additionalProperties: false },
-        ),
-      },
-    },
-    async (request) =>
-      deps.endpoints.deliveries(await manager(request), request.params.id, {
-        limit: request.query.limit ?? 50,
-        cursor: request.query.cursor,
-      }),
-  );
-
   app.post(
     '/webhook-endpoints/:id/deliveries/:deliveryId/redeliver',
-    {
-      schema: {
-        ...common,
-        summary: 'Send one delivery again now (same eventId)',
-        params: Type.Object({ id: Uuid(), deliveryId: Uuid() }),
-      },
-    },
+    { schema: schemas.redeliver },
     async (request, reply) =>
-      reply
-        .code(202)
-        .send(await deps.endpoints.redeliver(await manager(request), request.params.id, request.params.deliveryId)),
+      reply.code(202).send(await endpoints.redeliver(manager(request), request.params.id, request.params.deliveryId)),
   );
 }

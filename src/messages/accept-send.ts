@@ -1,0 +1,115 @@
+// One intake for sends and broadcasts: what both check first (account, plan gate on the content,
+// the upload it uses) and what both write alike (payload hash, lifetime, expiry, attempts, quota).
+import crypto from 'node:crypto';
+
+import type { AccountRecord } from '../accounts/account-record.js';
+import type { Principal, Tenant } from '../auth/directory.js';
+import type { Queryable } from '../db/db.js';
+import type { MediaService } from '../media/media-service.js';
+import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
+import { canonicalJson, sha256Hex } from '../shared/crypto.js';
+import { errors } from '../shared/errors.js';
+import { CHANNEL_OFFICIAL } from '../shared/vocab.js';
+import type { SendRequest } from './send-request.js';
+
+/** An accepted send or broadcast, as its insert takes it (NewMessage and NewBroadcast add their own). */
+export type AcceptedSend = {
+  id: string;
+  customerId: string;
+  chatAccountId: string;
+  /** null: sent from the portal. */
+  apiKeyId: string | null;
+  externalId: string;
+  payloadHash: string;
+  channel: string;
+  /** The content as sent (a broadcast's shared content; a recipient may have its own). */
+  contentJson: string;
+  metadataJson: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+  maxAttempts: number;
+  /** The uploaded file (POST /media) the content refers to, if any. */
+  mediaId: string | null;
+  /** Monthly quota of the customer's plan; null for sandbox sends, which use none. */
+  quotaLimit: number | null;
+};
+
+/** The fields of IntakeFields (send-request.ts), as both request types have them. */
+export type IntakeRequest = Pick<SendRequest, 'externalId' | 'chatAccountId' | 'content' | 'metadata' | 'ttlSeconds'>;
+
+/** Resolves the sending account: the key's scope, the given id, or the customer's only official account. */
+export function resolveSendAccount(principal: Principal, tenant: Tenant, requested: string | undefined): AccountRecord {
+  const wanted = requested?.toLowerCase();
+  if (principal.scopeAccountId !== null) {
+    if (wanted !== undefined && wanted !== principal.scopeAccountId) throw errors.keyScopeViolation();
+    const scoped = tenant.accounts.find((a) => a.id === principal.scopeAccountId);
+    if (!scoped || scoped.type !== 'OFFICIAL') throw errors.invalidChatAccount();
+    return scoped;
+  }
+  if (wanted !== undefined) {
+    const account = tenant.accounts.find((a) => a.id === wanted);
+    if (!account || account.type !== 'OFFICIAL') throw errors.invalidChatAccount();
+    return account;
+  }
+  const officials = tenant.accounts.filter((a) => a.type === 'OFFICIAL');
+  if (officials.length !== 1) throw errors.chatAccountRequired();
+  return officials[0]!;
+}
+
+/**
+ * Accepts a send or a broadcast: the sending account, the plan's rule on the content, the upload
+ * it uses, then the row every insert takes. `records` is where an accepted request of this kind
+ * is kept by externalId (a repeat's upload may be gone since: the insert decides); `hashed` holds
+ * the request's own fields for its payload hash (a send's recipient, a broadcast's recipients).
+ */
+export async function acceptSend(
+  deps: { db: Queryable; media: Pick<MediaService, 'forContent'>; maxSendAttempts: number },
+  principal: Principal,
+  tenant: Tenant,
+  req: IntakeRequest,
+  opts: { records: 'messages' | 'broadcasts'; hashed: Record<string, unknown> },
+): Promise<{ account: AccountRecord; accepted: AcceptedSend }> {
+  const account = resolveSendAccount(principal, tenant, req.chatAccountId);
+  if (req.content.type === 'template' && !principal.sandbox && !PLAN_LIMITS[tenant.plan].templates) {
+    throw errors.templatesNotAvailable();
+  }
+  const isRepeat = async () =>
+    (
+      await deps.db.query(`SELECT 1 FROM ${opts.records} WHERE customer_id = $1 AND external_id = $2`, [
+        tenant.customerId,
+        req.externalId,
+      ])
+    ).length > 0;
+  const mediaId = await deps.media.forContent(tenant.customerId, req.content, isRepeat);
+  const now = new Date();
+  const ttl = effectiveTtlSeconds(tenant.plan, req.ttlSeconds);
+  // canonicalJson sorts keys and leaves out undefined values: the hash does not depend on either.
+  const payloadHash = sha256Hex(
+    canonicalJson({
+      externalId: req.externalId,
+      channel: CHANNEL_OFFICIAL,
+      content: req.content,
+      chatAccountId: account.id,
+      metadata: req.metadata ?? null,
+      ttlSeconds: req.ttlSeconds ?? null,
+      ...opts.hashed,
+    }),
+  );
+  const accepted: AcceptedSend = {
+    id: crypto.randomUUID(),
+    customerId: tenant.customerId,
+    chatAccountId: account.id,
+    apiKeyId: principal.keyId,
+    externalId: req.externalId,
+    payloadHash,
+    channel: CHANNEL_OFFICIAL,
+    contentJson: JSON.stringify(req.content),
+    metadataJson: req.metadata === undefined ? null : JSON.stringify(req.metadata),
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + ttl * 1000),
+    maxAttempts: deps.maxSendAttempts,
+    mediaId,
+    quotaLimit: principal.sandbox ? null : PLAN_LIMITS[tenant.plan].messagesPerMonth,
+  };
+  return { account, accepted };
+}
