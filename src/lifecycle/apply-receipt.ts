@@ -1,8 +1,20 @@
-// Applying one provider receipt to its message: status only moves forward (sent → delivered →
-// read; failed only before delivery), each real step writes one message.status event with the
-// provider's time, and a receipt that beats the send's own commit is parked, never lost.
+// Applying provider receipts to their messages, a batch in one transaction with a constant number
+// of statements: status only moves forward (sent → delivered → read; failed only before
+// delivery), each real step writes one message.status event with the provider's time, and a
+// receipt that beats the send's own commit is parked, never lost, and applied by that commit.
+//
+// Per batch: (1) lock the receipts' messages, in id order; (2) only when some receipt matched no
+// message: lock their wamids, (3) look again, (4) park those still unknown; (5) one UPDATE of
+// every changed message; (6) one statement for all events and their deliveries; (4), (5) and (6)
+// go out together, pipelined (plus the media release when a receipt takes a message out of the
+// queue, rare: then in turn).
+//
+// The race with the send's own commit is closed by a transaction-scoped advisory lock per wamid:
+// the dispatcher takes it after writing the wamid and before applying parked receipts
+// (applyParkedReceipts), a receipt batch takes it before looking again for a wamid it did not
+// find. Whichever comes second sees the other's commit, so nothing waits for the parked sweep.
 import type { Queryable } from '../db/db.js';
-import { writeEvents } from '../events/outbox.js';
+import { type OutboxEvent, writeEvents } from '../events/outbox.js';
 import { classifyProviderError } from '../provider/error-map.js';
 import type { ReceiptStatus, StatusReceipt } from '../provider/parse-webhook.js';
 import { releaseMedia } from './media-lifecycle.js';
@@ -11,6 +23,10 @@ import type { SendErrorDetail } from './transitions.js';
 
 const RANK: Record<string, number> = { pending: -1, queued: -1, sent: 1, delivered: 2, read: 3, failed: 9 };
 const FORWARD = ['sent', 'delivered', 'read'] as const;
+const QUEUED = ['pending', 'queued'];
+
+/** The advisory-lock class of wamids (two-key form: no clash with single-key advisory locks). */
+const WAMID_LOCK_CLASS = 7411;
 
 /**
  * The forward-only rule: the statuses a receipt moves a message through from `current`, in order
@@ -23,31 +39,113 @@ export function receiptSteps(current: string, receipt: ReceiptStatus): ReceiptSt
   return FORWARD.filter((s) => RANK[s]! > rank && RANK[s]! <= RANK[receipt]!);
 }
 
-type Row = EventMessage & { status: string; media_id: string | null };
+/** One receipt of a verified webhook, routed to its account. */
+export type ReceiptItem = { accountId: string; receipt: StatusReceipt };
 
-/** Returns 'applied', 'ignored' (stale or duplicate) or 'parked' (no such message yet). */
-export async function applyReceipt(
-  tx: Queryable,
-  accountId: string,
-  r: StatusReceipt,
-): Promise<'applied' | 'ignored' | 'parked'> {
-  const m = await lockMessage(tx, accountId, r);
-  if (!m) {
-    await parkReceipt(tx, accountId, r);
-    return 'parked';
+/** 'applied', 'ignored' (stale or duplicate) or 'parked' (no such message yet). */
+export type ReceiptOutcome = 'applied' | 'ignored' | 'parked';
+
+type Row = EventMessage & { status: string; media_id: string | null; provider_message_id: string | null };
+
+/** What a batch does to one message: its receipts folded in arrival order. */
+type Change = {
+  row: Row;
+  status: string;
+  sentAt: Date | null;
+  deliveredAt: Date | null;
+  readAt: Date | null;
+  failedAt: Date | null;
+  error: SendErrorDetail | null;
+  wamid: string | null;
+};
+
+const key = (accountId: string, wamid: string) => `${accountId}\u0000${wamid}`;
+
+/** Applies a batch of receipts in the caller's transaction; one outcome per item, in order. */
+export async function applyReceipts(tx: Queryable, items: ReceiptItem[]): Promise<ReceiptOutcome[]> {
+  if (items.length === 0) return [];
+  const rows = await lockMessages(tx, items, true);
+  let match = matcher(rows);
+  const unknown = items.filter((i) => !match(i));
+  if (unknown.length > 0) {
+    // Perhaps a send whose wamid is being committed right now: wait for it, then look again.
+    await lockWamids(
+      tx,
+      unknown.map((i) => i.receipt.providerMessageId),
+    );
+    const seen = new Set(rows.map((r) => r.id));
+    rows.push(...(await lockMessages(tx, unknown, false)).filter((r) => !seen.has(r.id)));
+    match = matcher(rows);
   }
-  const steps = receiptSteps(m.status, r.status);
-  if (steps.length === 0) return 'ignored';
-  const error = r.status === 'failed' ? receiptError(r) : null;
-  await advanceMessage(tx, m.id, steps, r, error);
-  // A receipt can take a message out of the queue (an answer lost after the provider accepted it).
-  if (m.media_id !== null && (m.status === 'pending' || m.status === 'queued')) await releaseMedia(tx, [m.media_id]);
-  const from = [m.status, ...steps];
-  await writeEvents(
-    tx,
-    steps.map((to, i) => messageStatusEvent({ message: m, from: from[i]!, to, at: r.occurredAt, error })),
+
+  const changes = new Map<string, Change>();
+  const events: OutboxEvent[] = [];
+  const outcomes: ReceiptOutcome[] = [];
+  const parked: ReceiptItem[] = [];
+  for (const item of items) {
+    const row = match(item);
+    if (!row) {
+      parked.push(item);
+      outcomes.push('parked');
+      continue;
+    }
+    const r = item.receipt;
+    const c = changes.get(row.id) ?? {
+      row,
+      status: row.status,
+      sentAt: null,
+      deliveredAt: null,
+      readAt: null,
+      failedAt: null,
+      error: null,
+      wamid: null,
+    };
+    const steps = receiptSteps(c.status, r.status);
+    if (steps.length === 0) {
+      outcomes.push('ignored');
+      continue;
+    }
+    const error = r.status === 'failed' ? receiptError(r) : null;
+    const from = [c.status, ...steps];
+    steps.forEach((to, i) => {
+      if (to === 'sent') c.sentAt ??= r.occurredAt;
+      if (to === 'delivered') c.deliveredAt ??= r.occurredAt;
+      if (to === 'read') c.readAt ??= r.occurredAt;
+      if (to === 'failed') c.failedAt = r.occurredAt;
+      events.push(messageStatusEvent({ message: row, from: from[i]!, to, at: r.occurredAt, error }));
+    });
+    c.status = steps[steps.length - 1]!;
+    c.error = error ?? c.error;
+    c.wamid ??= r.providerMessageId;
+    changes.set(row.id, c);
+    outcomes.push('applied');
+  }
+
+  // A receipt can take a message out of the queue (an answer lost after the provider accepted it):
+  // its upload is released once the message has moved (rare; then the statements go in turn).
+  const released = [...changes.values()].filter((c) => c.row.media_id !== null && QUEUED.includes(c.row.status));
+  const advance = changes.size > 0 ? advanceMessages(tx, [...changes.values()]) : null;
+  if (released.length > 0) {
+    await advance;
+    await releaseMedia(tx, [...new Set(released.map((c) => c.row.media_id!))]);
+  }
+  // Otherwise the update, the events and the parking are independent: issued together, they are
+  // pipelined on PostgreSQL (one round trip instead of three).
+  await Promise.all([advance, writeEvents(tx, events), parked.length > 0 ? parkReceipts(tx, parked) : null]);
+  return outcomes;
+}
+
+/** The message of a receipt: our own id echoed back wins over the provider's id. */
+function matcher(rows: Row[]) {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const byWamid = new Map(
+    rows.flatMap((r) => (r.provider_message_id !== null ? [[key(r.chatAccountId, r.provider_message_id), r]] : [])),
   );
-  return 'applied';
+  return ({ accountId, receipt: r }: ReceiptItem): Row | undefined => {
+    const own = r.messageId !== null ? byId.get(r.messageId) : undefined;
+    if (own && own.chatAccountId === accountId) return own;
+    return byWamid.get(key(accountId, r.providerMessageId));
+  };
 }
 
 /** A failed receipt's error, mapped through the provider's error table. */
@@ -65,67 +163,109 @@ function receiptError(r: StatusReceipt): SendErrorDetail {
   };
 }
 
-/** The receipt's message, by provider id or by our own id echoed back (ours wins), locked. */
-async function lockMessage(tx: Queryable, accountId: string, r: StatusReceipt): Promise<Row | undefined> {
-  const rows = await tx.query<Row>(
-    `SELECT id, customer_id AS "customerId", status, external_id AS "externalId", channel, recipient,
-            chat_account_id AS "chatAccountId", media_id FROM messages
-      WHERE chat_account_id = $1 AND (provider_message_id = $2 OR id = $3::uuid)
-      ORDER BY (id = $3::uuid) IS TRUE DESC LIMIT 1 FOR UPDATE`,
-    [accountId, r.providerMessageId, r.messageId],
-  );
-  return rows[0];
-}
-
-async function parkReceipt(tx: Queryable, accountId: string, r: StatusReceipt): Promise<void> {
-  await tx.query(
-    `INSERT INTO pending_receipts (chat_account_id, provider_message_id, status, occurred_at, error) VALUES ($1, $2, $3, $4, $5::text::jsonb)`,
-    [accountId, r.providerMessageId, r.status, r.occurredAt.toISOString(), r.error ? JSON.stringify(r.error) : null],
-  );
-}
-
-/** Moves the message to the last of `steps`, stamping each step's time; ends its retries and lease. */
-async function advanceMessage(
-  tx: Queryable,
-  id: string,
-  steps: ReceiptStatus[],
-  r: StatusReceipt,
-  error: SendErrorDetail | null,
-): Promise<void> {
-  await tx.query(
-    `UPDATE messages SET status = $2,
-        sent_at = CASE WHEN $3::boolean THEN COALESCE(sent_at, $6::timestamptz) ELSE sent_at END,
-        delivered_at = CASE WHEN $4::boolean THEN COALESCE(delivered_at, $6::timestamptz) ELSE delivered_at END,
-        read_at = CASE WHEN $5::boolean THEN COALESCE(read_at, $6::timestamptz) ELSE read_at END,
-        failed_at = CASE WHEN $2 = 'failed' THEN $6::timestamptz ELSE failed_at END,
-        -- A receipt that beats the send's own outcome ends the retries too: the error of an earlier
-        -- attempt goes, as when the send's answer moves the message to sent (lastErrorCode stays).
-        error = CASE WHEN $7::text IS NULL AND status IN ('pending', 'queued') THEN NULL ELSE COALESCE($7::text::jsonb, error) END,
-        last_error_code = COALESCE($7::text::jsonb ->> 'code', last_error_code),
-        provider_message_id = COALESCE(provider_message_id, $8),
-        attempt_count = CASE WHEN status IN ('pending', 'queued') THEN attempt_count + 1 ELSE attempt_count END,
-        last_attempt_at = CASE WHEN status IN ('pending', 'queued') THEN COALESCE(last_attempt_at, now()) ELSE last_attempt_at END,
-        due_at = NULL, locked_by = NULL, locked_until = NULL
-      WHERE id = $1`,
+/**
+ * The receipts' messages (by provider id, or by our own id echoed back when `byOwnId`), locked
+ * in id order so that concurrent batches never deadlock on them.
+ */
+async function lockMessages(tx: Queryable, items: ReceiptItem[], byOwnId: boolean): Promise<Row[]> {
+  const own = byOwnId ? items.filter((i) => i.receipt.messageId !== null) : [];
+  return tx.query<Row>(
+    `SELECT m.id, m.customer_id AS "customerId", m.status, m.external_id AS "externalId", m.channel, m.recipient,
+            m.chat_account_id AS "chatAccountId", m.media_id, m.provider_message_id
+       FROM messages m
+      WHERE m.id IN (SELECT m2.id FROM messages m2
+                       JOIN unnest($1::uuid[], $2::text[]) AS t(a, w) ON m2.chat_account_id = t.a AND m2.provider_message_id = t.w
+                     UNION
+                     SELECT m3.id FROM messages m3
+                       JOIN unnest($3::uuid[], $4::uuid[]) AS o(a, id) ON m3.id = o.id AND m3.chat_account_id = o.a)
+      ORDER BY m.id FOR UPDATE OF m`,
     [
-      id,
-      steps[steps.length - 1],
-      steps.includes('sent'),
-      steps.includes('delivered'),
-      steps.includes('read'),
-      r.occurredAt.toISOString(),
-      error ? JSON.stringify(error) : null,
-      r.providerMessageId,
+      items.map((i) => i.accountId),
+      items.map((i) => i.receipt.providerMessageId),
+      own.map((i) => i.accountId),
+      own.map((i) => i.receipt.messageId),
     ],
   );
 }
 
-/** Re-applies parked receipts whose message is now known (after its send was saved). */
+/**
+ * Transaction-scoped advisory locks on these wamids, in one global order (no deadlock between
+ * two lockers). See the head of this file for the protocol.
+ */
+async function lockWamids(tx: Queryable, wamids: string[]): Promise<void> {
+  await tx.query(
+    `SELECT count(*) FROM (
+       SELECT pg_advisory_xact_lock($1::int, k) FROM (SELECT DISTINCT hashtext(w) AS k FROM unnest($2::text[]) AS w ORDER BY k) AS s
+     ) AS locked`,
+    [WAMID_LOCK_CLASS, wamids],
+  );
+}
+
+/** Every changed message moves to its last status, each step stamped once; its retries and lease end. */
+async function advanceMessages(tx: Queryable, changes: Change[]): Promise<void> {
+  const iso = (d: Date | null) => d?.toISOString() ?? null;
+  await tx.query(
+    `UPDATE messages m SET status = t.status,
+        sent_at = COALESCE(m.sent_at, t.sent_at),
+        delivered_at = COALESCE(m.delivered_at, t.delivered_at),
+        read_at = COALESCE(m.read_at, t.read_at),
+        failed_at = COALESCE(t.failed_at, m.failed_at),
+        -- A receipt that beats the send's own outcome ends the retries too: the error of an earlier
+        -- attempt goes, as when the send's answer moves the message to sent (lastErrorCode stays).
+        error = CASE WHEN t.error IS NULL AND m.status IN ('pending', 'queued') THEN NULL ELSE COALESCE(t.error::jsonb, m.error) END,
+        last_error_code = COALESCE(t.error::jsonb ->> 'code', m.last_error_code),
+        provider_message_id = COALESCE(m.provider_message_id, t.wamid),
+        attempt_count = CASE WHEN m.status IN ('pending', 'queued') THEN m.attempt_count + 1 ELSE m.attempt_count END,
+        last_attempt_at = CASE WHEN m.status IN ('pending', 'queued') THEN COALESCE(m.last_attempt_at, now()) ELSE m.last_attempt_at END,
+        due_at = NULL, locked_by = NULL, locked_until = NULL
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[],
+                   $7::timestamptz[], $8::text[], $9::text[])
+            AS t(id, from_status, status, sent_at, delivered_at, read_at, failed_at, error, wamid)
+      WHERE m.id = t.id AND m.status = t.from_status`,
+    [
+      changes.map((c) => c.row.id),
+      changes.map((c) => c.row.status),
+      changes.map((c) => c.status),
+      changes.map((c) => iso(c.sentAt)),
+      changes.map((c) => iso(c.deliveredAt)),
+      changes.map((c) => iso(c.readAt)),
+      changes.map((c) => iso(c.failedAt)),
+      changes.map((c) => (c.error ? JSON.stringify(c.error) : null)),
+      changes.map((c) => c.wamid),
+    ],
+  );
+}
+
+async function parkReceipts(tx: Queryable, items: ReceiptItem[]): Promise<void> {
+  await tx.query(
+    `INSERT INTO pending_receipts (chat_account_id, provider_message_id, status, occurred_at, error)
+     SELECT a, w, s, o, e::jsonb FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::text[])
+       WITH ORDINALITY AS t(a, w, s, o, e, n) ORDER BY n`,
+    [
+      items.map((i) => i.accountId),
+      items.map((i) => i.receipt.providerMessageId),
+      items.map((i) => i.receipt.status),
+      items.map((i) => i.receipt.occurredAt.toISOString()),
+      items.map((i) => (i.receipt.error ? JSON.stringify(i.receipt.error) : null)),
+    ],
+  );
+}
+
+/**
+ * Applies parked receipts whose message is now known. With `providerMessageIds` (the send's own
+ * commit, in its transaction) it first takes those wamids' locks, so a receipt batch parking one
+ * of them right now either commits first (and is seen here) or sees this commit; with null it is
+ * the periodic sweep, a safety net.
+ */
 export async function applyParkedReceipts(
   tx: Queryable,
   providerMessageIds: string[] | null,
   limit = 500,
 ): Promise<number> {
+  if (providerMessageIds !== null) {
+    if (providerMessageIds.length === 0) return 0;
+    await lockWamids(tx, providerMessageIds);
+  }
   const parked = await tx.query<{
     id: string;
     chat_account_id: string;
@@ -140,16 +280,21 @@ export async function applyParkedReceipts(
       RETURNING p.id, p.chat_account_id, p.provider_message_id, p.status, p.occurred_at, p.error`,
     [providerMessageIds, limit],
   );
+  if (parked.length === 0) return 0;
   parked.sort((a, b) => Number(a.id) - Number(b.id));
-  for (const p of parked) {
-    await applyReceipt(tx, p.chat_account_id, {
-      phoneNumberId: '',
-      providerMessageId: p.provider_message_id,
-      status: p.status as StatusReceipt['status'],
-      occurredAt: p.occurred_at,
-      messageId: null,
-      error: p.error,
-    });
-  }
+  await applyReceipts(
+    tx,
+    parked.map((p) => ({
+      accountId: p.chat_account_id,
+      receipt: {
+        phoneNumberId: '',
+        providerMessageId: p.provider_message_id,
+        status: p.status as StatusReceipt['status'],
+        occurredAt: new Date(p.occurred_at),
+        messageId: null,
+        error: p.error,
+      },
+    })),
+  );
   return parked.length;
 }

@@ -67,7 +67,7 @@ export function cancelled(m: MessageState, at: Date): Transition {
   return failed(m, at, CANCELLED_ERROR, false);
 }
 
-/** The sandbox's simulated receipts (real receipts go through applyReceipt). */
+/** The sandbox's simulated receipts (real receipts go through applyReceipts). */
 export function delivered(m: MessageState, at: Date, nextDueAt: Date | null): Transition {
   return { id: m.id, from: m.status, to: 'delivered', at, nextDueAt, attempted: false };
 }

@@ -1,15 +1,18 @@
 // The provider webhook: signature over the raw bytes, account routing by phone-number id within
-// the app or integration the request came through, and each receipt applied on its own.
+// the app or integration the request came through, and receipts group-committed: concurrent
+// webhooks' receipts are applied together in one transaction, each answered after its commit.
 import crypto from 'node:crypto';
 
 import type { Logger } from 'pino';
 
 import type { Db } from '../db/db.js';
+import { retryTransient } from '../db/retry.js';
 import type { InboundService } from '../inbound/inbound-service.js';
-import { applyReceipt } from '../lifecycle/apply-receipt.js';
+import { applyReceipts, type ReceiptItem, type ReceiptOutcome } from '../lifecycle/apply-receipt.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { parseInboundMessages, parseStatusReceipts } from '../provider/parse-webhook.js';
 import type { Sealer } from '../shared/crypto.js';
+import { createGroupCommit } from '../shared/group-commit.js';
 
 /** Where the webhook came in: the shared app, or one integration of its own. */
 export type WebhookChannel = { kind: 'app' } | { kind: 'integration'; integrationId: string };
@@ -48,6 +51,38 @@ export function createReceiptService(deps: {
     }
   }
 
+  // One transaction per batch (a deadlock with a concurrent batch is retried); a batch the
+  // database refuses is retried receipt by receipt, so one bad item fails alone.
+  const apply = (items: ReceiptItem[]) => retryTransient(() => db.transaction((tx) => applyReceipts(tx, items)));
+  const group = createGroupCommit<ReceiptItem, ReceiptOutcome | 'failed'>(
+    async (items) => {
+      try {
+        return await apply(items);
+      } catch (err) {
+        if (items.length === 1) {
+          log.error(
+            { err, providerMessageId: items[0]!.receipt.providerMessageId },
+            'applying a provider receipt failed',
+          );
+          return ['failed' as const];
+        }
+        const out: (ReceiptOutcome | 'failed')[] = [];
+        for (const item of items)
+          out.push(
+            ...(await apply([item]).catch((e: unknown) => {
+              log.error(
+                { err: e, providerMessageId: item.receipt.providerMessageId },
+                'applying a provider receipt failed',
+              );
+              return ['failed' as const];
+            })),
+          );
+        return out;
+      }
+    },
+    { maxBatch: 500, maxInFlight: db.kind === 'pglite' ? 1 : 2 },
+  );
+
   return {
     /** False when the signature does not verify: nothing is touched then. */
     async authenticate(channel: WebhookChannel, raw: Buffer, signature: string | undefined): Promise<boolean> {
@@ -55,36 +90,33 @@ export function createReceiptService(deps: {
       return secret !== null && verifySignature(raw, signature, secret);
     },
 
-    /** Applies every receipt of a verified payload; one bad item never stops the others. */
+    /**
+     * Applies every receipt of a verified payload (in the current batch of all webhooks'
+     * receipts) and resolves after their commit; one bad item never stops the others.
+     */
     async ingest(channel: WebhookChannel, payload: unknown) {
       const integrationId = channel.kind === 'integration' ? channel.integrationId : null;
       // Routing: a phone-number id, among the accounts reached through this same callback.
       const accountFor = (phoneNumberId: string) => deps.inbound.account({ phoneNumberId, integrationId });
       const { receipts, skipped } = parseStatusReceipts(payload);
       const counts = { applied: 0, ignored: 0, parked: 0, unknownAccount: 0, skipped, failed: 0 };
+      const items: ReceiptItem[] = [];
       for (const r of receipts) {
         const account = await accountFor(r.phoneNumberId);
-        if (!account) {
-          counts.unknownAccount++;
-          continue;
-        }
-        try {
-          counts[await db.transaction((tx) => applyReceipt(tx, account.id, r))]++;
-        } catch (err) {
-          counts.failed++;
-          log.error({ err, providerMessageId: r.providerMessageId }, 'applying a provider receipt failed');
-        }
+        if (account) items.push({ accountId: account.id, receipt: r });
+        else counts.unknownAccount++;
       }
+      for (const outcome of await Promise.all(items.map((item) => group.submit(item)))) counts[outcome]++;
       // Inbound messages carried by the same webhook.
       const inbound = parseInboundMessages(payload);
-      const items = [];
+      const messages = [];
       for (const message of inbound.messages) {
         const account = await accountFor(message.phoneNumberId);
-        if (account) items.push({ account, message });
+        if (account) messages.push({ account, message });
         else counts.unknownAccount++;
       }
       counts.skipped += inbound.skipped;
-      counts.failed += (await deps.inbound.ingest(items)).failed;
+      counts.failed += (await deps.inbound.ingest(messages)).failed;
       for (const [result, n] of Object.entries(counts)) if (n > 0) deps.metrics.receipts.inc({ result }, n);
       if (counts.unknownAccount + counts.skipped > 0) log.warn({ counts }, 'provider webhook items not applied');
       return counts;
