@@ -1,4 +1,5 @@
-// Every request that acts on a message logs the message id, customer id and account id as fields.
+// Every request that acts on a message, and every worker action that changes one, logs the message
+// id, customer id and account id as fields.
 import { Writable } from 'node:stream';
 
 import pino from 'pino';
@@ -9,10 +10,22 @@ import {
   call,
   createTenant,
   createTestDatabase,
+  eventually,
   testConfig,
   type TestDatabase,
   textMessage,
 } from './support/harness.js';
+
+/** A pino logger at `level` whose JSON lines land in `lines`. */
+function capture(lines: Record<string, unknown>[], level: string) {
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString().split('\n')) if (l !== '') lines.push(JSON.parse(l) as Record<string, unknown>);
+      done();
+    },
+  });
+  return pino({ level }, sink);
+}
 
 describe('request log lines', () => {
   const lines: Record<string, unknown>[] = [];
@@ -22,17 +35,10 @@ describe('request log lines', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const l of chunk.toString().split('\n'))
-          if (l !== '') lines.push(JSON.parse(l) as Record<string, unknown>);
-        done();
-      },
-    });
     app = await createApp(testConfig({ LOG_LEVEL: 'info' }), {
       db: database.db,
       role: 'api',
-      log: pino({ level: 'info' }, sink),
+      log: capture(lines, 'info'),
     });
     url = (await app.start())!;
   });
@@ -51,5 +57,51 @@ describe('request log lines', () => {
     expect(requests).toHaveLength(2);
     for (const l of requests)
       expect(l).toMatchObject({ messageId: id, customerId: t.customerId, accountId: t.accountId });
+  });
+});
+
+describe('worker log lines', () => {
+  const lines: Record<string, unknown>[] = [];
+  let database: TestDatabase;
+  let app: App;
+  let url: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    app = await createApp(testConfig({ LOG_LEVEL: 'debug' }), {
+      db: database.db,
+      role: 'all',
+      log: capture(lines, 'debug'),
+    });
+    url = (await app.start())!;
+  });
+  afterAll(async () => {
+    await app.stop();
+    await database.drop();
+  });
+
+  it('names the message, customer and account of every status change the dispatcher makes', async () => {
+    const t = await createTenant(url);
+    const ok = await call(url, 'POST', '/messages', {
+      key: t.sandboxKey,
+      body: textMessage('worker-log-ok', { to: { type: 'phone', phoneE164: '+15551230088' } }),
+    });
+    const bad = await call(url, 'POST', '/messages', {
+      key: t.sandboxKey,
+      body: textMessage('worker-log-bad', { to: { type: 'phone', phoneE164: '+15551230099' } }),
+    });
+    const ids = { customerId: t.customerId, accountId: t.accountId };
+    const changes = (messageId: string) => lines.filter((l) => l.messageId === messageId && 'to' in l);
+    // 88: sent → delivered → read, each change a debug line; 99: failed, at info, with its code.
+    await eventually(async () => changes(ok.body.messageId).some((l) => l.to === 'read'));
+    await eventually(async () => changes(bad.body.messageId).some((l) => l.to === 'failed'));
+    expect(changes(ok.body.messageId).map((l) => l.to)).toEqual(expect.arrayContaining(['sent', 'delivered', 'read']));
+    for (const l of changes(ok.body.messageId)) expect(l).toMatchObject({ ...ids, level: 20 });
+    expect(changes(bad.body.messageId).find((l) => l.to === 'failed')).toMatchObject({
+      ...ids,
+      level: 30,
+      errorCode: 'SANDBOX_SIMULATED_FAILURE',
+      msg: 'message failed (sandbox)',
+    });
   });
 });

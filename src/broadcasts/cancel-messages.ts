@@ -36,11 +36,13 @@ export async function failCancelledMessages(
   now = new Date(),
 ): Promise<number> {
   if (messages.length === 0) return 0;
-  const failed = await applyTransitions(
-    tx,
-    holder,
-    messages.map((m) => transition.cancelled(m, now)),
-  );
+  const failed = (
+    await applyTransitions(
+      tx,
+      holder,
+      messages.map((m) => transition.cancelled(m, now)),
+    )
+  ).length;
   const { month } = quotaMonth(now);
   const refund = Math.min(failed, messages.filter((m) => m.attemptCount === 0).length);
   if (refund > 0 && quotaMonth(broadcast.createdAt).month === month) {

@@ -8,7 +8,7 @@ import { failCancelledMessages, findCancelled, lockQuotaForRefund } from '../bro
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { applyParkedReceipts } from '../lifecycle/apply-receipt.js';
-import { applyTransitions } from '../lifecycle/apply-transitions.js';
+import { applyTransitions, logChanges } from '../lifecycle/apply-transitions.js';
 import { claimDue, type Claimed, releaseLeases } from '../lifecycle/claim.js';
 import type { Transition } from '../lifecycle/transitions.js';
 import { MESSAGES_READY } from '../messages/insert-batch.js';
@@ -89,7 +89,7 @@ export function createDispatcher(deps: {
       worker.workerId,
       claimed.filter((m) => !m.sandbox),
     );
-    const simulatedDue = await simulate(db, worker.workerId, sandbox, now, options.sandboxStepMs);
+    const simulatedDue = await simulate(db, log, worker.workerId, sandbox, now, options.sandboxStepMs);
     const liveDue = liveOnes.length > 0 ? await live.dispatch(liveOnes) : null;
     const nextDueAt =
       liveDue && simulatedDue ? (liveDue < simulatedDue ? liveDue : simulatedDue) : (liveDue ?? simulatedDue);
@@ -101,10 +101,14 @@ export function createDispatcher(deps: {
 }
 
 /** Sandbox messages take their simulated step; returns when the next one is due, if any. */
-async function simulate(db: Db, workerId: string, sandbox: Claimed[], now: Date, stepMs: number) {
+async function simulate(db: Db, log: Logger, workerId: string, sandbox: Claimed[], now: Date, stepMs: number) {
   const simulated = sandbox.map((m) => simulateSandboxStep(m, now, stepMs)).filter((t): t is Transition => t !== null);
   if (simulated.length > 0)
-    await retryTransient(() => db.transaction((tx) => applyTransitions(tx, workerId, simulated)));
+    logChanges(
+      log,
+      await retryTransient(() => db.transaction((tx) => applyTransitions(tx, workerId, simulated))),
+      'sandbox',
+    );
   return earliest(simulated);
 }
 

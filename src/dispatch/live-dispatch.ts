@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { loadSendAccounts, type SendAccount } from '../accounts/send-accounts.js';
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
-import { applyTransitions } from '../lifecycle/apply-transitions.js';
+import { applyTransitions, logChanges } from '../lifecycle/apply-transitions.js';
 import type { Claimed } from '../lifecycle/claim.js';
 import type { Transition } from '../lifecycle/transitions.js';
 import * as transition from '../lifecycle/transitions.js';
@@ -89,8 +89,12 @@ async function dispatchLive(live: Live, messages: Claimed[]): Promise<Date | nul
   }
   deferred.push(...(await bookSends(live, byAccount, accounts, now)));
   if (refused.length + deferred.length > 0)
-    await retryTransient(() =>
-      live.db.transaction((tx) => applyTransitions(tx, live.worker.workerId, [...refused, ...deferred])),
+    logChanges(
+      live.log,
+      await retryTransient(() =>
+        live.db.transaction((tx) => applyTransitions(tx, live.worker.workerId, [...refused, ...deferred])),
+      ),
+      'refused or put back before sending',
     );
   return earliest(deferred);
 }

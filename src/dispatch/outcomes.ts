@@ -7,7 +7,7 @@ import { markAccountError } from '../accounts/send-accounts.js';
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { applyParkedReceipts } from '../lifecycle/apply-receipt.js';
-import { applyTransitions } from '../lifecycle/apply-transitions.js';
+import { type AppliedChange, applyTransitions, logChanges } from '../lifecycle/apply-transitions.js';
 import type { Claimed } from '../lifecycle/claim.js';
 import type { AccountStatus } from '../shared/vocab.js';
 import type { AttemptResult } from './live-send.js';
@@ -31,9 +31,10 @@ export async function writeOutcomes(
   items: Outcome[],
 ): Promise<(Date | null)[]> {
   const marks = accountMarks(items);
+  let changes: AppliedChange[] = [];
   await retryTransient(() =>
     deps.db.transaction(async (tx) => {
-      await applyTransitions(
+      changes = await applyTransitions(
         tx,
         workerId,
         items.map((o) => o.result.transition),
@@ -48,6 +49,7 @@ export async function writeOutcomes(
       }
     }),
   );
+  logChanges(deps.log, changes, 'send attempt');
   for (const [accountId, mark] of marks) {
     deps.onMarked(accountId);
     deps.log.warn(

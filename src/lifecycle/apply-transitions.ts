@@ -1,5 +1,7 @@
 // Applying worker decisions to claimed messages in one statement, with their message.status
 // events in the same transaction. A row whose lease this worker lost is left alone (no event).
+import type { Logger } from 'pino';
+
 import type { Queryable } from '../db/db.js';
 import { writeEvents } from '../events/outbox.js';
 import type { MessageStatus } from '../shared/vocab.js';
@@ -19,8 +21,33 @@ type ChangedRow = EventMessage & {
   at: Date;
 };
 
-export async function applyTransitions(tx: Queryable, workerId: string, transitions: Transition[]): Promise<number> {
-  if (transitions.length === 0) return 0;
+/** A message a transition changed: what its log line names (ids, never the recipient). */
+export type AppliedChange = {
+  messageId: string;
+  customerId: string;
+  accountId: string;
+  from: MessageStatus;
+  to: MessageStatus;
+  errorCode: string | null;
+};
+
+/**
+ * One line per changed message, after the commit that made the change: a failure at info (an
+ * operator looks for those), every other change at debug (thousands a second at full speed).
+ */
+export function logChanges(log: Pick<Logger, 'debug' | 'info'>, changes: AppliedChange[], action: string): void {
+  for (const c of changes) {
+    if (c.to === 'failed') log.info(c, `message failed (${action})`);
+    else log.debug(c, `message ${c.from} → ${c.to} (${action})`);
+  }
+}
+
+export async function applyTransitions(
+  tx: Queryable,
+  workerId: string,
+  transitions: Transition[],
+): Promise<AppliedChange[]> {
+  if (transitions.length === 0) return [];
   const rows = await tx.query<ChangedRow>(
     `UPDATE messages m SET
         status = t.to_status,
@@ -64,5 +91,12 @@ export async function applyTransitions(tx: Queryable, workerId: string, transiti
       .filter((r) => EMITTING.includes(r.to_status) && r.to_status !== r.from_status)
       .map((r) => messageStatusEvent({ message: r, from: r.from_status, to: r.to_status, at: r.at, error: r.error })),
   );
-  return rows.length;
+  return rows.map((r) => ({
+    messageId: r.id,
+    customerId: r.customerId,
+    accountId: r.chatAccountId,
+    from: r.from_status,
+    to: r.to_status,
+    errorCode: r.error?.code ?? null,
+  }));
 }
