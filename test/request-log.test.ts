@@ -27,32 +27,33 @@ function capture(lines: Record<string, unknown>[], level: string) {
   return pino({ level }, sink);
 }
 
-describe('request log lines', () => {
-  const lines: Record<string, unknown>[] = [];
+/** A service of `role` on its own database for this describe, logging at `level` into `lines`. */
+function serviceLoggingTo(lines: Record<string, unknown>[], role: 'api' | 'all', level: string) {
+  const svc = { url: '' };
   let database: TestDatabase;
   let app: App;
-  let url: string;
-
   beforeAll(async () => {
     database = await createTestDatabase();
-    app = await createApp(testConfig({ LOG_LEVEL: 'info' }), {
-      db: database.db,
-      role: 'api',
-      log: capture(lines, 'info'),
-    });
-    url = (await app.start())!;
+    app = await createApp(testConfig({ LOG_LEVEL: level }), { db: database.db, role, log: capture(lines, level) });
+    svc.url = (await app.start())!;
   });
   afterAll(async () => {
     await app.stop();
     await database.drop();
   });
+  return svc;
+}
+
+describe('request log lines', () => {
+  const lines: Record<string, unknown>[] = [];
+  const svc = serviceLoggingTo(lines, 'api', 'info');
 
   it('carries messageId, customerId and accountId on a send and a read', async () => {
-    const t = await createTenant(url);
-    const sent = await call(url, 'POST', '/messages', { key: t.sandboxKey, body: textMessage('log-1') });
+    const t = await createTenant(svc.url);
+    const sent = await call(svc.url, 'POST', '/messages', { key: t.sandboxKey, body: textMessage('log-1') });
     expect(sent.status).toBe(201);
     const id = sent.body.messageId as string;
-    expect((await call(url, 'GET', `/messages/${id}`, { key: t.sandboxKey })).status).toBe(200);
+    expect((await call(svc.url, 'GET', `/messages/${id}`, { key: t.sandboxKey })).status).toBe(200);
     const requests = lines.filter((l) => l.msg === 'request' && String(l.url).startsWith('/messages'));
     expect(requests).toHaveLength(2);
     for (const l of requests)
@@ -62,31 +63,15 @@ describe('request log lines', () => {
 
 describe('worker log lines', () => {
   const lines: Record<string, unknown>[] = [];
-  let database: TestDatabase;
-  let app: App;
-  let url: string;
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    app = await createApp(testConfig({ LOG_LEVEL: 'debug' }), {
-      db: database.db,
-      role: 'all',
-      log: capture(lines, 'debug'),
-    });
-    url = (await app.start())!;
-  });
-  afterAll(async () => {
-    await app.stop();
-    await database.drop();
-  });
+  const svc = serviceLoggingTo(lines, 'all', 'debug');
 
   it('names the message, customer and account of every status change the dispatcher makes', async () => {
-    const t = await createTenant(url);
-    const ok = await call(url, 'POST', '/messages', {
+    const t = await createTenant(svc.url);
+    const ok = await call(svc.url, 'POST', '/messages', {
       key: t.sandboxKey,
       body: textMessage('worker-log-ok', { to: { type: 'phone', phoneE164: '+15551230088' } }),
     });
-    const bad = await call(url, 'POST', '/messages', {
+    const bad = await call(svc.url, 'POST', '/messages', {
       key: t.sandboxKey,
       body: textMessage('worker-log-bad', { to: { type: 'phone', phoneE164: '+15551230099' } }),
     });
