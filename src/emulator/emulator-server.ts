@@ -5,6 +5,8 @@ import crypto from 'node:crypto';
 
 import Fastify, { type FastifyInstance } from 'fastify';
 
+import { registerStateControls } from './emulator-controls.js';
+import { createWindows, MEDIA_LIMITS } from './emulator-limits.js';
 import { createEmulatorState, type EmulatorState, type FailureRule, type ReceiptSettings } from './emulator-state.js';
 import { registerTemplateControls, registerTemplateRoutes } from './emulator-templates.js';
 import { graphError } from './graph-error.js';
@@ -16,43 +18,10 @@ export type EmulatorOptions = {
   logLevel?: string;
 };
 
-const MB = 1024 * 1024;
-/** The provider's accepted media types and sizes (images 5 MB, documents 100 MB). */
-const MEDIA_LIMITS: Record<string, number> = {
-  'image/jpeg': 5 * MB,
-  'image/png': 5 * MB,
-  'text/plain': 100 * MB,
-  'application/pdf': 100 * MB,
-  'application/msword': 100 * MB,
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 100 * MB,
-  'application/vnd.ms-excel': 100 * MB,
-  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 100 * MB,
-  'application/vnd.ms-powerpoint': 100 * MB,
-  'application/vnd.openxmlformats-officedocument.presentationml.presentation': 100 * MB,
-};
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A provider-style numeric id (15 digits; randomInt's range stops at 2^48). */
 const numericId = () => String(crypto.randomInt(1e14, 2 ** 48 - 1));
 const newWamid = () => `wamid.${crypto.randomBytes(24).toString('base64url')}`;
-
-/** Sliding one-second windows per key, for throughput and pair-rate limits. */
-function createWindows() {
-  const windows = new Map<string, number[]>();
-  return {
-    take(key: string, limit: number, windowMs: number): boolean {
-      const now = Date.now();
-      const w = (windows.get(key) ?? []).filter((t) => now - t < windowMs);
-      if (w.length >= limit) {
-        windows.set(key, w);
-        return false;
-      }
-      w.push(now);
-      windows.set(key, w);
-      return true;
-    },
-  };
-}
 
 export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; state: EmulatorState } {
   const state = createEmulatorState();
@@ -339,23 +308,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
   registerTemplateRoutes(app, state);
 
   // ---- control API ----
-  app.put<{ Params: { phoneNumberId: string }; Body: Record<string, unknown> }>(
-    '/__emulator/numbers/:phoneNumberId',
-    async (request) => {
-      state.numbers.set(request.params.phoneNumberId, {
-        ...(state.numbers.get(request.params.phoneNumberId) ?? {}),
-        ...(request.body ?? {}),
-      });
-      return state.numbers.get(request.params.phoneNumberId);
-    },
-  );
-  app.post<{ Body: Omit<FailureRule, 'id'> }>('/__emulator/rules', async (request) =>
-    state.addRule(request.body ?? {}),
-  );
-  app.delete('/__emulator/rules', async () => {
-    state.rules.length = 0;
-    return { ok: true };
-  });
+  registerStateControls(app, state, () => ({ inFlight: posting, waiting: waiting.length }));
   app.put<{
     Body: Partial<ReceiptSettings> & {
       latencyMs?: number;
@@ -388,24 +341,6 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     };
   });
   registerTemplateControls(app, state);
-  app.get('/__emulator/sent', async () => ({ sent: state.sent.map(({ payload: _p, ...rest }) => rest) }));
-  app.get('/__emulator/media', async () => ({ media: [...state.media].map(([id, m]) => ({ id, ...m })) }));
-  app.get('/__emulator/throttled', async () => ({ throttled: state.throttled }));
-  app.delete('/__emulator/sent', async () => {
-    state.sent.length = 0;
-    state.throttled.length = 0;
-    return { ok: true };
-  });
-  app.get('/__emulator/lookups', async () => ({ lookups: state.lookups }));
-  /** Counters: sends received, webhook POSTs (attempts), retries, webhooks given up, POSTs in flight and waiting. */
-  app.get('/__emulator/stats', async () => ({
-    sent: state.sent.length,
-    webhooks: { ...state.webhookStats, inFlight: posting, waiting: waiting.length },
-  }));
-  app.delete('/__emulator/stats', async () => {
-    Object.assign(state.webhookStats, { posts: 0, retries: 0, failures: 0, firstPostAt: 0, lastAnsweredAt: 0 });
-    return { ok: true };
-  });
   /** Posts an inbound message webhook, as if a user had written to the number. */
   app.post<{
     Body: { phoneNumberId: string; from: string; text?: string; name?: string; type?: string; contextId?: string };
