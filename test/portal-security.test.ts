@@ -123,6 +123,10 @@ describe('portal security', () => {
       404,
     );
     expect((await ca.submit('/portal/webhooks', `/portal/webhooks/${epId}/rotate-secret`, {})).status).toBe(404);
+    // A scope that is not even a UUID is no account of theirs either: the API's error, not a 500.
+    const badScope = await ca.submit('/portal/keys', '/portal/keys', { name: 'scoped', chatAccountId: 'not-a-uuid' });
+    expect(badScope.status).toBeLessThan(500);
+    expect(badScope.text).toContain('invalid_chat_account');
     expect((await ca.get(`/portal/broadcasts/${sent.body.messageId}`)).status).toBe(404);
     const still = (await call(svc.url, 'GET', '/messages', { key: b.key })).status;
     expect(still).toBe(200);

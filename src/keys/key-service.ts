@@ -7,6 +7,7 @@ import type { Db } from '../db/db.js';
 import type { Sealer } from '../shared/crypto.js';
 import { randomHex, sha256Hex } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
+import { UUID_PATTERN } from '../shared/schemas.js';
 import type { TemplateAccess } from '../shared/vocab.js';
 
 export const MAX_ACTIVE_KEYS = 5;
@@ -67,10 +68,13 @@ export function createKeyService(deps: { db: Db; sealer: Sealer; directory: Pick
         // Locking the customer row serialises key creation, so the active-key cap holds under concurrency.
         if (!(await lockCustomer(tx, customerId))) throw errors.notFound();
         if (input.chatAccountId) {
-          const owned = await tx.query('SELECT 1 FROM chat_accounts WHERE id = $1 AND customer_id = $2', [
-            input.chatAccountId,
-            customerId,
-          ]);
+          // Not every caller validated the id's form (the portal's form does not): not a UUID is not an account.
+          const owned = !new RegExp(UUID_PATTERN).test(input.chatAccountId)
+            ? []
+            : await tx.query('SELECT 1 FROM chat_accounts WHERE id = $1 AND customer_id = $2', [
+                input.chatAccountId,
+                customerId,
+              ]);
           if (owned.length === 0) throw errors.invalidChatAccount();
         }
         const [{ n } = { n: 0 }] = await tx.query<{ n: number }>(
