@@ -3,42 +3,17 @@
 // critical violation) and a screenshot is kept under test-results/portal-screenshots/.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 
-import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { checkPage, launchBrowser, loggedIn as signIn, text } from './support/browser.js';
 import { startLiveService } from './support/emulator.js';
 import { call, createTenant, eventually } from './support/harness.js';
 import { createPortalUser, PASSWORD } from './support/portal.js';
 import { type Receiver, startReceiver } from './support/receiver.js';
-
-const SHOTS = path.resolve('test-results/portal-screenshots');
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** The text of the first element the locator finds, once it is there. */
-async function text(locator: Locator): Promise<string> {
-  await locator.first().waitFor();
-  return (await locator.first().innerText()).trim();
-}
-
-async function checkPage(page: Page, name: string) {
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-  await page.addScriptTag({ content: AXE }).catch(async () => {
-    // The CSP forbids inline script: axe is evaluated through the DevTools protocol instead.
-    await page.evaluate(AXE);
-  });
-  const result = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] })`)) as {
-    violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
-  };
-  const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(
-    serious.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-    name,
-  ).toEqual([]);
-}
 
 describe('portal in chromium', () => {
   let live: Awaited<ReturnType<typeof startLiveService>>;
@@ -49,7 +24,6 @@ describe('portal in chromium', () => {
   const email = 'owner@pro.example';
 
   beforeAll(async () => {
-    fs.mkdirSync(SHOTS, { recursive: true });
     live = await startLiveService({ UNSAFE_ALLOW_PRIVATE_URLS: 'true' });
     url = live.svc.url;
     receiver = await startReceiver();
@@ -59,20 +33,7 @@ describe('portal in chromium', () => {
       body: { sendPolicy: { mode: 'PRODUCTION' } },
     });
     await createPortalUser(url, pro.customerId, email);
-    // launch() gives every run a fresh, temporary profile (its own --user-data-dir).
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
@@ -80,17 +41,7 @@ describe('portal in chromium', () => {
     await live?.stop();
   });
 
-  async function loggedIn(who = email): Promise<Page> {
-    const context = await browser.newContext({ bypassCSP: false });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: url });
-    const page = await context.newPage();
-    await page.goto(`${url}/portal/login`);
-    await page.getByLabel('Email').fill(who);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(`${url}/portal`);
-    return page;
-  }
+  const loggedIn = (who = email): Promise<Page> => signIn(browser, url, who);
 
   it('logs in, refuses a wrong password, and passes axe on the login and overview pages', async () => {
     const context = await browser.newContext();

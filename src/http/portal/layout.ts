@@ -18,6 +18,7 @@ const NAV: [string, string][] = [
   ['/portal/inbox', 'Inbox'],
   ['/portal/broadcasts', 'Broadcasts'],
   ['/portal/templates', 'Templates'],
+  ['/portal/audit', 'Audit log'],
 ];
 
 function head(title: string): Html {

@@ -13,6 +13,7 @@ import type { Session } from '../../portal/session-service.js';
 import { safeEqual } from '../../shared/crypto.js';
 import { AppError } from '../../shared/errors.js';
 import { registerAccountRoutes } from './accounts-routes.js';
+import { registerAuditRoutes } from './audit-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { registerBroadcastRoutes } from './broadcasts-routes.js';
 import type { PortalDeps } from './deps.js';
@@ -172,6 +173,7 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
       registerInboxRoutes(portal, deps);
       registerBroadcastRoutes(portal, deps);
       registerTemplateRoutes(portal, deps);
+      registerAuditRoutes(portal, deps);
     },
     { prefix: '/portal' },
   );

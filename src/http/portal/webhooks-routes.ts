@@ -34,6 +34,14 @@ function secretShown(secret: string) {
   );
 }
 
+/** The notice after a test event or a redelivery was queued (they redirect here, post/redirect/get). */
+function queuedNotice(request: FastifyRequest): Part {
+  const queued = (request.query as Record<string, string | undefined>).queued ?? '';
+  if (queued === 'redelivery') return notice('Redelivery queued.');
+  if (/^evt_[0-9a-f-]{36}$/.test(queued)) return notice(html`Test event <code>${queued}</code> queued.`);
+  return '';
+}
+
 export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): void {
   /** The page's context once the plan allows webhooks; otherwise the gate page is sent. */
   async function allowed(request: FastifyRequest) {
@@ -240,7 +248,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
   app.get('/webhooks/:id', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated);
-    return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, idParam(request), ''));
+    return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, idParam(request), queuedNotice(request)));
   });
 
   app.post('/webhooks/:id', async (request, reply) => {
@@ -275,10 +283,8 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
     const { eventId } = await deps.endpoints.sendTest(a.tenant.customerId, id);
-    return sendPage(
-      reply,
-      await detailPage(a.ctx, a.tenant.customerId, id, notice(html`Test event <code>${eventId}</code> queued.`)),
-    );
+    // Post/redirect/get: reloading the page that follows must not queue another event.
+    return reply.redirect(`/portal/webhooks/${id}?queued=${encodeURIComponent(eventId)}`, 303);
   });
 
   app.post('/webhooks/:id/deliveries/:deliveryId/redeliver', async (request, reply) => {
@@ -286,6 +292,6 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
     await deps.endpoints.redeliver(a.tenant.customerId, id, idParam(request, 'deliveryId'));
-    return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, id, notice('Redelivery queued.')));
+    return reply.redirect(`/portal/webhooks/${id}?queued=redelivery`, 303);
   });
 }

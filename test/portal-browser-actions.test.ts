@@ -1,0 +1,157 @@
+// The portal's changing actions in a real browser (chromium via playwright-core) against the real
+// server and the provider emulator: a webhook endpoint edited, its secret rotated and a delivery
+// redelivered; the audit log of those actions (owners only); a forwarding rule checked, created
+// and deleted; a template created through the provider. Each result is checked through the API.
+import crypto from 'node:crypto';
+
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { verifyWebhookSignature } from '../src/webhooks/signature.js';
+import { checkPage, launchBrowser, loggedIn, text } from './support/browser.js';
+import { startLiveService } from './support/emulator.js';
+import { call, createAccount, createKey, createTenant, eventually } from './support/harness.js';
+import { createPortalUser } from './support/portal.js';
+import { type Receiver, startReceiver } from './support/receiver.js';
+
+const MGMT_TOKEN = 'EAAG-portal-management-0123456789';
+
+describe('portal actions in chromium', () => {
+  let live: Awaited<ReturnType<typeof startLiveService>>;
+  let receiver: Receiver;
+  let browser: Browser;
+  let url: string;
+  let pro: Awaited<ReturnType<typeof createTenant>>;
+  const owner = 'owner@actions.example';
+  const viewer = 'viewer@actions.example';
+
+  beforeAll(async () => {
+    live = await startLiveService({ UNSAFE_ALLOW_PRIVATE_URLS: 'true' });
+    url = live.svc.url;
+    receiver = await startReceiver();
+    pro = await createTenant(url, { plan: 'pro' });
+    await createPortalUser(url, pro.customerId, owner);
+    await createPortalUser(url, pro.customerId, viewer, 'viewer');
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await receiver?.close();
+    await live?.stop();
+  });
+
+  it('edits an endpoint, rotates its secret, redelivers an event; the audit log shows who did it', async () => {
+    const page = await loggedIn(browser, url, owner);
+    await page.goto(`${url}/portal/webhooks`);
+    await page.getByLabel('HTTPS URL').fill(`${receiver.url}/edit`);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const firstSecret = (await text(page.locator('#secret'))).match(/whsec_\S+/)![0];
+    await page.getByRole('link', { name: `${receiver.url}/edit` }).click();
+    const id = page.url().split('/').pop()!;
+
+    await page.getByLabel('Description').fill('edited in the portal');
+    await page.getByLabel('message.inbound', { exact: true }).uncheck();
+    await page.getByRole('button', { name: 'Save' }).click();
+    expect(await text(page.getByRole('status'))).toContain('Saved.');
+    const saved = await call(url, 'GET', `/webhook-endpoints/${id}`, { key: pro.key });
+    expect(saved.body.description).toBe('edited in the portal');
+    expect(saved.body.events).not.toContain('message.inbound');
+    expect(saved.body.events).toContain('message.status');
+
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const secret = (await text(page.locator('#secret'))).match(/whsec_\S+/)![0];
+    expect(secret).not.toBe(firstSecret);
+    await checkPage(page, '20-webhook-rotated');
+
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    expect(await text(page.getByRole('status'))).toContain('queued');
+    const [test] = await receiver.waitForRequests(1, { filter: (r) => r.path === '/edit' });
+    expect(verifyWebhookSignature(test!.rawBody, String(test!.headers['x-svc-signature']), secret)).toBe(true);
+    const eventId = String(test!.headers['x-svc-event-id']);
+
+    // A reload after the POST shows the page again without queuing another test event (post/redirect/get).
+    await eventually(async () => {
+      await page.reload();
+      return (await page.locator('tr.delivery li.attempt').count()) > 0;
+    });
+    expect(receiver.requests.filter((r) => r.path === '/edit')).toHaveLength(1);
+    await page.locator('tr.delivery', { hasText: eventId }).getByRole('button', { name: 'Redeliver' }).click();
+    expect(await text(page.getByRole('status'))).toContain('Redelivery queued.');
+    const again = await receiver.waitForRequests(2, { filter: (r) => r.path === '/edit' });
+    expect(again.map((r) => r.headers['x-svc-event-id'])).toEqual([eventId, eventId]);
+
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    const rows = page.locator('#audit tbody tr');
+    await rows.first().waitFor();
+    const entries = await rows.allInnerTexts();
+    expect(entries[0]).toContain('webhook.rotate_secret');
+    expect(entries[0]).toContain(owner);
+    expect(entries[0]).toContain(id);
+    expect(entries.some((e) => e.includes('webhook.create') && e.includes(id))).toBe(true);
+    await checkPage(page, '21-audit-log');
+    await page.context().close();
+
+    const seen = await loggedIn(browser, url, viewer);
+    const res = await seen.goto(`${url}/portal/audit`);
+    expect(res!.status()).toBe(403);
+    expect(await text(seen.getByRole('alert'))).toContain('Only owners');
+    expect(await seen.locator('#audit').count()).toBe(0);
+    await seen.context().close();
+  });
+
+  it('checks a sample against a rule, creates the rule, and deletes it', async () => {
+    const page = await loggedIn(browser, url, owner);
+    await page.goto(`${url}/portal/inbox`);
+    await page.getByLabel('Name', { exact: true }).fill('orders');
+    await page.getByLabel('Condition').selectOption('starts_with');
+    await page.getByLabel('Pattern').fill('ORDER');
+    await page.getByLabel(/Destination URL/).fill(`${receiver.url}/rule`);
+    await page.getByLabel('Sample text to check').fill('ORDER 17 please');
+    expect(await text(page.locator('#sample-result'))).toContain('The sample matches this rule.');
+    await page.getByLabel('Sample text to check').fill('where is my order');
+    await eventually(async () => (await page.locator('#sample-result').innerText()).includes('does not match'));
+
+    await page.getByRole('button', { name: 'Create rule' }).click();
+    expect(await text(page.getByRole('status'))).toContain('Rule created.');
+    const listed = await call(url, 'GET', '/forwarding-rules', { key: pro.key });
+    const rule = (listed.body.forwardingRules as Record<string, any>[]).find((r) => r.name === 'orders');
+    expect(rule?.condition).toMatchObject({ type: 'starts_with', pattern: 'ORDER' });
+    await checkPage(page, '22-inbox-rule');
+
+    await page.locator('li', { hasText: 'orders' }).getByRole('button', { name: 'Delete' }).click();
+    expect(await text(page.getByRole('status'))).toContain('Rule deleted.');
+    const after = await call(url, 'GET', '/forwarding-rules', { key: pro.key });
+    expect((after.body.forwardingRules as { id: string }[]).map((r) => r.id)).not.toContain(rule!.id);
+    await page.context().close();
+  });
+
+  it('creates a template through the provider with the management credential', async () => {
+    const wabaId = `waba${crypto.randomBytes(5).toString('hex')}`;
+    await live.emu.waba(wabaId, { managementToken: MGMT_TOKEN });
+    const accountId = await createAccount(url, pro.customerId, {
+      displayName: 'Templates line',
+      official: {
+        phoneNumberId: `pn${crypto.randomBytes(5).toString('hex')}`,
+        wabaId,
+        accessToken: 'EAAG-send-token',
+        managementToken: MGMT_TOKEN,
+      },
+    });
+    const page = await loggedIn(browser, url, owner);
+    await page.goto(`${url}/portal/templates`);
+    await page.locator(`#n-${accountId}`).fill('portal_order_ready');
+    await page.locator(`#b-${accountId}`).fill('Your order {{1}} is ready.');
+    await page.locator(`#e-${accountId}`).fill('1=A-17');
+    await page
+      .locator('form', { has: page.locator(`#n-${accountId}`) })
+      .getByRole('button', { name: 'Create template' })
+      .click();
+    expect(await text(page.getByRole('status'))).toContain('Template portal_order_ready created');
+    await checkPage(page, '23-template-created');
+    const reader = await createKey(url, pro.customerId, { templateAccess: 'read' });
+    const listed = await call(url, 'GET', `/chat-accounts/${accountId}/templates`, { key: reader });
+    const names = (listed.body.templates as { name: string }[]).map((t) => t.name);
+    expect(names).toContain('portal_order_ready');
+    await page.context().close();
+  });
+});
