@@ -3,6 +3,9 @@
 // redelivered; the audit log of those actions (owners only); a forwarding rule checked, created
 // and deleted; a template created through the provider. Each result is checked through the API.
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../src/webhooks/signature.js';
 import { checkPage, launchBrowser, loggedIn, text } from './support/browser.js';
 import { startLiveService } from './support/emulator.js';
-import { call, createAccount, createKey, createTenant, eventually } from './support/harness.js';
+import { call, createAccount, createKey, createTenant, eventually, startService } from './support/harness.js';
 import { createPortalUser } from './support/portal.js';
 import { type Receiver, startReceiver } from './support/receiver.js';
 
@@ -152,6 +155,49 @@ describe('portal actions in chromium', () => {
     const listed = await call(url, 'GET', `/chat-accounts/${accountId}/templates`, { key: reader });
     const names = (listed.body.templates as { name: string }[]).map((t) => t.name);
     expect(names).toContain('portal_order_ready');
+    await page.context().close();
+  });
+});
+
+describe('portal broadcast cancel in chromium (API role only: nothing is sent meanwhile)', () => {
+  let svc: Awaited<ReturnType<typeof startService>>;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    svc = await startService({ role: 'api' });
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.stop();
+  });
+
+  it('cancels a running broadcast: its messages fail with BROADCAST_CANCELLED, the button goes', async () => {
+    const t = await createTenant(svc.url, { plan: 'pro' });
+    await createPortalUser(svc.url, t.customerId, 'owner@cancel.example');
+    const page = await loggedIn(browser, svc.url, 'owner@cancel.example');
+    await page.goto(`${svc.url}/portal/broadcasts`);
+    await page.getByLabel('Text (for a text broadcast)').fill('Last call');
+    const csv = path.join(os.tmpdir(), `recipients-${crypto.randomUUID()}.csv`);
+    fs.writeFileSync(csv, 'phone,externalId\n+15551110011,c1\n+15551110012,c2\n+15551110013,c3\n');
+    await page.getByLabel(/CSV file/).setInputFiles(csv);
+    await page.getByRole('button', { name: 'Check recipients' }).click();
+    await page.getByRole('button', { name: 'Send to 3 recipient(s)' }).click();
+    await page.waitForURL(/\/portal\/broadcasts\/[0-9a-f-]{36}$/);
+    const broadcastId = page.url().split('/').pop()!;
+    expect(await text(page.locator('.bstatus'))).toBe('active');
+
+    await page.getByRole('button', { name: 'Cancel the broadcast' }).click();
+    expect(await text(page.getByRole('status'))).toContain('Cancelled');
+    expect(await text(page.locator('.bstatus'))).toBe('cancelled');
+    await checkPage(page, '24-broadcast-cancelled');
+    expect(await page.getByRole('button', { name: 'Cancel the broadcast' }).count()).toBe(0);
+
+    const b = await call(svc.url, 'GET', `/broadcasts/${broadcastId}`, { key: t.key });
+    expect(b.body).toMatchObject({ status: 'cancelled', cancelledMessages: 3 });
+    const m = await call(svc.url, 'GET', '/messages/c2', { key: t.key });
+    expect(m.body.status).toBe('failed');
+    expect(m.body.error.code).toBe('BROADCAST_CANCELLED');
     await page.context().close();
   });
 });
