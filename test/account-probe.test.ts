@@ -46,7 +46,12 @@ describe('account prober', () => {
     const accountId = await createAccount(svc.url, customer.body.id, {
       official: { phoneNumberId, wabaId: 'w1', accessToken: TOKEN },
     });
-    return { accountId, phoneNumberId, key: await createKey(svc.url, customer.body.id, {}) };
+    return {
+      customerId: customer.body.id as string,
+      accountId,
+      phoneNumberId,
+      key: await createKey(svc.url, customer.body.id, {}),
+    };
   };
   const send = async (key: string) => {
     const res = await call(svc.url, 'POST', '/messages', { key, body: textMessage(ext()) });
@@ -59,6 +64,8 @@ describe('account prober', () => {
       return m.status === status ? m : undefined;
     }, DEADLINE_MS);
   const publicAccount = async (key: string) => (await call(svc.url, 'GET', '/chat-accounts', { key })).body.accounts[0];
+  const operatorAccount = async (customerId: string) =>
+    (await call(svc.url, 'GET', `/admin/customers/${customerId}/chat-accounts`, { admin: true })).body.chatAccounts[0];
   const probeRow = async (accountId: string) =>
     (
       await svc.db.query<ProbeRow>(
@@ -103,6 +110,11 @@ describe('account prober', () => {
     // The probe asks, is refused, and the account stays marked.
     await eventually(async () => lookups(t.phoneNumberId) >= 2, DEADLINE_MS);
     expect(await publicAccount(t.key)).toMatchObject({ status: 'ERROR', lastErrorCode: 'AUTH_REJECTED' });
+    // The operator sees the probe (customers do not).
+    const probing = await operatorAccount(t.customerId);
+    expect(probing.probe.attempts).toBeGreaterThanOrEqual(1);
+    expect(Date.parse(probing.probe.nextAt)).not.toBeNaN();
+    expect(await publicAccount(t.key)).not.toHaveProperty('probe');
 
     // The provider accepts the token again; nobody touches the account.
     await emu.clearRules();
@@ -112,6 +124,7 @@ describe('account prober', () => {
     }, DEADLINE_MS);
     expect(account.lastErrorCode).toBe('AUTH_REJECTED'); // kept as history
     expect(await probeRow(t.accountId)).toMatchObject({ probe_attempts: 0, probe_next_at: null });
+    expect((await operatorAccount(t.customerId)).probe).toBeNull();
     const third = await send(t.key);
     await waitStatus(t.key, third, 'delivered');
     expect(sent(t.phoneNumberId)).toBe(1);

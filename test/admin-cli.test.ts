@@ -96,7 +96,7 @@ describe('chatgate admin', () => {
     await createAccount(svc.url, ids[0]!, { phoneNumber: '+15550100201', displayName: 'Support line' });
     const accounts = await admin('accounts', 'list', ids[0]!);
     expect(accounts.code).toBe(0);
-    expect(accounts.out).toMatch(/^ID +TYPE +STATUS +PHONE +NAME +PHONE NUMBER ID +POLICY +MPS +ERROR$/m);
+    expect(accounts.out).toMatch(/^ID +TYPE +STATUS +PHONE +NAME +PHONE NUMBER ID +POLICY +MPS +ERROR +NEXT PROBE$/m);
     expect(accounts.out).toMatch(/OFFICIAL +CONNECTED +\+15550100201 +Support line +pn\S+ +PRODUCTION +80 +-/);
     const accountsJson = JSON.parse((await admin('accounts', 'list', ids[0]!, '--json')).out);
     expect(accountsJson).toMatchObject({ chatAccounts: [{ customerId: ids[0], displayName: 'Support line' }] });

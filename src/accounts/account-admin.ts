@@ -9,7 +9,7 @@ import type { Sealer } from '../shared/crypto.js';
 import { errors, operatorErrors } from '../shared/errors.js';
 import type { AccountStatus, AccountType, SendPolicyMode } from '../shared/vocab.js';
 import { ACCOUNT_COLUMNS, toAccountRecord } from './account-record.js';
-import { toPublicAccount } from './account-view.js';
+import { toOperatorAccount } from './account-view.js';
 
 export type OfficialInput = {
   phoneNumberId?: string;
@@ -52,12 +52,7 @@ export function createAccountAdmin(deps: {
       [id],
     );
     const r = rows[0]!;
-    const record = toAccountRecord(r);
-    return {
-      ...toPublicAccount(record, r.plan as Plan, publicBaseUrl),
-      customerId: record.customerId,
-      throughputMps: record.throughputMps,
-    };
+    return toOperatorAccount(toAccountRecord(r), r.plan as Plan, publicBaseUrl);
   }
 
   function uniqueViolation(err: unknown): boolean {

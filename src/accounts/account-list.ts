@@ -1,11 +1,11 @@
 // A customer's chat accounts for the operator, newest first, in the shape the operator API
-// answers for one account (the public shape plus customerId and throughputMps; no secrets).
+// answers for one account (toOperatorAccount: no secrets).
 import type { Db } from '../db/db.js';
 import type { Plan } from '../plans/plans.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
 import { ACCOUNT_COLUMNS, toAccountRecord } from './account-record.js';
-import { toPublicAccount } from './account-view.js';
+import { toOperatorAccount } from './account-view.js';
 
 export type AccountList = ReturnType<typeof createAccountList>;
 
@@ -32,14 +32,7 @@ export function createAccountList(deps: { db: Pick<Db, 'query'>; publicBaseUrl: 
         createdAt: r.created_at as Date,
         id: r.id as string,
       }));
-      const chatAccounts = pageRows.map((r) => {
-        const record = toAccountRecord(r);
-        return {
-          ...toPublicAccount(record, customer.plan, publicBaseUrl),
-          customerId: record.customerId,
-          throughputMps: record.throughputMps,
-        };
-      });
+      const chatAccounts = pageRows.map((r) => toOperatorAccount(toAccountRecord(r), customer.plan, publicBaseUrl));
       return { chatAccounts, nextCursor };
     },
   };

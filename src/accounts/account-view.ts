@@ -59,3 +59,17 @@ export function toPublicAccount(a: AccountRecord, plan: Plan, publicBaseUrl: str
     },
   };
 }
+
+/**
+ * The operator's view of an account (operator API, one account or a customer's list): the public
+ * shape plus its customer, its send rate and the prober's state (`null` unless a rejected token is
+ * being re-verified; `nextAt` is when the next probe is due). No secrets.
+ */
+export function toOperatorAccount(a: AccountRecord, plan: Plan, publicBaseUrl: string) {
+  return {
+    ...toPublicAccount(a, plan, publicBaseUrl),
+    customerId: a.customerId,
+    throughputMps: a.throughputMps,
+    probe: a.probeNextAt ? { nextAt: a.probeNextAt.toISOString(), attempts: a.probeAttempts } : null,
+  };
+}

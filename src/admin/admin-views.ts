@@ -25,6 +25,7 @@ const accountColumns: Column<Row>[] = [
   { title: 'POLICY', value: (a) => at(a, 'sendPolicy', 'mode') },
   { title: 'MPS', value: (a) => a.throughputMps },
   { title: 'ERROR', value: (a) => a.lastErrorCode },
+  { title: 'NEXT PROBE', value: (a) => at(a, 'probe', 'nextAt') },
 ];
 
 const keyColumns: Column<Row>[] = [

@@ -1048,6 +1048,15 @@ export interface components {
         /** Format: uuid */
         customerId: string;
         throughputMps: number;
+        probe: {
+          /**
+           * Format: date-time
+           * @description When the next re-verification of a rejected token is due.
+           */
+          nextAt: string;
+          /** @description Probes in a row that did not get the token accepted. */
+          attempts: number;
+        } | null;
       } & {
         [key: string]: unknown;
       });

@@ -295,7 +295,19 @@ export const resourceSchemas: Record<string, TSchema> = {
   OperatorChatAccountPage: Page('chatAccounts', 'OperatorChatAccount'),
   OperatorChatAccount: Type.Intersect([
     ref('ChatAccount'),
-    Type.Object({ customerId: Id(), throughputMps: Type.Integer() }, { additionalProperties: true }),
+    Type.Object(
+      {
+        customerId: Id(),
+        throughputMps: Type.Integer(),
+        probe: Nullable(
+          Type.Object({
+            nextAt: Time('When the next re-verification of a rejected token is due.'),
+            attempts: Type.Integer({ description: 'Probes in a row that did not get the token accepted.' }),
+          }),
+        ),
+      },
+      { additionalProperties: true },
+    ),
   ]),
   ApiKey: Type.Object(
     {
