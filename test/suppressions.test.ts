@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { quotaMonth } from '../src/plans/plans.js';
 import { type Emulator, resetEmulator, startLiveService } from './support/emulator.js';
 import { call, createAccount, createKey, eventually, type Service } from './support/harness.js';
+import { JPEG_BYTES, upload } from './support/media-files.js';
 
 const MGMT = 'EAAG-management-secret-suppress';
 
@@ -255,12 +256,13 @@ describe('suppression lists and the reply window', () => {
     expect(m).toMatchObject({ status: 'failed', attemptCount: 0, error: { code: 'RECIPIENT_OPTED_OUT' } });
     expect(reachedProvider(marketing)).toBe(false);
     expect(await used(t.customerId)).toBe(before);
-    for (const content of [template('receipt'), text]) {
+    const media = (await upload(svc.url, t.key, JPEG_BYTES, 'a.jpg', 'image/jpeg')).body.mediaId as string;
+    for (const content of [template('receipt'), text, { type: 'image', image: { mediaId: media } }]) {
       const id = await send(t, listedNumber, content);
       expect(await settled(t, id)).toMatchObject({ status: 'sent' });
       expect(reachedProvider(id)).toBe(true);
     }
-    expect(await used(t.customerId)).toBe(before + 2);
+    expect(await used(t.customerId)).toBe(before + 3);
     // Another account of another customer, same number: not listed there, so the promo goes.
     const other = await customer();
     expect(await settled(other, await send(other, listedNumber, template('promo')))).toMatchObject({ status: 'sent' });
