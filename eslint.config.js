@@ -17,7 +17,7 @@ const LAYERS = [
   ['plans', 'events', 'outbound', 'provider', 'health'],
   ['lifecycle', 'metrics'],
   ['customers'],
-  ['accounts', 'media'],
+  ['accounts', 'media', 'suppressions'],
   ['auth'],
   ['keys', 'messages', 'senders', 'templates', 'inbound', 'portal'],
   ['broadcasts', 'receipts', 'webhooks', 'purge'],

@@ -33,6 +33,7 @@ import { registerMessageRoutes } from './http/routes/messages-routes.js';
 import { registerMetaRoutes } from './http/routes/meta-routes.js';
 import { registerMetricsRoute } from './http/routes/metrics-routes.js';
 import { registerProviderWebhookRoutes } from './http/routes/provider-webhook-routes.js';
+import { registerSuppressionRoutes } from './http/routes/suppression-routes.js';
 import { registerTemplateRoutes } from './http/routes/templates-routes.js';
 import { registerWebhookRoutes } from './http/routes/webhook-routes.js';
 import { apiKeyAuth, createServer, type Server } from './http/server.js';
@@ -59,6 +60,8 @@ import { createPurger } from './purge/purger.js';
 import { createReceiptService } from './receipts/receipt-service.js';
 import { createSenderService } from './senders/sender-service.js';
 import { createSealer } from './shared/crypto.js';
+import { createSuppressionService } from './suppressions/suppression-service.js';
+import { createTemplateCategories } from './templates/template-categories.js';
 import { createTemplateService } from './templates/template-service.js';
 import { createDeliverer } from './webhooks/deliverer.js';
 import { createEndpointService } from './webhooks/endpoint-service.js';
@@ -145,6 +148,8 @@ export async function createApp(
   const settings = createSettingsService({ db, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve });
   const endpoints = createEndpointService({ db, sealer, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve });
   const templates = createTemplateService({ db, sealer, provider, directory });
+  const suppressions = createSuppressionService({ db });
+  const templateCategories = createTemplateCategories({ db, sealer, provider });
   const users = createUserService({
     db,
     publicBaseUrl: config.publicBaseUrl,
@@ -201,6 +206,7 @@ export async function createApp(
       registerMediaRoutes(scope, { media });
       registerBroadcastRoutes(scope, { broadcasts });
       registerInboundRoutes(scope, { senders, settings });
+      registerSuppressionRoutes(scope, { suppressions });
       registerWebhookRoutes(scope, { endpoints });
       registerTemplateRoutes(scope, { templates });
     });
@@ -267,6 +273,7 @@ export async function createApp(
             }),
             sealer,
             invalidateCustomer: directory.invalidate,
+            categories: templateCategories,
             options: {
               batchSize: config.workerBatchSize,
               leaseSeconds: config.workerLeaseSeconds,

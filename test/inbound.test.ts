@@ -122,6 +122,9 @@ describe('inbound messages and the sender aggregate', () => {
       lastInboundAt: null,
       inboundCount: 0,
       sandbox: false,
+      optedOut: false,
+      optedOutAt: null,
+      replyWindowExpiresAt: null,
     });
     expect(await sender(t.key, 'not-a-number')).toMatchObject({
       status: 400,
@@ -313,8 +316,9 @@ describe('inbound messages and the sender aggregate', () => {
   it('simulates lookups for sandbox keys', async () => {
     const t = await customer('free');
     const wrote = (await sender(t.sandboxKey, '+16505551277')).body;
-    expect(wrote).toMatchObject({ hasWritten: true, inboundCount: 3, sandbox: true });
+    expect(wrote).toMatchObject({ hasWritten: true, inboundCount: 3, sandbox: true, optedOut: false });
     expect(wrote.firstInboundAt).not.toBeNull();
+    expect(Date.parse(wrote.replyWindowExpiresAt) - Date.parse(wrote.lastInboundAt)).toBe(86_400_000);
     expect((await sender(t.sandboxKey, '+16505551278')).body).toMatchObject({
       hasWritten: false,
       inboundCount: 0,

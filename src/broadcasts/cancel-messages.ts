@@ -43,16 +43,29 @@ export async function failCancelledMessages(
       messages.map((m) => transition.cancelled(m, now)),
     )
   ).length;
+  await refundUnsentQuota(tx, broadcast, Math.min(failed, messages.filter((m) => m.attemptCount === 0).length), now);
+  return failed;
+}
+
+/**
+ * The one way quota is given back: `count` messages charged at `charged.createdAt` that failed
+ * without reaching the provider, after `lockQuotaForRefund`. Only the current month's counter
+ * changes (a past month's is history).
+ */
+export async function refundUnsentQuota(
+  tx: Queryable,
+  charged: { customerId: string; createdAt: Date },
+  count: number,
+  now = new Date(),
+): Promise<void> {
   const { month } = quotaMonth(now);
-  const refund = Math.min(failed, messages.filter((m) => m.attemptCount === 0).length);
-  if (refund > 0 && quotaMonth(broadcast.createdAt).month === month) {
+  if (count > 0 && quotaMonth(charged.createdAt).month === month) {
     await tx.query('UPDATE quota_usage SET used = greatest(0, used - $3) WHERE customer_id = $1 AND month = $2::date', [
-      broadcast.customerId,
+      charged.customerId,
       month,
-      refund,
+      count,
     ]);
   }
-  return failed;
 }
 
 /** The cancelled ones among these broadcasts (for a worker that claimed their messages). */

@@ -18,6 +18,7 @@ import { createLeasedWorker } from '../shared/worker-loop.js';
 import { createLiveDispatch, earliest } from './live-dispatch.js';
 import { type Outcome, writeOutcomes } from './outcomes.js';
 import type { MediaPreparer } from './prepare-media.js';
+import { failRefusedRecipients, type RecipientChecks } from './recipient-checks.js';
 import { simulateSandboxStep } from './sandbox-simulator.js';
 
 export type DispatcherOptions = {
@@ -44,6 +45,8 @@ export function createDispatcher(deps: {
   media: MediaPreparer;
   sealer: Sealer;
   invalidateCustomer: (tx: Queryable, customerId: string) => Promise<void>;
+  /** Template categories for the suppression check (decision 0014). */
+  categories: RecipientChecks['categories'];
 }) {
   const { db, log, options } = deps;
   let lastSweep = Date.now();
@@ -84,10 +87,14 @@ export function createDispatcher(deps: {
     if (claimed.length === 0) return { didWork: false };
     const now = new Date();
     const sandbox = claimed.filter((m) => m.sandbox);
-    const liveOnes = await failCancelled(
-      db,
+    const liveOnes = await failRefusedRecipients(
+      { db, log, categories: deps.categories },
       worker.workerId,
-      claimed.filter((m) => !m.sandbox),
+      await failCancelled(
+        db,
+        worker.workerId,
+        claimed.filter((m) => !m.sandbox),
+      ),
     );
     const simulatedDue = await simulate(db, log, worker.workerId, sandbox, now, options.sandboxStepMs);
     const liveDue = liveOnes.length > 0 ? await live.dispatch(liveOnes) : null;

@@ -65,7 +65,7 @@ export function recordAttempt(m: Claimed, outcome: SendOutcome, now: Date, retry
   const verdict: Verdict = classifySendFailure(outcome);
   const error: SendErrorDetail = {
     code: verdict.errorCode,
-    message: outcome.summary,
+    message: (verdict.action === 'fail' ? verdict.message : undefined) ?? outcome.summary,
     ...(outcome.detail ? { provider: { ...outcome.detail, source: 'send_attempt' as const } } : {}),
   };
   const attempt = m.attemptCount + 1;

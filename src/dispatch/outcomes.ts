@@ -9,7 +9,8 @@ import { retryTransient } from '../db/retry.js';
 import { applyParkedReceipts } from '../lifecycle/apply-receipt.js';
 import { type AppliedChange, applyTransitions, logChanges } from '../lifecycle/apply-transitions.js';
 import type { Claimed } from '../lifecycle/claim.js';
-import type { AccountStatus } from '../shared/vocab.js';
+import { type AccountStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
+import { addSuppressions } from '../suppressions/suppression-store.js';
 import type { AttemptResult } from './live-send.js';
 
 export type Outcome = { result: AttemptResult; message: Claimed };
@@ -43,6 +44,7 @@ export async function writeOutcomes(
         o.result.transition.providerMessageId ? [o.result.transition.providerMessageId] : [],
       );
       if (wamids.length > 0) await applyParkedReceipts(tx, wamids);
+      await addSuppressions(tx, optOuts(items));
       for (const [accountId, mark] of [...marks].sort(([a], [b]) => (a < b ? -1 : 1))) {
         await markAccountError(tx, accountId, mark.status, mark.errorCode, deps.firstAccountProbeDelayMs);
         await deps.invalidateCustomer(tx, mark.customerId);
@@ -73,4 +75,17 @@ function accountMarks(items: Outcome[]): Map<string, AccountMark> {
       });
   }
   return marks;
+}
+
+/** Recipients the provider refused as opted out (131050) go on their account's suppression list. */
+function optOuts(items: Outcome[]) {
+  return items
+    .filter((o) => o.result.verdict?.errorCode === SEND_ERROR_CODES.RECIPIENT_OPTED_OUT)
+    .map((o) => ({
+      accountId: o.message.chatAccountId,
+      customerId: o.message.customerId,
+      phone: o.message.recipient,
+      source: 'provider_error' as const,
+      reason: 'The provider refused a send: the user opted out of marketing messages (131050)',
+    }));
 }

@@ -9,6 +9,7 @@ import { registerStateControls } from './emulator-controls.js';
 import { createWindows, MEDIA_LIMITS } from './emulator-limits.js';
 import { createEmulatorState, type EmulatorState, type FailureRule, type ReceiptSettings } from './emulator-state.js';
 import { registerTemplateControls, registerTemplateRoutes } from './emulator-templates.js';
+import { registerUserPreferenceControl, unixSeconds } from './emulator-user-preferences.js';
 import { graphError } from './graph-error.js';
 
 export type EmulatorOptions = {
@@ -89,7 +90,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     return null;
   }
 
-  const envelope = (phoneNumberId: string, value: Record<string, unknown>) => {
+  const envelope = (phoneNumberId: string, value: Record<string, unknown>, field = 'messages') => {
     const n = state.numbers.get(phoneNumberId);
     return {
       object: 'whatsapp_business_account',
@@ -98,7 +99,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
           id: n?.wabaId ?? 'emulator-waba',
           changes: [
             {
-              field: 'messages',
+              field,
               value: {
                 messaging_product: 'whatsapp',
                 metadata: {
@@ -341,16 +342,19 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     };
   });
   registerTemplateControls(app, state);
+  registerUserPreferenceControl(app, (pn, value) => postWebhook(envelope(pn, value, 'user_preferences'), pn));
   /** Posts an inbound message webhook, as if a user had written to the number. */
   app.post<{
-    Body: { phoneNumberId: string; from: string; text?: string; name?: string; type?: string; contextId?: string };
+    Body: { phoneNumberId: string; from: string; text?: string; name?: string; type?: string; contextId?: string } & {
+      timestamp?: number | string;
+    };
   }>('/__emulator/inbound', async (request) => {
     const b = request.body;
     const id = newWamid();
     const message: Record<string, unknown> = {
       from: b.from.replace(/^\+/, ''),
       id,
-      timestamp: String(Math.floor(Date.now() / 1000)),
+      timestamp: unixSeconds(b.timestamp),
       type: b.type ?? 'text',
     };
     if ((b.type ?? 'text') === 'text') message.text = { body: b.text ?? '' };

@@ -8,6 +8,7 @@ import type { Queryable } from '../db/db.js';
 import { type OutboxEvent, writeEvents } from '../events/outbox.js';
 import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
 import type { InboundMessage } from '../provider/parse-webhook.js';
+import { suppressKeywordSenders } from '../suppressions/suppression-store.js';
 
 export type InboundAccount = { id: string; customerId: string; plan: Plan; channel: string };
 
@@ -126,6 +127,20 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
     for (const r of result)
       senders.set(key(r.chat_account_id, r.phone_e164), { created: r.created, firstInboundAt: r.first_inbound_at });
   }
+
+  // 3b. Opt-out keywords: a text that is one, whole, puts its sender on the account's list.
+  await suppressKeywordSenders(
+    tx,
+    todo
+      .filter((i) => i.message.messageType === 'text')
+      .map((item) => ({
+        accountId: item.account.id,
+        customerId: item.account.customerId,
+        phone: fromOf(item),
+        text: item.message.text,
+        at: item.message.receivedAt,
+      })),
+  );
 
   // 4. The inbox: plan Pro, and the account's filter.
   const inboxAccounts = [...new Set(todo.filter((i) => PLAN_LIMITS[i.account.plan].inbox).map((i) => i.account.id))];

@@ -150,9 +150,14 @@ function matcher(rows: Row[]) {
 
 /** A failed receipt's error, mapped through the provider's error table. */
 function receiptError(r: StatusReceipt): SendErrorDetail {
+  const verdict = classifyProviderError(r.error?.code ?? null, null, null);
   return {
-    code: classifyProviderError(r.error?.code ?? null, null, null).errorCode,
-    message: r.error?.details ?? r.error?.title ?? 'The provider reported the message as failed',
+    code: verdict.errorCode,
+    message:
+      (verdict.action === 'fail' ? verdict.message : undefined) ??
+      r.error?.details ??
+      r.error?.title ??
+      'The provider reported the message as failed',
     provider: {
       code: r.error?.code ?? null,
       subcode: null,

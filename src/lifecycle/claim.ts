@@ -20,6 +20,10 @@ export type Claimed = {
   providerMedia: ProviderMediaRef | null;
   /** The broadcast it belongs to, if any (a cancelled broadcast's messages are failed, not sent). */
   broadcastId: string | null;
+  /** When it was accepted (the quota month it was charged to). */
+  createdAt: Date;
+  /** POST /messages requireReplyWindow: fail without a call when the reply window is closed. */
+  requireReplyWindow: boolean;
 };
 
 export async function claimDue(
@@ -36,7 +40,7 @@ export async function claimDue(
               ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED) d
       WHERE m.id = d.id
       RETURNING m.id, m.status, m.recipient, m.sandbox, m.customer_id, m.chat_account_id, m.content, m.attempt_count, m.max_attempts,
-                m.media_id, m.provider_media, m.broadcast_id`,
+                m.media_id, m.provider_media, m.broadcast_id, m.created_at, m.require_reply_window`,
     [workerId, leaseSeconds, limit],
   );
   return rows.map((r) => ({
@@ -52,6 +56,8 @@ export async function claimDue(
     mediaId: (r.media_id as string | null) ?? null,
     providerMedia: (r.provider_media as ProviderMediaRef | null) ?? null,
     broadcastId: (r.broadcast_id as string | null) ?? null,
+    createdAt: r.created_at as Date,
+    requireReplyWindow: r.require_reply_window === true,
   }));
 }
 

@@ -70,6 +70,9 @@ export const SendRequestSchema = Type.Object(
     chatAccountId: IntakeFields.chatAccountId,
     metadata: IntakeFields.metadata,
     ttlSeconds: IntakeFields.ttlSeconds,
+    // Text, image, document: fail at once (REENGAGEMENT_REQUIRED, no provider call) when the
+    // recipient's reply window is closed; ignored for templates (decision 0014).
+    requireReplyWindow: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false, 'x-cross-field': true },
 );

@@ -32,9 +32,15 @@ export function createSendService(deps: {
     async send(principal: Principal, tenant: Tenant, req: SendRequest): Promise<SendResult> {
       const { accepted } = await acceptSend(deps, principal, tenant, req, {
         records: 'messages',
-        hashed: { to: req.to, sandbox: principal.sandbox },
+        // Only a set flag is hashed: requests without it keep the hash they always had.
+        hashed: { to: req.to, sandbox: principal.sandbox, requireReplyWindow: req.requireReplyWindow || undefined },
       });
-      const outcome = await group.submit({ ...accepted, recipient: req.to.phoneE164, sandbox: principal.sandbox });
+      const outcome = await group.submit({
+        ...accepted,
+        recipient: req.to.phoneE164,
+        sandbox: principal.sandbox,
+        requireReplyWindow: req.requireReplyWindow === true,
+      });
       switch (outcome.kind) {
         case 'created':
           deps.metrics.messagesAccepted.inc({

@@ -6,7 +6,7 @@ import type { SendOutcome } from './cloud-api.js';
 
 export type Verdict =
   | { action: 'retry'; errorCode: string; minDelayMs?: number; perRecipient?: boolean; throttled?: boolean }
-  | { action: 'fail'; errorCode: string }
+  | { action: 'fail'; errorCode: string; message?: string }
   | { action: 'account'; errorCode: string; accountStatus: AccountStatus };
 
 type Rule = Verdict | ((subcode: number | null) => Verdict);
@@ -16,7 +16,15 @@ const retry = (errorCode: string, extra: Partial<Extract<Verdict, { action: 'ret
   errorCode,
   ...extra,
 });
-const fail = (errorCode: string): Verdict => ({ action: 'fail', errorCode });
+const fail = (errorCode: string, message?: string): Verdict => ({
+  action: 'fail',
+  errorCode,
+  ...(message !== undefined ? { message } : {}),
+});
+
+/** Our message for REENGAGEMENT_REQUIRED (131047, or a send that required the window): what to do. */
+export const REENGAGEMENT_MESSAGE =
+  "The recipient's 24-hour reply window is closed (the number has not written in the last 24 hours): send an approved template instead";
 const account = (errorCode: string, accountStatus: AccountStatus): Verdict => ({
   action: 'account',
   errorCode,
@@ -60,7 +68,7 @@ const RULES: Record<number, Rule> = {
   130497: fail('RECIPIENT_COUNTRY_NOT_ALLOWED'),
   130403: fail('RECIPIENT_BLOCKED'),
   130472: fail('RECIPIENT_IN_EXPERIMENT'),
-  131047: fail('REENGAGEMENT_REQUIRED'),
+  131047: fail('REENGAGEMENT_REQUIRED', REENGAGEMENT_MESSAGE),
   131049: fail('ECOSYSTEM_LIMITED'),
   131050: fail('RECIPIENT_OPTED_OUT'),
   131051: fail('UNSUPPORTED_MESSAGE_TYPE'),

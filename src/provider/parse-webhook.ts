@@ -171,3 +171,49 @@ export function parseInboundMessages(payload: unknown): { messages: InboundMessa
   }
   return { messages, skipped };
 }
+
+/** A user's marketing preference change (`field: user_preferences`, `value.user_preferences[]`). */
+export type UserPreference = {
+  phoneNumberId: string;
+  /** E.164 of the user. */
+  phone: string;
+  value: 'stop' | 'resume';
+  category: string | null;
+  detail: string | null;
+  occurredAt: Date;
+};
+
+/** The user_preferences items of a webhook payload (malformed ones skipped). */
+export function parseUserPreferences(payload: unknown): { preferences: UserPreference[]; skipped: number } {
+  const preferences: UserPreference[] = [];
+  let skipped = 0;
+  for (const { phoneNumberId, value } of changeValues(payload)) {
+    for (const raw of asArray(value.user_preferences)) {
+      const p = obj(raw);
+      const waId = str(p.wa_id);
+      const seconds = Number(p.timestamp);
+      const choice = str(p.value)?.toLowerCase();
+      if (
+        !phoneNumberId ||
+        !waId ||
+        !/^\d{6,15}$/.test(waId) ||
+        (choice !== 'stop' && choice !== 'resume') ||
+        !Number.isFinite(seconds) ||
+        seconds <= 0 ||
+        seconds > 1e11
+      ) {
+        skipped++;
+        continue;
+      }
+      preferences.push({
+        phoneNumberId,
+        phone: `+${waId}`,
+        value: choice,
+        category: str(p.category)?.slice(0, 100) ?? null,
+        detail: str(p.detail)?.slice(0, 300) ?? null,
+        occurredAt: new Date(seconds * 1000),
+      });
+    }
+  }
+  return { preferences, skipped };
+}

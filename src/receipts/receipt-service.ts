@@ -10,9 +10,18 @@ import { retryTransient } from '../db/retry.js';
 import type { InboundService } from '../inbound/inbound-service.js';
 import { applyReceipts, type ReceiptItem, type ReceiptOutcome } from '../lifecycle/apply-receipt.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { parseInboundMessages, parseStatusReceipts } from '../provider/parse-webhook.js';
+import { classifyProviderError } from '../provider/error-map.js';
+import {
+  parseInboundMessages,
+  parseStatusReceipts,
+  parseUserPreferences,
+  type StatusReceipt,
+  type UserPreference,
+} from '../provider/parse-webhook.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit } from '../shared/group-commit.js';
+import { SEND_ERROR_CODES } from '../shared/vocab.js';
+import { applyUserPreferences, suppressByProviderMessageIds } from '../suppressions/suppression-store.js';
 
 /** Where the webhook came in: the shared app, or one integration of its own. */
 export type WebhookChannel = { kind: 'app' } | { kind: 'integration'; integrationId: string };
@@ -83,6 +92,30 @@ export function createReceiptService(deps: {
     { maxBatch: 500, maxInFlight: db.kind === 'pglite' ? 1 : 2 },
   );
 
+  /**
+   * What the provider told us of opt-outs (decision 0014): failed receipts with its opt-out error,
+   * and user_preferences stop/resume. One transaction; 1 when it failed (the webhook is redelivered).
+   */
+  async function recordOptOuts(o: Awaited<ReturnType<typeof routeOptOuts>>): Promise<number> {
+    if (o.failedSends.length + o.preferences.length === 0) return 0;
+    try {
+      await retryTransient(() =>
+        db.transaction(async (tx) => {
+          await suppressByProviderMessageIds(
+            tx,
+            o.failedSends,
+            'The provider refused a send: the user opted out of marketing messages (131050)',
+          );
+          await applyUserPreferences(tx, o.preferences);
+        }),
+      );
+      return 0;
+    } catch (err) {
+      log.error({ err }, 'recording opt-outs from a provider webhook failed');
+      return 1;
+    }
+  }
+
   return {
     /** False when the signature does not verify: nothing is touched then. */
     async authenticate(channel: WebhookChannel, raw: Buffer, signature: string | undefined): Promise<boolean> {
@@ -117,9 +150,44 @@ export function createReceiptService(deps: {
       }
       counts.skipped += inbound.skipped;
       counts.failed += (await deps.inbound.ingest(messages)).failed;
+      const preferences = parseUserPreferences(payload);
+      counts.skipped += preferences.skipped;
+      const optOuts = await routeOptOuts(items, preferences.preferences, accountFor);
+      counts.unknownAccount += optOuts.unknownAccount;
+      counts.failed += await recordOptOuts(optOuts);
       for (const [result, n] of Object.entries(counts)) if (n > 0) deps.metrics.receipts.inc({ result }, n);
       if (counts.unknownAccount + counts.skipped > 0) log.warn({ counts }, 'provider webhook items not applied');
       return counts;
     },
   };
+}
+
+/** The opt-out facts of a webhook, with the accounts they concern. */
+async function routeOptOuts(
+  receipts: ReceiptItem[],
+  preferences: UserPreference[],
+  accountFor: (phoneNumberId: string) => Promise<{ id: string; customerId: string } | null>,
+) {
+  const optedOut = (r: StatusReceipt) =>
+    r.status === 'failed' &&
+    classifyProviderError(r.error?.code ?? null, null, null).errorCode === SEND_ERROR_CODES.RECIPIENT_OPTED_OUT;
+  const failedSends = receipts
+    .filter((i) => optedOut(i.receipt))
+    .map((i) => ({ accountId: i.accountId, providerMessageId: i.receipt.providerMessageId }));
+  const routed = [];
+  let unknownAccount = 0;
+  for (const p of preferences) {
+    const account = await accountFor(p.phoneNumberId);
+    if (!account) unknownAccount++;
+    else
+      routed.push({
+        accountId: account.id,
+        customerId: account.customerId,
+        phone: p.phone,
+        value: p.value,
+        detail: p.detail,
+        at: p.occurredAt,
+      });
+  }
+  return { failedSends, preferences: routed, unknownAccount };
 }

@@ -4,6 +4,8 @@ import type { Principal, Tenant } from '../auth/directory.js';
 import type { Db } from '../db/db.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
+import { suppressedAmong, suppressionKey } from '../suppressions/suppression-store.js';
+import { replyWindowExpiresAt } from './reply-window.js';
 
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
 
@@ -37,6 +39,11 @@ export type Sender = {
   lastInboundAt: string | null;
   inboundCount: number;
   sandbox: boolean;
+  /** On this account's suppression list (decision 0014), and since when. */
+  optedOut: boolean;
+  optedOutAt: string | null;
+  /** lastInboundAt + 24 h; null when the number never wrote. Free text needs it in the future. */
+  replyWindowExpiresAt: string | null;
 };
 
 /** Sandbox keys: numbers ending in 77 have written (three times), no other has. */
@@ -50,6 +57,9 @@ function simulated(phone: string, accountId: string, now: Date): Sender {
     lastInboundAt: wrote ? new Date(now.getTime() - 3600_000).toISOString() : null,
     inboundCount: wrote ? 3 : 0,
     sandbox: true,
+    optedOut: false,
+    optedOutAt: null,
+    replyWindowExpiresAt: wrote ? new Date(now.getTime() - 3600_000 + 86400_000).toISOString() : null,
   };
 }
 
@@ -76,8 +86,13 @@ export function createSenderService(deps: { db: Db }) {
         [customerId, accountId, distinct],
       );
       const found = new Map(rows.map((r) => [r.phone_e164, r]));
+      const suppressed = await suppressedAmong(
+        db,
+        distinct.map((phone) => ({ accountId, phone })),
+      );
       return distinct.map((phone) => {
         const r = found.get(phone);
+        const optedOutAt = suppressed.get(suppressionKey(accountId, phone));
         return {
           phoneE164: phone,
           chatAccountId: accountId,
@@ -86,6 +101,9 @@ export function createSenderService(deps: { db: Db }) {
           lastInboundAt: iso(r?.last_inbound_at),
           inboundCount: r ? Number(r.inbound_count) : 0,
           sandbox: false,
+          optedOut: optedOutAt !== undefined,
+          optedOutAt: iso(optedOutAt),
+          replyWindowExpiresAt: iso(replyWindowExpiresAt(r?.last_inbound_at ?? null)),
         };
       });
     },

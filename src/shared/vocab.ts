@@ -39,4 +39,12 @@ export const SEND_ERROR_CODES = {
   ACCOUNT_NOT_CONNECTED: 'ACCOUNT_NOT_CONNECTED',
   SEND_DISABLED: 'SEND_DISABLED',
   BROADCAST_CANCELLED: 'BROADCAST_CANCELLED',
+  /** The recipient is on the account's suppression list (marketing templates, broadcasts); no provider call. */
+  RECIPIENT_OPTED_OUT: 'RECIPIENT_OPTED_OUT',
+  /** The recipient's 24-hour reply window is closed: a template is needed (provider 131047, or requireReplyWindow). */
+  REENGAGEMENT_REQUIRED: 'REENGAGEMENT_REQUIRED',
 } as const;
+
+/** How a number came onto a chat account's suppression list (decision 0014). */
+export const SUPPRESSION_SOURCES = ['provider_error', 'user_preferences', 'keyword', 'customer'] as const;
+export type SuppressionSource = (typeof SUPPRESSION_SOURCES)[number];

@@ -12,7 +12,7 @@ export interface paths {
     put?: never;
     /**
      * Queue one message
-     * @description Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe.
+     * @description Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe. With `requireReplyWindow: true`, a text, image or document to a number whose 24-hour reply window is closed (see `replyWindowExpiresAt` of the sender) ends `failed` with `REENGAGEMENT_REQUIRED` at once, without a provider call and with its quota given back.
      */
     post: operations['sendMessage'];
     delete?: never;
@@ -230,6 +230,68 @@ export interface paths {
     head?: never;
     /** Change a forwarding rule */
     patch: operations['updateForwardingRule'];
+    trace?: never;
+  };
+  '/chat-accounts/{accountId}/suppressions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The account's suppression list, newest first */
+    get: operations['listSuppressions'];
+    put?: never;
+    /**
+     * Put a number on the suppression list
+     * @description Puts a number on the account's suppression list (`201`); a number already listed answers `200` with its entry unchanged. Broadcast messages and MARKETING templates to a listed number fail with `RECIPIENT_OPTED_OUT`, without a provider call and with their quota given back.
+     */
+    post: operations['addSuppression'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/chat-accounts/{accountId}/suppressions/{phone}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Take a number off the suppression list
+     * @description Takes a number (any spelling, `+` URL-encoded as `%2B`) off the list, whatever put it there.
+     */
+    delete: operations['removeSuppression'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/chat-accounts/{accountId}/opt-out-keywords': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The account's opt-out keywords */
+    get: operations['getOptOutKeywords'];
+    /**
+     * Replace the account's opt-out keywords
+     * @description Replaces the keywords (default `STOP`, `UNSUBSCRIBE`, `STOPP`, `ARRET`, `BAJA`). An inbound text that is one of them, whole, trimmed and in any case, puts its sender on the list; `[]` turns keywords off.
+     */
+    put: operations['setOptOutKeywords'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/webhook-endpoints': {
@@ -706,7 +768,7 @@ export interface components {
         lastAttemptAt: string | null;
       };
       error: {
-        /** @description Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE. */
+        /** @description Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED. */
         code: string;
         message: string;
         provider?: {
@@ -853,9 +915,31 @@ export interface components {
       lastInboundAt: string | null;
       inboundCount: number;
       sandbox: boolean;
+      /** @description On this account's suppression list (GET /chat-accounts/{id}/suppressions). */
+      optedOut: boolean;
+      optedOutAt: string | null;
+      replyWindowExpiresAt: string | null;
     };
     SenderList: {
       senders: components['schemas']['Sender'][];
+    };
+    Suppression: {
+      /** @description E.164. */
+      phone: string;
+      reason: string;
+      /** @enum {string} */
+      source: 'provider_error' | 'user_preferences' | 'keyword' | 'customer';
+      /** Format: date-time */
+      since: string;
+    };
+    SuppressionPage: {
+      suppressions: components['schemas']['Suppression'][];
+      nextCursor: string | null;
+    };
+    OptOutKeywords: {
+      /** Format: uuid */
+      chatAccountId: string;
+      keywords: string[];
     };
     ReplyTo: {
       providerMessageId: string;
@@ -1264,6 +1348,13 @@ export interface components {
     ForwardingRuleNotFoundError: {
       /** @constant */
       error: 'forwarding_rule_not_found';
+    } & {
+      [key: string]: unknown;
+    };
+    /** @description The number is not on this account's suppression list. */
+    SuppressionNotFoundError: {
+      /** @constant */
+      error: 'suppression_not_found';
     } & {
       [key: string]: unknown;
     };
@@ -1703,6 +1794,7 @@ export interface operations {
             [key: string]: unknown;
           };
           ttlSeconds?: number;
+          requireReplyWindow?: boolean;
         };
       };
     };
@@ -3277,6 +3369,451 @@ export interface operations {
         content: {
           'application/json':
             components['schemas']['ForwardingRuleNotFoundError'] | components['schemas']['AccountNotFoundError'];
+        };
+      };
+      /** @description `payload_too_large`: The body is over the route limit (1 MiB by default, 8 MiB for broadcasts). */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PayloadTooLargeError'];
+        };
+      };
+      /** @description `unsupported_media_type`: Another content type than the route reads (application/json; multipart/form-data for uploads). */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnsupportedMediaTypeError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
+  listSuppressions: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK: SuppressionPage */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SuppressionPage'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       *
+       *     `invalid_cursor`: Malformed `cursor`.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            | components['schemas']['ValidationError']
+            | components['schemas']['BadRequestError']
+            | components['schemas']['InvalidCursorError'];
+        };
+      };
+      /**
+       * @description `Missing x-api-key header`: No `x-api-key` header.
+       *
+       *     `Invalid API key`: Unknown or revoked key.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
+        };
+      };
+      /** @description `key_scope_violation`: A key scoped to one chat account used on another account. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['KeyScopeViolationError'];
+        };
+      };
+      /** @description `account_not_found`: `chatAccountId` does not exist or is not the caller's. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccountNotFoundError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
+  addSuppression: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          phone: string;
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description OK: Suppression */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Suppression'];
+        };
+      };
+      /** @description Created: Suppression */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Suppression'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /**
+       * @description `Missing x-api-key header`: No `x-api-key` header.
+       *
+       *     `Invalid API key`: Unknown or revoked key.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
+        };
+      };
+      /** @description `key_scope_violation`: A key scoped to one chat account used on another account. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['KeyScopeViolationError'];
+        };
+      };
+      /** @description `account_not_found`: `chatAccountId` does not exist or is not the caller's. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccountNotFoundError'];
+        };
+      };
+      /** @description `payload_too_large`: The body is over the route limit (1 MiB by default, 8 MiB for broadcasts). */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PayloadTooLargeError'];
+        };
+      };
+      /** @description `unsupported_media_type`: Another content type than the route reads (application/json; multipart/form-data for uploads). */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnsupportedMediaTypeError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
+  removeSuppression: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        accountId: string;
+        phone: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description No content */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /**
+       * @description `Missing x-api-key header`: No `x-api-key` header.
+       *
+       *     `Invalid API key`: Unknown or revoked key.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
+        };
+      };
+      /** @description `key_scope_violation`: A key scoped to one chat account used on another account. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['KeyScopeViolationError'];
+        };
+      };
+      /**
+       * @description `account_not_found`: `chatAccountId` does not exist or is not the caller's.
+       *
+       *     `suppression_not_found`: The number is not on this account's suppression list.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            components['schemas']['AccountNotFoundError'] | components['schemas']['SuppressionNotFoundError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
+  getOptOutKeywords: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK: OptOutKeywords */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OptOutKeywords'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /**
+       * @description `Missing x-api-key header`: No `x-api-key` header.
+       *
+       *     `Invalid API key`: Unknown or revoked key.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
+        };
+      };
+      /** @description `key_scope_violation`: A key scoped to one chat account used on another account. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['KeyScopeViolationError'];
+        };
+      };
+      /** @description `account_not_found`: `chatAccountId` does not exist or is not the caller's. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccountNotFoundError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
+  setOptOutKeywords: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          keywords: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description OK: OptOutKeywords */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OptOutKeywords'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /**
+       * @description `Missing x-api-key header`: No `x-api-key` header.
+       *
+       *     `Invalid API key`: Unknown or revoked key.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
+        };
+      };
+      /** @description `key_scope_violation`: A key scoped to one chat account used on another account. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['KeyScopeViolationError'];
+        };
+      };
+      /** @description `account_not_found`: `chatAccountId` does not exist or is not the caller's. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccountNotFoundError'];
         };
       };
       /** @description `payload_too_large`: The body is over the route limit (1 MiB by default, 8 MiB for broadcasts). */

@@ -30,6 +30,11 @@ const TAGS = [
   { name: 'media', description: 'Upload images and documents to send by mediaId.' },
   { name: 'chat accounts', description: 'Your linked chat accounts.' },
   { name: 'inbound', description: 'Who wrote to you, the inbox, inbox filters and forwarding rules.' },
+  {
+    name: 'suppressions',
+    description:
+      'Numbers that opted out of broadcasts and marketing templates, per chat account, and opt-out keywords.',
+  },
   { name: 'webhooks', description: 'Endpoints that receive the events.' },
   { name: 'templates', description: 'The template catalog of an official account (Starter and up).' },
   { name: 'events', description: 'What ChatGate POSTs to your webhook endpoints, signed with x-svc-signature.' },

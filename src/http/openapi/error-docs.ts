@@ -129,6 +129,11 @@ export const ERROR_DOCS: Record<string, ErrorDoc> = {
     schema: 'ForwardingRuleNotFoundError',
     description: "Unknown forwarding rule, or another customer's.",
   },
+  suppression_not_found: {
+    status: 404,
+    schema: 'SuppressionNotFoundError',
+    description: "The number is not on this account's suppression list.",
+  },
   conflict: {
     status: 409,
     schema: 'ConflictError',

@@ -46,7 +46,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     ok: { 201: 'SendAck', 200: 'SendAck' },
     errors: ['templates_not_available', ...sendChecks],
     description:
-      'Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe.',
+      'Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe. With `requireReplyWindow: true`, a text, image or document to a number whose 24-hour reply window is closed (see `replyWindowExpiresAt` of the sender) ends `failed` with `REENGAGEMENT_REQUIRED` at once, without a provider call and with its quota given back.',
     examples: {
       text: {
         summary: 'A text message',
@@ -163,6 +163,37 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     operationId: 'setInboxFilter',
     ok: { 200: 'InboxFilter' },
     errors: inboxGate,
+  },
+  'GET /chat-accounts/{accountId}/suppressions': {
+    operationId: 'listSuppressions',
+    ok: { 200: 'SuppressionPage' },
+    errors: ['invalid_cursor', ...readScope],
+  },
+  'POST /chat-accounts/{accountId}/suppressions': {
+    operationId: 'addSuppression',
+    ok: { 201: 'Suppression', 200: 'Suppression' },
+    errors: readScope,
+    description:
+      "Puts a number on the account's suppression list (`201`); a number already listed answers `200` with its entry unchanged. Broadcast messages and MARKETING templates to a listed number fail with `RECIPIENT_OPTED_OUT`, without a provider call and with their quota given back.",
+    examples: { add: { summary: 'A number to suppress', value: { phone: '+15551234567', reason: 'Asked by phone' } } },
+  },
+  'DELETE /chat-accounts/{accountId}/suppressions/{phone}': {
+    operationId: 'removeSuppression',
+    ok: { 204: null },
+    errors: [...readScope, 'suppression_not_found'],
+    description: 'Takes a number (any spelling, `+` URL-encoded as `%2B`) off the list, whatever put it there.',
+  },
+  'GET /chat-accounts/{accountId}/opt-out-keywords': {
+    operationId: 'getOptOutKeywords',
+    ok: { 200: 'OptOutKeywords' },
+    errors: readScope,
+  },
+  'PUT /chat-accounts/{accountId}/opt-out-keywords': {
+    operationId: 'setOptOutKeywords',
+    ok: { 200: 'OptOutKeywords' },
+    errors: readScope,
+    description:
+      'Replaces the keywords (default `STOP`, `UNSUBSCRIBE`, `STOPP`, `ARRET`, `BAJA`). An inbound text that is one of them, whole, trimmed and in any case, puts its sender on the list; `[]` turns keywords off.',
   },
   'POST /forwarding-rules': {
     operationId: 'createForwardingRule',

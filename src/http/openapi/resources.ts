@@ -11,6 +11,7 @@ import {
   EVENT_TYPES,
   MESSAGE_STATUSES,
   SEND_POLICY_MODES,
+  SUPPRESSION_SOURCES,
   TEMPLATE_ACCESS,
   WABA_VERIFICATIONS,
 } from '../../shared/vocab.js';
@@ -40,7 +41,10 @@ const ProviderDetail = Type.Object(
 );
 
 const SendError = Type.Object({
-  code: Type.String({ description: 'Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE.' }),
+  code: Type.String({
+    description:
+      'Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED.',
+  }),
   message: Type.String(),
   provider: Type.Optional(Nullable(ProviderDetail)),
 });
@@ -163,8 +167,23 @@ export const resourceSchemas: Record<string, TSchema> = {
     lastInboundAt: NullableTime(),
     inboundCount: Type.Integer(),
     sandbox: Type.Boolean(),
+    optedOut: Type.Boolean({
+      description: "On this account's suppression list (GET /chat-accounts/{id}/suppressions).",
+    }),
+    optedOutAt: NullableTime(),
+    replyWindowExpiresAt: NullableTime(
+      'lastInboundAt + 24 h: free text, images and documents reach the number before this instant.',
+    ),
   }),
   SenderList: Type.Object({ senders: Type.Array(ref('Sender')) }),
+  Suppression: Type.Object({
+    phone: Type.String({ description: 'E.164.' }),
+    reason: Type.String(),
+    source: Enum(SUPPRESSION_SOURCES),
+    since: Time(),
+  }),
+  SuppressionPage: Page('suppressions', 'Suppression'),
+  OptOutKeywords: Type.Object({ chatAccountId: Id(), keywords: Type.Array(Type.String()) }),
   ReplyTo: Type.Object({
     providerMessageId: Type.String(),
     messageId: Nullable(Id()),

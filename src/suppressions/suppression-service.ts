@@ -1,0 +1,88 @@
+// A chat account's suppression list as its customer reads and edits it (GET/POST/DELETE
+// /chat-accounts/{id}/suppressions) and its opt-out keywords. The caller's account is resolved
+// at the edge; every query here also takes the customer id.
+import type { Db } from '../db/db.js';
+import { decodeCursor, toPage } from '../shared/cursor.js';
+import { AppError } from '../shared/errors.js';
+import type { SuppressionSource } from '../shared/vocab.js';
+import { DEFAULT_OPT_OUT_KEYWORDS, foldKeyword } from './opt-out-keywords.js';
+import { addSuppressions, keywordsOf, removeSuppressions } from './suppression-store.js';
+
+export type Suppression = { phone: string; reason: string; source: SuppressionSource; since: string };
+
+export const suppressionNotFound = () => new AppError(404, 'suppression_not_found');
+
+type Row = { id: string; phone_e164: string; reason: string; source: SuppressionSource; created_at: Date };
+const toSuppression = (r: Row): Suppression => ({
+  phone: r.phone_e164,
+  reason: r.reason,
+  source: r.source,
+  since: r.created_at.toISOString(),
+});
+
+export type SuppressionService = ReturnType<typeof createSuppressionService>;
+
+export function createSuppressionService(deps: { db: Db }) {
+  const { db } = deps;
+  const one = async (customerId: string, accountId: string, phone: string) => {
+    const [row] = await db.query<Row>(
+      `SELECT id, phone_e164, reason, source, created_at FROM suppressions
+        WHERE customer_id = $1 AND chat_account_id = $2 AND phone_e164 = $3`,
+      [customerId, accountId, phone],
+    );
+    return row;
+  };
+
+  return {
+    /** Newest first, cursor paging as GET /messages. */
+    async list(customerId: string, accountId: string, page: { limit: number; cursor?: string }) {
+      const params: unknown[] = [customerId, accountId];
+      let after = '';
+      if (page.cursor !== undefined) {
+        const pos = decodeCursor(page.cursor);
+        params.push(pos.createdAt.toISOString(), pos.id);
+        after = 'AND (created_at, id) < ($3::timestamptz, $4::uuid)';
+      }
+      params.push(page.limit + 1);
+      const rows = await db.query<Row>(
+        `SELECT id, phone_e164, reason, source, created_at FROM suppressions
+          WHERE customer_id = $1 AND chat_account_id = $2 ${after}
+          ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+        params,
+      );
+      const p = toPage(rows, page.limit, (r) => ({ createdAt: r.created_at, id: r.id }));
+      return { suppressions: p.rows.map(toSuppression), nextCursor: p.nextCursor };
+    },
+
+    /** Adds a number (E.164) as the customer's; one already listed keeps its entry. */
+    async add(customerId: string, accountId: string, phone: string, reason: string | undefined) {
+      const created =
+        (await addSuppressions(db, [
+          { accountId, customerId, phone, source: 'customer', reason: reason ?? 'Added by the customer' },
+        ])) > 0;
+      return { created, suppression: toSuppression((await one(customerId, accountId, phone))!) };
+    },
+
+    /** Removes a number, whatever put it there; 404 suppression_not_found when it is not listed. */
+    async remove(customerId: string, accountId: string, phone: string) {
+      if (!(await one(customerId, accountId, phone))) throw suppressionNotFound();
+      await removeSuppressions(db, [{ accountId, phone }]);
+    },
+
+    async getKeywords(accountId: string) {
+      const keywords = (await keywordsOf(db, [accountId])).get(accountId) ?? DEFAULT_OPT_OUT_KEYWORDS;
+      return { chatAccountId: accountId, keywords: [...keywords] };
+    },
+
+    /** Replaces the account's keywords (stored trimmed and upper-cased, once each); [] turns them off. */
+    async setKeywords(customerId: string, accountId: string, keywords: string[]) {
+      const folded = [...new Set(keywords.map(foldKeyword).filter((k) => k !== ''))];
+      await db.query(
+        `INSERT INTO opt_out_keywords (chat_account_id, customer_id, keywords) VALUES ($1, $2, $3::text[])
+         ON CONFLICT (chat_account_id) DO UPDATE SET keywords = EXCLUDED.keywords, updated_at = now()`,
+        [accountId, customerId, folded],
+      );
+      return { chatAccountId: accountId, keywords: folded };
+    },
+  };
+}
