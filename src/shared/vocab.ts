@@ -39,4 +39,6 @@ export const SEND_ERROR_CODES = {
   ACCOUNT_NOT_CONNECTED: 'ACCOUNT_NOT_CONNECTED',
   SEND_DISABLED: 'SEND_DISABLED',
   BROADCAST_CANCELLED: 'BROADCAST_CANCELLED',
+  /** POST /messages/{id}/cancel stopped it before it left. */
+  CANCELLED: 'CANCELLED',
 } as const;
