@@ -60,7 +60,14 @@ export const IntakeFields = {
   // The spec's maximum (30 days) is refused above, not clipped; the plan's retention clips.
   ttlSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TTL_SECONDS })),
   /** A scheduled send: when it leaves (its bounds, which depend on now: schedule.ts). */
-  sendAt: Type.Optional(Type.String({ maxLength: 40, pattern: UTC_TIMESTAMP_PATTERN })),
+  sendAt: Type.Optional(
+    Type.String({
+      maxLength: 40,
+      pattern: UTC_TIMESTAMP_PATTERN,
+      description:
+        "Schedules the send: ISO 8601 UTC (`Z`), at least 60 s and at most 35 days ahead, and before the message expires (ttlSeconds from now, clipped to the plan's retention). Accepted and counted now; sent at this time.",
+    }),
+  ),
 };
 
 export const SendRequestSchema = Type.Object(
