@@ -16,6 +16,7 @@ import {
   textMessage,
 } from './support/harness.js';
 import { JPEG_BYTES, upload } from './support/media-files.js';
+import { createPortalUser, PortalClient } from './support/portal.js';
 
 const DAY = 86400;
 const ahead = (seconds: number, ms = 0) => new Date(Date.now() + seconds * 1000 + ms).toISOString();
@@ -179,6 +180,49 @@ describe('sendAt: accepted at once, bounds, idempotency, listing (API role: noth
     expect((await cancel(scopedB, sent.body.messageId)).status).toBe(404);
     expect((await cancel(t.sandboxKey, 'mine')).body.error).toBe('sandbox_not_supported');
     expect((await statusOf(svc, t.key, 'mine')).status).toBe('pending');
+  });
+});
+
+describe('portal: scheduled messages and their cancel button', () => {
+  let svc: Service;
+  beforeAll(async () => {
+    svc = await startService({ role: 'api' });
+  });
+  afterAll(() => svc.stop());
+
+  it('filters the scheduled ones, cancels with the form (CSRF-checked); a viewer sees no button', async () => {
+    const t = await createTenant(svc.url);
+    const later = await call(svc.url, 'POST', '/messages', {
+      key: t.key,
+      body: textMessage('portal-later', { sendAt: ahead(3600) }),
+    });
+    await call(svc.url, 'POST', '/messages', { key: t.key, body: textMessage('portal-now') });
+    await createPortalUser(svc.url, t.customerId, 'owner@sched.example');
+    await createPortalUser(svc.url, t.customerId, 'viewer@sched.example', 'viewer');
+    const owner = new PortalClient(svc.url);
+    expect((await owner.login('owner@sched.example')).status).toBe(303);
+
+    const list = await owner.get('/portal/messages?scheduled=true');
+    expect(list.text).toContain('portal-later');
+    expect(list.text).not.toContain('portal-now');
+    const action = `/portal/messages/${later.body.messageId}/cancel`;
+    expect(list.text).toContain(`action="${action}"`);
+
+    // Without the page's token the form is refused and nothing changes.
+    expect((await owner.post(action, { _csrf: 'forged' })).status).toBe(403);
+    expect((await statusOf(svc, t.key, 'portal-later')).status).toBe('pending');
+
+    const done = await owner.submit('/portal/messages?scheduled=true', action, {});
+    expect(done.status).toBe(200);
+    expect(done.text).toContain('Cancelled: the message will not be sent.');
+    expect((await statusOf(svc, t.key, 'portal-later')).error.code).toBe('CANCELLED');
+    expect((await owner.get('/portal/messages?scheduled=true')).text).not.toContain('portal-later');
+    // Again: the service's 200 (same record), shown with the failed message.
+    expect((await owner.submit(`/portal/messages/${later.body.messageId}`, action, {})).status).toBe(200);
+
+    const viewer = new PortalClient(svc.url);
+    await viewer.login('viewer@sched.example');
+    expect((await viewer.get('/portal/messages')).text).not.toContain('/cancel"');
   });
 });
 
