@@ -132,7 +132,9 @@ describe('sendAt: accepted at once, bounds, idempotency, listing (API role: noth
     expect((await send(t.key, textMessage('later-a', { chatAccountId: a, sendAt: ahead(600) }))).status).toBe(201);
     expect((await send(t.key, textMessage('later-b', { chatAccountId: b, sendAt: ahead(600) }))).status).toBe(201);
     const list = async (key: string, q: string) =>
-      (await call(svc.url, 'GET', `/messages?${q}`, { key })).body.messages.map((m: { externalId: string }) => m.externalId);
+      (await call(svc.url, 'GET', `/messages?${q}`, { key })).body.messages.map(
+        (m: { externalId: string }) => m.externalId,
+      );
     expect(await list(t.key, 'scheduled=true')).toEqual(['later-b', 'later-a']);
     expect(await list(t.key, 'scheduled=false')).toEqual(['now']);
     expect(await list(scopedB, 'scheduled=true')).toEqual(['later-b']);
@@ -163,7 +165,12 @@ describe('sendAt: accepted at once, bounds, idempotency, listing (API role: noth
     }
     const tooSoon = await call(svc.url, 'POST', '/messages/broadcast', {
       key: t.key,
-      body: { externalId: 'bc2', content: { type: 'text', text: 'x' }, recipients: [{ phoneE164: '+15550001111' }], sendAt: ahead(10) },
+      body: {
+        externalId: 'bc2',
+        content: { type: 'text', text: 'x' },
+        recipients: [{ phoneE164: '+15550001111' }],
+        sendAt: ahead(10),
+      },
     });
     expect(tooSoon.status).toBe(400);
     expect(tooSoon.body.details[0].path).toBe('sendAt');
@@ -286,7 +293,11 @@ describe('scheduled sends and cancel, through the dispatcher and the provider em
       [t.customerId],
     );
     expect(events.map((e) => e.data)).toEqual([
-      expect.objectContaining({ status: 'failed', previousStatus: 'pending', error: expect.objectContaining({ code: 'CANCELLED' }) }),
+      expect.objectContaining({
+        status: 'failed',
+        previousStatus: 'pending',
+        error: expect.objectContaining({ code: 'CANCELLED' }),
+      }),
     ]);
     expect(await svc.db.query('SELECT 1 FROM media_files WHERE id = $1', [media.body.mediaId])).toHaveLength(0);
   });

@@ -9,8 +9,8 @@ import type { Queryable } from '../db/db.js';
 import { quotaMonth } from '../plans/plans.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
 import { type AppliedChange, applyTransitions } from './apply-transitions.js';
-import * as transition from './transitions.js';
 import type { MessageState, SendErrorDetail } from './transitions.js';
+import * as transition from './transitions.js';
 
 export const MESSAGE_CANCELLED_ERROR: SendErrorDetail = {
   code: SEND_ERROR_CODES.CANCELLED,

@@ -29,7 +29,7 @@ export type AcceptedSend = {
   createdAt: Date;
   expiresAt: Date;
   /** A scheduled send's `sendAt`: its messages are due then (null: due at once). */
-  scheduledAt: Date | null;
+  scheduledAt?: Date | null;
   maxAttempts: number;
   /** The uploaded file (POST /media) the content refers to, if any. */
   mediaId: string | null;

@@ -92,7 +92,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     ok: { 200: 'Message' },
     errors: ['message_not_found', 'not_cancellable', 'sandbox_not_supported'],
     description:
-      "Cancels a message that has not left yet (`pending`, a scheduled one included, or `queued`, a retry wait included): it ends `failed` with `error.code` `CANCELLED` and a `message.status` event, and its quota comes back when it was never tried and was counted this month. `{id}` is the `messageId` or your `externalId`. A repeat answers `200` with the same record. A message already `sent` or later, failed for another reason, or being sent by a worker at this moment answers `409 not_cancellable` with its `status`: a message is never both sent and cancelled. A sandbox key cancels only sandbox messages.",
+      'Cancels a message that has not left yet (`pending`, a scheduled one included, or `queued`, a retry wait included): it ends `failed` with `error.code` `CANCELLED` and a `message.status` event, and its quota comes back when it was never tried and was counted this month. `{id}` is the `messageId` or your `externalId`. A repeat answers `200` with the same record. A message already `sent` or later, failed for another reason, or being sent by a worker at this moment answers `409 not_cancellable` with its `status`: a message is never both sent and cancelled. A sandbox key cancels only sandbox messages.',
   },
   'GET /messages': {
     operationId: 'listMessages',

@@ -4,10 +4,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import type { Message } from '../../messages/message-view.js';
+import type { Session } from '../../portal/session-service.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { MESSAGE_STATUSES } from '../../shared/vocab.js';
 import { resolveReadScope } from '../routes/read-scope.js';
-import type { Session } from '../../portal/session-service.js';
 import type { PortalDeps } from './deps.js';
 import { idParam, portalPrincipal, tenantOf } from './deps.js';
 import { when } from './format.js';
