@@ -334,14 +334,25 @@ describe('scheduled sends and cancel, through the dispatcher and the provider em
     const t = await createTenant(svc.url);
     const runs = Array.from({ length: 100 }, (_, i) => i);
     const outcomes: { id: string; cancelled: boolean }[] = [];
+    // Ten at a time: scheduled, then all made due 150 ms from now, and each cancelled 0–400 ms
+    // from now, so cancels land before the claim, while the (40 ms) send is in flight, and after.
     for (let i = 0; i < runs.length; i += 10) {
-      await Promise.all(
+      const batch = await Promise.all(
         runs.slice(i, i + 10).map(async (n) => {
-          const res = await send(t.key, textMessage(`race-${n}`));
-          await new Promise((r) => setTimeout(r, (n * 7) % 90));
-          const c = await cancel(t.key, res.body.messageId);
+          const res = await send(t.key, textMessage(`race-${n}`, { sendAt: ahead(600) }));
+          return { n, id: res.body.messageId as string };
+        }),
+      );
+      await svc.db.query(
+        `UPDATE messages SET due_at = now() + interval '150 milliseconds' WHERE id = ANY($1::uuid[])`,
+        [batch.map((b) => b.id)],
+      );
+      await Promise.all(
+        batch.map(async ({ n, id }) => {
+          await new Promise((r) => setTimeout(r, (n * 41) % 400));
+          const c = await cancel(t.key, id);
           expect([200, 409]).toContain(c.status);
-          outcomes.push({ id: res.body.messageId, cancelled: c.status === 200 });
+          outcomes.push({ id, cancelled: c.status === 200 });
         }),
       );
     }
@@ -357,6 +368,10 @@ describe('scheduled sends and cancel, through the dispatcher and the provider em
       }
     }
     const sentCount = outcomes.filter((o) => !o.cancelled).length;
+    // Both sides of the race were run (cancels at 0 ms come before the due time, at 400 ms after the send).
+    expect(sentCount).toBeGreaterThan(0);
+    expect(sentCount).toBeLessThan(outcomes.length);
+    console.log('RACE', sentCount, outcomes.length - sentCount);
     // Each cancelled one (never tried) gave its quota back exactly once.
     expect(await usedOf(svc, t.customerId)).toBe(sentCount);
     // Repeats change nothing.
