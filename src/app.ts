@@ -44,6 +44,7 @@ import { createKeyService } from './keys/key-service.js';
 import { createKeyUsage } from './keys/key-usage.js';
 import { createMediaService } from './media/media-service.js';
 import { createDbMediaStore } from './media/media-store.js';
+import { createMessageCancel } from './messages/cancel-message.js';
 import { createMessageQueries } from './messages/message-queries.js';
 import { createSendService } from './messages/send-service.js';
 import { registerDbGauges } from './metrics/db-gauges.js';
@@ -143,6 +144,7 @@ export async function createApp(
   const keys = createKeyService({ db, sealer, directory });
   const keyUsage = createKeyUsage({ db, onError: (err) => log.warn({ err }, 'could not record key use') });
   const messageQueries = createMessageQueries(db);
+  const messageCancel = createMessageCancel({ db, queries: messageQueries });
   const broadcasts = createBroadcastService({ db, maxSendAttempts: config.maxSendAttempts, media, metrics });
   const senders = createSenderService({ db });
   const settings = createSettingsService({ db, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve });
@@ -201,7 +203,7 @@ export async function createApp(
         }),
       );
       registerCrossFieldValidation(scope, { allowPrivateUrls: config.unsafeAllowPrivateUrls });
-      registerMessageRoutes(scope, { sends, queries: messageQueries });
+      registerMessageRoutes(scope, { sends, queries: messageQueries, cancels: messageCancel });
       registerChatAccountRoutes(scope, { publicBaseUrl: config.publicBaseUrl });
       registerMediaRoutes(scope, { media });
       registerBroadcastRoutes(scope, { broadcasts });
@@ -218,6 +220,7 @@ export async function createApp(
       directory,
       keys,
       messages: messageQueries,
+      messageCancel,
       broadcasts,
       senders,
       settings,

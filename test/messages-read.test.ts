@@ -75,9 +75,11 @@ describe('reading messages and accounts', () => {
       'readAt',
       'recipient',
       'sandbox',
+      'scheduledAt',
       'sentAt',
       'status',
     ]);
+    expect(byId.body.scheduledAt).toBeNull();
     expect(byId.body.processing).toEqual({
       queueState: 'waiting',
       attemptCount: 0,

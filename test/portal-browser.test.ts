@@ -115,6 +115,33 @@ describe('portal in chromium', () => {
     await page.context().close();
   });
 
+  it('lists a scheduled message under the scheduled filter and cancels it with its button', async () => {
+    const sendAt = new Date(Date.now() + 3600_000).toISOString();
+    const sent = await call(url, 'POST', '/messages', {
+      key: pro.key,
+      body: {
+        externalId: 'portal-scheduled-1',
+        to: { type: 'phone', phoneE164: '+15551230077' },
+        content: { type: 'text', text: 'later' },
+        sendAt,
+      },
+    });
+    expect(sent.status).toBe(201);
+    const page = await loggedIn();
+    await page.goto(`${url}/portal/messages`);
+    await page.getByLabel('Scheduled', { exact: true }).selectOption('true');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/scheduled=true/);
+    const row = page.locator('tr', { hasText: 'portal-scheduled-1' });
+    expect(await text(row)).toContain('pending');
+    await checkPage(page, '05b-messages-scheduled');
+    await row.getByRole('button', { name: 'Cancel message portal-scheduled-1' }).click();
+    expect(await text(page.getByRole('status'))).toContain('Cancelled');
+    const after = await call(url, 'GET', `/messages/${sent.body.messageId}`, { key: pro.key });
+    expect(after.body).toMatchObject({ status: 'failed', error: { code: 'CANCELLED' } });
+    await page.context().close();
+  });
+
   it('creates a webhook endpoint, sends a test event to a local receiver, shows the attempt', async () => {
     const page = await loggedIn();
     await page.goto(`${url}/portal/webhooks`);

@@ -37,6 +37,7 @@ export const BroadcastRequestSchema = Type.Object(
     chatAccountId: IntakeFields.chatAccountId,
     metadata: IntakeFields.metadata,
     ttlSeconds: IntakeFields.ttlSeconds,
+    sendAt: IntakeFields.sendAt,
   },
   { additionalProperties: false, 'x-cross-field': true },
 );

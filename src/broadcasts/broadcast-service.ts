@@ -6,7 +6,9 @@ import type { AccountRecord } from '../accounts/account-record.js';
 import type { Principal, Tenant } from '../auth/directory.js';
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
-import { holdUnsentOfBroadcast } from '../lifecycle/claim.js';
+import { holdUnsent } from '../lifecycle/claim.js';
+import { failUnsent, lockQuotaForRefund } from '../lifecycle/fail-unsent.js';
+import { CANCELLED_ERROR } from '../lifecycle/transitions.js';
 import type { MediaService } from '../media/media-service.js';
 import { acceptSend } from '../messages/accept-send.js';
 import type { Scope } from '../messages/message-queries.js';
@@ -22,7 +24,6 @@ import {
   toBroadcasts,
 } from './broadcast-queries.js';
 import { type BroadcastRequest, messageExternalId } from './broadcast-request.js';
-import { failCancelledMessages, lockQuotaForRefund } from './cancel-messages.js';
 import { type BroadcastRows, insertBroadcast } from './insert-broadcast.js';
 
 export type BroadcastAck = {
@@ -154,15 +155,15 @@ export function createBroadcastService(deps: {
         db.transaction(async (tx) => {
           const record = await findBroadcast(tx, scope, id, true);
           // The quota row first, as every insert locks it first (no deadlock with sends).
-          await lockQuotaForRefund(tx, record);
+          await lockQuotaForRefund(tx, [record.customerId]);
           // A broadcast with nothing left to send is complete, not cancelled.
           await tx.query(
             `UPDATE broadcasts SET cancelled_at = COALESCE(cancelled_at, now())
               WHERE id = $1 AND EXISTS (SELECT 1 FROM messages WHERE customer_id = $2 AND broadcast_id = $1 AND status IN ('pending', 'queued'))`,
             [record.id, record.customerId],
           );
-          const held = await holdUnsentOfBroadcast(tx, record, holder);
-          await failCancelledMessages(tx, holder, record, held);
+          const held = await holdUnsent(tx, record.customerId, { broadcastId: record.id }, holder);
+          await failUnsent(tx, holder, held, CANCELLED_ERROR);
           return record;
         }),
       );

@@ -15,7 +15,7 @@ export type BroadcastRows = {
   recipients: string[];
   /** A recipient's own content JSON, or null for the broadcast's shared content. */
   contents: (string | null)[];
-  /** Seconds after creation when each message becomes due (see stagger in broadcast-service). */
+  /** Seconds after creation (or after `sendAt`) when each message becomes due (see buildMessageRows). */
   delaysSeconds: number[];
 };
 
@@ -88,10 +88,11 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
   const [inserted] = await tx.query<{ n: number }>(
     `WITH inserted AS (
        INSERT INTO messages (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
-                             content, metadata, sandbox, broadcast_id, status, max_attempts, created_at, expires_at, due_at, media_id)
+                             content, metadata, sandbox, broadcast_id, status, max_attempts, created_at, expires_at, due_at, media_id,
+                             scheduled_at)
        SELECT gen_random_uuid(), $1, $2, $3, t.external_id, $4, t.recipient, $5,
               COALESCE(t.content, $6::text)::jsonb, $7::text::jsonb, false, $8, 'pending', $9, $10, $11,
-              $10::timestamptz + make_interval(secs => t.delay), $16::uuid
+              COALESCE($17::timestamptz, $10::timestamptz) + make_interval(secs => t.delay), $16::uuid, $17::timestamptz
          FROM unnest($12::text[], $13::text[], $14::text[], $15::int[]) AS t(external_id, recipient, content, delay)
        ON CONFLICT (customer_id, external_id) DO NOTHING
        RETURNING 1)
@@ -113,6 +114,7 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
       b.rows.contents,
       b.rows.delaysSeconds,
       b.mediaId,
+      b.scheduledAt?.toISOString() ?? null,
     ],
   );
   if (Number(inserted?.n) !== n) {

@@ -4,13 +4,14 @@
 // their outcomes are written back in group-committed batches.
 import type { Logger } from 'pino';
 
-import { failCancelledMessages, findCancelled, lockQuotaForRefund } from '../broadcasts/cancel-messages.js';
+import { findCancelled } from '../broadcasts/cancel-messages.js';
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { applyParkedReceipts } from '../lifecycle/apply-receipt.js';
 import { applyTransitions, logChanges } from '../lifecycle/apply-transitions.js';
-import { claimDue, type Claimed, releaseLeases } from '../lifecycle/claim.js';
-import type { Transition } from '../lifecycle/transitions.js';
+import { claimDue, type Claimed, nextDueTime, releaseLeases } from '../lifecycle/claim.js';
+import { failUnsent, lockQuotaForRefund } from '../lifecycle/fail-unsent.js';
+import { CANCELLED_ERROR, type Transition } from '../lifecycle/transitions.js';
 import { MESSAGES_READY } from '../messages/insert-batch.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
@@ -84,7 +85,8 @@ export function createDispatcher(deps: {
       lastSweep = Date.now();
       await retryTransient(() => db.transaction((tx) => applyParkedReceipts(tx, null)));
     }
-    if (claimed.length === 0) return { didWork: false };
+    // Idle: sleep no later than the next due time (a scheduled send leaves on time).
+    if (claimed.length === 0) return { didWork: false, nextDueAt: await nextDueTime(db) };
     const now = new Date();
     const sandbox = claimed.filter((m) => m.sandbox);
     const liveOnes = await failRefusedRecipients(
@@ -124,20 +126,15 @@ async function failCancelled(db: Db, workerId: string, live: Claimed[]): Promise
   const ids = [...new Set(live.flatMap((m) => (m.broadcastId !== null ? [m.broadcastId] : [])))];
   const cancelled = await findCancelled(db, ids);
   if (cancelled.size === 0) return live;
+  const failing = live.filter((m) => m.broadcastId !== null && cancelled.has(m.broadcastId));
   await retryTransient(() =>
     db.transaction(async (tx) => {
-      // Quota rows first and in customer order, as inserts lock them (no deadlock).
-      const byCustomer = [...cancelled].sort(([, a], [, b]) =>
-        a.customerId < b.customerId ? -1 : a.customerId > b.customerId ? 1 : 0,
+      // Quota rows first, as inserts lock them (no deadlock).
+      await lockQuotaForRefund(
+        tx,
+        [...cancelled.values()].map((b) => b.customerId),
       );
-      for (const [, b] of byCustomer) await lockQuotaForRefund(tx, b);
-      for (const [id, b] of byCustomer)
-        await failCancelledMessages(
-          tx,
-          workerId,
-          b,
-          live.filter((m) => m.broadcastId === id),
-        );
+      await failUnsent(tx, workerId, failing, CANCELLED_ERROR);
     }),
   );
   return live.filter((m) => m.broadcastId === null || !cancelled.has(m.broadcastId));

@@ -1,17 +1,15 @@
 // Refusals that depend on the recipient, before any provider call (decision 0014): a suppressed
 // number gets no broadcast message and no MARKETING template; a send that required the reply
 // window gets nothing once the window is closed. Refused messages fail at once, and the quota
-// they were charged is given back (refundUnsentQuota, the one refund path).
+// they were charged is given back (failUnsent, the one path for messages that never left).
 import type { Logger } from 'pino';
 
-import { lockQuotaForRefund, refundUnsentQuota } from '../broadcasts/cancel-messages.js';
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
-import { applyTransitions, logChanges } from '../lifecycle/apply-transitions.js';
+import { logChanges } from '../lifecycle/apply-transitions.js';
 import type { Claimed } from '../lifecycle/claim.js';
+import { failUnsent, lockQuotaForRefund } from '../lifecycle/fail-unsent.js';
 import type { SendErrorDetail } from '../lifecycle/transitions.js';
-import * as transition from '../lifecycle/transitions.js';
-import { quotaMonth } from '../plans/plans.js';
 import { REENGAGEMENT_MESSAGE } from '../provider/error-map.js';
 import { isReplyWindowOpen, lastInboundAmong } from '../senders/reply-window.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
@@ -64,24 +62,18 @@ export async function failRefusedRecipients(
   const refused = live.filter((m) => refusals.has(m.id));
   const changes = await retryTransient(() =>
     deps.db.transaction(async (tx) => {
-      // Quota rows first and in customer order, as inserts lock them (no deadlock).
-      const customers = [...new Set(refused.map((m) => m.customerId))].sort();
-      for (const customerId of customers) await lockQuotaForRefund(tx, { customerId }, now);
-      const applied = await applyTransitions(
+      // Quota rows first and in customer order, as inserts lock them (no deadlock); then the one
+      // path for messages that never left (failed, event, upload released, quota given back).
+      await lockQuotaForRefund(
         tx,
-        workerId,
-        refused.map((m) => transition.failed(m, now, refusals.get(m.id)!, false)),
+        refused.map((m) => m.customerId),
+        now,
       );
-      const done = new Set(applied.map((c) => c.messageId));
-      // Never tried, so never reached the provider: their charge is given back, per month charged.
-      const charges = new Map<string, { customerId: string; createdAt: Date; count: number }>();
-      for (const m of refused.filter((r) => done.has(r.id) && r.attemptCount === 0)) {
-        const k = `${m.customerId}/${quotaMonth(m.createdAt).month}`;
-        const c = charges.get(k) ?? { customerId: m.customerId, createdAt: m.createdAt, count: 0 };
-        c.count++;
-        charges.set(k, c);
+      const applied = [];
+      for (const error of new Set(refusals.values())) {
+        const these = refused.filter((m) => refusals.get(m.id) === error);
+        applied.push(...(await failUnsent(tx, workerId, these, error, now)));
       }
-      for (const c of charges.values()) await refundUnsentQuota(tx, c, c.count, now);
       return applied;
     }),
   );

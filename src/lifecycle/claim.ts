@@ -66,21 +66,38 @@ export async function releaseLeases(db: Pick<Db, 'query'>, workerId: string): Pr
   await db.query('UPDATE messages SET locked_by = NULL, locked_until = NULL WHERE locked_by = $1', [workerId]);
 }
 
+/** What a cancel holds: one message (by id), or every message of one broadcast. */
+export type UnsentTarget = { messageId: string } | { broadcastId: string };
+
 /**
- * A cancel's own claim: leases (to `holder`, for a minute) the broadcast's messages that have
- * not left and that no worker holds, so the cancel can fail them with the usual transitions.
+ * A cancel's own claim: leases (to `holder`, for a minute) the customer's messages of `target`
+ * that have not left and that no worker holds, so the cancel can fail them with the usual
+ * transitions (failUnsent). A message a worker holds is not taken: its send is under way.
  */
-export async function holdUnsentOfBroadcast(
+export async function holdUnsent(
   tx: Queryable,
-  broadcast: { id: string; customerId: string },
+  customerId: string,
+  target: UnsentTarget,
   holder: string,
-): Promise<{ id: string; status: 'pending' | 'queued'; attemptCount: number }[]> {
-  const held = await tx.query<{ id: string; status: 'pending' | 'queued'; attempt_count: number }>(
+): Promise<{ id: string; status: 'pending' | 'queued' }[]> {
+  const [column, id] = 'messageId' in target ? ['id', target.messageId] : ['broadcast_id', target.broadcastId];
+  return tx.query<{ id: string; status: 'pending' | 'queued' }>(
     `UPDATE messages SET locked_by = $3, locked_until = now() + interval '1 minute'
-      WHERE customer_id = $1 AND broadcast_id = $2 AND status IN ('pending', 'queued')
+      WHERE customer_id = $1 AND ${column} = $2 AND status IN ('pending', 'queued')
         AND (locked_until IS NULL OR locked_until < now())
-      RETURNING id, status, attempt_count`,
-    [broadcast.customerId, broadcast.id, holder],
+      RETURNING id, status`,
+    [customerId, id, holder],
   );
-  return held.map((m) => ({ id: m.id, status: m.status, attemptCount: Number(m.attempt_count) }));
+}
+
+/**
+ * When the next message becomes due, if any is due later than now: an idle dispatcher sleeps
+ * until then (a scheduled send leaves on time whatever the poll interval). One read of the
+ * due-time index (messages_due).
+ */
+export async function nextDueTime(db: Pick<Db, 'query'>): Promise<Date | null> {
+  const [row] = await db.query<{ at: Date | string | null }>(
+    'SELECT min(due_at) AS at FROM messages WHERE due_at > now()',
+  );
+  return row?.at ? new Date(row.at) : null;
 }

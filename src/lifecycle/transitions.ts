@@ -42,7 +42,8 @@ export type Transition = {
 /** The message a transition starts from: its id and the status the worker saw. */
 export type MessageState = { id: string; status: MessageStatus };
 
-export const CANCELLED_ERROR = {
+/** A cancelled broadcast's message that had not left (failed through fail-unsent.ts). */
+export const CANCELLED_ERROR: SendErrorDetail = {
   code: SEND_ERROR_CODES.BROADCAST_CANCELLED,
   message: 'The broadcast was cancelled before this message was sent',
 };
@@ -60,11 +61,6 @@ export function retry(m: MessageState, at: Date, error: SendErrorDetail, nextDue
 /** Failed for good; `attempted` when the failure is a send attempt's outcome. */
 export function failed(m: MessageState, at: Date, error: SendErrorDetail, attempted: boolean): Transition {
   return { id: m.id, from: m.status, to: 'failed', at, error, nextDueAt: null, attempted };
-}
-
-/** A cancelled broadcast's message that had not left: failed, never sent. */
-export function cancelled(m: MessageState, at: Date): Transition {
-  return failed(m, at, CANCELLED_ERROR, false);
 }
 
 /** The sandbox's simulated receipts (real receipts go through applyReceipts). */

@@ -10,6 +10,7 @@ import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
 import { canonicalJson, sha256Hex } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
 import { CHANNEL_OFFICIAL } from '../shared/vocab.js';
+import { parseSendAt, sendAtProblem } from './schedule.js';
 import type { SendRequest } from './send-request.js';
 
 /** An accepted send or broadcast, as its insert takes it (NewMessage and NewBroadcast add their own). */
@@ -27,6 +28,8 @@ export type AcceptedSend = {
   metadataJson: string | null;
   createdAt: Date;
   expiresAt: Date;
+  /** A scheduled send's `sendAt`: its messages are due then (null: due at once). */
+  scheduledAt?: Date | null;
   maxAttempts: number;
   /** The uploaded file (POST /media) the content refers to, if any. */
   mediaId: string | null;
@@ -35,7 +38,10 @@ export type AcceptedSend = {
 };
 
 /** The fields of IntakeFields (send-request.ts), as both request types have them. */
-export type IntakeRequest = Pick<SendRequest, 'externalId' | 'chatAccountId' | 'content' | 'metadata' | 'ttlSeconds'>;
+export type IntakeRequest = Pick<
+  SendRequest,
+  'externalId' | 'chatAccountId' | 'content' | 'metadata' | 'ttlSeconds' | 'sendAt'
+>;
 
 /** Resolves the sending account: the key's scope, the given id, or the customer's only official account. */
 export function resolveSendAccount(principal: Principal, tenant: Tenant, requested: string | undefined): AccountRecord {
@@ -83,6 +89,8 @@ export async function acceptSend(
   const mediaId = await deps.media.forContent(tenant.customerId, req.content, isRepeat);
   const now = new Date();
   const ttl = effectiveTtlSeconds(tenant.plan, req.ttlSeconds);
+  const expiresAt = new Date(now.getTime() + ttl * 1000);
+  const scheduledAt = await checkSendAt(req.sendAt, now, expiresAt, isRepeat);
   // canonicalJson sorts keys and leaves out undefined values: the hash does not depend on either.
   const payloadHash = sha256Hex(
     canonicalJson({
@@ -92,6 +100,8 @@ export async function acceptSend(
       chatAccountId: account.id,
       metadata: req.metadata ?? null,
       ttlSeconds: req.ttlSeconds ?? null,
+      // Absent from the hash when not scheduled, so the hashes of unscheduled sends are as before.
+      sendAt: scheduledAt?.toISOString(),
       ...opts.hashed,
     }),
   );
@@ -106,10 +116,29 @@ export async function acceptSend(
     contentJson: JSON.stringify(req.content),
     metadataJson: req.metadata === undefined ? null : JSON.stringify(req.metadata),
     createdAt: now,
-    expiresAt: new Date(now.getTime() + ttl * 1000),
+    expiresAt,
+    scheduledAt,
     maxAttempts: deps.maxSendAttempts,
     mediaId,
     quotaLimit: principal.sandbox ? null : PLAN_LIMITS[tenant.plan].messagesPerMonth,
   };
   return { account, accepted };
+}
+
+/**
+ * A scheduled send's time, or null. Its bounds depend on now, so a repeat of an accepted request
+ * (same externalId) is not refused for them: the insert answers it (200 or 409) as any repeat.
+ */
+async function checkSendAt(
+  sendAt: string | undefined,
+  now: Date,
+  expiresAt: Date,
+  isRepeat: () => Promise<boolean>,
+): Promise<Date | null> {
+  if (sendAt === undefined) return null;
+  const at = parseSendAt(sendAt);
+  if (at === null) throw errors.validation([{ path: 'sendAt', message: 'must be a real date and time in UTC' }]);
+  const problem = sendAtProblem(at, now, expiresAt);
+  if (problem !== null && !(await isRepeat())) throw errors.validation([problem]);
+  return at;
 }

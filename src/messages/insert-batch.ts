@@ -44,15 +44,15 @@ const LOCK_AND_INSERT_SQL = `
   inserted AS (
     INSERT INTO messages (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
                           content, metadata, sandbox, status, max_attempts, created_at, expires_at, due_at, media_id,
-                          require_reply_window)
+                          scheduled_at, require_reply_window)
     SELECT t.id, t.customer_id, t.chat_account_id, t.api_key_id, t.external_id, t.payload_hash, t.recipient, t.channel,
-           t.content::jsonb, t.metadata::jsonb, t.sandbox, 'pending', t.max_attempts, t.created_at, t.expires_at, t.created_at, t.media_id,
-           t.require_reply_window
+           t.content::jsonb, t.metadata::jsonb, t.sandbox, 'pending', t.max_attempts, t.created_at, t.expires_at,
+           COALESCE(t.scheduled_at, t.created_at), t.media_id, t.scheduled_at, t.require_reply_window
       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[],
                   $9::text[], $10::text[], $11::boolean[], $12::int[], $13::timestamptz[], $14::timestamptz[], $17::uuid[],
-                  $18::boolean[])
+                  $18::timestamptz[], $19::boolean[])
            AS t(id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipient, channel,
-                content, metadata, sandbox, max_attempts, created_at, expires_at, media_id, require_reply_window)
+                content, metadata, sandbox, max_attempts, created_at, expires_at, media_id, scheduled_at, require_reply_window)
      WHERE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.revoked_at IS NULL)
        AND (t.media_id IS NULL OR EXISTS (SELECT 1 FROM media f WHERE f.id = t.media_id AND f.customer_id = t.customer_id))
     ON CONFLICT (customer_id, external_id) DO NOTHING
@@ -88,6 +88,7 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
     month,
     charged,
     items.map((m) => m.mediaId),
+    items.map((m) => m.scheduledAt?.toISOString() ?? null),
     items.map((m) => m.requireReplyWindow === true),
   ]);
   const used = new Map(rows.filter((r) => r.kind === 'q').map((r) => [r.id, Number(r.used)]));

@@ -1,6 +1,6 @@
 // Reading a customer's messages. Every query starts from the customer id, and from the scoped
 // account when the key has one.
-import type { Db } from '../db/db.js';
+import type { Db, Queryable } from '../db/db.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
 import { type Message, MESSAGE_COLUMNS, toMessage } from './message-view.js';
@@ -14,24 +14,50 @@ export type ListFilter = {
   channel?: string;
   chatAccountId?: string;
   broadcastId?: string;
+  /** true: only scheduled sends still waiting for their time; false: every other message. */
+  scheduled?: boolean;
   since?: Date;
   until?: Date;
   limit: number;
   cursor?: string;
 };
 
+/** A scheduled send not picked up yet (the index messages_scheduled covers exactly these). */
+const WAITING_FOR_SCHEDULE = `scheduled_at IS NOT NULL AND status = 'pending'`;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The lookup of GET /messages/{id}: by messageId or by the caller's externalId, a messageId match first. */
+const LOOKUP = `customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2)
+  AND (external_id = $3 OR ($4::uuid IS NOT NULL AND id = $4::uuid))
+  ORDER BY (id = $4::uuid) IS TRUE DESC LIMIT 1`;
+const lookupParams = (scope: Scope, id: string) => [
+  scope.customerId,
+  scope.accountId,
+  id,
+  UUID.test(id) ? id.toLowerCase() : null,
+];
+
+/** The message GET /messages/{id} would answer: its id and whether it is a sandbox message. */
+export async function findMessageRow(
+  q: Queryable,
+  scope: Scope,
+  id: string,
+): Promise<{ id: string; sandbox: boolean } | null> {
+  const [row] = await q.query<{ id: string; sandbox: boolean }>(
+    `SELECT id, sandbox FROM messages WHERE ${LOOKUP}`,
+    lookupParams(scope, id),
+  );
+  return row ?? null;
+}
 
 export function createMessageQueries(db: Db) {
   return {
     /** By messageId or by the caller's externalId; a messageId match wins. */
     async get(scope: Scope, id: string): Promise<Message> {
       const rows = await db.query<Record<string, unknown>>(
-        `SELECT ${MESSAGE_COLUMNS} FROM messages
-          WHERE customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2)
-            AND (external_id = $3 OR ($4::uuid IS NOT NULL AND id = $4::uuid))
-          ORDER BY (id = $4::uuid) IS TRUE DESC LIMIT 1`,
-        [scope.customerId, scope.accountId, id, UUID.test(id) ? id.toLowerCase() : null],
+        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE ${LOOKUP}`,
+        lookupParams(scope, id),
       );
       const r = rows[0];
       if (!r) throw errors.messageNotFound();
@@ -53,6 +79,7 @@ export function createMessageQueries(db: Db) {
       if (f.providerMessageId !== undefined) add((n) => `provider_message_id = ${n}`, f.providerMessageId);
       if (f.channel !== undefined) add((n) => `channel = ${n}`, f.channel);
       if (f.broadcastId !== undefined) add((n) => `broadcast_id = ${n}::uuid`, f.broadcastId);
+      if (f.scheduled !== undefined) where.push(`${f.scheduled ? '' : 'NOT '}(${WAITING_FOR_SCHEDULE})`);
       if (f.since !== undefined) add((n) => `created_at >= ${n}::timestamptz`, f.since.toISOString());
       if (f.until !== undefined) add((n) => `created_at <= ${n}::timestamptz`, f.until.toISOString());
       if (f.cursor !== undefined) {

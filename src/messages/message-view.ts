@@ -3,7 +3,7 @@ import type { MessageStatus } from '../shared/vocab.js';
 
 export const MESSAGE_COLUMNS = `id, external_id, recipient, channel, status, attempt_count, max_attempts, last_error_code,
   broadcast_id, chat_account_id, created_at, sent_at, delivered_at, read_at, failed_at, provider_message_id,
-  expires_at, sandbox, error, metadata, due_at, locked_until, last_attempt_at`;
+  expires_at, sandbox, error, metadata, due_at, locked_until, last_attempt_at, scheduled_at`;
 
 type Row = Record<string, unknown>;
 
@@ -36,6 +36,8 @@ export function toMessage(r: Row, now = new Date()) {
     broadcastId: (r.broadcast_id as string | null) ?? null,
     chatAccountId: r.chat_account_id as string,
     createdAt: iso(r.created_at)!,
+    /** A scheduled send's `sendAt` (kept once sent); null for a send that was due at once. */
+    scheduledAt: iso(r.scheduled_at),
     sentAt: iso(r.sent_at),
     deliveredAt: iso(r.delivered_at),
     readAt: iso(r.read_at),

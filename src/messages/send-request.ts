@@ -5,7 +5,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { checkOutboundUrl } from '../outbound/address-guard.js';
 import { MAX_TTL_SECONDS } from '../plans/plans.js';
 import type { Problem } from '../shared/errors.js';
-import { E164, LANGUAGE_PATTERN, TEMPLATE_NAME_PATTERN, Uuid } from '../shared/schemas.js';
+import { E164, LANGUAGE_PATTERN, TEMPLATE_NAME_PATTERN, UTC_TIMESTAMP_PATTERN, Uuid } from '../shared/schemas.js';
 import { CHANNEL_OFFICIAL, CONTENT_TYPES } from '../shared/vocab.js';
 
 export const MAX_METADATA_BYTES = 16 * 1024;
@@ -59,6 +59,15 @@ export const IntakeFields = {
   metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
   // The spec's maximum (30 days) is refused above, not clipped; the plan's retention clips.
   ttlSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TTL_SECONDS })),
+  /** A scheduled send: when it leaves (its bounds, which depend on now: schedule.ts). */
+  sendAt: Type.Optional(
+    Type.String({
+      maxLength: 40,
+      pattern: UTC_TIMESTAMP_PATTERN,
+      description:
+        "Schedules the send: ISO 8601 UTC (`Z`), at least 60 s and at most 35 days ahead, and before the message expires (ttlSeconds from now, clipped to the plan's retention). Accepted and counted now; sent at this time.",
+    }),
+  ),
 };
 
 export const SendRequestSchema = Type.Object(
@@ -70,6 +79,7 @@ export const SendRequestSchema = Type.Object(
     chatAccountId: IntakeFields.chatAccountId,
     metadata: IntakeFields.metadata,
     ttlSeconds: IntakeFields.ttlSeconds,
+    sendAt: IntakeFields.sendAt,
     // Text, image, document: fail at once (REENGAGEMENT_REQUIRED, no provider call) when the
     // recipient's reply window is closed; ignored for templates (decision 0014).
     requireReplyWindow: Type.Optional(Type.Boolean()),

@@ -35,6 +35,8 @@ export const errors = {
   broadcastNotFound: () => new AppError(404, 'broadcast_not_found'),
   conflict: (message = 'externalId already used with a different payload') =>
     new AppError(409, 'conflict', { message }),
+  /** POST /messages/{id}/cancel on a message that has left (or is leaving): `status` is its status. */
+  notCancellable: (status: string, message: string) => new AppError(409, 'not_cancellable', { message, status }),
   invalidChatAccount: () => new AppError(422, 'invalid_chat_account'),
   invalidMedia: (code: 'media_not_found' | 'media_type_mismatch', message?: string) =>
     new AppError(422, 'invalid_media', { code, ...(message !== undefined ? { message } : {}) }),

@@ -6,6 +6,8 @@ export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 export const COUNTRY_PATTERN = '^[A-Z]{2}$';
 export const TEMPLATE_NAME_PATTERN = '^[a-z0-9_]+$';
 export const LANGUAGE_PATTERN = '^[a-z]{2,3}([_-][A-Za-z0-9]{2,8})*$';
+/** An ISO 8601 timestamp in UTC (`Z`), to the second or finer: `2026-12-01T09:30:00Z`. */
+export const UTC_TIMESTAMP_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$';
 
 /** Human wording for each pattern, used when a value does not match it. */
 export const PATTERN_MESSAGES: Record<string, string> = {
@@ -14,6 +16,7 @@ export const PATTERN_MESSAGES: Record<string, string> = {
   [COUNTRY_PATTERN]: 'must be an ISO 3166 alpha-2 country code such as US',
   [TEMPLATE_NAME_PATTERN]: 'must contain only lower-case letters, digits and underscores',
   [LANGUAGE_PATTERN]: 'must be a language code such as en or en_US',
+  [UTC_TIMESTAMP_PATTERN]: 'must be an ISO 8601 timestamp in UTC such as 2026-12-01T09:30:00Z',
 };
 
 export const Uuid = (opts: Record<string, unknown> = {}) => Type.String({ pattern: UUID_PATTERN, ...opts });

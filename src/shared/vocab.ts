@@ -43,6 +43,8 @@ export const SEND_ERROR_CODES = {
   RECIPIENT_OPTED_OUT: 'RECIPIENT_OPTED_OUT',
   /** The recipient's 24-hour reply window is closed: a template is needed (provider 131047, or requireReplyWindow). */
   REENGAGEMENT_REQUIRED: 'REENGAGEMENT_REQUIRED',
+  /** POST /messages/{id}/cancel stopped it before it left. */
+  CANCELLED: 'CANCELLED',
 } as const;
 
 /** How a number came onto a chat account's suppression list (decision 0014). */

@@ -12,7 +12,7 @@ export interface paths {
     put?: never;
     /**
      * Queue one message
-     * @description Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe. With `requireReplyWindow: true`, a text, image or document to a number whose 24-hour reply window is closed (see `replyWindowExpiresAt` of the sender) ends `failed` with `REENGAGEMENT_REQUIRED` at once, without a provider call and with its quota given back.
+     * @description Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe. With `sendAt` (UTC, 60 s to 35 days ahead and before the message expires) the message is accepted and counted now, stays `pending` with `scheduledAt`, and leaves at that time; `sendAt` is part of the payload for idempotency. With `requireReplyWindow: true`, a text, image or document to a number whose 24-hour reply window is closed (see `replyWindowExpiresAt` of the sender) ends `failed` with `REENGAGEMENT_REQUIRED` at once, without a provider call and with its quota given back.
      */
     post: operations['sendMessage'];
     delete?: never;
@@ -32,6 +32,26 @@ export interface paths {
     get: operations['getMessage'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/messages/{id}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a message that has not left yet (pending or queued)
+     * @description Cancels a message that has not left yet (`pending`, a scheduled one included, or `queued`, a retry wait included): it ends `failed` with `error.code` `CANCELLED` and a `message.status` event, and its quota comes back when it was never tried and was counted this month. `{id}` is the `messageId` or your `externalId`. A repeat answers `200` with the same record. A message already `sent` or later, failed for another reason, or being sent by a worker at this moment answers `409 not_cancellable` with its `status`: a message is never both sent and cancelled. A sandbox key cancels only sandbox messages.
+     */
+    post: operations['cancelMessage'];
     delete?: never;
     options?: never;
     head?: never;
@@ -748,6 +768,7 @@ export interface components {
       chatAccountId: string;
       /** Format: date-time */
       createdAt: string;
+      scheduledAt: string | null;
       sentAt: string | null;
       deliveredAt: string | null;
       readAt: string | null;
@@ -1367,6 +1388,17 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    /** @description The message has left (`sent` or later), failed for another reason, or a worker is sending it at this moment (it is then `queued`: read it again to see how the send ended). Nothing was changed. */
+    NotCancellableError: {
+      /** @constant */
+      error: 'not_cancellable';
+      /** @description Why. */
+      message?: string;
+      /** @description The message status now. */
+      status: string;
+    } & {
+      [key: string]: unknown;
+    };
     /** @description A template with this name and language already exists. */
     TemplateAlreadyExistsError: {
       /** @constant */
@@ -1669,6 +1701,7 @@ export interface operations {
         channel?: 'chat_official';
         chatAccountId?: string;
         broadcastId?: string;
+        scheduled?: boolean;
         since?: string;
         until?: string;
         limit?: number;
@@ -1794,6 +1827,8 @@ export interface operations {
             [key: string]: unknown;
           };
           ttlSeconds?: number;
+          /** @description Schedules the send: ISO 8601 UTC (`Z`), at least 60 s and at most 35 days ahead, and before the message expires (ttlSeconds from now, clipped to the plan's retention). Accepted and counted now; sent at this time. */
+          sendAt?: string;
           requireReplyWindow?: boolean;
         };
       };
@@ -1988,6 +2023,90 @@ export interface operations {
       };
     };
   };
+  cancelMessage: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK: Message */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Message'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /**
+       * @description `Missing x-api-key header`: No `x-api-key` header.
+       *
+       *     `Invalid API key`: Unknown or revoked key.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
+        };
+      };
+      /** @description `sandbox_not_supported`: Not with a sandbox key (broadcasts, cancelling them, creating templates). */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SandboxNotSupportedError'];
+        };
+      };
+      /** @description `message_not_found`: Unknown, foreign or purged message. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MessageNotFoundError'];
+        };
+      };
+      /** @description `not_cancellable`: The message has left (`sent` or later), failed for another reason, or a worker is sending it at this moment (it is then `queued`: read it again to see how the send ended). Nothing was changed. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NotCancellableError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
   listChatAccounts: {
     parameters: {
       query?: never;
@@ -2088,6 +2207,8 @@ export interface operations {
             [key: string]: unknown;
           };
           ttlSeconds?: number;
+          /** @description Schedules the send: ISO 8601 UTC (`Z`), at least 60 s and at most 35 days ahead, and before the message expires (ttlSeconds from now, clipped to the plan's retention). Accepted and counted now; sent at this time. */
+          sendAt?: string;
         };
       };
     };

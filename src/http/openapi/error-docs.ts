@@ -141,6 +141,18 @@ export const ERROR_DOCS: Record<string, ErrorDoc> = {
     extra: { message: str('What conflicts.') },
     example: { error: 'conflict', message: 'externalId already used with a different payload' },
   },
+  not_cancellable: {
+    status: 409,
+    schema: 'NotCancellableError',
+    description:
+      'The message has left (`sent` or later), failed for another reason, or a worker is sending it at this moment (it is then `queued`: read it again to see how the send ended). Nothing was changed.',
+    extra: { message: str('Why.'), status: str('The message status now.') },
+    example: {
+      error: 'not_cancellable',
+      message: 'the message is sent: only a pending or queued message can be cancelled',
+      status: 'sent',
+    },
+  },
   template_already_exists: {
     status: 409,
     schema: 'TemplateAlreadyExistsError',

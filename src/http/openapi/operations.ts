@@ -46,7 +46,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     ok: { 201: 'SendAck', 200: 'SendAck' },
     errors: ['templates_not_available', ...sendChecks],
     description:
-      'Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe. With `requireReplyWindow: true`, a text, image or document to a number whose 24-hour reply window is closed (see `replyWindowExpiresAt` of the sender) ends `failed` with `REENGAGEMENT_REQUIRED` at once, without a provider call and with its quota given back.',
+      'Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe. With `sendAt` (UTC, 60 s to 35 days ahead and before the message expires) the message is accepted and counted now, stays `pending` with `scheduledAt`, and leaves at that time; `sendAt` is part of the payload for idempotency. With `requireReplyWindow: true`, a text, image or document to a number whose 24-hour reply window is closed (see `replyWindowExpiresAt` of the sender) ends `failed` with `REENGAGEMENT_REQUIRED` at once, without a provider call and with its quota given back.',
     examples: {
       text: {
         summary: 'A text message',
@@ -87,6 +87,13 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     },
   },
   'GET /messages/{id}': { operationId: 'getMessage', ok: { 200: 'Message' }, errors: ['message_not_found'] },
+  'POST /messages/{id}/cancel': {
+    operationId: 'cancelMessage',
+    ok: { 200: 'Message' },
+    errors: ['message_not_found', 'not_cancellable', 'sandbox_not_supported'],
+    description:
+      'Cancels a message that has not left yet (`pending`, a scheduled one included, or `queued`, a retry wait included): it ends `failed` with `error.code` `CANCELLED` and a `message.status` event, and its quota comes back when it was never tried and was counted this month. `{id}` is the `messageId` or your `externalId`. A repeat answers `200` with the same record. A message already `sent` or later, failed for another reason, or being sent by a worker at this moment answers `409 not_cancellable` with its `status`: a message is never both sent and cancelled. A sandbox key cancels only sandbox messages.',
+  },
   'GET /messages': {
     operationId: 'listMessages',
     ok: { 200: 'MessagePage' },

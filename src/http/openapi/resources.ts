@@ -73,6 +73,9 @@ export const resourceSchemas: Record<string, TSchema> = {
     broadcastId: Nullable(Id()),
     chatAccountId: Id(),
     createdAt: Time(),
+    scheduledAt: NullableTime(
+      'A scheduled send: the `sendAt` it was accepted with (kept after it is sent); null when it was due at once.',
+    ),
     sentAt: NullableTime(),
     deliveredAt: NullableTime(),
     readAt: NullableTime(),

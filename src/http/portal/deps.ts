@@ -5,6 +5,7 @@ import type { Directory, Principal, Tenant } from '../../auth/directory.js';
 import type { BroadcastService } from '../../broadcasts/broadcast-service.js';
 import type { SettingsService } from '../../inbound/settings-service.js';
 import type { KeyService } from '../../keys/key-service.js';
+import type { MessageCancel } from '../../messages/cancel-message.js';
 import type { MessageQueries } from '../../messages/message-queries.js';
 import type { AuditLog } from '../../portal/audit-log.js';
 import type { PortalQueries } from '../../portal/portal-queries.js';
@@ -23,6 +24,7 @@ export type PortalDeps = {
   directory: Pick<Directory, 'tenant'>;
   keys: KeyService;
   messages: MessageQueries;
+  messageCancel: MessageCancel;
   broadcasts: BroadcastService;
   senders: SenderService;
   settings: SettingsService;

@@ -1,16 +1,18 @@
-// Messages: GET /messages' filters and cursor paging, and one message with every field, its
-// metadata and content, the processing block, the error with provider detail, and its timeline.
-import type { FastifyInstance } from 'fastify';
+// Messages: GET /messages' filters and cursor paging (scheduled sends still waiting among them),
+// one message with every field, its metadata and content, the processing block, the error with
+// provider detail, and its timeline; and cancelling a message that has not left (owners).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import type { Message } from '../../messages/message-view.js';
+import type { Session } from '../../portal/session-service.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { MESSAGE_STATUSES } from '../../shared/vocab.js';
 import { resolveReadScope } from '../routes/read-scope.js';
 import type { PortalDeps } from './deps.js';
 import { idParam, portalPrincipal, tenantOf } from './deps.js';
 import { when } from './format.js';
-import { html } from './html.js';
-import { errorBox, page, sandboxBadge } from './layout.js';
+import { type Html, html } from './html.js';
+import { csrfField, errorBox, notice, page, sandboxBadge } from './layout.js';
 import { sendPage } from './portal-plugin.js';
 
 type Query = Record<string, string | undefined>;
@@ -30,14 +32,28 @@ const FILTERS = [
   'externalId',
   'providerMessageId',
   'broadcastId',
+  'scheduled',
   'since',
   'until',
 ] as const;
+
+/** A message that has not left yet can be cancelled, by an owner. */
+const cancellable = (m: Message, session: Session) =>
+  (m.status === 'pending' || m.status === 'queued') && session.role === 'owner';
+
+function cancelForm(m: Message, session: Session): Html {
+  return html`<form method="post" action="/portal/messages/${m.messageId}/cancel">
+    ${csrfField(session)}<button type="submit" class="danger" aria-label="Cancel message ${m.externalId}">
+      Cancel
+    </button>
+  </form>`;
+}
 
 function timeline(m: Message) {
   return (
     [
       ['created (pending)', m.createdAt],
+      ['scheduled for', m.scheduledAt],
       ['last attempt', m.processing.lastAttemptAt],
       ['sent', m.sentAt],
       ['delivered', m.deliveredAt],
@@ -64,6 +80,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
         externalId: f.externalId,
         providerMessageId: f.providerMessageId,
         broadcastId: f.broadcastId && /^[0-9a-f-]{36}$/i.test(f.broadcastId) ? f.broadcastId : undefined,
+        scheduled: f.scheduled === 'true' ? true : undefined,
         since: parseWhen(f.since, 'since'),
         until: parseWhen(f.until, 'until'),
         limit: 50,
@@ -83,6 +100,8 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
               <th scope="col">Status</th>
               <th scope="col">Error</th>
               <th scope="col">Mode</th>
+              <th scope="col">Scheduled for</th>
+              <th scope="col">Cancel</th>
             </tr>
           </thead>
           <tbody>
@@ -95,6 +114,8 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
                   <td><span class="status status-${m.status}">${m.status}</span></td>
                   <td>${m.error ? html`<code>${String(m.error.code)}</code>` : ''}</td>
                   <td>${m.sandbox ? sandboxBadge(true) : 'live'}</td>
+                  <td>${m.scheduledAt ? when(m.scheduledAt) : ''}</td>
+                  <td>${cancellable(m, session) ? cancelForm(m, session) : ''}</td>
                 </tr>`,
             )}
           </tbody>
@@ -116,6 +137,13 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
               <select id="status" name="status">
                 <option value="">any</option>
                 ${MESSAGE_STATUSES.map((s) => html`<option value="${s}" ${f.status === s ? 'selected' : ''}>${s}</option>`)}
+              </select>
+            </div>
+            <div>
+              <label for="scheduled">Scheduled</label>
+              <select id="scheduled" name="scheduled">
+                <option value="">any</option>
+                <option value="true" ${f.scheduled === 'true' ? 'selected' : ''}>scheduled, waiting</option>
               </select>
             </div>
             <div>
@@ -153,88 +181,106 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
     );
   });
 
-  app.get('/messages/:id', async (request, reply) => {
-    const { tenant, ctx } = await tenantOf(deps, request);
+  app.get('/messages/:id', async (request, reply) =>
+    sendPage(reply, await messagePage(deps, request, idParam(request), html``)),
+  );
+
+  app.post('/messages/:id/cancel', async (request, reply) => {
+    // A viewer's POST never gets here (portal-plugin.ts refuses it).
+    const { tenant } = await tenantOf(deps, request);
     const id = idParam(request);
-    const m = await deps.messages.get({ customerId: tenant.customerId, accountId: null }, id);
-    const extras = await deps.queries.messageExtras(tenant.customerId, m.messageId);
-    const account = tenant.accounts.find((a) => a.id === m.chatAccountId);
-    const fields: [string, unknown][] = [
-      ['messageId', m.messageId],
-      ['externalId', m.externalId],
-      ['recipient', m.recipient],
-      ['channel', m.channel],
-      ['status', m.status],
-      ['attemptCount', m.attemptCount],
-      ['lastErrorCode', m.lastErrorCode],
-      ['broadcastId', m.broadcastId],
-      ['chatAccountId', `${m.chatAccountId}${account ? ` (${account.displayName})` : ''}`],
-      ['createdAt', m.createdAt],
-      ['sentAt', m.sentAt],
-      ['deliveredAt', m.deliveredAt],
-      ['readAt', m.readAt],
-      ['failedAt', m.failedAt],
-      ['providerMessageId', m.providerMessageId],
-      ['expiresAt', m.expiresAt],
-      ['sandbox', m.sandbox],
-    ];
-    const provider = (m.error?.provider ?? null) as Record<string, unknown> | null;
-    return sendPage(
-      reply,
-      page(
-        ctx,
-        `Message ${m.externalId}`,
-        html`${m.sandbox ? html`<p>${sandboxBadge(true)} Sent with a sandbox key: simulated, nothing was delivered.</p>` : ''}
-          <dl class="fields">
-            ${fields.map(
-              ([k, v]) =>
-                html`<dt>${k}</dt>
-                  <dd>${v === null ? 'null' : String(v)}</dd>`,
-            )}
-          </dl>
-          <h2>Timeline</h2>
-          <ol class="timeline">
-            ${timeline(m).map(([what, at]) => html`<li><time datetime="${at!}">${when(at)}</time> ${what}</li>`)}
-          </ol>
-          <h2>Processing</h2>
-          <dl class="fields">
-            ${Object.entries(m.processing).map(
-              ([k, v]) =>
-                html`<dt>${k}</dt>
-                  <dd>${v === null ? 'null' : String(v)}</dd>`,
-            )}
-          </dl>
-          <h2>Error</h2>
-          ${
-            m.error
-              ? html`<dl class="fields">
-                  <dt>code</dt>
-                  <dd><code>${String(m.error.code)}</code></dd>
-                  <dt>message</dt>
-                  <dd>${String(m.error.message ?? '')}</dd>
-                  ${
-                    provider
-                      ? html`<dt>provider</dt>
-                          <dd>
-                            <dl class="fields">
-                              ${Object.entries(provider).map(
-                                ([k, v]) =>
-                                  html`<dt>${k}</dt>
-                                    <dd>${v === null ? 'null' : String(v)}</dd>`,
-                              )}
-                            </dl>
-                          </dd>`
-                      : ''
-                  }
-                </dl>`
-              : html`<p>None.</p>`
-          }
-          <h2>Metadata</h2>
-          <pre>${m.metadata ? JSON.stringify(m.metadata, null, 2) : 'none'}</pre>
-          <h2>Content</h2>
-          <pre>${extras ? JSON.stringify(extras.content, null, 2) : ''}</pre>
-          <p><a href="/portal/messages">All messages</a></p>`,
-      ),
-    );
+    let outcome: Html;
+    try {
+      await deps.messageCancel.cancel({ customerId: tenant.customerId, accountId: null }, id, { liveAllowed: true });
+      outcome = notice('Cancelled: the message will not be sent.');
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      outcome = errorBox(err);
+    }
+    return sendPage(reply, await messagePage(deps, request, id, outcome));
   });
+}
+
+/** One message with every field; `top` (a notice or an error) above it. */
+async function messagePage(deps: PortalDeps, request: FastifyRequest, id: string, top: Html): Promise<Html> {
+  const { session, tenant, ctx } = await tenantOf(deps, request);
+  const m = await deps.messages.get({ customerId: tenant.customerId, accountId: null }, id);
+  const extras = await deps.queries.messageExtras(tenant.customerId, m.messageId);
+  const account = tenant.accounts.find((a) => a.id === m.chatAccountId);
+  const fields: [string, unknown][] = [
+    ['messageId', m.messageId],
+    ['externalId', m.externalId],
+    ['recipient', m.recipient],
+    ['channel', m.channel],
+    ['status', m.status],
+    ['attemptCount', m.attemptCount],
+    ['lastErrorCode', m.lastErrorCode],
+    ['broadcastId', m.broadcastId],
+    ['chatAccountId', `${m.chatAccountId}${account ? ` (${account.displayName})` : ''}`],
+    ['createdAt', m.createdAt],
+    ['scheduledAt', m.scheduledAt],
+    ['sentAt', m.sentAt],
+    ['deliveredAt', m.deliveredAt],
+    ['readAt', m.readAt],
+    ['failedAt', m.failedAt],
+    ['providerMessageId', m.providerMessageId],
+    ['expiresAt', m.expiresAt],
+    ['sandbox', m.sandbox],
+  ];
+  const provider = (m.error?.provider ?? null) as Record<string, unknown> | null;
+  return page(
+    ctx,
+    `Message ${m.externalId}`,
+    html`${top}${m.sandbox ? html`<p>${sandboxBadge(true)} Sent with a sandbox key: simulated, nothing was delivered.</p>` : ''}
+      <dl class="fields">
+        ${fields.map(
+          ([k, v]) =>
+            html`<dt>${k}</dt>
+              <dd>${v === null ? 'null' : String(v)}</dd>`,
+        )}
+      </dl>
+      ${cancellable(m, session) ? cancelForm(m, session) : ''}
+      <h2>Timeline</h2>
+      <ol class="timeline">
+        ${timeline(m).map(([what, at]) => html`<li><time datetime="${at!}">${when(at)}</time> ${what}</li>`)}
+      </ol>
+      <h2>Processing</h2>
+      <dl class="fields">
+        ${Object.entries(m.processing).map(
+          ([k, v]) =>
+            html`<dt>${k}</dt>
+              <dd>${v === null ? 'null' : String(v)}</dd>`,
+        )}
+      </dl>
+      <h2>Error</h2>
+      ${
+        m.error
+          ? html`<dl class="fields">
+              <dt>code</dt>
+              <dd><code>${String(m.error.code)}</code></dd>
+              <dt>message</dt>
+              <dd>${String(m.error.message ?? '')}</dd>
+              ${
+                provider
+                  ? html`<dt>provider</dt>
+                      <dd>
+                        <dl class="fields">
+                          ${Object.entries(provider).map(
+                            ([k, v]) =>
+                              html`<dt>${k}</dt>
+                                <dd>${v === null ? 'null' : String(v)}</dd>`,
+                          )}
+                        </dl>
+                      </dd>`
+                  : ''
+              }
+            </dl>`
+          : html`<p>None.</p>`
+      }
+      <h2>Metadata</h2>
+      <pre>${m.metadata ? JSON.stringify(m.metadata, null, 2) : 'none'}</pre>
+      <h2>Content</h2>
+      <pre>${extras ? JSON.stringify(extras.content, null, 2) : ''}</pre>
+      <p><a href="/portal/messages">All messages</a></p>`,
+  );
 }

@@ -1,6 +1,7 @@
-// /messages: send, read one, list.
+// /messages: send, read one, list, cancel one that has not left.
 import { Type } from '@sinclair/typebox';
 
+import type { MessageCancel } from '../../messages/cancel-message.js';
 import type { MessageQueries } from '../../messages/message-queries.js';
 import { type SendRequest, SendRequestSchema } from '../../messages/send-request.js';
 import type { SendService } from '../../messages/send-service.js';
@@ -25,12 +26,16 @@ const ListQuery = Type.Object(
     channel: Type.Optional(Type.Literal(CHANNEL_OFFICIAL)),
     chatAccountId: Type.Optional(Uuid()),
     broadcastId: Type.Optional(Uuid()),
+    /** true: scheduled sends still waiting for their sendAt (pending); false: every other message. */
+    scheduled: Type.Optional(Type.Boolean()),
     since: Type.Optional(Timestamp()),
     until: Type.Optional(Timestamp()),
     ...PageQuery,
   },
   { additionalProperties: false },
 );
+
+const MessageRef = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
 
 const common = { tags: ['messages'], security: [{ apiKey: [] }] };
 
@@ -42,15 +47,15 @@ const schemas = {
     body: SendRequestSchema,
     response: { 200: Ack, 201: Ack, '4xx': ErrorBody },
   },
-  get: {
-    summary: 'One message, by messageId or by your externalId',
-    ...common,
-    params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }),
-  },
+  get: { summary: 'One message, by messageId or by your externalId', ...common, params: MessageRef },
+  cancel: { summary: 'Cancel a message that has not left yet (pending or queued)', ...common, params: MessageRef },
   list: { summary: 'Messages, newest first, with cursor pagination', ...common, querystring: ListQuery },
 };
 
-export function registerMessageRoutes(app: Server, deps: { sends: SendService; queries: MessageQueries }) {
+export function registerMessageRoutes(
+  app: Server,
+  deps: { sends: SendService; queries: MessageQueries; cancels: MessageCancel },
+) {
   app.post('/messages', { schema: schemas.send }, async (request, reply) => {
     const { principal, tenant } = callerOf(request);
     const result = await deps.sends.send(principal, tenant, request.body as SendRequest);
@@ -63,6 +68,17 @@ export function registerMessageRoutes(app: Server, deps: { sends: SendService; q
     const message = await deps.queries.get(
       { customerId: principal.customerId, accountId: principal.scopeAccountId },
       request.params.id,
+    );
+    tagRequest(request, { messageId: message.messageId, accountId: message.chatAccountId });
+    return message;
+  });
+
+  app.post('/messages/:id/cancel', { schema: schemas.cancel }, async (request) => {
+    const principal = principalOf(request);
+    const message = await deps.cancels.cancel(
+      { customerId: principal.customerId, accountId: principal.scopeAccountId },
+      request.params.id,
+      { liveAllowed: !principal.sandbox },
     );
     tagRequest(request, { messageId: message.messageId, accountId: message.chatAccountId });
     return message;
