@@ -34,6 +34,7 @@ import { registerMetaRoutes } from './http/routes/meta-routes.js';
 import { registerMetricsRoute } from './http/routes/metrics-routes.js';
 import { registerProviderWebhookRoutes } from './http/routes/provider-webhook-routes.js';
 import { registerTemplateRoutes } from './http/routes/templates-routes.js';
+import { registerUsageRoutes } from './http/routes/usage-routes.js';
 import { registerWebhookRoutes } from './http/routes/webhook-routes.js';
 import { apiKeyAuth, createServer, type Server } from './http/server.js';
 import { createStatusServer } from './http/status-server.js';
@@ -60,6 +61,7 @@ import { createReceiptService } from './receipts/receipt-service.js';
 import { createSenderService } from './senders/sender-service.js';
 import { createSealer } from './shared/crypto.js';
 import { createTemplateService } from './templates/template-service.js';
+import { createUsageService } from './usage/usage-service.js';
 import { createDeliverer } from './webhooks/deliverer.js';
 import { createEndpointService } from './webhooks/endpoint-service.js';
 
@@ -167,6 +169,7 @@ export async function createApp(
     publicBaseUrl: config.publicBaseUrl,
   });
   const customerQueries = createCustomerQueries(db);
+  const usage = createUsageService({ db });
   const accountList = createAccountList({ db, publicBaseUrl: config.publicBaseUrl });
   const inbound = createInboundService({ db, log, client: outbound, metrics });
   const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log, inbound, metrics });
@@ -203,6 +206,7 @@ export async function createApp(
       registerInboundRoutes(scope, { senders, settings });
       registerWebhookRoutes(scope, { endpoints });
       registerTemplateRoutes(scope, { templates });
+      registerUsageRoutes(scope, { usage });
     });
     registerPortal(api, {
       publicBaseUrl: config.publicBaseUrl,
@@ -221,6 +225,7 @@ export async function createApp(
       sessions,
       audit,
       queries: portalQueries,
+      usage,
     });
     void api.register(async (plain) =>
       registerProviderWebhookRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {

@@ -6,6 +6,8 @@ export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 export const COUNTRY_PATTERN = '^[A-Z]{2}$';
 export const TEMPLATE_NAME_PATTERN = '^[a-z0-9_]+$';
 export const LANGUAGE_PATTERN = '^[a-z]{2,3}([_-][A-Za-z0-9]{2,8})*$';
+/** A UTC month, YYYY-MM. */
+export const MONTH_PATTERN = '^[0-9]{4}-(0[1-9]|1[0-2])$';
 
 /** Human wording for each pattern, used when a value does not match it. */
 export const PATTERN_MESSAGES: Record<string, string> = {
@@ -14,6 +16,7 @@ export const PATTERN_MESSAGES: Record<string, string> = {
   [COUNTRY_PATTERN]: 'must be an ISO 3166 alpha-2 country code such as US',
   [TEMPLATE_NAME_PATTERN]: 'must contain only lower-case letters, digits and underscores',
   [LANGUAGE_PATTERN]: 'must be a language code such as en or en_US',
+  [MONTH_PATTERN]: 'must be a month as YYYY-MM, such as 2026-06',
 };
 
 export const Uuid = (opts: Record<string, unknown> = {}) => Type.String({ pattern: UUID_PATTERN, ...opts });
