@@ -15,7 +15,7 @@ const LAYERS = [
   ['db'],
   ['shared'],
   ['plans', 'events', 'outbound', 'provider', 'health'],
-  ['lifecycle', 'metrics'],
+  ['lifecycle', 'metrics', 'usage'],
   ['customers'],
   ['accounts', 'media', 'suppressions'],
   ['auth'],

@@ -35,6 +35,7 @@ import { registerMetricsRoute } from './http/routes/metrics-routes.js';
 import { registerProviderWebhookRoutes } from './http/routes/provider-webhook-routes.js';
 import { registerSuppressionRoutes } from './http/routes/suppression-routes.js';
 import { registerTemplateRoutes } from './http/routes/templates-routes.js';
+import { registerUsageRoutes } from './http/routes/usage-routes.js';
 import { registerWebhookRoutes } from './http/routes/webhook-routes.js';
 import { apiKeyAuth, createServer, type Server } from './http/server.js';
 import { createStatusServer } from './http/status-server.js';
@@ -64,6 +65,7 @@ import { createSealer } from './shared/crypto.js';
 import { createSuppressionService } from './suppressions/suppression-service.js';
 import { createTemplateCategories } from './templates/template-categories.js';
 import { createTemplateService } from './templates/template-service.js';
+import { createUsageService } from './usage/usage-service.js';
 import { createDeliverer } from './webhooks/deliverer.js';
 import { createEndpointService } from './webhooks/endpoint-service.js';
 
@@ -174,6 +176,7 @@ export async function createApp(
     publicBaseUrl: config.publicBaseUrl,
   });
   const customerQueries = createCustomerQueries(db);
+  const usage = createUsageService({ db });
   const accountList = createAccountList({ db, publicBaseUrl: config.publicBaseUrl });
   const inbound = createInboundService({ db, log, client: outbound, metrics });
   const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log, inbound, metrics });
@@ -211,6 +214,7 @@ export async function createApp(
       registerSuppressionRoutes(scope, { suppressions });
       registerWebhookRoutes(scope, { endpoints });
       registerTemplateRoutes(scope, { templates });
+      registerUsageRoutes(scope, { usage });
     });
     registerPortal(api, {
       publicBaseUrl: config.publicBaseUrl,
@@ -230,6 +234,7 @@ export async function createApp(
       sessions,
       audit,
       queries: portalQueries,
+      usage,
     });
     void api.register(async (plain) =>
       registerProviderWebhookRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {

@@ -8,6 +8,7 @@ import type { AcceptedSend } from '../messages/accept-send.js';
 import { MESSAGES_READY } from '../messages/insert-batch.js';
 import { quotaMonth } from '../plans/plans.js';
 import { errors } from '../shared/errors.js';
+import { queueQuotaAlerts, thresholdAlertsSql } from '../usage/quota-alerts.js';
 
 /** The message rows of a broadcast, as parallel columns (what unnest takes). */
 export type BroadcastRows = {
@@ -60,14 +61,36 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
     return { created: false, id: existing.id };
   }
 
-  // Every recipient is charged now, or none: the limit is in the WHERE of the locked row.
+  // Every recipient is charged now, or none: the limit is in the WHERE of the locked row. The same
+  // statement counts them in the day's usage rollup and records the quota thresholds reached.
   const { month, resetsAt } = quotaMonth(b.createdAt);
-  const charged = await tx.query(
-    `INSERT INTO quota_usage AS q (customer_id, month, used) SELECT $1::uuid, $2::date, $3::int WHERE $3::int <= $4::int
-     ON CONFLICT (customer_id, month) DO UPDATE SET used = q.used + EXCLUDED.used WHERE q.used + EXCLUDED.used <= $4::int
-     RETURNING used`,
-    [b.customerId, month, n, b.quotaLimit],
+  const charged = await tx.query<{ used: number; threshold: number | null }>(
+    `WITH charged AS (
+       INSERT INTO quota_usage AS q (customer_id, month, used) SELECT $1::uuid, $2::date, $3::int WHERE $3::int <= $4::int
+       ON CONFLICT (customer_id, month) DO UPDATE SET used = q.used + EXCLUDED.used WHERE q.used + EXCLUDED.used <= $4::int
+       RETURNING customer_id, used, $4::int AS lim),
+     alerts AS (${thresholdAlertsSql('charged', '$2::date')}),
+     rollup AS (
+       INSERT INTO usage_daily AS u (customer_id, day, chat_account_id, accepted)
+       SELECT customer_id, $5::date, $6::uuid, $3::int FROM charged
+       ON CONFLICT (customer_id, day, chat_account_id) DO UPDATE SET accepted = u.accepted + EXCLUDED.accepted
+       RETURNING 1)
+     SELECT c.used, a.threshold FROM charged c LEFT JOIN alerts a USING (customer_id)`,
+    [b.customerId, month, n, b.quotaLimit, b.createdAt.toISOString().slice(0, 10), b.chatAccountId],
   );
+  const crossed = charged.filter((r) => r.threshold !== null);
+  if (crossed.length > 0)
+    await queueQuotaAlerts(
+      tx,
+      crossed.map((r) => ({
+        customerId: b.customerId,
+        threshold: Number(r.threshold),
+        limit: b.quotaLimit,
+        used: Number(r.used),
+      })),
+      resetsAt,
+      b.createdAt,
+    );
   if (charged.length === 0) {
     const [usage] = await tx.query<{ used: number }>(
       'SELECT used FROM quota_usage WHERE customer_id = $1 AND month = $2::date',

@@ -5,8 +5,8 @@
 //
 // Per batch: (1) lock the receipts' messages, in id order; (2) only when some receipt matched no
 // message: lock their wamids, (3) look again, (4) park those still unknown; (5) one UPDATE of
-// every changed message; (6) one statement for all events and their deliveries; (4), (5) and (6)
-// go out together, pipelined (plus the media release when a receipt takes a message out of the
+// every changed message; (6) one statement for all events and their deliveries; (7) one upsert of
+// the usage rollup (usage-rollup.ts); (4) to (7) go out together, pipelined (plus the media release when a receipt takes a message out of the
 // queue, rare: then in turn).
 //
 // The race with the send's own commit is closed by a transaction-scoped advisory lock per wamid:
@@ -20,6 +20,7 @@ import type { ReceiptStatus, StatusReceipt } from '../provider/parse-webhook.js'
 import { releaseMedia } from './media-lifecycle.js';
 import { type EventMessage, messageStatusEvent } from './message-status-event.js';
 import type { SendErrorDetail } from './transitions.js';
+import { countSteps, type UsageStep } from './usage-rollup.js';
 
 const RANK: Record<string, number> = { pending: -1, queued: -1, sent: 1, delivered: 2, read: 3, failed: 9 };
 const FORWARD = ['sent', 'delivered', 'read'] as const;
@@ -45,7 +46,12 @@ export type ReceiptItem = { accountId: string; receipt: StatusReceipt };
 /** 'applied', 'ignored' (stale or duplicate) or 'parked' (no such message yet). */
 export type ReceiptOutcome = 'applied' | 'ignored' | 'parked';
 
-type Row = EventMessage & { status: string; media_id: string | null; provider_message_id: string | null };
+type Row = EventMessage & {
+  status: string;
+  media_id: string | null;
+  provider_message_id: string | null;
+  sandbox: boolean;
+};
 
 /** What a batch does to one message: its receipts folded in arrival order. */
 type Change = {
@@ -80,6 +86,7 @@ export async function applyReceipts(tx: Queryable, items: ReceiptItem[]): Promis
 
   const changes = new Map<string, Change>();
   const events: OutboxEvent[] = [];
+  const reached: UsageStep[] = [];
   const outcomes: ReceiptOutcome[] = [];
   const parked: ReceiptItem[] = [];
   for (const item of items) {
@@ -113,6 +120,13 @@ export async function applyReceipts(tx: Queryable, items: ReceiptItem[]): Promis
       if (to === 'read') c.readAt ??= r.occurredAt;
       if (to === 'failed') c.failedAt = r.occurredAt;
       events.push(messageStatusEvent({ message: row, from: from[i]!, to, at: r.occurredAt, error }));
+      reached.push({
+        customerId: row.customerId,
+        accountId: row.chatAccountId,
+        sandbox: row.sandbox,
+        to,
+        at: r.occurredAt,
+      });
     });
     c.status = steps[steps.length - 1]!;
     c.error = error ?? c.error;
@@ -131,7 +145,12 @@ export async function applyReceipts(tx: Queryable, items: ReceiptItem[]): Promis
   }
   // Otherwise the update, the events and the parking are independent: issued together, they are
   // pipelined on PostgreSQL (one round trip instead of three).
-  await Promise.all([advance, writeEvents(tx, events), parked.length > 0 ? parkReceipts(tx, parked) : null]);
+  await Promise.all([
+    advance,
+    writeEvents(tx, events),
+    countSteps(tx, reached),
+    parked.length > 0 ? parkReceipts(tx, parked) : null,
+  ]);
   return outcomes;
 }
 
@@ -176,7 +195,7 @@ async function lockMessages(tx: Queryable, items: ReceiptItem[], byOwnId: boolea
   const own = byOwnId ? items.filter((i) => i.receipt.messageId !== null) : [];
   return tx.query<Row>(
     `SELECT m.id, m.customer_id AS "customerId", m.status, m.external_id AS "externalId", m.channel, m.recipient,
-            m.chat_account_id AS "chatAccountId", m.media_id, m.provider_message_id
+            m.chat_account_id AS "chatAccountId", m.media_id, m.provider_message_id, m.sandbox
        FROM messages m
       WHERE m.id IN (SELECT m2.id FROM messages m2
                        JOIN unnest($1::uuid[], $2::text[]) AS t(a, w) ON m2.chat_account_id = t.a AND m2.provider_message_id = t.w

@@ -8,6 +8,7 @@ import type { MessageStatus } from '../shared/vocab.js';
 import { releaseMedia } from './media-lifecycle.js';
 import { type EventMessage, messageStatusEvent } from './message-status-event.js';
 import type { SendErrorDetail, Transition } from './transitions.js';
+import { countSteps } from './usage-rollup.js';
 
 const EMITTING: readonly MessageStatus[] = ['sent', 'delivered', 'read', 'failed'];
 const QUEUED: readonly MessageStatus[] = ['pending', 'queued'];
@@ -16,6 +17,7 @@ const QUEUED: readonly MessageStatus[] = ['pending', 'queued'];
 type ChangedRow = EventMessage & {
   error: SendErrorDetail | null;
   media_id: string | null;
+  sandbox: boolean;
   from_status: MessageStatus;
   to_status: MessageStatus;
   at: Date;
@@ -68,7 +70,7 @@ export async function applyTransitions(
             AS t(id, from_status, to_status, at, provider_message_id, error, due_at, attempted, provider_media)
       WHERE m.id = t.id AND m.locked_by = $1 AND m.status = t.from_status
       RETURNING m.id, m.customer_id AS "customerId", m.external_id AS "externalId", m.channel, m.recipient,
-                m.chat_account_id AS "chatAccountId", m.error, m.media_id, t.from_status, t.to_status, t.at`,
+                m.chat_account_id AS "chatAccountId", m.error, m.media_id, m.sandbox, t.from_status, t.to_status, t.at`,
     [
       workerId,
       transitions.map((t) => t.id),
@@ -85,12 +87,26 @@ export async function applyTransitions(
   // Uploads whose messages have all left the queue are deleted now.
   const done = rows.filter((r) => r.media_id !== null && !QUEUED.includes(r.to_status)).map((r) => r.media_id!);
   if (done.length > 0) await releaseMedia(tx, [...new Set(done)]);
-  await writeEvents(
-    tx,
-    rows
-      .filter((r) => EMITTING.includes(r.to_status) && r.to_status !== r.from_status)
-      .map((r) => messageStatusEvent({ message: r, from: r.from_status, to: r.to_status, at: r.at, error: r.error })),
-  );
+  const steps = rows.filter((r) => EMITTING.includes(r.to_status) && r.to_status !== r.from_status);
+  // The events and the usage rollup, issued together: pipelined on PostgreSQL.
+  await Promise.all([
+    writeEvents(
+      tx,
+      steps.map((r) =>
+        messageStatusEvent({ message: r, from: r.from_status, to: r.to_status, at: r.at, error: r.error }),
+      ),
+    ),
+    countSteps(
+      tx,
+      steps.map((r) => ({
+        customerId: r.customerId,
+        accountId: r.chatAccountId,
+        sandbox: r.sandbox,
+        to: r.to_status,
+        at: r.at,
+      })),
+    ),
+  ]);
   return rows.map((r) => ({
     messageId: r.id,
     customerId: r.customerId,

@@ -4,6 +4,7 @@
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { quotaMonth } from '../plans/plans.js';
+import { queueQuotaAlerts, thresholdAlertsSql } from '../usage/quota-alerts.js';
 import type { AcceptedSend } from './accept-send.js';
 
 /** One accepted send: the intake's row (accept-send.ts) and its recipient. */
@@ -99,6 +100,9 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
   const outcomes: (InsertOutcome | null)[] = items.map(() => null);
   const excess: string[] = [];
   const admitted = new Map<string, number>();
+  const limits = new Map<string, number>();
+  /** Admitted per customer/account: the day's usage rollup (sandbox sends are never charged). */
+  const perAccount = new Map<string, number>();
   items.forEach((m, i) => {
     if (!inserted.has(m.id)) return;
     if (m.quotaLimit !== null) {
@@ -109,6 +113,9 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
         return;
       }
       admitted.set(m.customerId, (admitted.get(m.customerId) ?? 0) + 1);
+      limits.set(m.customerId, m.quotaLimit);
+      const k = `${m.customerId}/${m.chatAccountId}`;
+      perAccount.set(k, (perAccount.get(k) ?? 0) + 1);
     }
     outcomes[i] = {
       kind: 'created',
@@ -154,25 +161,72 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
   }
 
   if (excess.length > 0) await tx.query('DELETE FROM messages WHERE id = ANY($1::uuid[])', [excess]);
-  // Charge what was admitted, mark the uploads now used (kept until their messages are done) and
-  // wake the workers, in one statement.
-  if (admitted.size > 0 || inserted.size > excess.length) {
-    const usedMedia = [
-      ...new Set(items.flatMap((m, i) => (outcomes[i]?.kind === 'created' && m.mediaId !== null ? [m.mediaId] : []))),
-    ];
-    await tx.query(
-      `WITH charged AS (
-         UPDATE quota_usage q SET used = q.used + d.n
-           FROM unnest($1::uuid[], $2::int[]) AS d(customer_id, n)
-          WHERE q.customer_id = d.customer_id AND q.month = $3::date
-          RETURNING 1),
-       media_used AS (
-         UPDATE media_files SET used_at = now() WHERE id = ANY($6::uuid[]) AND used_at IS NULL RETURNING 1)
-       SELECT pg_notify($4, '') WHERE $5::boolean`,
-      [[...admitted.keys()], [...admitted.values()], month, MESSAGES_READY, inserted.size > excess.length, usedMedia],
-    );
-  }
+  if (admitted.size > 0 || inserted.size > excess.length)
+    await chargeAndWake(tx, items, outcomes, now, { admitted, limits, perAccount });
   return outcomes as InsertOutcome[];
+}
+
+/**
+ * One statement: charge what was admitted and count it in the day's usage rollup, record the
+ * quota thresholds it reached (quota-alerts.ts), mark the uploads now used (kept until their
+ * messages are done) and wake the workers. Rollup rows go in key order, as the lifecycle's do.
+ */
+async function chargeAndWake(
+  tx: Queryable,
+  items: NewMessage[],
+  outcomes: (InsertOutcome | null)[],
+  now: Date,
+  charge: { admitted: Map<string, number>; limits: Map<string, number>; perAccount: Map<string, number> },
+): Promise<void> {
+  const { month, resetsAt } = quotaMonth(now);
+  const created = items.filter((_, i) => outcomes[i]?.kind === 'created');
+  const usedMedia = [...new Set(created.flatMap((m) => (m.mediaId !== null ? [m.mediaId] : [])))];
+  const customers = [...charge.admitted.keys()];
+  const rollup = [...charge.perAccount.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const rows = await tx.query<{ customer_id: string; threshold: number; used: number; lim: number }>(
+    `WITH charged AS (
+       UPDATE quota_usage q SET used = q.used + d.n
+         FROM unnest($1::uuid[], $2::int[], $3::int[]) AS d(customer_id, n, lim)
+        WHERE q.customer_id = d.customer_id AND q.month = $4::date
+        RETURNING q.customer_id, q.used, d.lim),
+     alerts AS (${thresholdAlertsSql('charged', '$4::date')}),
+     rollup AS (
+       INSERT INTO usage_daily AS u (customer_id, day, chat_account_id, accepted)
+       SELECT customer_id, $9::date, chat_account_id, n FROM unnest($7::uuid[], $8::uuid[], $10::int[]) AS r(customer_id, chat_account_id, n)
+       ON CONFLICT (customer_id, day, chat_account_id) DO UPDATE SET accepted = u.accepted + EXCLUDED.accepted
+       RETURNING 1),
+     media_used AS (
+       UPDATE media_files SET used_at = now() WHERE id = ANY($11::uuid[]) AND used_at IS NULL RETURNING 1)
+     SELECT a.customer_id, a.threshold, c.used, c.lim FROM alerts a JOIN charged c USING (customer_id)
+     UNION ALL
+     SELECT NULL, NULL, NULL, NULL FROM (SELECT pg_notify($5, '') WHERE $6::boolean) AS woken`,
+    [
+      customers,
+      customers.map((c) => charge.admitted.get(c)!),
+      customers.map((c) => charge.limits.get(c)!),
+      month,
+      MESSAGES_READY,
+      created.length > 0,
+      rollup.map(([k]) => k.slice(0, 36)),
+      rollup.map(([k]) => k.slice(37)),
+      now.toISOString().slice(0, 10),
+      rollup.map(([, n]) => n),
+      usedMedia,
+    ],
+  );
+  const crossed = rows.filter((r) => r.customer_id !== null);
+  if (crossed.length > 0)
+    await queueQuotaAlerts(
+      tx,
+      crossed.map((r) => ({
+        customerId: r.customer_id,
+        threshold: Number(r.threshold),
+        limit: Number(r.lim),
+        used: Number(r.used),
+      })),
+      resetsAt,
+      now,
+    );
 }
 
 /** Writes one batch; a deadlock between concurrent batches (crossing unique-key waits) is retried. */

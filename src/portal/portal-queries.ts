@@ -1,37 +1,22 @@
-// Reads only the portal shows: usage by day, messages by status, a message's metadata, webhook
-// delivery health. Every query starts from the customer id.
+// Reads only the portal shows: messages by status, a message's metadata, webhook delivery health. Every query starts from the customer id.
 import type { Db } from '../db/db.js';
-import { quotaMonth } from '../plans/plans.js';
 import { MESSAGE_STATUSES, type MessageStatus } from '../shared/vocab.js';
-
-export type DayCount = { day: string; n: number };
 
 export type PortalQueries = ReturnType<typeof createPortalQueries>;
 
 export function createPortalQueries(db: Db) {
   return {
     /**
-     * The overview's numbers from one pass over the customer's recent messages: this month's quota
-     * use (the counter sends charge), live messages per UTC day of the month (the chart), and
-     * messages per day and status over the last `days` days (sandbox included).
+     * Messages created per UTC day over the last `days` days and their status now (sandbox
+     * included): the overview's table. (Its usage chart reads GET /usage's rollup.)
      */
-    async overview(customerId: string, days = 14, now = new Date()) {
-      const { month, resetsAt } = quotaMonth(now);
-      const monthStart = new Date(`${month}T00:00:00Z`);
+    async statusByDay(customerId: string, days = 14, now = new Date()) {
       const since = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - (days - 1)));
-      const from = since < monthStart ? since : monthStart;
-      const [used, rows] = await Promise.all([
-        db.query<{ used: number }>('SELECT used FROM quota_usage WHERE customer_id = $1 AND month = $2', [
-          customerId,
-          month,
-        ]),
-        db.query<{ day: string; status: MessageStatus; sandbox: boolean; n: number }>(
-          `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, status, sandbox, count(*)::int AS n
-             FROM messages WHERE customer_id = $1 AND created_at >= $2::timestamptz GROUP BY 1, 2, 3`,
-          [customerId, from.toISOString()],
-        ),
-      ]);
-      const perDay = new Map<string, number>();
+      const rows = await db.query<{ day: string; status: MessageStatus; n: number }>(
+        `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, status, count(*)::int AS n
+           FROM messages WHERE customer_id = $1 AND created_at >= $2::timestamptz GROUP BY 1, 2`,
+        [customerId, since.toISOString()],
+      );
       const byDay: { day: string; counts: Record<MessageStatus, number> }[] = [];
       for (let i = 0; i < days; i++) {
         const day = new Date(since.getTime() + i * 86400_000).toISOString().slice(0, 10);
@@ -41,20 +26,10 @@ export function createPortalQueries(db: Db) {
         });
       }
       for (const r of rows) {
-        const n = Number(r.n);
-        if (!r.sandbox && r.day >= month) perDay.set(r.day, (perDay.get(r.day) ?? 0) + n);
         const d = byDay.find((o) => o.day === r.day);
-        if (d) d.counts[r.status] += n;
+        if (d) d.counts[r.status] += Number(r.n);
       }
-      return {
-        usage: {
-          month,
-          resetsAt,
-          used: Number(used[0]?.used ?? 0),
-          days: [...perDay].sort().map(([day, n]) => ({ day, n })),
-        },
-        byDay,
-      };
+      return byDay;
     },
 
     /** What the API's Message does not carry: the metadata and the content sent. */

@@ -27,8 +27,16 @@ export const CHANNEL_DIRECT = 'chat_direct';
  * The event types of the spec's envelope, and so the types an endpoint may subscribe to (and gets
  * by default). webhook.test is only ever queued to the one endpoint POST /webhook-endpoints/{id}/test
  * names, whatever it subscribes to: subscribing to it brings no other endpoint's test events.
+ * quota.threshold (beyond the spec, decision 0013) is in the default set too: receivers ignore
+ * types they do not know, and it comes at most twice a month.
  */
-export const EVENT_TYPES = ['message.status', 'message.inbound', 'sender.first_inbound', 'webhook.test'] as const;
+export const EVENT_TYPES = [
+  'message.status',
+  'message.inbound',
+  'sender.first_inbound',
+  'webhook.test',
+  'quota.threshold',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Send-failure codes stored in error.code / lastErrorCode. */

@@ -10,6 +10,7 @@ import type { Db } from '../../src/db/db.js';
 import { openPgliteDb } from '../../src/db/pglite-db.js';
 import { openPostgresDb } from '../../src/db/postgres-db.js';
 import type { Resolve } from '../../src/outbound/outbound-client.js';
+import { quotaMonth } from '../../src/plans/plans.js';
 import { checkAgainstDocument } from './openapi-check.js';
 import { logDestination, recordSecret, recordSecretsIn } from './test-logs.js';
 
@@ -188,6 +189,15 @@ export async function createKey(url: string, customerId: string, body: Record<st
   const res = await call(url, 'POST', `/admin/customers/${customerId}/api-keys`, { admin: true, body });
   if (res.status !== 201) throw new Error(`key: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.key as string;
+}
+
+/** Sets this month's quota counter of a customer (to bring it near its limit without sending). */
+export async function setQuotaUsed(db: Pick<Db, 'query'>, customerId: string, used: number): Promise<void> {
+  await db.query(
+    `INSERT INTO quota_usage (customer_id, month, used) VALUES ($1, $2::date, $3)
+     ON CONFLICT (customer_id, month) DO UPDATE SET used = EXCLUDED.used`,
+    [customerId, quotaMonth(new Date()).month, used],
+  );
 }
 
 export function textMessage(externalId: string, extra: Record<string, unknown> = {}) {

@@ -443,6 +443,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Quota use in one UTC month (default this one), by day and by account
+     * @description Quota use in one UTC month (`month=YYYY-MM`, default the current one): `limit`, `used` and `resetsAt` are the numbers a `429 quota_exceeded` carries; `byDay` and `byAccount` count what was accepted and what reached sent, delivered, read and failed, on the UTC day it happened. Sandbox messages never count. A key scoped to one account sees only that account in `byDay` and `byAccount`, and the whole quota.
+     */
+    get: operations['getUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/media': {
     parameters: {
       query?: never;
@@ -737,6 +757,26 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'quota.threshold': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Monthly quota use reached 80 % or 100 %
+     * @description POSTed with `content-type: application/json` and `x-svc-event: quota.threshold` to each active endpoint subscribed to `quota.threshold`. Delivery order is not guaranteed; receivers ignore unknown event types and fields.
+     */
+    post: operations['onQuotaThresholdEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -1023,7 +1063,7 @@ export interface components {
       id: string;
       url: string;
       description: string;
-      events: ('message.status' | 'message.inbound' | 'sender.first_inbound' | 'webhook.test')[];
+      events: ('message.status' | 'message.inbound' | 'sender.first_inbound' | 'webhook.test' | 'quota.threshold')[];
       isActive: boolean;
       lastSuccessAt: string | null;
       lastFailureAt: string | null;
@@ -1052,7 +1092,7 @@ export interface components {
       id: string;
       eventId: string;
       /** @enum {string} */
-      eventType: 'message.status' | 'message.inbound' | 'sender.first_inbound' | 'webhook.test';
+      eventType: 'message.status' | 'message.inbound' | 'sender.first_inbound' | 'webhook.test' | 'quota.threshold';
       /** @enum {string} */
       status: 'pending' | 'succeeded' | 'failed';
       attemptCount: number;
@@ -1141,6 +1181,64 @@ export interface components {
        * @description When the quota renews: the first instant of the next UTC month.
        */
       resetsAt: string;
+    } & {
+      [key: string]: unknown;
+    };
+    Usage: {
+      /** @description The UTC month, YYYY-MM. */
+      month: string;
+      /**
+       * @description Your plan now.
+       * @enum {string}
+       */
+      plan: 'free' | 'starter' | 'basic' | 'pro';
+      /** @description The plan's monthly limit: the `limit` of a `429 quota_exceeded`. */
+      limit: number;
+      /** @description The quota counter of the month: the `used` of a `429 quota_exceeded` (refunds of cancelled, never-tried messages taken back). Whole customer, whatever the key scope. */
+      used: number;
+      remaining: number;
+      /**
+       * Format: date-time
+       * @description When the quota renews: the first instant of the next UTC month.
+       */
+      resetsAt: string;
+      /** @description Every day of the month up to today (a past month: all its days), zeros included. */
+      byDay: ({
+        /**
+         * Format: date
+         * @description UTC day, YYYY-MM-DD.
+         */
+        date: string;
+        /** @description Messages accepted (quota charged), on the day of the charge. */
+        accepted: number;
+        /** @description Messages that reached sent that day (UTC, provider time when known). */
+        sent: number;
+        /** @description Messages that reached delivered that day. */
+        delivered: number;
+        /** @description Messages that reached read that day. */
+        read: number;
+        /** @description Messages that failed that day. */
+        failed: number;
+      } & {
+        [key: string]: unknown;
+      })[];
+      /** @description The accounts with any count in the month, by id. A scoped key: its account only (byDay too). */
+      byAccount: ({
+        /** Format: uuid */
+        chatAccountId: string;
+        /** @description Messages accepted (quota charged), on the day of the charge. */
+        accepted: number;
+        /** @description Messages that reached sent that day (UTC, provider time when known). */
+        sent: number;
+        /** @description Messages that reached delivered that day. */
+        delivered: number;
+        /** @description Messages that reached read that day. */
+        read: number;
+        /** @description Messages that failed that day. */
+        failed: number;
+      } & {
+        [key: string]: unknown;
+      })[];
     } & {
       [key: string]: unknown;
     };
@@ -1659,6 +1757,35 @@ export interface components {
         /** Format: date-time */
         firstInboundAt: string;
         inboundMessageId: string | null;
+      } & {
+        [key: string]: unknown;
+      };
+    } & {
+      [key: string]: unknown;
+    };
+    /** @description Your monthly quota use reached 80 % or 100 % of the limit: once per threshold and UTC month (beyond the spec). */
+    QuotaThresholdEvent: {
+      /** @description `evt_<uuid>`; unchanged across retries: deduplicate on it. */
+      eventId: string;
+      /** @constant */
+      type: 'quota.threshold';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /**
+         * @description Percent of `limit` that `used` reached.
+         * @enum {integer}
+         */
+        threshold: 80 | 100;
+        /** @description The plan's monthly limit. */
+        limit: number;
+        /** @description The quota counter after the send that reached the threshold. */
+        used: number;
+        /**
+         * Format: date-time
+         * @description When the quota renews: the first instant of the next UTC month.
+         */
+        resetsAt: string;
       } & {
         [key: string]: unknown;
       };
@@ -4042,7 +4169,9 @@ export interface operations {
       content: {
         'application/json': {
           url: string;
-          events?: ('message.status' | 'message.inbound' | 'sender.first_inbound' | 'webhook.test')[];
+          events?: (
+            'message.status' | 'message.inbound' | 'sender.first_inbound' | 'webhook.test' | 'quota.threshold'
+          )[];
           description?: string;
         };
       };
@@ -4311,7 +4440,9 @@ export interface operations {
       content: {
         'application/json': {
           url?: string;
-          events?: ('message.status' | 'message.inbound' | 'sender.first_inbound' | 'webhook.test')[];
+          events?: (
+            'message.status' | 'message.inbound' | 'sender.first_inbound' | 'webhook.test' | 'quota.threshold'
+          )[];
           description?: string;
           isActive?: boolean;
         };
@@ -5046,6 +5177,63 @@ export interface operations {
         content: {
           'application/json':
             components['schemas']['ProviderUnavailableError'] | components['schemas']['ProviderUnreachableError'];
+        };
+      };
+    };
+  };
+  getUsage: {
+    parameters: {
+      query?: {
+        month?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK: Usage */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Usage'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /**
+       * @description `Missing x-api-key header`: No `x-api-key` header.
+       *
+       *     `Invalid API key`: Unknown or revoked key.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
         };
       };
     };
@@ -6536,6 +6724,51 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['WebhookTestEvent'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the event. Anything else, a redirect or no answer within 10 seconds is a failure: retried up to 8 attempts over about 12 hours with the same eventId. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onQuotaThresholdEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event `type`. */
+        'x-svc-event': string;
+        /** @description The `eventId`; deduplicate on it. */
+        'x-svc-event-id': string;
+        /**
+         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `verifyWebhookSignature` of `@chatgate/client` does all this.
+         * @example t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
+         */
+        'x-svc-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "eventId": "evt_5c0d2f7e-9a41-4b8e-b3d6-1e2f3a4b5c6d",
+         *       "type": "quota.threshold",
+         *       "createdAt": "2026-06-24T15:04:05.678Z",
+         *       "data": {
+         *         "threshold": 80,
+         *         "limit": 10000,
+         *         "used": 8000,
+         *         "resetsAt": "2026-07-01T00:00:00.000Z"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['QuotaThresholdEvent'];
       };
     };
     responses: {

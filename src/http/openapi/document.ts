@@ -37,6 +37,7 @@ const TAGS = [
   },
   { name: 'webhooks', description: 'Endpoints that receive the events.' },
   { name: 'templates', description: 'The template catalog of an official account (Starter and up).' },
+  { name: 'usage', description: 'Quota use per month, by day and by account (sandbox excluded).' },
   { name: 'events', description: 'What ChatGate POSTs to your webhook endpoints, signed with x-svc-signature.' },
   { name: 'operator', description: 'The operator API (Authorization: Bearer ADMIN_TOKEN); not for customers.' },
 ];

@@ -104,6 +104,16 @@ export const eventSchemas: Record<string, Record<string, unknown>> = {
     }),
     'A number wrote to an account for the first time (once per number and account).',
   ),
+  QuotaThresholdEvent: envelope(
+    'quota.threshold',
+    obj(['threshold', 'limit', 'used', 'resetsAt'], {
+      threshold: { type: 'integer', enum: [80, 100], description: 'Percent of `limit` that `used` reached.' },
+      limit: { type: 'integer', description: "The plan's monthly limit." },
+      used: { type: 'integer', description: 'The quota counter after the send that reached the threshold.' },
+      resetsAt: { ...time, description: 'When the quota renews: the first instant of the next UTC month.' },
+    }),
+    'Your monthly quota use reached 80 % or 100 % of the limit: once per threshold and UTC month (beyond the spec).',
+  ),
   WebhookTestEvent: envelope(
     'webhook.test',
     obj(['webhookEndpointId', 'message'], {
@@ -157,6 +167,12 @@ const EXAMPLES: Record<string, unknown> = {
       error: null,
     },
   },
+  QuotaThresholdEvent: {
+    eventId: 'evt_5c0d2f7e-9a41-4b8e-b3d6-1e2f3a4b5c6d',
+    type: 'quota.threshold',
+    createdAt: '2026-06-24T15:04:05.678Z',
+    data: { threshold: 80, limit: 10000, used: 8000, resetsAt: '2026-07-01T00:00:00.000Z' },
+  },
 };
 
 function webhook(type: string, schema: string, summary: string) {
@@ -193,4 +209,5 @@ export const webhooksSection = {
     'A number wrote for the first time',
   ),
   'webhook.test': webhook('webhook.test', 'WebhookTestEvent', 'A test event'),
+  'quota.threshold': webhook('quota.threshold', 'QuotaThresholdEvent', 'Monthly quota use reached 80 % or 100 %'),
 };

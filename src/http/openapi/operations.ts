@@ -100,6 +100,12 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     errors: ['invalid_cursor', ...readScope],
   },
   'GET /chat-accounts': { operationId: 'listChatAccounts', ok: { 200: 'ChatAccountList' } },
+  'GET /usage': {
+    operationId: 'getUsage',
+    ok: { 200: 'Usage' },
+    description:
+      'Quota use in one UTC month (`month=YYYY-MM`, default the current one): `limit`, `used` and `resetsAt` are the numbers a `429 quota_exceeded` carries; `byDay` and `byAccount` count what was accepted and what reached sent, delivered, read and failed, on the UTC day it happened. Sandbox messages never count. A key scoped to one account sees only that account in `byDay` and `byAccount`, and the whole quota.',
+  },
   'POST /media': {
     operationId: 'uploadMedia',
     ok: { 201: 'MediaUpload' },

@@ -29,6 +29,15 @@ const Page = (items: string, name: string) =>
     nextCursor: Nullable(Type.String({ description: 'Pass as `cursor` for the next page; null on the last page.' })),
   });
 
+/** The counters of GET /usage (sandbox never counted). */
+const UsageCounters = {
+  accepted: Type.Integer({ description: 'Messages accepted (quota charged), on the day of the charge.' }),
+  sent: Type.Integer({ description: 'Messages that reached sent that day (UTC, provider time when known).' }),
+  delivered: Type.Integer({ description: 'Messages that reached delivered that day.' }),
+  read: Type.Integer({ description: 'Messages that reached read that day.' }),
+  failed: Type.Integer({ description: 'Messages that failed that day.' }),
+};
+
 const ProviderDetail = Type.Object(
   {
     code: Type.Optional(Nullable(Type.Union([Type.Integer(), Type.String()]))),
@@ -311,6 +320,30 @@ export const resourceSchemas: Record<string, TSchema> = {
       used: Type.Integer(),
       remaining: Type.Integer(),
       resetsAt: Time('When the quota renews: the first instant of the next UTC month.'),
+    },
+    { additionalProperties: true },
+  ),
+  Usage: Type.Object(
+    {
+      month: Type.String({ description: 'The UTC month, YYYY-MM.' }),
+      plan: Enum(['free', 'starter', 'basic', 'pro'], { description: 'Your plan now.' }),
+      limit: Type.Integer({ description: "The plan's monthly limit: the `limit` of a `429 quota_exceeded`." }),
+      used: Type.Integer({
+        description:
+          'The quota counter of the month: the `used` of a `429 quota_exceeded` (refunds of cancelled, never-tried messages taken back). Whole customer, whatever the key scope.',
+      }),
+      remaining: Type.Integer(),
+      resetsAt: Time('When the quota renews: the first instant of the next UTC month.'),
+      byDay: Type.Array(
+        Type.Object(
+          { date: Type.String({ format: 'date', description: 'UTC day, YYYY-MM-DD.' }), ...UsageCounters },
+          { additionalProperties: true },
+        ),
+        { description: 'Every day of the month up to today (a past month: all its days), zeros included.' },
+      ),
+      byAccount: Type.Array(Type.Object({ chatAccountId: Id(), ...UsageCounters }, { additionalProperties: true }), {
+        description: 'The accounts with any count in the month, by id. A scoped key: its account only (byDay too).',
+      }),
     },
     { additionalProperties: true },
   ),

@@ -11,7 +11,7 @@ import {
   BroadcastRequestSchema,
   MAX_BROADCAST_RECIPIENTS,
 } from '../../broadcasts/broadcast-request.js';
-import { PLAN_LIMITS, requireFeature } from '../../plans/plans.js';
+import { requireFeature } from '../../plans/plans.js';
 import { parseRecipients, type RecipientRow } from '../../portal/recipients-csv.js';
 import { AppError, errors, type Problem } from '../../shared/errors.js';
 import { toProblems, validatorCompiler } from '../validation.js';
@@ -168,15 +168,13 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
         ]);
     });
     const good = rows.filter((_r, i) => !rowProblems.has(i));
-    const { usage } = await deps.queries.overview(a.tenant.customerId, 1);
-    const limit = PLAN_LIMITS[a.tenant.plan].messagesPerMonth;
+    const usage = await deps.usage.get({ customerId: a.tenant.customerId, plan: a.tenant.plan, accountId: null });
     const top = html`${general.length > 0 ? errorBox(errors.validation(general)) : ''}
       <section aria-labelledby="check-h">
         <h2 id="check-h">Recipients checked</h2>
         <p>
           ${rows.length} row(s): <strong>${good.length} will be sent</strong>, ${rowProblems.size} left out. This
-          broadcast would use ${good.length} of your remaining ${number(Math.max(0, limit - usage.used))} messages this
-          month.
+          broadcast would use ${good.length} of your remaining ${number(usage.remaining)} messages this month.
         </p>
         ${
           rowProblems.size > 0

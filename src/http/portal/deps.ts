@@ -14,6 +14,7 @@ import type { UserService } from '../../portal/user-service.js';
 import type { SenderService } from '../../senders/sender-service.js';
 import { errors } from '../../shared/errors.js';
 import type { TemplateService } from '../../templates/template-service.js';
+import type { UsageService } from '../../usage/usage-service.js';
 import type { EndpointService } from '../../webhooks/endpoint-service.js';
 import type { PageContext } from './layout.js';
 
@@ -34,6 +35,7 @@ export type PortalDeps = {
   sessions: SessionService;
   audit: AuditLog;
   queries: PortalQueries;
+  usage: UsageService;
 };
 
 /** The signed-in user's customer, as the services take it. */

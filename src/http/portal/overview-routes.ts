@@ -1,4 +1,5 @@
-// Overview: plan, this month's usage against the quota (chart and reset date), messages by
+// Overview: plan, this month's usage against the quota (chart and reset date, from the service
+// GET /usage uses: accepted per day of the daily rollup), messages by
 // status over 14 days, webhook delivery health per endpoint, accounts and their status.
 import type { FastifyInstance } from 'fastify';
 
@@ -16,8 +17,9 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: PortalDeps): 
   app.get('/', async (request, reply) => {
     const { tenant, ctx } = await tenantOf(deps, request);
     const limits = PLAN_LIMITS[tenant.plan];
-    const [{ usage, byDay }, endpoints, health] = await Promise.all([
-      deps.queries.overview(tenant.customerId),
+    const [usage, byDay, endpoints, health] = await Promise.all([
+      deps.usage.get({ customerId: tenant.customerId, plan: tenant.plan, accountId: null }),
+      deps.queries.statusByDay(tenant.customerId),
       limits.webhooks ? deps.endpoints.list(tenant.customerId) : Promise.resolve([]),
       limits.webhooks ? deps.queries.webhookHealth(tenant.customerId) : Promise.resolve(new Map()),
     ]);
@@ -33,12 +35,17 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: PortalDeps): 
               ${limits.accounts} account(s), ${limits.retentionDays} days of history.
             </p>
             <p>
-              <strong>${number(usage.used)}</strong> of ${number(limits.messagesPerMonth)} messages used this month
-              (${Math.round((usage.used / limits.messagesPerMonth) * 100)}%). The quota resets on
+              <strong>${number(usage.used)}</strong> of ${number(usage.limit)} messages used this month
+              (${Math.round((usage.used / usage.limit) * 100)}%). The quota resets on
               <time datetime="${usage.resetsAt}">${usage.resetsAt.slice(0, 10)}</time> (UTC). Sandbox messages do not
               count.
             </p>
-            ${usageChart({ month: usage.month, days: usage.days, used: usage.used, limit: limits.messagesPerMonth })}
+            ${usageChart({
+              month: usage.month,
+              days: usage.byDay.map((d) => ({ day: d.date, n: d.accepted })),
+              used: usage.used,
+              limit: usage.limit,
+            })}
           </section>
           <section aria-labelledby="status-h">
             <h2 id="status-h">Messages by status, last 14 days</h2>

@@ -12,7 +12,7 @@ import { PLANS } from '../../plans/plans.js';
 import { normalizePhone } from '../../senders/phone.js';
 import { safeEqual } from '../../shared/crypto.js';
 import { errors } from '../../shared/errors.js';
-import { COUNTRY_PATTERN, E164, PageQuery, Uuid } from '../../shared/schemas.js';
+import { COUNTRY_PATTERN, E164, MONTH_PATTERN, PageQuery, Uuid } from '../../shared/schemas.js';
 import {
   ACCOUNT_STATUSES,
   ACCOUNT_TYPES,
@@ -59,7 +59,6 @@ const AccountFields = {
 };
 
 const IdParam = Type.Object({ id: Uuid() });
-const MONTH_PATTERN = '^[0-9]{4}-(0[1-9]|1[0-2])$';
 
 function checkCountry(country: string | null | undefined) {
   if (country && !isSupportedCountry(country)) {

@@ -1,0 +1,51 @@
+// The daily usage rollup (usage_daily, read by GET /usage) kept up by the lifecycle: each status a
+// live message reaches counts once, on the UTC day it happened (provider time when known), in one
+// set-based upsert per batch, in the transaction of the change itself. Sandbox messages never count.
+import type { Queryable } from '../db/db.js';
+import type { MessageStatus } from '../shared/vocab.js';
+
+/** The statuses the rollup counts (a message's first reach of each); `accepted` is the intake's. */
+const COUNTED = ['sent', 'delivered', 'read', 'failed'] as const;
+type Counted = (typeof COUNTED)[number];
+
+/** One status a message reached. */
+export type UsageStep = { customerId: string; accountId: string; sandbox: boolean; to: MessageStatus; at: Date };
+
+const isCounted = (s: MessageStatus): s is Counted => (COUNTED as readonly string[]).includes(s);
+
+/**
+ * Adds a batch's steps to the rollup: one statement, its rows in key order (two batches touching
+ * the same rows lock them in one order, so they never deadlock on them). Call it last in the
+ * transaction, after the messages' own rows are changed.
+ */
+export async function countSteps(tx: Queryable, steps: UsageStep[]): Promise<void> {
+  const rows = new Map<string, { customerId: string; day: string; accountId: string; n: Record<Counted, number> }>();
+  for (const s of steps) {
+    if (s.sandbox || !isCounted(s.to)) continue;
+    const day = s.at.toISOString().slice(0, 10);
+    const k = `${s.customerId}/${day}/${s.accountId}`;
+    const row = rows.get(k) ?? {
+      customerId: s.customerId,
+      day,
+      accountId: s.accountId,
+      n: { sent: 0, delivered: 0, read: 0, failed: 0 },
+    };
+    row.n[s.to] += 1;
+    rows.set(k, row);
+  }
+  if (rows.size === 0) return;
+  const sorted = [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
+  await tx.query(
+    `INSERT INTO usage_daily AS u (customer_id, day, chat_account_id, sent, delivered, read, failed)
+     SELECT * FROM unnest($1::uuid[], $2::date[], $3::uuid[], $4::int[], $5::int[], $6::int[], $7::int[])
+     ON CONFLICT (customer_id, day, chat_account_id) DO UPDATE SET
+       sent = u.sent + EXCLUDED.sent, delivered = u.delivered + EXCLUDED.delivered,
+       read = u.read + EXCLUDED.read, failed = u.failed + EXCLUDED.failed`,
+    [
+      sorted.map((r) => r.customerId),
+      sorted.map((r) => r.day),
+      sorted.map((r) => r.accountId),
+      ...COUNTED.map((c) => sorted.map((r) => r.n[c])),
+    ],
+  );
+}

@@ -1,0 +1,90 @@
+// A customer's usage in one UTC month (GET /usage and the portal's chart): the quota numbers as
+// the quota check uses them (the quota_usage counter, the plan's limit) and the daily rollup
+// (usage_daily) by day and by account. Two small reads by primary key, never a scan of messages.
+import type { Db } from '../db/db.js';
+import { type Plan, PLAN_LIMITS, quotaMonth } from '../plans/plans.js';
+
+export const USAGE_COUNTERS = ['accepted', 'sent', 'delivered', 'read', 'failed'] as const;
+export type UsageCounters = Record<(typeof USAGE_COUNTERS)[number], number>;
+
+export type Usage = {
+  /** The UTC month, YYYY-MM. */
+  month: string;
+  plan: Plan;
+  limit: number;
+  used: number;
+  remaining: number;
+  resetsAt: string;
+  /** Every day of the month up to today (all of them for a past month), zeros included. */
+  byDay: (UsageCounters & { date: string })[];
+  /** The accounts with any count this month, by id. */
+  byAccount: (UsageCounters & { chatAccountId: string })[];
+};
+
+/** Who asks: the customer, its plan now, and the account a scoped key is limited to. */
+export type UsageCaller = { customerId: string; plan: Plan; accountId: string | null };
+
+const zero = (): UsageCounters => ({ accepted: 0, sent: 0, delivered: 0, read: 0, failed: 0 });
+
+function add(into: UsageCounters, row: Record<string, unknown>): void {
+  for (const c of USAGE_COUNTERS) into[c] += Number(row[c]);
+}
+
+export type UsageService = ReturnType<typeof createUsageService>;
+
+export function createUsageService(deps: { db: Pick<Db, 'query'> }) {
+  return {
+    /**
+     * `month` is YYYY-MM (checked by the caller), default the current UTC month. The quota numbers
+     * are the customer's, whatever the key's scope (the 429 of a scoped key carries them too);
+     * byDay and byAccount are limited to a scoped key's account. `limit` is the plan's now: the
+     * quota table keeps counts, not the plan a past month had.
+     */
+    async get(caller: UsageCaller, month?: string, now = new Date()): Promise<Usage> {
+      const first = month ? new Date(`${month}-01T00:00:00Z`) : new Date(`${quotaMonth(now).month}T00:00:00Z`);
+      const { month: day1, resetsAt } = quotaMonth(first);
+      const [quota, rows] = await Promise.all([
+        deps.db.query<{ used: number }>('SELECT used FROM quota_usage WHERE customer_id = $1 AND month = $2::date', [
+          caller.customerId,
+          day1,
+        ]),
+        deps.db.query<Record<string, unknown> & { day: string; chat_account_id: string }>(
+          `SELECT to_char(day, 'YYYY-MM-DD') AS day, chat_account_id, ${USAGE_COUNTERS.join(', ')}
+             FROM usage_daily
+            WHERE customer_id = $1 AND day >= $2::date AND day < $3::date
+              AND ($4::uuid IS NULL OR chat_account_id = $4::uuid)`,
+          [caller.customerId, day1, resetsAt.slice(0, 10), caller.accountId],
+        ),
+      ]);
+      const byDay = new Map<string, UsageCounters & { date: string }>();
+      const lastDay = resetsAt < now.toISOString() ? new Date(resetsAt) : now;
+      for (let d = first; d < lastDay; d = new Date(d.getTime() + 86400_000)) {
+        const date = d.toISOString().slice(0, 10);
+        byDay.set(date, { date, ...zero() });
+      }
+      const byAccount = new Map<string, UsageCounters & { chatAccountId: string }>();
+      for (const r of rows) {
+        const day = byDay.get(r.day) ?? { date: r.day, ...zero() }; // a receipt's provider time ahead of ours
+        byDay.set(r.day, day);
+        add(day, r);
+        const account = byAccount.get(r.chat_account_id) ?? { chatAccountId: r.chat_account_id, ...zero() };
+        byAccount.set(r.chat_account_id, account);
+        add(account, r);
+      }
+      const limit = PLAN_LIMITS[caller.plan].messagesPerMonth;
+      const used = Number(quota[0]?.used ?? 0);
+      const sortedBy = <T>(m: Map<string, T>) =>
+        [...m.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, v]) => v);
+      return {
+        month: day1.slice(0, 7),
+        plan: caller.plan,
+        limit,
+        used,
+        remaining: Math.max(0, limit - used),
+        resetsAt,
+        byDay: sortedBy(byDay),
+        byAccount: sortedBy(byAccount),
+      };
+    },
+  };
+}
