@@ -147,9 +147,9 @@ describe('usage after live sends through the provider emulator', () => {
     const t = await liveTenant('basic', 1);
     const created = await call(svc.url, 'POST', '/webhook-endpoints', {
       key: t.key,
-      body: { url: `${receiver.url}/quota` },
+      body: { url: `${receiver.url}/quota`, events: ['message.status', 'quota.threshold'] },
     });
-    expect(created.body.events).toContain('quota.threshold'); // in the default set
+    expect(created.body.events).toContain('quota.threshold'); // opt-in: not in the default set
     await setQuotaUsed(svc.db, t.customerId, 7998);
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) {

@@ -24,19 +24,19 @@ export const CHANNEL_OFFICIAL = 'chat_official';
 export const CHANNEL_DIRECT = 'chat_direct';
 
 /**
- * The event types of the spec's envelope, and so the types an endpoint may subscribe to (and gets
- * by default). webhook.test is only ever queued to the one endpoint POST /webhook-endpoints/{id}/test
- * names, whatever it subscribes to: subscribing to it brings no other endpoint's test events.
- * quota.threshold (beyond the spec, decision 0013) is in the default set too: receivers ignore
- * types they do not know, and it comes at most twice a month.
+ * The event types of the spec's envelope. An endpoint created without `events` subscribes to
+ * these (DEFAULT_EVENT_TYPES), as before any type was added. webhook.test is only ever queued to the
+ * one endpoint POST /webhook-endpoints/{id}/test names, whatever it subscribes to: subscribing to
+ * it brings no other endpoint's test events.
  */
-export const EVENT_TYPES = [
-  'message.status',
-  'message.inbound',
-  'sender.first_inbound',
-  'webhook.test',
-  'quota.threshold',
-] as const;
+export const SPEC_EVENT_TYPES = ['message.status', 'message.inbound', 'sender.first_inbound', 'webhook.test'] as const;
+/**
+ * Every type an endpoint may subscribe to: the spec's, then the types added beyond it
+ * (quota.threshold, decision 0013), which are opt-in: an endpoint gets them only when its `events`
+ * name them, so what existing endpoints receive never changes.
+ */
+export const EVENT_TYPES = [...SPEC_EVENT_TYPES, 'quota.threshold'] as const;
+export const DEFAULT_EVENT_TYPES: readonly EventType[] = SPEC_EVENT_TYPES;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Send-failure codes stored in error.code / lastErrorCode. */

@@ -10,7 +10,7 @@ import type { Resolve } from '../outbound/outbound-client.js';
 import type { Sealer } from '../shared/crypto.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
-import { EVENT_TYPES } from '../shared/vocab.js';
+import { DEFAULT_EVENT_TYPES } from '../shared/vocab.js';
 
 export const MAX_ACTIVE_ENDPOINTS = 5;
 /** How long the previous secret keeps signing after a rotation. */
@@ -128,7 +128,7 @@ async function createEndpoint(
         customerId,
         input.url,
         input.description ?? '',
-        [...new Set(input.events ?? EVENT_TYPES)],
+        [...new Set(input.events ?? DEFAULT_EVENT_TYPES)],
         sealer.seal(secret),
       ],
     );

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import { requireFeature } from '../../plans/plans.js';
 import { AppError, errors } from '../../shared/errors.js';
-import { EVENT_TYPES } from '../../shared/vocab.js';
+import { DEFAULT_EVENT_TYPES, EVENT_TYPES } from '../../shared/vocab.js';
 import { MAX_ACTIVE_ENDPOINTS } from '../../webhooks/endpoint-service.js';
 import type { PortalDeps } from './deps.js';
 import { audit, idParam, str, tenantOf } from './deps.js';
@@ -109,9 +109,13 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
                     ${EVENT_TYPES.map(
                       (ev, i) =>
                         html`<div>
-                          <input id="ev-${i}" type="checkbox" name="events" value="${ev}" checked /><label for="ev-${i}"
-                            >${ev}</label
-                          >
+                          <input
+                            id="ev-${i}"
+                            type="checkbox"
+                            name="events"
+                            value="${ev}"
+                            ${DEFAULT_EVENT_TYPES.includes(ev) ? 'checked' : ''}
+                          /><label for="ev-${i}">${ev}</label>
                         </div>`,
                     )}
                   </fieldset>
