@@ -208,6 +208,23 @@ describe('live sends through the provider emulator', () => {
     await waitStatus(t.key, third, 'delivered');
   });
 
+  it("sends with the operator's new token at once after a token change (unsealed tokens are cached by sealed value)", async () => {
+    const t = await tenant();
+    await emu.number(t.phoneNumberId, { accessToken: 'EAAG-live-token' });
+    const before = await send(t.key, textMessage(ext()));
+    await waitStatus(t.key, before, 'delivered');
+    // The token is rotated at the provider and by the operator: the old one is refused from now on.
+    await emu.number(t.phoneNumberId, { accessToken: 'EAAG-rotated-token' });
+    const edit = await call(svc.url, 'PATCH', `/admin/chat-accounts/${t.accountId}`, {
+      admin: true,
+      body: { official: { accessToken: 'EAAG-rotated-token' } },
+    });
+    expect(edit.status).toBe(200);
+    const after = await send(t.key, textMessage(ext()));
+    expect(await waitStatus(t.key, after, 'delivered')).toMatchObject({ attemptCount: 1, lastErrorCode: null });
+    expect(sentTo(t.phoneNumberId).map((r) => r.messageId)).toEqual([before, after]);
+  });
+
   it('does not fire sends already booked for an account that was just marked unusable', async () => {
     const t = await tenant({ throughputMps: 2 });
     await emu.number(t.phoneNumberId, { accessToken: 'another-token' });
