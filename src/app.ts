@@ -128,11 +128,19 @@ export async function createApp(
   const media = createMediaService({ db, store: mediaStore, unusedTtlSeconds: config.mediaUnusedTtlSeconds });
   const sends = createSendService({ db, maxSendAttempts: config.maxSendAttempts, media, metrics });
   const resolve = opts.resolve ?? systemResolve;
-  const outbound = createOutboundClient({ allowPrivate: config.unsafeAllowPrivateUrls, resolve });
+  // Connections per origin sized for the fan-out (opened only when needed): every webhook POST in
+  // flight may go to one host (endpoints of many customers behind one receiver), every live send
+  // in flight goes to the provider.
+  const outbound = createOutboundClient({
+    allowPrivate: config.unsafeAllowPrivateUrls,
+    resolve,
+    connections: config.webhookMaxInFlight,
+  });
   const provider = createProviderClient({
     baseUrl: config.providerBaseUrl,
     apiVersion: config.providerApiVersion,
     timeoutMs: config.providerTimeoutMs,
+    connections: config.workerMaxInFlight,
     observe: providerObserver(metrics),
   });
 
