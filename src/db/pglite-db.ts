@@ -20,10 +20,16 @@ function wrap(conn: PgliteLike): Queryable {
   };
 }
 
-/** dataDir null keeps everything in memory (tests). */
-export async function openPgliteDb(dataDir: string | null): Promise<Db> {
+/**
+ * dataDir null keeps everything in memory (tests). `sharedBuffersMb`: PostgreSQL's page cache,
+ * which lives in PGlite's WebAssembly memory (in this process, and WebAssembly memory never
+ * shrinks): PGlite's default of 128 MB made most of the embedded service's footprint, while the
+ * operating system caches the data files anyway. Unset: PGlite's default.
+ */
+export async function openPgliteDb(dataDir: string | null, opts: { sharedBuffersMb?: number } = {}): Promise<Db> {
   if (dataDir !== null) fs.mkdirSync(dataDir, { recursive: true });
-  const pg = await PGlite.create(dataDir ?? undefined);
+  const settings = opts.sharedBuffersMb !== undefined ? ['-c', `shared_buffers=${opts.sharedBuffersMb}MB`] : [];
+  const pg = await PGlite.create(dataDir ?? undefined, { startParams: [...PGlite.defaultStartParams, ...settings] });
   const base = wrap(pg);
   const inFlight = createInFlightCounter(1);
   const notifier = createNotifyCoalescer((channel) =>
