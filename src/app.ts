@@ -275,6 +275,7 @@ export async function createApp(
             }),
             sealer,
             invalidateCustomer: directory.invalidate,
+            onLateSends: (outcome, n) => metrics.lateSends.inc({ outcome }, n),
             options: {
               batchSize: config.workerBatchSize,
               leaseSeconds: config.workerLeaseSeconds,

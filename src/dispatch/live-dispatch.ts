@@ -41,6 +41,7 @@ type Live = {
   /** How far ahead an account's send slots may be booked. */
   pacingHorizonMs: number;
   worker: Pick<LeasedWorker<Outcome>, 'workerId' | 'begin' | 'record'>;
+  onLateSends: (outcome: 'rebooked' | 'returned', n: number) => void;
   /** Timers of sends not fired yet, each with the end of its in-flight count: cancelled on shutdown. */
   timers: Map<NodeJS.Timeout, () => void>;
   /**
@@ -263,6 +264,8 @@ async function rebookLate(live: Live): Promise<void> {
     });
   }
   live.log.debug({ rebooked, returned: back.length }, 'late sends booked again');
+  if (rebooked > 0) live.onLateSends('rebooked', rebooked);
+  if (back.length > 0) live.onLateSends('returned', back.length);
   batch.forEach((b) => b.settle());
   await Promise.all(back);
 }
