@@ -128,14 +128,9 @@ export async function createApp(
   const media = createMediaService({ db, store: mediaStore, unusedTtlSeconds: config.mediaUnusedTtlSeconds });
   const sends = createSendService({ db, maxSendAttempts: config.maxSendAttempts, media, metrics });
   const resolve = opts.resolve ?? systemResolve;
-  // Connections per origin sized for the fan-out (opened only when needed): every webhook POST in
-  // flight may go to one host (endpoints of many customers behind one receiver), every live send
-  // in flight goes to the provider.
-  const outbound = createOutboundClient({
-    allowPrivate: config.unsafeAllowPrivateUrls,
-    resolve,
-    connections: config.webhookMaxInFlight,
-  });
+  const outbound = createOutboundClient({ allowPrivate: config.unsafeAllowPrivateUrls, resolve });
+  // Every live send in flight may be waiting on the provider: as many connections (opened only
+  // when needed), so undici never queues a send behind the in-flight cap.
   const provider = createProviderClient({
     baseUrl: config.providerBaseUrl,
     apiVersion: config.providerApiVersion,
