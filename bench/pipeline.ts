@@ -22,6 +22,7 @@
 //   BENCH_PROFILE=1: --cpu-prof on the service processes, and on PostgreSQL pg_stat_statements
 //                    (needs shared_preload_libraries) and pg_stat_activity wait sampling
 //   BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres)
+//   BENCH_SERVICE_NODE_ARGS: Node flags for the service processes only (e.g. --max-old-space-size=256)
 // Needs the build (npm run build): the service runs from dist/ as in production.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -82,6 +83,7 @@ const settings = {
   phases: list('BENCH_PHASES', 'dispatch,lifecycle'),
   peers: list('BENCH_PEERS', 'baselines,graphile'),
   profile: process.env.BENCH_PROFILE === '1',
+  serviceNodeArgs: (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
   databaseUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
 };
 type Topology = 'all' | '1+1' | '2+2';
@@ -421,7 +423,7 @@ async function runStack(backend: Backend, topology: Topology): Promise<StackResu
       const name = `${role}${i + 1}`;
       const prof = settings.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profRoot, name)}`] : [];
       const env = { ...common, ...(port !== undefined ? { PORT: String(port) } : {}) };
-      const child = startNode(name, [...prof, cli, 'serve', '--role', role], env, root);
+      const child = startNode(name, [...prof, ...settings.serviceNodeArgs, cli, 'serve', '--role', role], env, root);
       services.push(child);
       return child;
     };

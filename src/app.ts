@@ -135,10 +135,13 @@ export async function createApp(
   const sends = createSendService({ db, maxSendAttempts: config.maxSendAttempts, media, metrics });
   const resolve = opts.resolve ?? systemResolve;
   const outbound = createOutboundClient({ allowPrivate: config.unsafeAllowPrivateUrls, resolve });
+  // Every live send in flight may be waiting on the provider: as many connections (opened only
+  // when needed), so undici never queues a send behind the in-flight cap.
   const provider = createProviderClient({
     baseUrl: config.providerBaseUrl,
     apiVersion: config.providerApiVersion,
     timeoutMs: config.providerTimeoutMs,
+    connections: config.workerMaxInFlight,
     observe: providerObserver(metrics),
   });
 
@@ -282,6 +285,7 @@ export async function createApp(
             sealer,
             invalidateCustomer: directory.invalidate,
             categories: templateCategories,
+            onLateSends: (outcome, n) => metrics.lateSends.inc({ outcome }, n),
             options: {
               batchSize: config.workerBatchSize,
               leaseSeconds: config.workerLeaseSeconds,

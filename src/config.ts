@@ -11,6 +11,8 @@ export type Config = {
   databaseUrl: string | null;
   dataDir: string;
   dbPoolSize: number;
+  /** Embedded database only: PostgreSQL's shared_buffers inside PGlite, in MB (its page cache, in this process's memory). */
+  embeddedSharedBuffersMb: number;
   adminToken: string | null;
   publicBaseUrl: string;
   providerBaseUrl: string;
@@ -170,6 +172,7 @@ export function loadConfig(env: Env): Config {
     databaseUrl,
     dataDir: path.resolve(str('DATA_DIR') ?? './data'),
     dbPoolSize: int('DB_POOL_SIZE', 20, 2, 500),
+    embeddedSharedBuffersMb: int('EMBEDDED_SHARED_BUFFERS_MB', 32, 1, 4096),
     adminToken,
     publicBaseUrl: url('PUBLIC_BASE_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`) ?? '',
     providerBaseUrl: url('PROVIDER_BASE_URL', 'https://graph.facebook.com') ?? '',

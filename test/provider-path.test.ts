@@ -208,6 +208,60 @@ describe('live sends through the provider emulator', () => {
     await waitStatus(t.key, third, 'delivered');
   });
 
+  it("sends with the operator's new token at once after a token change (unsealed tokens are cached by sealed value)", async () => {
+    const t = await tenant();
+    await emu.number(t.phoneNumberId, { accessToken: 'EAAG-live-token' });
+    const before = await send(t.key, textMessage(ext()));
+    await waitStatus(t.key, before, 'delivered');
+    // The token is rotated at the provider and by the operator: the old one is refused from now on.
+    await emu.number(t.phoneNumberId, { accessToken: 'EAAG-rotated-token' });
+    const edit = await call(svc.url, 'PATCH', `/admin/chat-accounts/${t.accountId}`, {
+      admin: true,
+      body: { official: { accessToken: 'EAAG-rotated-token' } },
+    });
+    expect(edit.status).toBe(200);
+    const after = await send(t.key, textMessage(ext()));
+    expect(await waitStatus(t.key, after, 'delivered')).toMatchObject({ attemptCount: 1, lastErrorCode: null });
+    expect(sentTo(t.phoneNumberId).map((r) => r.messageId)).toEqual([before, after]);
+  });
+
+  it('books a send whose timer fired late again under its claim, rather than returning it to the queue', async () => {
+    const lateSends = async (outcome: string) => {
+      const text = await (await fetch(`${svc.url}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find((l) => l.startsWith(`chatgate_dispatch_late_sends_total{outcome="${outcome}"}`));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
+    const before = { rebooked: await lateSends('rebooked'), returned: await lateSends('returned') };
+    // 3 slots a second: the sends of one booking are a third of a second apart.
+    const t = await tenant({ throughputMps: 4 });
+    const ids = await Promise.all([1, 2, 3, 4].map(() => send(t.key, textMessage(ext()))));
+    // Once some of them are booked with slots still ahead, this process (the service's too) is
+    // kept busy past those slots: their timers fire late.
+    await eventually(
+      async () => {
+        const [row] = await svc.db.query<{ ahead: boolean }>(
+          `SELECT next_slot_at > now() + interval '500 milliseconds' AS ahead FROM account_pacing WHERE account_id = $1`,
+          [t.accountId],
+        );
+        return row?.ahead === true || undefined;
+      },
+      15_000,
+      5,
+    );
+    const busyUntil = Date.now() + 1200;
+    while (Date.now() < busyUntil);
+    for (const id of ids) expect(await waitStatus(t.key, id, 'delivered')).toMatchObject({ attemptCount: 1 });
+    expect(
+      sentTo(t.phoneNumberId)
+        .map((r) => r.messageId)
+        .sort(),
+    ).toEqual([...ids].sort());
+    expect(await lateSends('rebooked')).toBeGreaterThan(before.rebooked);
+    expect(await lateSends('returned')).toBe(before.returned);
+  });
+
   it('does not fire sends already booked for an account that was just marked unusable', async () => {
     const t = await tenant({ throughputMps: 2 });
     await emu.number(t.phoneNumberId, { accessToken: 'another-token' });

@@ -1,6 +1,12 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { loadConfig } from '../src/config.js';
 import { migrate, readMigrations } from '../src/db/migrate.js';
+import { openDb } from '../src/db/open-db.js';
 import {
   call,
   createTenant,
@@ -9,6 +15,28 @@ import {
   startService,
   type TestDatabase,
 } from './support/harness.js';
+
+describe('the embedded database', () => {
+  it('runs with the page cache EMBEDDED_SHARED_BUFFERS_MB sets (32 MB unless set)', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chatgate-buffers-'));
+    try {
+      for (const [env, expected] of [
+        [{}, '32MB'],
+        [{ EMBEDDED_SHARED_BUFFERS_MB: '8' }, '8MB'],
+      ] as const) {
+        const db = await openDb(loadConfig({ DATA_DIR: dataDir, ...env }));
+        try {
+          const [row] = await db.query<{ shared_buffers: string }>('SHOW shared_buffers');
+          expect(row!.shared_buffers).toBe(expected);
+        } finally {
+          await db.close();
+        }
+      }
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('migrations', () => {
   let database: TestDatabase;

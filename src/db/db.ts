@@ -6,6 +6,11 @@ export interface Queryable {
   query<T = Row>(text: string, params?: readonly unknown[]): Promise<T[]>;
   /** Several statements without parameters (migrations). */
   exec(text: string): Promise<void>;
+  /**
+   * In a transaction of `Db.transaction`: NOTIFY on `channel` once this transaction has committed,
+   * coalesced with the other commits of this process (see notifyAfterCommit).
+   */
+  notifyAfterCommit?(channel: string): void;
 }
 
 /**
@@ -30,6 +35,50 @@ export interface Db extends Queryable {
 /** NOTIFY inside the caller's transaction: delivered only if it commits. */
 export async function notify(q: Queryable, channel: string, payload = ''): Promise<void> {
   await q.query('SELECT pg_notify($1, $2)', [channel, payload]);
+}
+
+/**
+ * NOTIFY after the caller's transaction commits, coalesced: a NOTIFY in a transaction takes one
+ * cluster-wide lock through its commit, so every notifying commit waits for the others. Instead
+ * the channel is notified by a statement of its own after the commit, at once when it has not
+ * been for `NOTIFY_GAP_MS`, else once at the end of that gap for every commit meanwhile: a
+ * listener is woken at most NOTIFY_GAP_MS later, never before the change is visible. Outside a
+ * `Db.transaction` (or on a Queryable without the hook) it notifies in the caller's statement
+ * stream, as `notify` does. Lost only if the process dies between the commit and the NOTIFY:
+ * workers also poll.
+ */
+export async function notifyAfterCommit(q: Queryable, channel: string): Promise<void> {
+  if (q.notifyAfterCommit) q.notifyAfterCommit(channel);
+  else await notify(q, channel);
+}
+
+export const NOTIFY_GAP_MS = 10;
+
+/** One process's coalesced NOTIFYs: at most one per channel per gap, sent by `send`. */
+export function createNotifyCoalescer(send: (channel: string) => Promise<unknown>, gapMs = NOTIFY_GAP_MS) {
+  const channels = new Map<string, { lastAt: number; timer: NodeJS.Timeout | null }>();
+  let closed = false;
+  const fire = (channel: string) => {
+    const c = channels.get(channel)!;
+    c.timer = null;
+    c.lastAt = Date.now();
+    // A failed NOTIFY only delays the listener until its next poll.
+    if (!closed) void send(channel).catch(() => {});
+  };
+  return {
+    ping(channel: string) {
+      const c = channels.get(channel) ?? { lastAt: 0, timer: null };
+      channels.set(channel, c);
+      if (c.timer !== null || closed) return;
+      const wait = c.lastAt + gapMs - Date.now();
+      if (wait <= 0) fire(channel);
+      else c.timer = setTimeout(() => fire(channel), wait);
+    },
+    close() {
+      closed = true;
+      for (const c of channels.values()) if (c.timer) clearTimeout(c.timer);
+    },
+  };
 }
 
 /** Counts operations in flight through a driver (top-level statements and whole transactions). */

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 
 import { PGlite } from '@electric-sql/pglite';
 
-import { createInFlightCounter, type Db, type Queryable } from './db.js';
+import { createInFlightCounter, createNotifyCoalescer, type Db, type Queryable } from './db.js';
 
 type PgliteLike = Pick<PGlite, 'query' | 'exec'>;
 
@@ -20,22 +20,41 @@ function wrap(conn: PgliteLike): Queryable {
   };
 }
 
-/** dataDir null keeps everything in memory (tests). */
-export async function openPgliteDb(dataDir: string | null): Promise<Db> {
+/**
+ * dataDir null keeps everything in memory (tests). `sharedBuffersMb`: PostgreSQL's page cache,
+ * which lives in PGlite's WebAssembly memory (in this process, and WebAssembly memory never
+ * shrinks): PGlite's default of 128 MB made most of the embedded service's footprint, while the
+ * operating system caches the data files anyway. Unset: PGlite's default.
+ */
+export async function openPgliteDb(dataDir: string | null, opts: { sharedBuffersMb?: number } = {}): Promise<Db> {
   if (dataDir !== null) fs.mkdirSync(dataDir, { recursive: true });
-  const pg = await PGlite.create(dataDir ?? undefined);
+  const settings = opts.sharedBuffersMb !== undefined ? ['-c', `shared_buffers=${opts.sharedBuffersMb}MB`] : [];
+  const pg = await PGlite.create(dataDir ?? undefined, { startParams: [...PGlite.defaultStartParams, ...settings] });
   const base = wrap(pg);
   const inFlight = createInFlightCounter(1);
+  const notifier = createNotifyCoalescer((channel) =>
+    inFlight.track(() => base.query('SELECT pg_notify($1, $2)', [channel, ''])),
+  );
   return {
     kind: 'pglite',
     query: (text, params) => inFlight.track(() => base.query(text, params)),
     exec: (text) => inFlight.track(() => base.exec(text)),
-    transaction: (fn) => inFlight.track(() => pg.transaction((tx) => fn(wrap(tx)))),
+    async transaction(fn) {
+      const channels = new Set<string>();
+      const result = await inFlight.track(() =>
+        pg.transaction((tx) => fn({ ...wrap(tx), notifyAfterCommit: (c) => void channels.add(c) })),
+      );
+      for (const c of channels) notifier.ping(c);
+      return result;
+    },
     stats: inFlight.stats,
     async listen(channel, onPayload) {
       const unsubscribe = await pg.listen(channel, onPayload);
       return async () => unsubscribe();
     },
-    close: () => pg.close(),
+    close() {
+      notifier.close();
+      return pg.close();
+    },
   };
 }

@@ -2,7 +2,7 @@
 // LISTEN on a dedicated connection that reconnects by itself.
 import postgres from 'postgres';
 
-import { createInFlightCounter, type Db, type Queryable } from './db.js';
+import { createInFlightCounter, createNotifyCoalescer, type Db, type Queryable } from './db.js';
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -46,17 +46,27 @@ export async function openPostgresDb(url: string, poolSize: number): Promise<Db>
   await sql`SELECT 1`; // fail fast at start-up when the server is unreachable
   const base = wrap(sql);
   const inFlight = createInFlightCounter(poolSize);
+  const notifier = createNotifyCoalescer((channel) => base.query('SELECT pg_notify($1, $2)', [channel, '']));
   return {
     kind: 'postgres',
     query: (text, params) => inFlight.track(() => base.query(text, params)),
     exec: (text) => inFlight.track(() => base.exec(text)),
-    transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
-      inFlight.track(() => sql.begin((tx) => fn(wrap(tx))) as Promise<T>),
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
+      const channels = new Set<string>();
+      const result = await inFlight.track(
+        () => sql.begin((tx) => fn({ ...wrap(tx), notifyAfterCommit: (c) => void channels.add(c) })) as Promise<T>,
+      );
+      for (const c of channels) notifier.ping(c);
+      return result;
+    },
     stats: inFlight.stats,
     async listen(channel, onPayload, onListen) {
       const sub = await sql.listen(channel, onPayload, onListen);
       return () => sub.unlisten();
     },
-    close: () => sql.end({ timeout: 5 }),
+    close() {
+      notifier.close();
+      return sql.end({ timeout: 5 });
+    },
   };
 }

@@ -48,6 +48,8 @@ export function createDispatcher(deps: {
   invalidateCustomer: (tx: Queryable, customerId: string) => Promise<void>;
   /** Template categories for the suppression check (decision 0014). */
   categories: RecipientChecks['categories'];
+  /** Counts booked sends whose timer fired late: booked again, or returned to the queue. */
+  onLateSends?: (outcome: 'rebooked' | 'returned', n: number) => void;
 }) {
   const { db, log, options } = deps;
   let lastSweep = Date.now();
@@ -73,7 +75,17 @@ export function createDispatcher(deps: {
   });
   const { provider, media, sealer } = deps;
   const { retryTimeScale, pacingHorizonMs } = options;
-  const live = createLiveDispatch({ db, log, provider, media, sealer, retryTimeScale, pacingHorizonMs, worker });
+  const live = createLiveDispatch({
+    db,
+    log,
+    provider,
+    media,
+    sealer,
+    retryTimeScale,
+    pacingHorizonMs,
+    worker,
+    onLateSends: deps.onLateSends ?? (() => {}),
+  });
 
   /** Claim, then move each message one step: sandbox ones simulated, live ones refused, booked or sent. */
   async function pass() {

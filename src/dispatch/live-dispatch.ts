@@ -15,7 +15,7 @@ import type { Sealer } from '../shared/crypto.js';
 import type { LeasedWorker } from '../shared/worker-loop.js';
 import { recordAttempt, refuseBeforeSending } from './live-send.js';
 import type { Outcome } from './outcomes.js';
-import { reserveSlots } from './pacing.js';
+import { type Reservation, reserveSlots } from './pacing.js';
 import { type MediaPreparer, needsMediaStep } from './prepare-media.js';
 
 /** Media steps (fetch, upload) at once in one process: each may hold a file of up to 20 MB. */
@@ -25,6 +25,8 @@ const MEDIA_STEP_RETRY_MS = 250;
 
 /** How late a timer may fire and still send (see sendAt). */
 const MAX_LATE_MS = 25;
+/** Room left, when a late send is booked again, for one second of the account's slots. */
+const REBOOK_SPAN_MS = 1000;
 
 /** The ids every log line about a message carries. */
 const messageIds = (m: Claimed) => ({ messageId: m.id, customerId: m.customerId, accountId: m.chatAccountId });
@@ -39,6 +41,7 @@ type Live = {
   /** How far ahead an account's send slots may be booked. */
   pacingHorizonMs: number;
   worker: Pick<LeasedWorker<Outcome>, 'workerId' | 'begin' | 'record'>;
+  onLateSends: (outcome: 'rebooked' | 'returned', n: number) => void;
   /** Timers of sends not fired yet, each with the end of its in-flight count: cancelled on shutdown. */
   timers: Map<NodeJS.Timeout, () => void>;
   /**
@@ -47,13 +50,20 @@ type Live = {
    */
   blocked: Set<string>;
   mediaSteps: number;
+  /** Sends whose timer fired late, waiting (one event-loop turn) to be booked again together. */
+  late: (Booked & { settle: () => void })[];
+  /** Shutdown began: late sends are not booked again. */
+  stopping: boolean;
 };
+
+/** A send booked into its account's slots; `deadlineMs`: the last time a slot of it may start. */
+type Booked = { m: Claimed; account: SendAccount; deadlineMs: number };
 
 export const earliest = (ts: Transition[]) =>
   ts.reduce<Date | null>((min, t) => (t.nextDueAt && (!min || t.nextDueAt < min) ? t.nextDueAt : min), null);
 
-export function createLiveDispatch(deps: Omit<Live, 'timers' | 'blocked' | 'mediaSteps'>) {
-  const live: Live = { ...deps, timers: new Map(), blocked: new Set(), mediaSteps: 0 };
+export function createLiveDispatch(deps: Omit<Live, 'timers' | 'blocked' | 'mediaSteps' | 'late' | 'stopping'>) {
+  const live: Live = { ...deps, timers: new Map(), blocked: new Set(), mediaSteps: 0, late: [], stopping: false };
   return {
     /** Sends or refuses each live message; returns when deferred ones become due, if any. */
     dispatch: (messages: Claimed[]) => dispatchLive(live, messages),
@@ -61,6 +71,7 @@ export function createLiveDispatch(deps: Omit<Live, 'timers' | 'blocked' | 'medi
     block: (accountId: string) => void live.blocked.add(accountId),
     /** Shutdown: booked sends not fired yet are not sent (their leases are released). */
     cancelTimers() {
+      live.stopping = true;
       for (const [timer, done] of live.timers) {
         clearTimeout(timer);
         done();
@@ -119,7 +130,9 @@ async function bookSends(
     const r = reservations.get(accountId);
     const account = accounts.get(accountId)!;
     ms.forEach((m, i) => {
-      if (r && i < r.count) sendAt(live, m, account, r.startMs + i * r.intervalMs);
+      // The slots were booked inside the claim's lease (pacingHorizonMs from now): so are any later ones.
+      if (r && i < r.count)
+        sendAt(live, { m, account, deadlineMs: now.getTime() + live.pacingHorizonMs }, r.startMs + i * r.intervalMs);
       else {
         // Claimed again half-way through the booked schedule, so the next slots are reserved in
         // time and the account's schedule has no gap (and no reservation runs past the lease).
@@ -133,32 +146,36 @@ async function bookSends(
 
 /**
  * Fires a send at its slot (epoch ms). A send whose timer fires more than MAX_LATE_MS after its
- * slot goes back to the queue instead: a late burst could otherwise overlap another worker's
- * next slots and push one second over the account's cap.
+ * slot is not sent then: a late burst could otherwise overlap another worker's next slots and
+ * push one second over the account's cap. It is booked again instead (rebook), still claimed.
  */
-function sendAt(live: Live, m: Claimed, account: SendAccount, slotMs: number) {
+function sendAt(live: Live, booked: Booked, slotMs: number) {
   const done = live.worker.begin();
   const timer = setTimeout(
     () => {
       live.timers.delete(timer);
-      void fire(live, m, account, slotMs).finally(done);
+      void fire(live, booked, slotMs).finally(done);
     },
     Math.max(0, slotMs - Date.now()),
   );
   live.timers.set(timer, done);
 }
 
-function fire(live: Live, m: Claimed, account: SendAccount, slotMs: number): Promise<void> {
-  // Late, or its account was just marked unusable here: back to the queue (the next claim
-  // fails it without a call when the account is not CONNECTED).
-  if (Date.now() - slotMs > MAX_LATE_MS || live.blocked.has(account.id)) {
-    const now = new Date();
-    return live.worker
-      .record({ message: m, result: { transition: transition.wait(m, now, now), verdict: null } })
-      .catch((err: unknown) =>
-        live.log.error({ err, ...messageIds(m) }, 'returning a late send to the queue failed; its lease will expire'),
-      );
-  }
+/** Back to the queue, due now (the next claim fails it without a call when the account is not CONNECTED). */
+function putBack(live: Live, m: Claimed): Promise<void> {
+  const now = new Date();
+  return live.worker
+    .record({ message: m, result: { transition: transition.wait(m, now, now), verdict: null } })
+    .catch((err: unknown) =>
+      live.log.error({ err, ...messageIds(m) }, 'returning a send to the queue failed; its lease will expire'),
+    );
+}
+
+function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
+  const { m, account } = booked;
+  // Its account was just marked unusable here: back to the queue.
+  if (live.blocked.has(account.id)) return putBack(live, m);
+  if (Date.now() - slotMs > MAX_LATE_MS) return rebook(live, booked);
   return live.provider
     .send(
       { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken!, accountId: account.id },
@@ -198,4 +215,57 @@ function prepareMedia(live: Live, m: Claimed, account: SendAccount) {
       live.mediaSteps--;
       done();
     });
+}
+
+/**
+ * A late send is booked again, still under its claim: the late ones of one event-loop turn (a
+ * busy loop makes many timers late at once) reserve fresh slots together, in one statement per
+ * batch instead of a put-back and a claim per message. A send with no room left in its lease, or
+ * whose account's schedule is full, goes back to the queue. Resolves once it is booked or back.
+ */
+function rebook(live: Live, booked: Booked): Promise<void> {
+  return new Promise((settle) => {
+    live.late.push({ ...booked, settle });
+    if (live.late.length === 1) setImmediate(() => void rebookLate(live));
+  });
+}
+
+async function rebookLate(live: Live): Promise<void> {
+  const batch = live.late;
+  live.late = [];
+  // Shutdown: not sent; the lease is released with the others.
+  if (live.stopping) return batch.forEach((b) => b.settle());
+  const now = Date.now();
+  const horizonMs = Math.min(...batch.map((b) => b.deadlineMs)) - now - REBOOK_SPAN_MS;
+  const byAccount = new Map<string, typeof batch>();
+  for (const b of batch) byAccount.set(b.account.id, [...(byAccount.get(b.account.id) ?? []), b]);
+  let reservations = new Map<string, Reservation>();
+  if (horizonMs > 0)
+    reservations = await reserveSlots(
+      live.db,
+      [...byAccount].map(([accountId, bs]) => {
+        const mps = bs[0]!.account.throughputMps;
+        return { accountId, count: Math.min(bs.length, Math.max(1, mps)), mps };
+      }),
+      horizonMs,
+    ).catch((err: unknown) => {
+      live.log.warn({ err }, 'booking late sends again failed; they go back to the queue');
+      return new Map<string, Reservation>();
+    });
+  let rebooked = 0;
+  const back: Promise<void>[] = [];
+  for (const [accountId, bs] of byAccount) {
+    const r = reservations.get(accountId);
+    bs.forEach((b, i) => {
+      if (r && i < r.count && !live.stopping) {
+        rebooked++;
+        sendAt(live, b, r.startMs + i * r.intervalMs);
+      } else back.push(putBack(live, b.m));
+    });
+  }
+  live.log.debug({ rebooked, returned: back.length }, 'late sends booked again');
+  if (rebooked > 0) live.onLateSends('rebooked', rebooked);
+  if (back.length > 0) live.onLateSends('returned', back.length);
+  batch.forEach((b) => b.settle());
+  await Promise.all(back);
 }

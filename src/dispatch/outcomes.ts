@@ -15,6 +15,13 @@ import type { AttemptResult } from './live-send.js';
 
 export type Outcome = { result: AttemptResult; message: Claimed };
 
+/**
+ * A lost outcome is a message sent and not recorded (its lease expires and it is sent again): a
+ * batch that loses a deadlock or a serialization race is tried again, after a short random pause,
+ * up to 10 times.
+ */
+const retryOutcomes = <T>(fn: () => Promise<T>) => retryTransient(fn, 10, 10);
+
 type AccountMark = { customerId: string; status: AccountStatus; errorCode: string };
 
 /** Writes a batch of outcomes; returns when each message is due again. */
@@ -33,7 +40,7 @@ export async function writeOutcomes(
 ): Promise<(Date | null)[]> {
   const marks = accountMarks(items);
   let changes: AppliedChange[] = [];
-  await retryTransient(() =>
+  await retryOutcomes(() =>
     deps.db.transaction(async (tx) => {
       changes = await applyTransitions(
         tx,

@@ -3,7 +3,7 @@
 // so a crash can delay an event, never lose it. The deliverer is woken by NOTIFY.
 import crypto from 'node:crypto';
 
-import type { Queryable } from '../db/db.js';
+import { notifyAfterCommit, type Queryable } from '../db/db.js';
 import type { EventType } from '../shared/vocab.js';
 
 export type OutboxEvent = { customerId: string; type: EventType; data: Record<string, unknown>; createdAt: Date };
@@ -28,7 +28,7 @@ export async function writeEvents(
 ): Promise<string[]> {
   if (events.length === 0) return [];
   const ids = events.map(() => newEventId());
-  await tx.query(
+  const [written] = await tx.query<{ any: boolean }>(
     `WITH inserted AS (
        INSERT INTO events (id, customer_id, type, data, created_at)
        SELECT t.id, t.customer_id, t.type, t.data::jsonb, t.created_at
@@ -42,7 +42,7 @@ export async function writeEvents(
          JOIN customers c ON c.id = t.customer_id AND c.plan IN ('basic', 'pro')
         WHERE CASE WHEN $7::uuid IS NULL THEN e.is_active AND t.type = ANY (e.events) ELSE e.id = $7::uuid END
        RETURNING 1)
-     SELECT pg_notify($8, '') FROM (SELECT 1 FROM deliveries LIMIT 1) AS any_delivery`,
+     SELECT EXISTS (SELECT 1 FROM deliveries) AS any`,
     [
       ids,
       events.map((e) => e.customerId),
@@ -51,8 +51,9 @@ export async function writeEvents(
       events.map((e) => e.createdAt.toISOString()),
       events.map((e, i) => envelopeJson(ids[i]!, e.type, e.createdAt, e.data)),
       onlyEndpointId,
-      DELIVERIES_READY,
     ],
   );
+  // The deliverer is woken once this commits (coalesced with other commits: no NOTIFY lock here).
+  if (written?.any) await notifyAfterCommit(tx, DELIVERIES_READY);
   return ids;
 }

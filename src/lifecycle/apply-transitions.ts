@@ -50,8 +50,13 @@ export async function applyTransitions(
   transitions: Transition[],
 ): Promise<AppliedChange[]> {
   if (transitions.length === 0) return [];
+  // The rows are locked first, in id order (the CTE, materialised, runs before the update): the
+  // order a receipt batch takes them in too, so the two never deadlock (decision 0016).
   const rows = await tx.query<ChangedRow>(
-    `UPDATE messages m SET
+    `WITH locked AS MATERIALIZED (
+       SELECT id FROM messages WHERE id = ANY($2::uuid[]) ORDER BY id FOR UPDATE
+     )
+     UPDATE messages m SET
         status = t.to_status,
         sent_at = CASE WHEN t.to_status = 'sent' THEN t.at ELSE m.sent_at END,
         delivered_at = CASE WHEN t.to_status = 'delivered' THEN t.at ELSE m.delivered_at END,
@@ -68,7 +73,7 @@ export async function applyTransitions(
         locked_until = NULL
        FROM unnest($2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::timestamptz[], $9::boolean[], $10::text[])
             AS t(id, from_status, to_status, at, provider_message_id, error, due_at, attempted, provider_media)
-      WHERE m.id = t.id AND m.locked_by = $1 AND m.status = t.from_status
+      WHERE m.id = t.id AND m.id IN (SELECT id FROM locked) AND m.locked_by = $1 AND m.status = t.from_status
       RETURNING m.id, m.customer_id AS "customerId", m.external_id AS "externalId", m.channel, m.recipient,
                 m.chat_account_id AS "chatAccountId", m.error, m.media_id, m.sandbox, t.from_status, t.to_status, t.at`,
     [

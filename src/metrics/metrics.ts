@@ -64,6 +64,12 @@ export function createMetrics(opts: MetricsOptions = { maxIdLabels: 1000 }) {
     countThrottled(accountId: string | undefined, code: number) {
       throttled.inc({ account_id: accountLabel(accountId ?? 'unknown'), code: String(code) });
     },
+    lateSends: new Counter({
+      name: 'chatgate_dispatch_late_sends_total',
+      help: 'Booked sends whose timer fired too late to go at their slot, by what became of them (rebooked under their claim, returned to the queue)',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
     receipts: new Counter({
       name: 'chatgate_receipts_total',
       help: 'Provider status receipts by result (applied, parked, ignored, unknown_account, failed, skipped)',

@@ -18,25 +18,50 @@ export function safeEqual(a: string, b: string): boolean {
 
 export type Sealer = { seal(plain: string): string; open(sealed: string): string };
 
-/** Encrypts secrets at rest: "v1.<iv>.<tag>.<ciphertext>", all base64url. */
-export function createSealer(key: Buffer): Sealer {
+/**
+ * Encrypts secrets at rest: "v1.<iv>.<tag>.<ciphertext>", all base64url.
+ *
+ * Workers open the same few sealed values (account tokens, endpoint secrets) on every batch, so
+ * `open` keeps the last `cacheSize` results, keyed by the sealed text itself: sealing draws a
+ * fresh IV, so a changed secret is a new key and the old entry is simply never hit again (and
+ * ages out). Plaintexts stay in this process's memory only, as they do while in use; nothing
+ * logs them.
+ */
+export function createSealer(key: Buffer, cacheSize = 10_000): Sealer {
   if (key.length !== 32) throw new Error('encryption key must be 32 bytes');
+  const secretKey = crypto.createSecretKey(key);
+  const opened = new Map<string, string>();
+  function open(sealed: string): string {
+    const [v, iv, tag, ct] = sealed.split('.');
+    if (v !== 'v1' || iv === undefined || tag === undefined || ct === undefined)
+      throw new Error('unknown sealed format');
+    const decipher = crypto.createDecipheriv('aes-256-gcm', secretKey, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+  }
   return {
     seal(plain) {
       const iv = crypto.randomBytes(12);
-      const cipher = crypto.createCipheriv('aes-256-gcm', key, iv);
+      const cipher = crypto.createCipheriv('aes-256-gcm', secretKey, iv);
       const ct = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
       return ['v1', iv, cipher.getAuthTag(), ct]
         .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
         .join('.');
     },
     open(sealed) {
-      const [v, iv, tag, ct] = sealed.split('.');
-      if (v !== 'v1' || iv === undefined || tag === undefined || ct === undefined)
-        throw new Error('unknown sealed format');
-      const decipher = crypto.createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+      const hit = opened.get(sealed);
+      if (hit !== undefined) {
+        // Least recently used first: a hit moves to the end.
+        opened.delete(sealed);
+        opened.set(sealed, hit);
+        return hit;
+      }
+      const plain = open(sealed);
+      if (cacheSize > 0) {
+        opened.set(sealed, plain);
+        if (opened.size > cacheSize) opened.delete(opened.keys().next().value!);
+      }
+      return plain;
     },
   };
 }
