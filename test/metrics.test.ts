@@ -12,8 +12,10 @@ import {
   call,
   createAccount,
   createKey,
+  createTenant,
   eventually,
   type Service,
+  startService,
   testConfig,
   textMessage,
 } from './support/harness.js';
@@ -210,5 +212,30 @@ describe('Prometheus metrics', () => {
     expect(samples.some((s) => s.name === 'process_cpu_user_seconds_total')).toBe(true);
     // The API routes are not there.
     expect((await fetch(`${url}/messages`)).status).toBe(404);
+  });
+});
+
+describe('Prometheus metrics without METRICS_TOKEN (an open scrape)', () => {
+  let svc: Service;
+  beforeAll(async () => {
+    svc = await startService({ role: 'api' });
+  });
+  afterAll(() => svc?.stop());
+
+  it('leaves out the series labelled with customer, account or endpoint ids', async () => {
+    const t = await createTenant(svc.url, { plan: 'pro' });
+    expect((await call(svc.url, 'POST', '/messages', { key: t.key, body: textMessage('open-1') })).status).toBe(201);
+    const res = await fetch(`${svc.url}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const samples = parseSamples(text);
+    // The service's own series are there (and parse) ...
+    expect(samples.some((s) => s.name === 'chatgate_queue_messages')).toBe(true);
+    expect(samples.some((s) => s.name === 'chatgate_messages_accepted_total')).toBe(true);
+    // ... but nothing that names a customer, an account or an endpoint.
+    expect(text).not.toContain(t.customerId);
+    expect(text).not.toContain(t.accountId);
+    expect(text).not.toMatch(/customer_id=|account_id=|endpoint_id=/);
+    expect(text).not.toContain('chatgate_quota_used_messages');
   });
 });
