@@ -188,4 +188,35 @@ describe('portal security', () => {
       .apiKeys;
     expect(after.find((k: any) => k.id === aKeys[0].id).revokedAt).toBeNull();
   });
+
+  it('refuses in the webhook form what the API refuses, with the same problems (one validator)', async () => {
+    const bad = [
+      { url: 'https://hooks.example.com/x', events: ['message.bogus'] },
+      { url: 'https://hooks.example.com/x', events: [] as string[] },
+      { url: 'https://hooks.example.com/x', events: ['message.status'], description: 'd'.repeat(501) },
+    ];
+    const c = new PortalClient(svc.url);
+    await c.login('owner-a@example.com');
+    for (const body of bad) {
+      const api = await call(svc.url, 'POST', '/webhook-endpoints', { key: a.key, body });
+      expect(api.status).toBe(400);
+      const details = api.body.details as { path: string; message: string }[];
+      expect(details.length).toBeGreaterThan(0);
+      const form = await c.submit('/portal/webhooks', '/portal/webhooks', {
+        url: body.url,
+        events: body.events,
+        ...(body.description !== undefined ? { description: body.description } : {}),
+      });
+      expect(form.status).toBe(400);
+      expect(form.text).toContain('validation_error');
+      for (const d of details) {
+        expect(form.text).toContain(`<code>${d.path}</code>`);
+        expect(form.text).toContain(d.message.replaceAll("'", '&#39;').replaceAll('"', '&quot;'));
+      }
+    }
+    const listed = await call(svc.url, 'GET', '/webhook-endpoints', { key: a.key });
+    expect((listed.body.webhookEndpoints as { url: string }[]).map((e) => e.url)).not.toContain(
+      'https://hooks.example.com/x',
+    );
+  });
 });

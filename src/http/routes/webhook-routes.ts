@@ -6,18 +6,11 @@ import type { FastifyRequest } from 'fastify';
 import { requireFeature } from '../../plans/plans.js';
 import { errors } from '../../shared/errors.js';
 import { Uuid } from '../../shared/schemas.js';
-import { EVENT_TYPES } from '../../shared/vocab.js';
+import { CreateEndpointSchema, UpdateEndpointSchema } from '../../webhooks/endpoint-input.js';
 import type { EndpointService } from '../../webhooks/endpoint-service.js';
 import type { Server } from '../server.js';
 import { callerOf } from '../server.js';
 
-const Url = Type.String({ minLength: 1, maxLength: 2048 });
-// Every event type of the spec's envelope can be subscribed to.
-const Events = Type.Array(Type.Union(EVENT_TYPES.map((e) => Type.Literal(e))), {
-  minItems: 1,
-  maxItems: EVENT_TYPES.length,
-});
-const Description = Type.String({ maxLength: 500 });
 const Id = Type.Object({ id: Uuid() });
 
 const common = { tags: ['webhooks'], security: [{ apiKey: [] }] };
@@ -26,10 +19,7 @@ const schemas = {
   create: {
     ...common,
     summary: 'Create an endpoint (its secret is shown once, here)',
-    body: Type.Object(
-      { url: Url, events: Type.Optional(Events), description: Type.Optional(Description) },
-      { additionalProperties: false },
-    ),
+    body: CreateEndpointSchema,
   },
   list: { ...common, summary: 'List endpoints (no secrets)' },
   get: { ...common, summary: 'One endpoint', params: Id },
@@ -37,15 +27,7 @@ const schemas = {
     ...common,
     summary: 'Change url, events, description or isActive',
     params: Id,
-    body: Type.Object(
-      {
-        url: Type.Optional(Url),
-        events: Type.Optional(Events),
-        description: Type.Optional(Description),
-        isActive: Type.Optional(Type.Boolean()),
-      },
-      { additionalProperties: false },
-    ),
+    body: UpdateEndpointSchema,
   },
   remove: { ...common, summary: 'Delete an endpoint and its delivery history', params: Id },
   rotateSecret: { ...common, summary: 'New secret (shown once); the old one signs too for 24 h', params: Id },
