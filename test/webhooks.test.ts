@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../src/app.js';
 import { envelopeJson, writeEvents } from '../src/events/outbox.js';
 import type { Resolve } from '../src/outbound/outbound-client.js';
+import { EVENT_TYPES } from '../src/shared/vocab.js';
 import { verifyWebhookSignature } from '../src/webhooks/signature.js';
 import {
   call,
@@ -34,7 +35,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const EVT_ID = /^evt_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SECRET = /^whsec_[A-Za-z0-9_-]{32,}$/;
-const ALL_EVENTS = ['message.inbound', 'message.status', 'sender.first_inbound', 'webhook.test'];
+/** Every type of the vocabulary (the spec's four and the added ones), sorted. */
+const ALL_EVENTS = [...EVENT_TYPES].sort();
 const ENDPOINT_KEYS = [
   'createdAt',
   'description',

@@ -341,7 +341,9 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
       callbackUrl,
     };
   });
-  registerTemplateControls(app, state);
+  registerTemplateControls(app, state, (wabaId, payload) =>
+    postWebhook(payload, [...state.numbers].find(([, n]) => n.wabaId === wabaId && n.callbackUrl)?.[0]),
+  );
   registerUserPreferenceControl(app, (pn, value) => postWebhook(envelope(pn, value, 'user_preferences'), pn));
   /** Posts an inbound message webhook, as if a user had written to the number. */
   app.post<{

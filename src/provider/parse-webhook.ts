@@ -217,3 +217,68 @@ export function parseUserPreferences(payload: unknown): { preferences: UserPrefe
   }
   return { preferences, skipped };
 }
+
+/** Which of a template's facts a template webhook changes. */
+export type TemplateChangeKind = 'status' | 'quality' | 'category';
+
+/** One change of a template (fields message_template_status_update / _quality_update / template_category_update). */
+export type TemplateChange = {
+  /** entry[].id: template webhooks carry no phone-number id, so they are routed by WABA. */
+  wabaId: string;
+  kind: TemplateChangeKind;
+  templateId: string;
+  name: string | null;
+  language: string | null;
+  /** The new status, quality score or category (upper case). */
+  value: string;
+  reason: string | null;
+  /** The category the status update names, when it names one. */
+  category: string | null;
+  /** The entry's `time` (when the provider made the change); the time received when it has none. */
+  occurredAt: Date;
+};
+
+const TEMPLATE_FIELDS: Record<string, { kind: TemplateChangeKind; key: string }> = {
+  message_template_status_update: { kind: 'status', key: 'event' },
+  message_template_quality_update: { kind: 'quality', key: 'new_quality_score' },
+  template_category_update: { kind: 'category', key: 'new_category' },
+};
+
+/** The template changes of a webhook payload (malformed ones skipped). */
+export function parseTemplateChanges(
+  payload: unknown,
+  now = new Date(),
+): { changes: TemplateChange[]; skipped: number } {
+  const changes: TemplateChange[] = [];
+  let skipped = 0;
+  for (const entry of asArray(obj(payload).entry)) {
+    const wabaId = str(obj(entry).id) ?? (typeof obj(entry).id === 'number' ? String(obj(entry).id) : null);
+    const seconds = Number(obj(entry).time);
+    const occurredAt = Number.isFinite(seconds) && seconds > 0 && seconds < 1e11 ? new Date(seconds * 1000) : now;
+    for (const change of asArray(obj(entry).changes)) {
+      const field = TEMPLATE_FIELDS[String(obj(change).field)];
+      if (!field) continue;
+      const v = obj(obj(change).value);
+      const rawId = v.message_template_id;
+      const templateId = typeof rawId === 'number' && Number.isFinite(rawId) ? String(rawId) : str(rawId);
+      const value = str(v[field.key])?.toUpperCase().slice(0, 100) ?? null;
+      if (!wabaId || !templateId || !value) {
+        skipped++;
+        continue;
+      }
+      const reason = str(v.reason);
+      changes.push({
+        wabaId: wabaId.slice(0, 100),
+        kind: field.kind,
+        templateId: templateId.slice(0, 100),
+        name: str(v.message_template_name)?.slice(0, 512) ?? null,
+        language: str(v.message_template_language)?.slice(0, 20) ?? null,
+        value,
+        reason: reason && reason !== 'NONE' ? reason.slice(0, 300) : null,
+        category: str(v.message_template_category)?.toUpperCase().slice(0, 50) ?? null,
+        occurredAt,
+      });
+    }
+  }
+  return { changes, skipped };
+}

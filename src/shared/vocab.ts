@@ -27,8 +27,16 @@ export const CHANNEL_DIRECT = 'chat_direct';
  * The event types of the spec's envelope, and so the types an endpoint may subscribe to (and gets
  * by default). webhook.test is only ever queued to the one endpoint POST /webhook-endpoints/{id}/test
  * names, whatever it subscribes to: subscribing to it brings no other endpoint's test events.
+ * template.status (beyond the spec, decision 0015) is in the default set too: receivers ignore
+ * types they do not know, and it comes only when the provider changes a template.
  */
-export const EVENT_TYPES = ['message.status', 'message.inbound', 'sender.first_inbound', 'webhook.test'] as const;
+export const EVENT_TYPES = [
+  'message.status',
+  'message.inbound',
+  'sender.first_inbound',
+  'webhook.test',
+  'template.status',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Send-failure codes stored in error.code / lastErrorCode. */
@@ -45,6 +53,8 @@ export const SEND_ERROR_CODES = {
   REENGAGEMENT_REQUIRED: 'REENGAGEMENT_REQUIRED',
   /** POST /messages/{id}/cancel stopped it before it left. */
   CANCELLED: 'CANCELLED',
+  /** The template is PAUSED or DISABLED at the provider (its status webhook, decision 0015); no provider call. */
+  TEMPLATE_NOT_APPROVED: 'TEMPLATE_NOT_APPROVED',
 } as const;
 
 /** How a number came onto a chat account's suppression list (decision 0014). */

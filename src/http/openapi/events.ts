@@ -104,6 +104,44 @@ export const eventSchemas: Record<string, Record<string, unknown>> = {
     }),
     'A number wrote to an account for the first time (once per number and account).',
   ),
+  TemplateStatusEvent: envelope(
+    'template.status',
+    obj(
+      [
+        'chatAccountId',
+        'templateId',
+        'name',
+        'language',
+        'status',
+        'previousStatus',
+        'category',
+        'qualityScore',
+        'reason',
+        'timestamp',
+      ],
+      {
+        chatAccountId: { type: 'string', format: 'uuid' },
+        templateId: { type: 'string', description: "The provider's template id." },
+        name: { type: 'string' },
+        language: { type: 'string' },
+        status: nullable({
+          type: 'string',
+          description:
+            "The provider's status: APPROVED, PENDING, REJECTED, PAUSED, DISABLED, PENDING_DELETION, and others; null while no status update came.",
+        }),
+        previousStatus: nullable({
+          type: 'string',
+          description: 'The status before this change (equal to `status` when the quality or category changed).',
+        }),
+        category: nullable({ type: 'string', description: 'MARKETING, UTILITY, AUTHENTICATION' }),
+        qualityScore: nullable({ type: 'string', description: 'GREEN, YELLOW, RED, UNKNOWN' }),
+        reason: nullable({ type: 'string', description: "The provider's reason of the last status update." }),
+        change: { type: 'string', enum: ['status', 'quality', 'category'], description: 'What this event changed.' },
+        timestamp: { ...time, description: "The provider's time of the change; reorder by it." },
+      },
+    ),
+    'The provider changed the status, quality score or category of a template of one of your official accounts (one event per change). A send of a PAUSED or DISABLED template fails with TEMPLATE_NOT_APPROVED.',
+  ),
   WebhookTestEvent: envelope(
     'webhook.test',
     obj(['webhookEndpointId', 'message'], {
@@ -193,4 +231,5 @@ export const webhooksSection = {
     'A number wrote for the first time',
   ),
   'webhook.test': webhook('webhook.test', 'WebhookTestEvent', 'A test event'),
+  'template.status': webhook('template.status', 'TemplateStatusEvent', 'A template changed at the provider'),
 };

@@ -43,7 +43,7 @@ const ProviderDetail = Type.Object(
 const SendError = Type.Object({
   code: Type.String({
     description:
-      'Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED.',
+      'Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED.',
   }),
   message: Type.String(),
   provider: Type.Optional(Nullable(ProviderDetail)),
