@@ -79,6 +79,8 @@ export type InboundMessage = {
   fromPhone: string | null;
   /** The platform's privacy identifier of the sender, when given. */
   userId: string | null;
+  /** The sender's former user id, on a `user_changed_user_id` system message (userId is the new one). */
+  previousUserId?: string | null;
   fromDisplayName: string;
   messageType: string;
   text: string | null;
@@ -136,6 +138,15 @@ function describeInbound(m: Record<string, unknown>): {
   }
 }
 
+/** A `user_changed_user_id` system message: the sender's old and new user id. */
+function userIdChange(m: Record<string, unknown>): { previousUserId: string; userId: string | null } | null {
+  const system = obj(m.system);
+  if (str(m.type) !== 'system' || str(system.type) !== 'user_changed_user_id') return null;
+  const previousUserId = str(system.previous_user_id) ?? str(m.previous_user_id);
+  if (!previousUserId) return null;
+  return { previousUserId, userId: str(system.user_id) ?? str(system.new_user_id) ?? str(m.from_user_id) };
+}
+
 /** Inbound messages of a webhook payload (`value.messages[]` with `value.contacts[]`). */
 export function parseInboundMessages(payload: unknown): { messages: InboundMessage[]; skipped: number } {
   const messages: InboundMessage[] = [];
@@ -147,21 +158,21 @@ export function parseInboundMessages(payload: unknown): { messages: InboundMessa
       const id = str(m.id);
       const seconds = Number(m.timestamp);
       const waId = str(m.from);
-      const userId = str(m.from_user_id) ?? str(m.user_id);
+      const change = userIdChange(m);
+      const byNumber = waId ? contacts.find((c) => str(c.wa_id) === waId) : undefined;
+      const userId = change?.userId ?? str(m.from_user_id) ?? str(m.user_id) ?? str(byNumber?.user_id);
       if (!phoneNumberId || !id || !Number.isFinite(seconds) || seconds <= 0 || seconds > 1e11 || (!waId && !userId)) {
         skipped++;
         continue;
       }
-      const contact =
-        contacts.find((c) => (waId && str(c.wa_id) === waId) || (userId && str(c.user_id) === userId)) ??
-        contacts[0] ??
-        {};
+      const contact = byNumber ?? contacts.find((c) => userId && str(c.user_id) === userId) ?? contacts[0] ?? {};
       const digits = waId && /^\d{6,15}$/.test(waId) ? waId : null;
       messages.push({
         phoneNumberId,
         providerMessageId: id.slice(0, 500),
         fromPhone: digits ? `+${digits}` : null,
         userId: userId?.slice(0, 200) ?? null,
+        ...(change ? { previousUserId: change.previousUserId.slice(0, 200) } : {}),
         fromDisplayName: (str(obj(contact.profile).name) ?? '').slice(0, 200),
         ...describeInbound(m),
         contextId: str(obj(m.context).id)?.slice(0, 500) ?? null,

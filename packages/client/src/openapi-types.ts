@@ -994,6 +994,7 @@ export interface components {
       chatAccountId: string;
       channel: string;
       from: string | null;
+      fromUserId: string | null;
       fromDisplayName: string;
       messageType: string;
       text: string | null;
@@ -1647,6 +1648,7 @@ export interface components {
         chatAccountId: string;
         channel: string;
         from: string | null;
+        fromUserId: string | null;
         fromDisplayName: string;
         /** @description text, image, video, audio, voice_note, document, sticker, reaction, location, contact, and others */
         messageType: string;

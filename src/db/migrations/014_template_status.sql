@@ -18,3 +18,7 @@ CREATE TABLE template_states (
 );
 -- The dispatcher's look-up of a template by its name and language.
 CREATE INDEX template_states_name ON template_states (chat_account_id, name, language);
+
+-- Users the provider identifies by a business-scoped user id (decision 0015): the id an inbound
+-- message came from, shown as fromUserId (the number may be absent).
+ALTER TABLE inbound_messages ADD COLUMN from_user_id text;

@@ -73,12 +73,26 @@ export const eventSchemas: Record<string, Record<string, unknown>> = {
   MessageInboundEvent: envelope(
     'message.inbound',
     obj(
-      ['inboundMessageId', 'chatAccountId', 'channel', 'from', 'fromDisplayName', 'messageType', 'text', 'receivedAt'],
+      [
+        'inboundMessageId',
+        'chatAccountId',
+        'channel',
+        'from',
+        'fromUserId',
+        'fromDisplayName',
+        'messageType',
+        'text',
+        'receivedAt',
+      ],
       {
         inboundMessageId: { type: 'string' },
         chatAccountId: { type: 'string', format: 'uuid' },
         channel: { type: 'string' },
         from: nullable({ type: 'string', description: 'E.164; null when the platform hides the number.' }),
+        fromUserId: nullable({
+          type: 'string',
+          description: "The provider's business-scoped user id of the sender; null when it gave none.",
+        }),
         fromDisplayName: { type: 'string' },
         messageType: {
           type: 'string',

@@ -197,6 +197,12 @@ export const resourceSchemas: Record<string, TSchema> = {
     chatAccountId: Id(),
     channel: Type.String(),
     from: Nullable(Type.String()),
+    fromUserId: Nullable(
+      Type.String({
+        description:
+          "The provider's business-scoped user id of the sender, when it gave one (the number may then be absent); null otherwise.",
+      }),
+    ),
     fromDisplayName: Type.String(),
     messageType: Type.String(),
     text: Nullable(Type.String()),
