@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { type Emulator, resetEmulator, startLiveService } from './support/emulator.js';
-import { call, eventually, type Service } from './support/harness.js';
+import { call, createAccount, eventually, type Service } from './support/harness.js';
 import { type OfficialCustomer, officialCustomer } from './support/official-customer.js';
 import { type Receiver, startReceiver } from './support/receiver.js';
 
@@ -123,6 +123,22 @@ describe('template status from the provider', () => {
     ]);
   });
 
+  it('the reported category is what the opt-out check of marketing templates goes by', async () => {
+    const t = await customer();
+    const listed = '+15554200001';
+    const add = await call(svc.url, 'POST', `/chat-accounts/${t.accountIds[0]}/suppressions`, {
+      key: t.key,
+      body: { phone: listed, reason: 'test' },
+    });
+    expect(add.status).toBe(201);
+    // receipt (UTILITY in the catalog) still reaches a listed number ...
+    expect(await settled(t, await send(t, listed, 'receipt'))).toMatchObject({ status: 'sent' });
+    // ... until the provider moves it to MARKETING (the catalog look-up is cached; the webhook wins).
+    await review(t, 'receipt', { category: 'MARKETING', timestamp: t0 + 10 });
+    const m = await settled(t, await send(t, listed, 'receipt'));
+    expect(m).toMatchObject({ status: 'failed', error: { code: 'RECIPIENT_OPTED_OUT' } });
+  });
+
   it('routes by WABA: only the owner of the WABA stores the change and gets the event', async () => {
     const a = await customer({ accounts: 2 });
     const b = await customer();
@@ -139,6 +155,17 @@ describe('template status from the provider', () => {
     // A's other account (another WABA) still sends the template.
     const other = await send(a, '+15554000001', 'receipt', 0);
     expect(await settled(a, other)).toMatchObject({ status: 'sent' });
+  });
+
+  it('every account of the WABA keeps its own state and gets its own event', async () => {
+    const t = await customer();
+    const second = await createAccount(svc.url, t.customerId, {
+      official: { phoneNumberId: `pn-second-${n++}`, wabaId: t.wabaIds[0], accessToken: 'EAAG-send' },
+    });
+    await review(t, 'promo', { status: 'PAUSED', timestamp: t0 + 10 });
+    const events = await templateEvents(t.customerId);
+    expect(events.map((e) => e.data.chatAccountId).sort()).toEqual([t.accountIds[0], second].sort());
+    expect(new Set(events.map((e) => e.data.status))).toEqual(new Set(['PAUSED']));
   });
 
   it('a plan without webhooks keeps the state (and the send check) but queues no delivery', async () => {
