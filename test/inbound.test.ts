@@ -158,6 +158,7 @@ describe('inbound messages and the sender aggregate', () => {
       'chatAccountId',
       'from',
       'fromDisplayName',
+      'fromUserId',
       'inboundMessageId',
       'messageType',
       'receivedAt',

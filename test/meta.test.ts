@@ -147,6 +147,8 @@ describe('health, readiness and the API description', () => {
       'message.inbound',
       'sender.first_inbound',
       'webhook.test',
+      'quota.threshold',
+      'template.status',
     ]);
     const headers = doc.webhooks['message.status'].post.parameters.map((p: any) => `${p.in}:${p.name}`);
     expect(headers).toEqual(['header:x-svc-event', 'header:x-svc-event-id', 'header:x-svc-signature']);

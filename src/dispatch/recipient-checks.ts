@@ -15,6 +15,7 @@ import { isReplyWindowOpen, lastInboundAmong } from '../senders/reply-window.js'
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
 import { suppressedAmong, suppressionKey } from '../suppressions/suppression-store.js';
 import type { TemplateCategories } from '../templates/template-categories.js';
+import { templateStateKey, templateStatusesAmong, UNSENDABLE_TEMPLATE_STATUSES } from '../templates/template-status.js';
 
 const OPTED_OUT: SendErrorDetail = {
   code: SEND_ERROR_CODES.RECIPIENT_OPTED_OUT,
@@ -23,6 +24,11 @@ const OPTED_OUT: SendErrorDetail = {
 };
 const WINDOW_CLOSED: SendErrorDetail = { code: SEND_ERROR_CODES.REENGAGEMENT_REQUIRED, message: REENGAGEMENT_MESSAGE };
 const FREE_FORM = new Set(['text', 'image', 'document']);
+const UNSENDABLE = new Set<string>(UNSENDABLE_TEMPLATE_STATUSES);
+const notApproved = (status: string): SendErrorDetail => ({
+  code: SEND_ERROR_CODES.TEMPLATE_NOT_APPROVED,
+  message: `The template is ${status} at the provider (its last status webhook), so it cannot be sent`,
+});
 
 export type RecipientChecks = { db: Db; log: Logger; categories: Pick<TemplateCategories, 'categoryOf'> };
 
@@ -30,10 +36,26 @@ export type RecipientChecks = { db: Db; log: Logger; categories: Pick<TemplateCa
 async function findRefusals(deps: RecipientChecks, live: Claimed[], now: Date): Promise<Map<string, SendErrorDetail>> {
   const refusals = new Map<string, SendErrorDetail>();
   const pair = (m: Claimed) => ({ accountId: m.chatAccountId, phone: m.recipient });
+  // A template the provider paused or disabled (decision 0015).
+  const templated = live.filter((m) => m.content.template !== undefined);
+  const statuses = await templateStatusesAmong(
+    deps.db,
+    templated.map((m) => ({
+      accountId: m.chatAccountId,
+      name: m.content.template!.name,
+      language: m.content.template!.language,
+    })),
+  );
+  for (const m of templated) {
+    const status = statuses.get(
+      templateStateKey(m.chatAccountId, m.content.template!.name, m.content.template!.language),
+    );
+    if (status && UNSENDABLE.has(status)) refusals.set(m.id, notApproved(status));
+  }
   const listed = live.filter((m) => m.broadcastId !== null || m.content.type === 'template');
   const suppressed = await suppressedAmong(deps.db, listed.map(pair));
   for (const m of listed) {
-    if (!suppressed.has(suppressionKey(m.chatAccountId, m.recipient))) continue;
+    if (refusals.has(m.id) || !suppressed.has(suppressionKey(m.chatAccountId, m.recipient))) continue;
     const t = m.content.template;
     const marketing =
       m.broadcastId === null &&

@@ -341,27 +341,32 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
       callbackUrl,
     };
   });
-  registerTemplateControls(app, state);
+  registerTemplateControls(app, state, (wabaId, payload) =>
+    postWebhook(payload, [...state.numbers].find(([, n]) => n.wabaId === wabaId && n.callbackUrl)?.[0]),
+  );
   registerUserPreferenceControl(app, (pn, value) => postWebhook(envelope(pn, value, 'user_preferences'), pn));
-  /** Posts an inbound message webhook, as if a user had written to the number. */
+  /** Posts an inbound message webhook, as if a user had written to the number (docs/emulator.md). */
   app.post<{
-    Body: { phoneNumberId: string; from: string; text?: string; name?: string; type?: string; contextId?: string } & {
+    Body: { phoneNumberId: string; from?: string; text?: string; name?: string; type?: string; contextId?: string } & {
       timestamp?: number | string;
+      fromUserId?: string;
+      previousUserId?: string;
     };
   }>('/__emulator/inbound', async (request) => {
     const b = request.body;
     const id = newWamid();
-    const message: Record<string, unknown> = {
-      from: b.from.replace(/^\+/, ''),
-      id,
-      timestamp: unixSeconds(b.timestamp),
-      type: b.type ?? 'text',
-    };
-    if ((b.type ?? 'text') === 'text') message.text = { body: b.text ?? '' };
+    const from = b.from?.replace(/^\+/, '');
+    const message: Record<string, unknown> = { ...(from ? { from } : {}), id, timestamp: unixSeconds(b.timestamp) };
+    message.type = b.previousUserId ? 'system' : (b.type ?? 'text');
+    if (b.fromUserId) message.from_user_id = b.fromUserId;
+    if (message.type === 'text') message.text = { body: b.text ?? '' };
+    if (b.previousUserId)
+      message.system = { body: 'User changed', type: 'user_changed_user_id', previous_user_id: b.previousUserId };
     if (b.contextId) message.context = { from: '15550000000', id: b.contextId };
+    const contact = { profile: { name: b.name ?? 'Emulated User' }, ...(from ? { wa_id: from } : {}) };
     const status = await postWebhook(
       envelope(b.phoneNumberId, {
-        contacts: [{ profile: { name: b.name ?? 'Emulated User' }, wa_id: message.from }],
+        contacts: [{ ...contact, ...(b.fromUserId ? { user_id: b.fromUserId } : {}) }],
         messages: [message],
       }),
       b.phoneNumberId,

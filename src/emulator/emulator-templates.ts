@@ -6,6 +6,7 @@ import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import type { EmulatedTemplate, EmulatorState, FailureRule, TemplateOperation } from './emulator-state.js';
+import { unixSeconds } from './emulator-user-preferences.js';
 import { graphError } from './graph-error.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -166,7 +167,12 @@ export function registerTemplateRoutes(app: FastifyInstance, state: EmulatorStat
   );
 }
 
-export function registerTemplateControls(app: FastifyInstance, state: EmulatorState): void {
+export function registerTemplateControls(
+  app: FastifyInstance,
+  state: EmulatorState,
+  /** Posts a template webhook to the callback of the WABA's numbers (or the app's). */
+  post: (wabaId: string, payload: unknown) => Promise<number | null>,
+): void {
   app.put<{ Params: { wabaId: string }; Body: { managementToken?: string | null; forceCategory?: string | null } }>(
     '/__emulator/wabas/:wabaId',
     async (request) => {
@@ -216,18 +222,71 @@ export function registerTemplateControls(app: FastifyInstance, state: EmulatorSt
     return { ok: true };
   });
 
-  /** The review outcome: status (APPROVED, REJECTED, PAUSED …), rejectedReason, qualityScore. */
+  /**
+   * The review outcome: status (APPROVED, REJECTED, PAUSED, DISABLED …), rejectedReason,
+   * qualityScore, category. Each given field posts its template webhook (status, quality or
+   * category update) to the WABA's callback, with `timestamp` as the entry's time when given (a
+   * late delivery); a field given with its current value is posted again, as a redelivery is.
+   */
   app.patch<{
     Params: { wabaId: string; templateId: string };
-    Body: { status?: string; rejectedReason?: string; qualityScore?: string };
+    Body: ReviewBody;
   }>('/__emulator/templates/:wabaId/:templateId', async (request, reply) => {
-    const t = (state.templates.get(request.params.wabaId) ?? []).find((x) => x.id === request.params.templateId);
+    const { wabaId, templateId } = request.params;
+    const t = (state.templates.get(wabaId) ?? []).find((x) => x.id === templateId);
     if (!t) return reply.code(404).send({ error: 'no such template' });
-    const { status, rejectedReason, qualityScore } = request.body ?? {};
+    const before = { status: t.status, quality: t.quality_score?.score ?? 'UNKNOWN', category: t.category };
+    const { status, rejectedReason, qualityScore, category } = request.body ?? {};
     if (status !== undefined) t.status = status;
     if (rejectedReason !== undefined) t.rejected_reason = rejectedReason;
     else if (status !== undefined && status !== 'REJECTED') t.rejected_reason = 'NONE';
     if (qualityScore !== undefined) t.quality_score = { score: qualityScore, date: Math.floor(Date.now() / 1000) };
-    return t;
+    if (category !== undefined) t.category = category;
+    const changes = templateWebhookValues(t, before, request.body ?? {});
+    let delivered = true;
+    for (const [field, value] of changes) {
+      const payload = {
+        object: 'whatsapp_business_account',
+        entry: [{ id: wabaId, time: Number(unixSeconds(request.body?.timestamp)), changes: [{ field, value }] }],
+      };
+      delivered = (await post(wabaId, payload)) === 200 && delivered;
+    }
+    return { ...t, webhooksDelivered: changes.length > 0 && delivered };
   });
+}
+
+type ReviewBody = {
+  status?: string;
+  rejectedReason?: string;
+  qualityScore?: string;
+  category?: string;
+  timestamp?: number | string;
+};
+
+/** The template webhooks (field, value) a review change posts, in the order status, quality, category. */
+function templateWebhookValues(
+  t: EmulatedTemplate,
+  before: { status: string; quality: string; category: string },
+  body: ReviewBody,
+): [string, Record<string, unknown>][] {
+  const id = {
+    // A number, as the provider writes it (a string when it would not survive as one).
+    message_template_id: Number.isSafeInteger(Number(t.id)) ? Number(t.id) : t.id,
+    message_template_name: t.name,
+    message_template_language: t.language,
+  };
+  const out: [string, Record<string, unknown>][] = [];
+  if (body.status !== undefined)
+    out.push([
+      'message_template_status_update',
+      { event: t.status, ...id, reason: t.rejected_reason ?? 'NONE', message_template_category: t.category },
+    ]);
+  if (body.qualityScore !== undefined)
+    out.push([
+      'message_template_quality_update',
+      { previous_quality_score: before.quality, new_quality_score: body.qualityScore, ...id },
+    ]);
+  if (body.category !== undefined)
+    out.push(['template_category_update', { ...id, previous_category: before.category, new_category: t.category }]);
+  return out;
 }

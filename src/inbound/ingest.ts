@@ -47,7 +47,9 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
   const live = items.map((item) => unclaimed.delete(key(item.account.id, item.message.providerMessageId)));
   const todo = items.filter((_, i) => live[i]);
 
-  // 2. Hidden numbers: learn (identifier → number) pairs, then resolve identifiers alone.
+  // 2. Hidden numbers: follow user id changes, learn (identifier → number) pairs, then resolve
+  //    identifiers alone.
+  await moveChangedUserIds(tx, todo);
   const learned = new Map<string, string>();
   for (const { account, message: m } of todo)
     if (m.userId && m.fromPhone) learned.set(key(account.id, m.userId), m.fromPhone);
@@ -70,7 +72,7 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
     );
     for (const r of rows) learned.set(key(r.chat_account_id, r.user_id), r.phone_e164);
   }
-  const fromOf = ({ account, message: m }: InboundItem) =>
+  const fromOf = ({ account, message: m }: InboundItem): string | null =>
     m.fromPhone ?? (m.userId ? (learned.get(key(account.id, m.userId)) ?? null) : null);
 
   // 3. The aggregate, one row per (account, number) of the batch; the primary key makes exactly
@@ -165,10 +167,10 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
   if (toStore.length > 0) {
     await tx.query(
       `INSERT INTO inbound_messages (id, customer_id, chat_account_id, channel, provider_message_id, from_e164, from_display_name, message_type,
-                                     text, display_text, reply_to_provider_message_id, received_at, expires_at)
-       SELECT id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, r + make_interval(days => d)
-         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::int[])
-           AS t(id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, d)`,
+                                     text, display_text, reply_to_provider_message_id, received_at, expires_at, from_user_id)
+       SELECT id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, r + make_interval(days => d), u
+         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::int[], $14::text[])
+           AS t(id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, d, u)`,
       [
         toStore.map((p) => p.id),
         toStore.map((p) => p.item.account.customerId),
@@ -183,6 +185,7 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
         toStore.map((p) => p.item.message.contextId),
         toStore.map((p) => p.item.message.receivedAt.toISOString()),
         toStore.map((p) => PLAN_LIMITS[p.item.account.plan].retentionDays),
+        toStore.map((p) => p.item.message.userId),
       ],
     );
   }
@@ -216,6 +219,7 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
       chatAccountId: account.id,
       channel: account.channel,
       from,
+      fromUserId: m.userId,
       fromDisplayName: m.fromDisplayName,
       messageType: m.messageType,
       text: m.text,
@@ -256,4 +260,31 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
   }
   await writeEvents(tx, events);
   return items.map((item) => results.get(item) ?? { kind: 'duplicate' });
+}
+
+/**
+ * A user's business-scoped id changed (`user_changed_user_id`): the number known for the old id
+ * now belongs to the new one, and the old id is forgotten (decision 0015).
+ */
+async function moveChangedUserIds(tx: Queryable, items: InboundItem[]): Promise<void> {
+  const moves = items.filter((i) => i.message.previousUserId && i.message.userId);
+  if (moves.length === 0) return;
+  const args = [
+    moves.map((i) => i.account.id),
+    moves.map((i) => i.message.previousUserId!),
+    moves.map((i) => i.message.userId!),
+  ];
+  await tx.query(
+    `INSERT INTO sender_identities (chat_account_id, user_id, phone_e164)
+     SELECT s.chat_account_id, t.n, s.phone_e164 FROM sender_identities s
+       JOIN unnest($1::uuid[], $2::text[], $3::text[]) AS t(a, o, n) ON s.chat_account_id = t.a AND s.user_id = t.o
+      WHERE t.o <> t.n
+     ON CONFLICT (chat_account_id, user_id) DO UPDATE SET phone_e164 = EXCLUDED.phone_e164`,
+    args,
+  );
+  await tx.query(
+    `DELETE FROM sender_identities s USING unnest($1::uuid[], $2::text[], $3::text[]) AS t(a, o, n)
+      WHERE s.chat_account_id = t.a AND s.user_id = t.o AND t.o <> t.n`,
+    args,
+  );
 }

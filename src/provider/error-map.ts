@@ -67,6 +67,9 @@ const RULES: Record<number, Rule> = {
   131026: fail('UNDELIVERABLE'),
   130497: fail('RECIPIENT_COUNTRY_NOT_ALLOWED'),
   130403: fail('RECIPIENT_BLOCKED'),
+  // 130472 (the user is in a marketing experiment) and 131049 (the per-user marketing limit: an
+  // immediate retry fails again) are permanent for every message, marketing templates included
+  // (decision 0015; test/user-ids.test.ts pins it).
   130472: fail('RECIPIENT_IN_EXPERIMENT'),
   131047: fail('REENGAGEMENT_REQUIRED', REENGAGEMENT_MESSAGE),
   131049: fail('ECOSYSTEM_LIMITED'),

@@ -79,6 +79,8 @@ export type InboundMessage = {
   fromPhone: string | null;
   /** The platform's privacy identifier of the sender, when given. */
   userId: string | null;
+  /** The sender's former user id, on a `user_changed_user_id` system message (userId is the new one). */
+  previousUserId?: string | null;
   fromDisplayName: string;
   messageType: string;
   text: string | null;
@@ -136,6 +138,15 @@ function describeInbound(m: Record<string, unknown>): {
   }
 }
 
+/** A `user_changed_user_id` system message: the sender's old and new user id. */
+function userIdChange(m: Record<string, unknown>): { previousUserId: string; userId: string | null } | null {
+  const system = obj(m.system);
+  if (str(m.type) !== 'system' || str(system.type) !== 'user_changed_user_id') return null;
+  const previousUserId = str(system.previous_user_id) ?? str(m.previous_user_id);
+  if (!previousUserId) return null;
+  return { previousUserId, userId: str(system.user_id) ?? str(system.new_user_id) ?? str(m.from_user_id) };
+}
+
 /** Inbound messages of a webhook payload (`value.messages[]` with `value.contacts[]`). */
 export function parseInboundMessages(payload: unknown): { messages: InboundMessage[]; skipped: number } {
   const messages: InboundMessage[] = [];
@@ -147,21 +158,21 @@ export function parseInboundMessages(payload: unknown): { messages: InboundMessa
       const id = str(m.id);
       const seconds = Number(m.timestamp);
       const waId = str(m.from);
-      const userId = str(m.from_user_id) ?? str(m.user_id);
+      const change = userIdChange(m);
+      const byNumber = waId ? contacts.find((c) => str(c.wa_id) === waId) : undefined;
+      const userId = change?.userId ?? str(m.from_user_id) ?? str(m.user_id) ?? str(byNumber?.user_id);
       if (!phoneNumberId || !id || !Number.isFinite(seconds) || seconds <= 0 || seconds > 1e11 || (!waId && !userId)) {
         skipped++;
         continue;
       }
-      const contact =
-        contacts.find((c) => (waId && str(c.wa_id) === waId) || (userId && str(c.user_id) === userId)) ??
-        contacts[0] ??
-        {};
+      const contact = byNumber ?? contacts.find((c) => userId && str(c.user_id) === userId) ?? contacts[0] ?? {};
       const digits = waId && /^\d{6,15}$/.test(waId) ? waId : null;
       messages.push({
         phoneNumberId,
         providerMessageId: id.slice(0, 500),
         fromPhone: digits ? `+${digits}` : null,
         userId: userId?.slice(0, 200) ?? null,
+        ...(change ? { previousUserId: change.previousUserId.slice(0, 200) } : {}),
         fromDisplayName: (str(obj(contact.profile).name) ?? '').slice(0, 200),
         ...describeInbound(m),
         contextId: str(obj(m.context).id)?.slice(0, 500) ?? null,
@@ -216,4 +227,69 @@ export function parseUserPreferences(payload: unknown): { preferences: UserPrefe
     }
   }
   return { preferences, skipped };
+}
+
+/** Which of a template's facts a template webhook changes. */
+export type TemplateChangeKind = 'status' | 'quality' | 'category';
+
+/** One change of a template (fields message_template_status_update / _quality_update / template_category_update). */
+export type TemplateChange = {
+  /** entry[].id: template webhooks carry no phone-number id, so they are routed by WABA. */
+  wabaId: string;
+  kind: TemplateChangeKind;
+  templateId: string;
+  name: string | null;
+  language: string | null;
+  /** The new status, quality score or category (upper case). */
+  value: string;
+  reason: string | null;
+  /** The category the status update names, when it names one. */
+  category: string | null;
+  /** The entry's `time` (when the provider made the change); the time received when it has none. */
+  occurredAt: Date;
+};
+
+const TEMPLATE_FIELDS: Record<string, { kind: TemplateChangeKind; key: string }> = {
+  message_template_status_update: { kind: 'status', key: 'event' },
+  message_template_quality_update: { kind: 'quality', key: 'new_quality_score' },
+  template_category_update: { kind: 'category', key: 'new_category' },
+};
+
+/** The template changes of a webhook payload (malformed ones skipped). */
+export function parseTemplateChanges(
+  payload: unknown,
+  now = new Date(),
+): { changes: TemplateChange[]; skipped: number } {
+  const changes: TemplateChange[] = [];
+  let skipped = 0;
+  for (const entry of asArray(obj(payload).entry)) {
+    const wabaId = str(obj(entry).id) ?? (typeof obj(entry).id === 'number' ? String(obj(entry).id) : null);
+    const seconds = Number(obj(entry).time);
+    const occurredAt = Number.isFinite(seconds) && seconds > 0 && seconds < 1e11 ? new Date(seconds * 1000) : now;
+    for (const change of asArray(obj(entry).changes)) {
+      const field = TEMPLATE_FIELDS[String(obj(change).field)];
+      if (!field) continue;
+      const v = obj(obj(change).value);
+      const rawId = v.message_template_id;
+      const templateId = typeof rawId === 'number' && Number.isFinite(rawId) ? String(rawId) : str(rawId);
+      const value = str(v[field.key])?.toUpperCase().slice(0, 100) ?? null;
+      if (!wabaId || !templateId || !value) {
+        skipped++;
+        continue;
+      }
+      const reason = str(v.reason);
+      changes.push({
+        wabaId: wabaId.slice(0, 100),
+        kind: field.kind,
+        templateId: templateId.slice(0, 100),
+        name: str(v.message_template_name)?.slice(0, 512) ?? null,
+        language: str(v.message_template_language)?.slice(0, 20) ?? null,
+        value,
+        reason: reason && reason !== 'NONE' ? reason.slice(0, 300) : null,
+        category: str(v.message_template_category)?.toUpperCase().slice(0, 50) ?? null,
+        occurredAt,
+      });
+    }
+  }
+  return { changes, skipped };
 }

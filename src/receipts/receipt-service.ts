@@ -14,6 +14,7 @@ import { classifyProviderError } from '../provider/error-map.js';
 import {
   parseInboundMessages,
   parseStatusReceipts,
+  parseTemplateChanges,
   parseUserPreferences,
   type StatusReceipt,
   type UserPreference,
@@ -22,6 +23,7 @@ import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit } from '../shared/group-commit.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
 import { applyUserPreferences, suppressByProviderMessageIds } from '../suppressions/suppression-store.js';
+import { accountsOfWaba, applyTemplateChanges, type RoutedTemplateChange } from '../templates/template-status.js';
 
 /** Where the webhook came in: the shared app, or one integration of its own. */
 export type WebhookChannel = { kind: 'app' } | { kind: 'integration'; integrationId: string };
@@ -116,6 +118,29 @@ export function createReceiptService(deps: {
     }
   }
 
+  /**
+   * The template webhooks of a payload (decision 0015), routed by WABA (entry[].id) to every chat
+   * account of that WABA reached through this callback; one transaction. 1 when it failed.
+   */
+  async function recordTemplateChanges(payload: unknown, integrationId: string | null) {
+    const { changes, skipped } = parseTemplateChanges(payload);
+    const routed: RoutedTemplateChange[] = [];
+    let unknownAccount = 0;
+    for (const change of changes) {
+      const accounts = await accountsOfWaba(db, change.wabaId, integrationId);
+      if (accounts.length === 0) unknownAccount++;
+      for (const a of accounts) routed.push({ accountId: a.id, customerId: a.customerId, change });
+    }
+    if (routed.length === 0) return { skipped, unknownAccount, failed: 0 };
+    try {
+      await retryTransient(() => db.transaction((tx) => applyTemplateChanges(tx, routed)));
+      return { skipped, unknownAccount, failed: 0 };
+    } catch (err) {
+      log.error({ err }, 'recording template changes from a provider webhook failed');
+      return { skipped, unknownAccount, failed: 1 };
+    }
+  }
+
   return {
     /** False when the signature does not verify: nothing is touched then. */
     async authenticate(channel: WebhookChannel, raw: Buffer, signature: string | undefined): Promise<boolean> {
@@ -155,6 +180,10 @@ export function createReceiptService(deps: {
       const optOuts = await routeOptOuts(items, preferences.preferences, accountFor);
       counts.unknownAccount += optOuts.unknownAccount;
       counts.failed += await recordOptOuts(optOuts);
+      const templates = await recordTemplateChanges(payload, integrationId);
+      counts.skipped += templates.skipped;
+      counts.unknownAccount += templates.unknownAccount;
+      counts.failed += templates.failed;
       for (const [result, n] of Object.entries(counts)) if (n > 0) deps.metrics.receipts.inc({ result }, n);
       if (counts.unknownAccount + counts.skipped > 0) log.warn({ counts }, 'provider webhook items not applied');
       return counts;

@@ -143,6 +143,7 @@ export function createSenderService(deps: { db: Db }) {
           chatAccountId: r.chat_account_id as string,
           channel: r.channel as string,
           from: (r.from_e164 as string | null) ?? null,
+          fromUserId: (r.from_user_id as string | null) ?? null,
           fromDisplayName: r.from_display_name as string,
           messageType: r.message_type as string,
           text: (r.text as string | null) ?? null,

@@ -32,10 +32,10 @@ export const CHANNEL_DIRECT = 'chat_direct';
 export const SPEC_EVENT_TYPES = ['message.status', 'message.inbound', 'sender.first_inbound', 'webhook.test'] as const;
 /**
  * Every type an endpoint may subscribe to: the spec's, then the types added beyond it
- * (quota.threshold, decision 0013), which are opt-in: an endpoint gets them only when its `events`
+ * (quota.threshold, decision 0013; template.status, decision 0015), which are opt-in: an endpoint gets them only when its `events`
  * name them, so what existing endpoints receive never changes.
  */
-export const EVENT_TYPES = [...SPEC_EVENT_TYPES, 'quota.threshold'] as const;
+export const EVENT_TYPES = [...SPEC_EVENT_TYPES, 'quota.threshold', 'template.status'] as const;
 export const DEFAULT_EVENT_TYPES: readonly EventType[] = SPEC_EVENT_TYPES;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -53,6 +53,8 @@ export const SEND_ERROR_CODES = {
   REENGAGEMENT_REQUIRED: 'REENGAGEMENT_REQUIRED',
   /** POST /messages/{id}/cancel stopped it before it left. */
   CANCELLED: 'CANCELLED',
+  /** The template is PAUSED or DISABLED at the provider (its status webhook, decision 0015); no provider call. */
+  TEMPLATE_NOT_APPROVED: 'TEMPLATE_NOT_APPROVED',
 } as const;
 
 /** How a number came onto a chat account's suppression list (decision 0014). */

@@ -4,6 +4,7 @@
 import type { Db } from '../db/db.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
+import { reportedCategory } from './template-status.js';
 import { loadManagementCredential } from './template-store.js';
 
 /** How long a category read from the catalog is trusted. */
@@ -41,8 +42,13 @@ export function createTemplateCategories(deps: { db: Db; sealer: Sealer; provide
   }
 
   return {
-    /** The category, or null when it cannot be known (no management credential, provider trouble). */
+    /**
+     * The category, or null when it cannot be known (no management credential, provider trouble).
+     * What the provider's template webhooks last reported wins (decision 0015): it is never stale.
+     */
     async categoryOf(customerId: string, accountId: string, name: string, language: string): Promise<string | null> {
+      const reported = await reportedCategory(deps.db, accountId, name, language);
+      if (reported) return reported;
       const k = `${accountId}\u0000${name}\u0000${language}`;
       const hit = cache.get(k);
       if (hit && hit.until > Date.now()) return hit.category;

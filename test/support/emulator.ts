@@ -44,7 +44,13 @@ export async function startEmulator(opts: { latencyMs?: number } = {}) {
     reviewTemplate: (
       wabaId: string,
       templateId: string,
-      s: { status?: string; rejectedReason?: string; qualityScore?: string },
+      s: {
+        status?: string;
+        rejectedReason?: string;
+        qualityScore?: string;
+        category?: string;
+        timestamp?: number | string;
+      },
     ) => control('PATCH', `/templates/${wabaId}/${templateId}`, s),
     stop: () => app.close(),
   };

@@ -777,6 +777,26 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'template.status': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A template changed at the provider
+     * @description POSTed with `content-type: application/json` and `x-svc-event: template.status` to each active endpoint subscribed to `template.status`. Delivery order is not guaranteed; receivers ignore unknown event types and fields.
+     */
+    post: operations['onTemplateStatusEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -829,7 +849,7 @@ export interface components {
         lastAttemptAt: string | null;
       };
       error: {
-        /** @description Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED. */
+        /** @description Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED. */
         code: string;
         message: string;
         provider?: {
@@ -1014,6 +1034,7 @@ export interface components {
       chatAccountId: string;
       channel: string;
       from: string | null;
+      fromUserId: string | null;
       fromDisplayName: string;
       messageType: string;
       text: string | null;
@@ -1063,7 +1084,14 @@ export interface components {
       id: string;
       url: string;
       description: string;
-      events: ('message.status' | 'message.inbound' | 'sender.first_inbound' | 'webhook.test' | 'quota.threshold')[];
+      events: (
+        | 'message.status'
+        | 'message.inbound'
+        | 'sender.first_inbound'
+        | 'webhook.test'
+        | 'quota.threshold'
+        | 'template.status'
+      )[];
       isActive: boolean;
       lastSuccessAt: string | null;
       lastFailureAt: string | null;
@@ -1092,7 +1120,13 @@ export interface components {
       id: string;
       eventId: string;
       /** @enum {string} */
-      eventType: 'message.status' | 'message.inbound' | 'sender.first_inbound' | 'webhook.test' | 'quota.threshold';
+      eventType:
+        | 'message.status'
+        | 'message.inbound'
+        | 'sender.first_inbound'
+        | 'webhook.test'
+        | 'quota.threshold'
+        | 'template.status';
       /** @enum {string} */
       status: 'pending' | 'succeeded' | 'failed';
       attemptCount: number;
@@ -1725,6 +1759,7 @@ export interface components {
         chatAccountId: string;
         channel: string;
         from: string | null;
+        fromUserId: string | null;
         fromDisplayName: string;
         /** @description text, image, video, audio, voice_note, document, sticker, reaction, location, contact, and others */
         messageType: string;
@@ -1786,6 +1821,42 @@ export interface components {
          * @description When the quota renews: the first instant of the next UTC month.
          */
         resetsAt: string;
+      } & {
+        [key: string]: unknown;
+      };
+    } & {
+      [key: string]: unknown;
+    };
+    /** @description The provider changed the status, quality score or category of a template of one of your official accounts (one event per change). A send of a PAUSED or DISABLED template fails with TEMPLATE_NOT_APPROVED. */
+    TemplateStatusEvent: {
+      /** @description `evt_<uuid>`; unchanged across retries: deduplicate on it. */
+      eventId: string;
+      /** @constant */
+      type: 'template.status';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** Format: uuid */
+        chatAccountId: string;
+        /** @description The provider's template id. */
+        templateId: string;
+        name: string;
+        language: string;
+        status: string | null;
+        previousStatus: string | null;
+        category: string | null;
+        qualityScore: string | null;
+        reason: string | null;
+        /**
+         * @description What this event changed.
+         * @enum {string}
+         */
+        change?: 'status' | 'quality' | 'category';
+        /**
+         * Format: date-time
+         * @description The provider's time of the change; reorder by it.
+         */
+        timestamp: string;
       } & {
         [key: string]: unknown;
       };
@@ -4170,7 +4241,12 @@ export interface operations {
         'application/json': {
           url: string;
           events?: (
-            'message.status' | 'message.inbound' | 'sender.first_inbound' | 'webhook.test' | 'quota.threshold'
+            | 'message.status'
+            | 'message.inbound'
+            | 'sender.first_inbound'
+            | 'webhook.test'
+            | 'quota.threshold'
+            | 'template.status'
           )[];
           description?: string;
         };
@@ -4441,7 +4517,12 @@ export interface operations {
         'application/json': {
           url?: string;
           events?: (
-            'message.status' | 'message.inbound' | 'sender.first_inbound' | 'webhook.test' | 'quota.threshold'
+            | 'message.status'
+            | 'message.inbound'
+            | 'sender.first_inbound'
+            | 'webhook.test'
+            | 'quota.threshold'
+            | 'template.status'
           )[];
           description?: string;
           isActive?: boolean;
@@ -6769,6 +6850,38 @@ export interface operations {
          *     }
          */
         'application/json': components['schemas']['QuotaThresholdEvent'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the event. Anything else, a redirect or no answer within 10 seconds is a failure: retried up to 8 attempts over about 12 hours with the same eventId. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onTemplateStatusEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event `type`. */
+        'x-svc-event': string;
+        /** @description The `eventId`; deduplicate on it. */
+        'x-svc-event-id': string;
+        /**
+         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `verifyWebhookSignature` of `@chatgate/client` does all this.
+         * @example t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
+         */
+        'x-svc-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['TemplateStatusEvent'];
       };
     };
     responses: {

@@ -73,12 +73,26 @@ export const eventSchemas: Record<string, Record<string, unknown>> = {
   MessageInboundEvent: envelope(
     'message.inbound',
     obj(
-      ['inboundMessageId', 'chatAccountId', 'channel', 'from', 'fromDisplayName', 'messageType', 'text', 'receivedAt'],
+      [
+        'inboundMessageId',
+        'chatAccountId',
+        'channel',
+        'from',
+        'fromUserId',
+        'fromDisplayName',
+        'messageType',
+        'text',
+        'receivedAt',
+      ],
       {
         inboundMessageId: { type: 'string' },
         chatAccountId: { type: 'string', format: 'uuid' },
         channel: { type: 'string' },
         from: nullable({ type: 'string', description: 'E.164; null when the platform hides the number.' }),
+        fromUserId: nullable({
+          type: 'string',
+          description: "The provider's business-scoped user id of the sender; null when it gave none.",
+        }),
         fromDisplayName: { type: 'string' },
         messageType: {
           type: 'string',
@@ -113,6 +127,44 @@ export const eventSchemas: Record<string, Record<string, unknown>> = {
       resetsAt: { ...time, description: 'When the quota renews: the first instant of the next UTC month.' },
     }),
     'Your monthly quota use reached 80 % or 100 % of the limit: once per threshold and UTC month (beyond the spec).',
+  ),
+  TemplateStatusEvent: envelope(
+    'template.status',
+    obj(
+      [
+        'chatAccountId',
+        'templateId',
+        'name',
+        'language',
+        'status',
+        'previousStatus',
+        'category',
+        'qualityScore',
+        'reason',
+        'timestamp',
+      ],
+      {
+        chatAccountId: { type: 'string', format: 'uuid' },
+        templateId: { type: 'string', description: "The provider's template id." },
+        name: { type: 'string' },
+        language: { type: 'string' },
+        status: nullable({
+          type: 'string',
+          description:
+            "The provider's status: APPROVED, PENDING, REJECTED, PAUSED, DISABLED, PENDING_DELETION, and others; null while no status update came.",
+        }),
+        previousStatus: nullable({
+          type: 'string',
+          description: 'The status before this change (equal to `status` when the quality or category changed).',
+        }),
+        category: nullable({ type: 'string', description: 'MARKETING, UTILITY, AUTHENTICATION' }),
+        qualityScore: nullable({ type: 'string', description: 'GREEN, YELLOW, RED, UNKNOWN' }),
+        reason: nullable({ type: 'string', description: "The provider's reason of the last status update." }),
+        change: { type: 'string', enum: ['status', 'quality', 'category'], description: 'What this event changed.' },
+        timestamp: { ...time, description: "The provider's time of the change; reorder by it." },
+      },
+    ),
+    'The provider changed the status, quality score or category of a template of one of your official accounts (one event per change). A send of a PAUSED or DISABLED template fails with TEMPLATE_NOT_APPROVED.',
   ),
   WebhookTestEvent: envelope(
     'webhook.test',
@@ -210,4 +262,5 @@ export const webhooksSection = {
   ),
   'webhook.test': webhook('webhook.test', 'WebhookTestEvent', 'A test event'),
   'quota.threshold': webhook('quota.threshold', 'QuotaThresholdEvent', 'Monthly quota use reached 80 % or 100 %'),
+  'template.status': webhook('template.status', 'TemplateStatusEvent', 'A template changed at the provider'),
 };

@@ -52,7 +52,7 @@ const ProviderDetail = Type.Object(
 const SendError = Type.Object({
   code: Type.String({
     description:
-      'Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED.',
+      'Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED.',
   }),
   message: Type.String(),
   provider: Type.Optional(Nullable(ProviderDetail)),
@@ -206,6 +206,12 @@ export const resourceSchemas: Record<string, TSchema> = {
     chatAccountId: Id(),
     channel: Type.String(),
     from: Nullable(Type.String()),
+    fromUserId: Nullable(
+      Type.String({
+        description:
+          "The provider's business-scoped user id of the sender, when it gave one (the number may then be absent); null otherwise.",
+      }),
+    ),
     fromDisplayName: Type.String(),
     messageType: Type.String(),
     text: Nullable(Type.String()),
