@@ -191,7 +191,12 @@ export async function createApp(
       ? createStatusServer({ log, readiness, metrics, metricsToken: config.metricsToken })
       : null;
   if (role !== 'worker') {
-    server = createServer({ log, bodyLimit: config.bodyLimitBytes, bodyReadTimeoutMs: config.bodyReadTimeoutMs });
+    server = createServer({
+      log,
+      bodyLimit: config.bodyLimitBytes,
+      bodyReadTimeoutMs: config.bodyReadTimeoutMs,
+      trustProxy: config.trustProxy,
+    });
     registerMetaRoutes(server, { readiness });
     registerMetricsRoute(server, { metrics, token: config.metricsToken });
     const api = server;

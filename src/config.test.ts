@@ -83,4 +83,18 @@ describe('loadConfig', () => {
     expect(ok.retryTimeScale).toBe(0.01);
     expect(ok.publicBaseUrl).toBe('https://api.example.com');
   });
+
+  it('reads TRUST_PROXY as false, true, a hop count or addresses/CIDRs, and refuses anything else', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,::1' }).trustProxy).toEqual([
+      'loopback',
+      '10.0.0.0/8',
+      '::1',
+    ]);
+    for (const bad of ['0', '11', 'yes', '10.0.0.0/33', 'proxy.example.com', '10.0.0.1/8/1'])
+      expect(() => loadConfig({ TRUST_PROXY: bad }), bad).toThrow(/TRUST_PROXY/);
+  });
 });

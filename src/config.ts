@@ -1,6 +1,7 @@
 // Configuration is read from the environment once, validated, and passed in.
 // Nothing else in src/ reads process.env.
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 
 export type Config = {
@@ -54,6 +55,12 @@ export type Config = {
   portalInvitationHours: number;
   /** Failed logins per account within 15 minutes before logins are refused; per client address, 4 times this. */
   portalLoginMaxFailures: number;
+  /**
+   * Which proxies in front of the service to believe about the client's address
+   * (X-Forwarded-For), as Fastify's trustProxy takes it: false (none, the default), true (any),
+   * a hop count, or addresses/CIDRs (and proxy-addr's `loopback`, `linklocal`, `uniquelocal`).
+   */
+  trustProxy: boolean | number | string[];
   /** Bearer token required by GET /metrics; null leaves /metrics open (keep it off the public network). */
   metricsToken: string | null;
   /** Customers nearest their monthly limit exported with their own quota series; 0 exports none. */
@@ -88,6 +95,34 @@ export function loadAdminCliConfig(env: Env): AdminCliConfig {
     baseUrl: (env.CHATGATE_URL ?? `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
     adminToken: env.ADMIN_TOKEN ?? null,
   };
+}
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** TRUST_PROXY: unset/false, true, a hop count (1-10), or a comma-separated list of addresses/CIDRs. */
+function trustProxyOf(raw: string | null, problems: string[]): boolean | number | string[] {
+  if (raw === null || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops >= 1 && hops <= 10) return hops;
+  } else {
+    const items = raw.split(',').map((x) => x.trim());
+    const ok = (x: string) => {
+      if (PROXY_NAMES.has(x)) return true;
+      const [address, prefix, extra] = x.split('/');
+      return (
+        extra === undefined &&
+        net.isIP(address ?? '') !== 0 &&
+        (prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (net.isIPv4(address!) ? 32 : 128)))
+      );
+    };
+    if (items.every(ok)) return items;
+  }
+  problems.push(
+    `TRUST_PROXY must be false, true, a hop count from 1 to 10, or addresses/CIDRs separated by commas (got "${raw}")`,
+  );
+  return false;
 }
 
 /** Parses and validates every setting; collects all problems so one start-up names them all. */
@@ -207,6 +242,7 @@ export function loadConfig(env: Env): Config {
     portalSessionAbsoluteHours: int('PORTAL_SESSION_ABSOLUTE_HOURS', 12, 1, 720),
     portalInvitationHours: int('PORTAL_INVITATION_HOURS', 72, 1, 720),
     portalLoginMaxFailures: int('PORTAL_LOGIN_MAX_FAILURES', 5, 1, 1000),
+    trustProxy: trustProxyOf(str('TRUST_PROXY'), problems),
     metricsToken,
     metricsQuotaTopN: int('METRICS_QUOTA_TOP_N', 10, 0, 1000),
     metricsMaxIdLabels: int('METRICS_MAX_ID_LABELS', 500, 1, 100_000),

@@ -220,3 +220,64 @@ describe('portal security', () => {
     );
   });
 });
+
+describe('portal login throttle (no TRUST_PROXY)', () => {
+  let svc: Service;
+  let b: Awaited<ReturnType<typeof createTenant>>;
+  beforeAll(async () => {
+    svc = await startService({ role: 'api', env: { PORTAL_LOGIN_MAX_FAILURES: '3' } });
+    b = await createTenant(svc.url, { plan: 'pro' });
+  });
+  afterAll(async () => svc?.stop());
+
+  /** One login from a fresh client (its own pre-login token), with extra request headers. */
+  const loginFrom = async (email: string, password: string, headers: Record<string, string> = {}) => {
+    const c = new PortalClient(svc.url);
+    const form = await c.get('/portal/login');
+    return c.post('/portal/login', { _csrf: c.formToken(form.text), email, password }, headers);
+  };
+
+  it('ignores X-Forwarded-For without TRUST_PROXY: a spoofed header does not get past the throttle', async () => {
+    const user = await createPortalUser(svc.url, b.customerId, 'spoof-b@example.com');
+    for (let i = 0; i < 3; i++)
+      expect((await loginFrom(user.email, 'wrong-password-123', { 'x-forwarded-for': `203.0.113.${i}` })).status).toBe(
+        401,
+      );
+    const spoofed = await loginFrom(user.email, PASSWORD, { 'x-forwarded-for': '198.51.100.9' });
+    expect(spoofed.status).toBe(429);
+  });
+
+  it('counts parallel wrong passwords before checking any: at most the limit get a password check', async () => {
+    const user = await createPortalUser(svc.url, b.customerId, 'parallel-b@example.com');
+    const results = await Promise.all(Array.from({ length: 8 }, () => loginFrom(user.email, 'not-the-password-123')));
+    const statuses = results.map((r) => r.status).sort();
+    // The limit is 3 (PORTAL_LOGIN_MAX_FAILURES): 3 wrong-password answers, the other 5 throttled.
+    expect(statuses).toEqual([401, 401, 401, 429, 429, 429, 429, 429]);
+    expect((await loginFrom(user.email, PASSWORD)).status).toBe(429);
+  });
+});
+
+describe('portal login behind a proxy (TRUST_PROXY)', () => {
+  let svc: Service;
+  let t: Awaited<ReturnType<typeof createTenant>>;
+  beforeAll(async () => {
+    svc = await startService({ role: 'api', env: { PORTAL_LOGIN_MAX_FAILURES: '3', TRUST_PROXY: 'loopback' } });
+    t = await createTenant(svc.url, { plan: 'pro' });
+  });
+  afterAll(async () => svc?.stop());
+
+  const loginFrom = async (email: string, password: string, client: string) => {
+    const c = new PortalClient(svc.url);
+    const form = await c.get('/portal/login');
+    return c.post('/portal/login', { _csrf: c.formToken(form.text), email, password }, { 'x-forwarded-for': client });
+  };
+
+  it('throttles the attacker’s address, not the user logging in from elsewhere', async () => {
+    const user = await createPortalUser(svc.url, t.customerId, 'proxied@example.com');
+    for (let i = 0; i < 3; i++)
+      expect((await loginFrom(user.email, 'wrong-password-123', '203.0.113.5')).status).toBe(401);
+    expect((await loginFrom(user.email, PASSWORD, '203.0.113.5')).status).toBe(429);
+    // The user, from another address (as the proxy reports it), still logs in.
+    expect((await loginFrom(user.email, PASSWORD, '198.51.100.7')).status).toBe(303);
+  });
+});

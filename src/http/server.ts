@@ -51,8 +51,23 @@ export type Server = FastifyInstance<
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 
-export function createServer(opts: { log: Logger; bodyLimit: number; bodyReadTimeoutMs: number }): Server {
+export function createServer(opts: {
+  log: Logger;
+  bodyLimit: number;
+  bodyReadTimeoutMs: number;
+  /** Proxies believed about the client's address (X-Forwarded-For): see TRUST_PROXY. */
+  trustProxy?: boolean | number | string[];
+}): Server {
   const app = Fastify({
+    // A hop count trusts that many proxies nearest to us (what Fastify does with a number at run time,
+    // which its types do not list).
+    trustProxy:
+      typeof opts.trustProxy === 'number'
+        ? (
+            (hops: number) => (_address: string, hop: number) =>
+              hop < hops
+          )(opts.trustProxy)
+        : (opts.trustProxy ?? false),
     loggerInstance: opts.log,
     // Every request must have arrived, head and body, within the deadline, or Node answers 408
     // (client-error.ts) and closes: a stalled upload cannot hold its place for ever. Node looks

@@ -19,6 +19,8 @@ export type PortalUser = {
   createdAt: string;
 };
 
+type Failures = { n: number; oldest: Date | null };
+
 /** The login throttle's window: failures older than this no longer count. */
 export const LOGIN_WINDOW_MINUTES = 15;
 
@@ -73,13 +75,24 @@ export function createUserService(deps: {
     return { invitationUrl: `${deps.publicBaseUrl}/portal/invitation/${token}`, expiresAt: expiresAt.toISOString() };
   }
 
-  async function failures(subject: string): Promise<{ n: number; oldest: Date | null }> {
-    const [r] = await db.query<{ n: number; oldest: Date | null }>(
-      `SELECT count(*)::int AS n, min(at) AS oldest FROM portal_login_failures
-        WHERE subject = $1 AND at > now() - make_interval(mins => $2)`,
-      [subject, LOGIN_WINDOW_MINUTES],
+  /**
+   * Records one login attempt under each subject before anything else, then counts each subject's
+   * attempts within the window (its own included): attempts are counted in the order they were
+   * recorded, so however many arrive at once, at most the limit get as far as the password check.
+   * Returns the time of the attempt's own rows (to take them back after a success).
+   */
+  async function recordAttempt(subjects: string[]): Promise<{ at: Date; counts: Map<string, Failures> }> {
+    const [own] = await db.query<{ at: Date }>(
+      `INSERT INTO portal_login_failures (subject) SELECT unnest($1::text[]) RETURNING at`,
+      [subjects],
     );
-    return r ?? { n: 0, oldest: null };
+    const rows = await db.query<{ subject: string; n: number; oldest: Date | null }>(
+      `SELECT subject, count(*)::int AS n, min(at) AS oldest FROM portal_login_failures
+        WHERE subject = ANY($1::text[]) AND at > now() - make_interval(mins => $2)
+        GROUP BY subject`,
+      [subjects, LOGIN_WINDOW_MINUTES],
+    );
+    return { at: own!.at, counts: new Map(rows.map((r) => [r.subject, { n: Number(r.n), oldest: r.oldest }])) };
   }
 
   function minutesLeft(oldest: Date | null): number {
@@ -106,28 +119,35 @@ export function createUserService(deps: {
   }
 
   /**
-   * Email and password → the user. Throttled per account and per client address: past the
-   * limit of failures within the window, even a right password is refused until it slides.
+   * Email and password → the user. Every attempt is recorded before the password is checked
+   * (recordAttempt), under three subjects: the account from this address (the limit), this address
+   * for any account (4 × the limit), and the account from any address (10 × the limit: a ceiling
+   * on guessing from many addresses). One address that fails too often is refused for every account,
+   * but it cannot lock an account for its user logging in from elsewhere (until 10 × the limit).
+   * Past a limit within the window, even a right password is refused until the window slides.
+   * A success takes back its own attempt and clears the account's failures.
    */
   async function login(emailRaw: string, password: string, address: string): Promise<PortalUser> {
     const email = emailRaw.trim().toLowerCase().slice(0, 320);
-    const [byAccount, byAddress] = await Promise.all([failures(`email:${email}`), failures(`ip:${address}`)]);
-    if (byAccount.n >= deps.maxFailuresPerAccount) throw portalErrors.throttled(minutesLeft(byAccount.oldest));
-    if (byAddress.n >= deps.maxFailuresPerAddress) throw portalErrors.throttled(minutesLeft(byAddress.oldest));
+    const limits: [string, number][] = [
+      [`pair:${email}|${address}`, deps.maxFailuresPerAccount],
+      [`ip:${address}`, deps.maxFailuresPerAddress],
+      [`email:${email}`, deps.maxFailuresPerAccount * 10],
+    ];
+    const attempt = await recordAttempt(limits.map(([subject]) => subject));
+    for (const [subject, limit] of limits) {
+      const c = attempt.counts.get(subject) ?? { n: 0, oldest: null };
+      if (c.n > limit) throw portalErrors.throttled(minutesLeft(c.oldest));
+    }
     const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM portal_users WHERE email = $1`, [email]);
     const row = rows[0];
     const ok = await verifyPassword(password, (row?.password_hash as string | null | undefined) ?? null);
-    if (!row || !ok || row.disabled_at) {
-      await db.query('INSERT INTO portal_login_failures (subject) VALUES ($1), ($2)', [
-        `email:${email}`,
-        `ip:${address}`,
-      ]);
-      throw portalErrors.invalidLogin();
-    }
-    await db.query(`DELETE FROM portal_login_failures WHERE subject = $1 OR at < now() - make_interval(mins => $2)`, [
-      `email:${email}`,
-      LOGIN_WINDOW_MINUTES,
-    ]);
+    if (!row || !ok || row.disabled_at) throw portalErrors.invalidLogin();
+    await db.query(
+      `DELETE FROM portal_login_failures
+        WHERE subject = ANY($1::text[]) OR (subject = $2 AND at = $3) OR at < now() - make_interval(mins => $4)`,
+      [[`pair:${email}|${address}`, `email:${email}`], `ip:${address}`, attempt.at, LOGIN_WINDOW_MINUTES],
+    );
     return toUser(row);
   }
 
