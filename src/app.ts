@@ -69,6 +69,8 @@ import { createUsageService } from './usage/usage-service.js';
 import { createDeliverer } from './webhooks/deliverer.js';
 import { createEndpointService } from './webhooks/endpoint-service.js';
 
+/** How long a shutdown lets API requests in flight finish before cutting their connections. */
+const SHUTDOWN_REQUEST_GRACE_MS = 5000;
 export type Role = 'all' | 'api' | 'worker';
 
 /** The service's logger: pino JSON on stdout (or `destination`), with secrets redacted by field name. */
@@ -363,10 +365,19 @@ export async function createApp(
       if (stopped) return;
       stopped = true;
       await statusServer?.close();
-      if (server) await closeServer(server); // stops accepting and waits for requests in flight
-      await sends.drain();
-      await keyUsage.drain();
-      for (const w of workers) await w.stop();
+      // The API and the workers wind down side by side: the server stops accepting and lets
+      // requests in flight finish (cutting those still being read after a grace: a stalled upload
+      // must not hold the shutdown for BODY_READ_TIMEOUT_MS), while each worker finishes and
+      // records what it has started and releases its leases.
+      const graceMs = Math.min(SHUTDOWN_REQUEST_GRACE_MS, config.shutdownTimeoutMs / 4);
+      await Promise.all([
+        (async () => {
+          if (server) await closeServer(server, graceMs);
+          await sends.drain();
+          await keyUsage.drain();
+        })(),
+        ...workers.map((w) => w.stop()),
+      ]);
       await stopListening?.();
       await provider.close();
       await outbound.close();

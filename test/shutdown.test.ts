@@ -3,6 +3,7 @@
 // recorded, no lease is left behind, and after a restart everything goes out exactly once.
 // On PostgreSQL and on the embedded database (which the test opens only while no process runs).
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -191,4 +192,29 @@ describe(`graceful shutdown under load (${backend})`, () => {
       expect((sendOf.get(m.id)?.payload.text as { body: string }).body).toBe(m.external_id);
     }
   }, 600_000);
+
+  it('SIGTERM with a stalled upload in flight: exits cleanly without waiting for BODY_READ_TIMEOUT_MS', async () => {
+    // Ten minutes to read a body, one minute before a forced exit (code 1): before the fix the
+    // server's close waited for the stalled upload, and only the forced exit ended the process.
+    const p = start('all', { BODY_READ_TIMEOUT_MS: '600000', SHUTDOWN_TIMEOUT_MS: '60000' });
+    const url = (await p.waitForLine((l) => l.msg === 'chatgate listening', 120_000)).address as string;
+    const customer = await call(url, 'POST', '/admin/customers', { admin: true, body: { name: 'Stall', plan: 'pro' } });
+    const key = await createKey(url, customer.body.id, {});
+    const { port } = new URL(url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const boundary = 'stall';
+    socket.write(
+      `POST /media HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: ${key}\r\n` +
+        `content-type: multipart/form-data; boundary=${boundary}\r\ncontent-length: 1000000\r\n\r\n` +
+        `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.pdf"\r\n` +
+        `content-type: application/pdf\r\n\r\n%PDF-1.4\n`,
+    );
+    socket.on('error', () => {}); // the server cuts it
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await new Promise((r) => setTimeout(r, 500)); // the upload is being read
+    const bound = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 30_000));
+    expect(await Promise.race([stopAndWait(p), bound])).toEqual({ code: 0, signal: null });
+    await closed;
+  }, 180_000);
 });
