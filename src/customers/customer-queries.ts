@@ -1,23 +1,16 @@
 // Reading customers for the operator: a paged, searchable list and one month's quota use.
 import type { Db } from '../db/db.js';
-import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
+import type { Plan } from '../plans/plans.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
+import { createUsageService, type Usage as CustomerUsage } from '../usage/usage-service.js';
 import { type Customer, CUSTOMER_COLUMNS, toCustomer } from './customer-service.js';
 
 export type CustomerFilter = { q?: string; plan?: Plan; limit: number; cursor?: string };
 
-export type Usage = {
+/** A customer's quota use for the operator: GET /usage's quota numbers with the customer's id. */
+export type Usage = Pick<CustomerUsage, 'month' | 'plan' | 'limit' | 'used' | 'remaining' | 'resetsAt'> & {
   customerId: string;
-  /** The UTC month, YYYY-MM. */
-  month: string;
-  /** The customer's current plan: the quota table keeps counts, not the plan a past month had. */
-  plan: Plan;
-  limit: number;
-  used: number;
-  remaining: number;
-  /** When this month's quota renews (the first instant of the next UTC month). */
-  resetsAt: string;
 };
 
 /** `%`, `_` and `\` in a search string match themselves, not any text. */
@@ -26,6 +19,7 @@ const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 export type CustomerQueries = ReturnType<typeof createCustomerQueries>;
 
 export function createCustomerQueries(db: Pick<Db, 'query'>) {
+  const usage = createUsageService({ db });
   return {
     /** Newest first; `q` is a case-insensitive contains-search on the name. */
     async list(f: CustomerFilter): Promise<{ customers: Customer[]; nextCursor: string | null }> {
@@ -52,28 +46,17 @@ export function createCustomerQueries(db: Pick<Db, 'query'>) {
       return { customers: page.rows.map(toCustomer), nextCursor: page.nextCursor };
     },
 
-    /** One read of the quota counter's row (no scan of the month's messages). */
+    /**
+     * The customer's usage in one month, as GET /usage computes it (usage/usage-service.ts owns the
+     * numbers: the quota counter, the plan's limit, the daily rollup), with the customer's id.
+     */
     async usage(customerId: string, month: { year: number; month: number }): Promise<Usage> {
-      const first = new Date(Date.UTC(month.year, month.month - 1, 1));
-      const rows = await db.query<{ plan: Plan; used: number | null }>(
-        `SELECT c.plan, q.used FROM customers c
-           LEFT JOIN quota_usage q ON q.customer_id = c.id AND q.month = $2::date
-          WHERE c.id = $1`,
-        [customerId, first.toISOString().slice(0, 10)],
-      );
-      const r = rows[0];
-      if (!r) throw errors.notFound();
-      const limit = PLAN_LIMITS[r.plan].messagesPerMonth;
-      const used = Number(r.used ?? 0);
-      return {
-        customerId,
-        month: first.toISOString().slice(0, 7),
-        plan: r.plan,
-        limit,
-        used,
-        remaining: Math.max(0, limit - used),
-        resetsAt: new Date(Date.UTC(month.year, month.month, 1)).toISOString(),
-      };
+      const [c] = await db.query<{ plan: Plan }>('SELECT plan FROM customers WHERE id = $1', [customerId]);
+      if (!c) throw errors.notFound();
+      const yyyyMm = `${month.year}-${String(month.month).padStart(2, '0')}`;
+      const u = await usage.get({ customerId, plan: c.plan, accountId: null }, yyyyMm);
+      const { month: m, plan, limit, used, remaining, resetsAt } = u;
+      return { customerId, month: m, plan, limit, used, remaining, resetsAt };
     },
   };
 }
