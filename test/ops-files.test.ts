@@ -67,8 +67,13 @@ describe('ops/ dashboard and alert rules', () => {
   let names: Set<string>;
 
   beforeAll(async () => {
-    svc = await startService({ role: 'api' });
-    names = exposedNames(await (await fetch(`${svc.url}/metrics`)).text());
+    // The dashboard and the alert rules use the per-account and per-endpoint series, which only a
+    // scrape with METRICS_TOKEN gets (README, "Metrics").
+    const token = 'ops-files-metrics-token-0123';
+    svc = await startService({ role: 'api', env: { METRICS_TOKEN: token } });
+    names = exposedNames(
+      await (await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text(),
+    );
   });
   afterAll(() => svc.stop());
 
