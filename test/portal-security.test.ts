@@ -250,9 +250,13 @@ describe('portal login throttle (no TRUST_PROXY)', () => {
   it('counts parallel wrong passwords before checking any: at most the limit get a password check', async () => {
     const user = await createPortalUser(svc.url, b.customerId, 'parallel-b@example.com');
     const results = await Promise.all(Array.from({ length: 8 }, () => loginFrom(user.email, 'not-the-password-123')));
-    const statuses = results.map((r) => r.status).sort();
-    // The limit is 3 (PORTAL_LOGIN_MAX_FAILURES): 3 wrong-password answers, the other 5 throttled.
-    expect(statuses).toEqual([401, 401, 401, 429, 429, 429, 429, 429]);
+    const statuses = results.map((r) => r.status);
+    // The limit is 3 (PORTAL_LOGIN_MAX_FAILURES): at most 3 reach a password check (fewer when
+    // attempts recorded later are counted first), the others are throttled; none gets past both.
+    const checked = statuses.filter((st) => st === 401).length;
+    expect(checked).toBeGreaterThanOrEqual(1);
+    expect(checked).toBeLessThanOrEqual(3);
+    expect(statuses.filter((st) => st === 429)).toHaveLength(8 - checked);
     expect((await loginFrom(user.email, PASSWORD)).status).toBe(429);
   });
 });
