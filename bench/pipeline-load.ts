@@ -38,6 +38,7 @@ const run = (url: string, connections: number, amount: number) =>
   });
 
 const startedAt = Date.now();
+const cpuAtStart = process.cpuUsage();
 const parts = spec.urls.length;
 const results = await Promise.all(
   spec.urls.map((url, i) =>
@@ -49,6 +50,7 @@ const results = await Promise.all(
   ),
 );
 const endedAt = Date.now();
+const cpu = process.cpuUsage(cpuAtStart);
 
 // One histogram per autocannon run: with several, the p99 reported is the worst of them.
 const sum = (f: (r: Result) => number) => results.reduce((a, r) => a + f(r), 0);
@@ -81,5 +83,6 @@ console.log(
     errors: sum((r) => r.errors),
     timeouts: sum((r) => r.timeouts),
     statusCodes,
+    cpuMs: Math.round((cpu.user + cpu.system) / 1000),
   }),
 );

@@ -38,8 +38,10 @@ import { type Backend, type BenchDatabase, createDatabase, postgresReachable } f
 import { ADMIN_TOKEN, ENCRYPTION_KEY, json } from './live-stack.js';
 import {
   type Child,
+  cpuMs,
   freePort,
   memoryMb,
+  postgresCpuMs,
   rssSampler,
   startNode,
   startTs,
@@ -140,6 +142,8 @@ type Load = {
   errors: number;
   timeouts: number;
   statusCodes: Record<string, number>;
+  /** CPU time the load generator used while sending. */
+  cpuMs?: number;
 };
 
 async function runLoad(urls: string[], senders: Sender[], amount: number, prefix: string): Promise<Load> {
@@ -378,6 +382,8 @@ type StackResult = {
     events: ReceiverStats;
     memory: ProcessMemory[];
     pg?: PgProfile;
+    /** CPU time of each part of the system from the first request to the last `read` event. */
+    cpu: { part: string; ms: number }[];
     complete: boolean;
   };
   profiles: { process: string; summary: ProfileSummary }[];
@@ -562,8 +568,16 @@ async function runStack(backend: Backend, topology: Topology): Promise<StackResu
       await pg?.reset();
       sampler.reset();
       result.loadAvg1m.lifecycle = load1();
+      const parts = [...services, emu.child, receiver].map((c) => ({ part: c.name, pid: c.pid }));
+      const cpuNow = () => [
+        ...parts.map((p) => ({ part: p.part, ms: cpuMs(p.pid) ?? 0 })),
+        ...(backend === 'postgres' ? [{ part: 'PostgreSQL', ms: postgresCpuMs() ?? 0 }] : []),
+      ];
+      const cpuBefore = cpuNow();
       const load = await runLoad(apiUrls, senders, m, 'l');
       const allRead = await until(async () => (await rStats()).messagesRead >= load.ok2xx, drainMs(m * 3));
+      const cpu = cpuNow().map((c, i) => ({ part: c.part, ms: c.ms - cpuBefore[i]!.ms }));
+      if (load.cpuMs !== undefined) cpu.push({ part: 'load generator', ms: load.cpuMs });
       const readAt = (await rStats()).lastReadAt;
       // Events are not delivered in order (a `read` may arrive before its `delivered`): let the
       // last receipts and events settle, then count.
@@ -594,6 +608,7 @@ async function runStack(backend: Backend, topology: Topology): Promise<StackResu
         events,
         memory: memory(),
         ...(pg ? { pg: await pg.collect() } : {}),
+        cpu,
         complete: allRead && load.non2xx === 0,
       };
     }
@@ -752,6 +767,11 @@ function report(baselines: BaselineResult[], stacks: StackResult[], peers: PeerR
       );
       say(
         `  checks: ${l.duplicateSends} duplicate sends; events ${JSON.stringify(l.events.byStatus)}, ${f(l.events.messagesComplete)} messages with sent+delivered+read, ${l.events.duplicates} duplicate event ids, ${l.events.statusRepeated} repeated statuses, ${l.events.badSignature} bad signatures${l.complete ? '' : '; INCOMPLETE (timed out or non-2xx)'}`,
+      );
+      const perMsg = (ms: number) => ms / Math.max(1, l.events.messagesRead);
+      const cpuTotal = l.cpu.reduce((n, c) => n + c.ms, 0);
+      say(
+        `  CPU per message read: ${l.cpu.map((c) => `${c.part} ${f(perMsg(c.ms), 2)} ms`).join(', ')}; all ${f(perMsg(cpuTotal), 2)} ms = at most ${f((os.cpus().length * 1000) / Math.max(0.001, perMsg(cpuTotal)))} msg/s on ${os.cpus().length} cores at this cost`,
       );
       const peak = Math.max(...l.memory.map((m) => m.peakRssMb ?? 0));
       say(

@@ -111,3 +111,43 @@ export function rssSampler(pids: () => number[], everyMs = 250) {
     stop: () => clearInterval(timer),
   };
 }
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (Linux). */
+export function cpuMs(pid: number): number | null {
+  try {
+    // The command name (field 2) may hold spaces: split after its closing parenthesis.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 (utime, stime) are the 12th and 13th after the name; clock ticks of 10 ms.
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU time used so far by the local PostgreSQL server, in ms: every live `postgres` process plus
+ * what the postmaster has collected from its exited children (cutime, cstime). Its difference over
+ * a phase is the server's CPU for the phase (all databases: run the bench on a quiet server).
+ */
+export function postgresCpuMs(): number | null {
+  let total = 0;
+  let found = false;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (name !== 'postgres') continue;
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // ppid (field 4) not postgres: the postmaster, whose reaped children's time counts too.
+      const parent = fs.readFileSync(`/proc/${f[1]}/stat`, 'utf8');
+      const isPostmaster = !parent.includes('(postgres)');
+      total += (Number(f[11]) + Number(f[12]) + (isPostmaster ? Number(f[13]) + Number(f[14]) : 0)) * 10;
+      found = true;
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return found ? total : null;
+}
