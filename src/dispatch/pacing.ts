@@ -17,43 +17,38 @@ export type Reservation = { accountId: string; count: number; startMs: number; i
 /**
  * Reserves `count` consecutive slots for each account whose schedule is not already booked past
  * `horizonMs` from now (accounts left out are not reserved: their messages wait). The horizon
- * keeps every reserved slot well inside the claim's lease. Rows are locked in account id order,
- * so concurrent workers never deadlock on them.
+ * keeps every reserved slot well inside the claim's lease.
+ *
+ * One statement, so a row's lock is held for that statement only (a transaction of several round
+ * trips held every account of a claim batch locked while the event loop was busy elsewhere: the
+ * largest lock wait under load). The upsert takes its rows in account id order, so concurrent
+ * workers never deadlock on them; an account's first reservation creates its row.
  */
 export async function reserveSlots(
-  db: Pick<Db, 'transaction'>,
+  db: Pick<Db, 'query'>,
   wants: { accountId: string; count: number; mps: number }[],
   horizonMs: number,
 ): Promise<Map<string, Reservation>> {
   if (wants.length === 0) return new Map();
-  const sorted = [...wants].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0));
-  const intervals = new Map(sorted.map((w) => [w.accountId, 1000 / pacedRate(w.mps)]));
-  const ids = sorted.map((w) => w.accountId);
-  const rows = await db.transaction(async (tx) => {
-    await tx.query(
-      `INSERT INTO account_pacing (account_id, next_slot_at) SELECT a, now() FROM unnest($1::uuid[]) AS a ORDER BY a ON CONFLICT DO NOTHING`,
-      [ids],
-    );
-    await tx.query(
-      'SELECT account_id FROM account_pacing WHERE account_id = ANY($1::uuid[]) ORDER BY account_id FOR UPDATE',
-      [ids],
-    );
-    return tx.query<{ account_id: string; next_slot_at: Date }>(
-      `UPDATE account_pacing p SET next_slot_at = greatest(p.next_slot_at, now()) + make_interval(secs => t.s)
-         FROM unnest($1::uuid[], $2::float8[]) AS t(a, s)
-        WHERE p.account_id = t.a AND greatest(p.next_slot_at, now()) <= now() + make_interval(secs => $3)
-        RETURNING p.account_id, p.next_slot_at`,
-      [ids, sorted.map((w) => (w.count * intervals.get(w.accountId)!) / 1000), horizonMs / 1000],
-    );
-  });
+  const byAccount = new Map<string, { count: number; intervalMs: number }>();
+  for (const w of wants) byAccount.set(w.accountId, { count: w.count, intervalMs: 1000 / pacedRate(w.mps) });
+  const ids = [...byAccount.keys()].sort();
+  // EXCLUDED.next_slot_at is now() + the span to book, so the span is EXCLUDED.next_slot_at - now().
+  const rows = await db.query<{ account_id: string; next_slot_at: Date }>(
+    `INSERT INTO account_pacing AS p (account_id, next_slot_at)
+     SELECT t.a, now() + make_interval(secs => t.s) FROM unnest($1::uuid[], $2::float8[]) AS t(a, s) ORDER BY t.a
+     ON CONFLICT (account_id) DO UPDATE SET next_slot_at = greatest(p.next_slot_at, now()) + (EXCLUDED.next_slot_at - now())
+      WHERE greatest(p.next_slot_at, now()) <= now() + make_interval(secs => $3)
+     RETURNING p.account_id, p.next_slot_at`,
+    [ids, ids.map((id) => (byAccount.get(id)!.count * byAccount.get(id)!.intervalMs) / 1000), horizonMs / 1000],
+  );
   const out = new Map<string, Reservation>();
   for (const r of rows) {
-    const w = sorted.find((x) => x.accountId === r.account_id)!;
-    const intervalMs = intervals.get(w.accountId)!;
+    const { count, intervalMs } = byAccount.get(r.account_id)!;
     out.set(r.account_id, {
       accountId: r.account_id,
-      count: w.count,
-      startMs: r.next_slot_at.getTime() - w.count * intervalMs,
+      count,
+      startMs: r.next_slot_at.getTime() - count * intervalMs,
       intervalMs,
     });
   }
