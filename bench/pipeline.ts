@@ -22,6 +22,7 @@
 //   BENCH_PROFILE=1: --cpu-prof on the service processes, and on PostgreSQL pg_stat_statements
 //                    (needs shared_preload_libraries) and pg_stat_activity wait sampling
 //   BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres)
+//   BENCH_SERVICE_ROOT: another checkout whose build is the service under test (default: this one)
 //   BENCH_SERVICE_NODE_ARGS: Node flags for the service processes only (e.g. --max-old-space-size=256)
 // Needs the build (npm run build): the service runs from dist/ as in production.
 import { execFileSync } from 'node:child_process';
@@ -55,6 +56,12 @@ import { fakeKeys } from './tenants.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
 const cli = path.join(root, 'dist', 'src', 'cli.js');
+/**
+ * The service under test: this tree's build, or another checkout's (BENCH_SERVICE_ROOT, built
+ * with `npm run build`) to compare two versions with the same emulator, receiver and load.
+ */
+const serviceRoot = path.resolve(process.env.BENCH_SERVICE_ROOT ?? root);
+const serviceCli = path.join(serviceRoot, 'dist', 'src', 'cli.js');
 const resultsDir = path.join(here, 'results');
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const APP_SECRET = crypto.randomBytes(16).toString('hex');
@@ -429,7 +436,12 @@ async function runStack(backend: Backend, topology: Topology): Promise<StackResu
       const name = `${role}${i + 1}`;
       const prof = settings.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profRoot, name)}`] : [];
       const env = { ...common, ...(port !== undefined ? { PORT: String(port) } : {}) };
-      const child = startNode(name, [...prof, ...settings.serviceNodeArgs, cli, 'serve', '--role', role], env, root);
+      const child = startNode(
+        name,
+        [...prof, ...settings.serviceNodeArgs, serviceCli, 'serve', '--role', role],
+        env,
+        serviceRoot,
+      );
       services.push(child);
       return child;
     };
@@ -809,8 +821,9 @@ async function main() {
   const startedAt = new Date().toISOString();
   const commit = (() => {
     try {
-      const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root }).length > 0;
-      return `${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }).toString().trim()}${dirty ? '+changes' : ''}`;
+      const dirty =
+        execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: serviceRoot }).length > 0;
+      return `${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: serviceRoot }).toString().trim()}${dirty ? '+changes' : ''}`;
     } catch {
       return null;
     }
