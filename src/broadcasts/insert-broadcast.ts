@@ -4,6 +4,7 @@
 // then the workers woken. Any refusal rolls back everything.
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
+import { USAGE_CONFLICT, USAGE_STRIPE } from '../lifecycle/usage-rollup.js';
 import type { AcceptedSend } from '../messages/accept-send.js';
 import { MESSAGES_READY } from '../messages/insert-batch.js';
 import { quotaMonth } from '../plans/plans.js';
@@ -71,9 +72,9 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
        RETURNING customer_id, used, $4::int AS lim),
      alerts AS (${thresholdAlertsSql('charged', '$2::date')}),
      rollup AS (
-       INSERT INTO usage_daily AS u (customer_id, day, chat_account_id, accepted)
-       SELECT customer_id, $5::date, $6::uuid, $3::int FROM charged
-       ON CONFLICT (customer_id, day, chat_account_id) DO UPDATE SET accepted = u.accepted + EXCLUDED.accepted
+       INSERT INTO usage_daily AS u (customer_id, day, chat_account_id, accepted, stripe)
+       SELECT customer_id, $5::date, $6::uuid, $3::int, ${USAGE_STRIPE} FROM charged
+       ON CONFLICT ${USAGE_CONFLICT} DO UPDATE SET accepted = u.accepted + EXCLUDED.accepted
        RETURNING 1)
      SELECT c.used, a.threshold FROM charged c LEFT JOIN alerts a USING (customer_id)`,
     [b.customerId, month, n, b.quotaLimit, b.createdAt.toISOString().slice(0, 10), b.chatAccountId],

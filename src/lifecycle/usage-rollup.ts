@@ -11,6 +11,14 @@ type Counted = (typeof COUNTED)[number];
 /** One status a message reached. */
 export type UsageStep = { customerId: string; accountId: string; sandbox: boolean; to: MessageStatus; at: Date };
 
+/**
+ * The stripe of usage_daily a statement adds to: its connection's (migration 015). Concurrent
+ * transactions on different connections never wait for each other on a rollup row; readers add the
+ * stripes up. Use with USAGE_CONFLICT as the upsert's conflict target.
+ */
+export const USAGE_STRIPE = '(pg_backend_pid() % 8)::smallint';
+export const USAGE_CONFLICT = '(customer_id, day, chat_account_id, stripe)';
+
 const isCounted = (s: MessageStatus): s is Counted => (COUNTED as readonly string[]).includes(s);
 
 /**
@@ -36,9 +44,9 @@ export async function countSteps(tx: Queryable, steps: UsageStep[]): Promise<voi
   if (rows.size === 0) return;
   const sorted = [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
   await tx.query(
-    `INSERT INTO usage_daily AS u (customer_id, day, chat_account_id, sent, delivered, read, failed)
-     SELECT * FROM unnest($1::uuid[], $2::date[], $3::uuid[], $4::int[], $5::int[], $6::int[], $7::int[])
-     ON CONFLICT (customer_id, day, chat_account_id) DO UPDATE SET
+    `INSERT INTO usage_daily AS u (customer_id, day, chat_account_id, sent, delivered, read, failed, stripe)
+     SELECT *, ${USAGE_STRIPE} FROM unnest($1::uuid[], $2::date[], $3::uuid[], $4::int[], $5::int[], $6::int[], $7::int[])
+     ON CONFLICT ${USAGE_CONFLICT} DO UPDATE SET
        sent = u.sent + EXCLUDED.sent, delivered = u.delivered + EXCLUDED.delivered,
        read = u.read + EXCLUDED.read, failed = u.failed + EXCLUDED.failed`,
     [

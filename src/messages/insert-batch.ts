@@ -3,6 +3,7 @@
 // statements whatever the batch size.
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
+import { USAGE_CONFLICT, USAGE_STRIPE } from '../lifecycle/usage-rollup.js';
 import { quotaMonth } from '../plans/plans.js';
 import { queueQuotaAlerts, thresholdAlertsSql } from '../usage/quota-alerts.js';
 import type { AcceptedSend } from './accept-send.js';
@@ -191,9 +192,9 @@ async function chargeAndWake(
         RETURNING q.customer_id, q.used, d.lim),
      alerts AS (${thresholdAlertsSql('charged', '$4::date')}),
      rollup AS (
-       INSERT INTO usage_daily AS u (customer_id, day, chat_account_id, accepted)
-       SELECT customer_id, $9::date, chat_account_id, n FROM unnest($7::uuid[], $8::uuid[], $10::int[]) AS r(customer_id, chat_account_id, n)
-       ON CONFLICT (customer_id, day, chat_account_id) DO UPDATE SET accepted = u.accepted + EXCLUDED.accepted
+       INSERT INTO usage_daily AS u (customer_id, day, chat_account_id, accepted, stripe)
+       SELECT customer_id, $9::date, chat_account_id, n, ${USAGE_STRIPE} FROM unnest($7::uuid[], $8::uuid[], $10::int[]) AS r(customer_id, chat_account_id, n)
+       ON CONFLICT ${USAGE_CONFLICT} DO UPDATE SET accepted = u.accepted + EXCLUDED.accepted
        RETURNING 1),
      media_used AS (
        UPDATE media_files SET used_at = now() WHERE id = ANY($11::uuid[]) AND used_at IS NULL RETURNING 1)

@@ -1,6 +1,7 @@
 // A customer's usage in one UTC month (GET /usage and the portal's chart): the quota numbers as
 // the quota check uses them (the quota_usage counter, the plan's limit) and the daily rollup
-// (usage_daily) by day and by account. Two small reads by primary key, never a scan of messages.
+// (usage_daily) by day and by account. Two small reads by primary key, never a scan of messages;
+// the rollup's stripes of one day and account (migration 015) are added up here.
 import type { Db } from '../db/db.js';
 import { type Plan, PLAN_LIMITS, quotaMonth } from '../plans/plans.js';
 

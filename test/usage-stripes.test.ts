@@ -1,0 +1,102 @@
+// The usage rollup is striped by connection (migration 015, decision 0017): transactions on two
+// connections adding to one account's day never wait for each other, and GET /usage adds the
+// stripes up.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { type Db } from '../src/db/db.js';
+import { openPostgresDb } from '../src/db/postgres-db.js';
+import { countSteps, type UsageStep } from '../src/lifecycle/usage-rollup.js';
+import { backend, call, createTenant, type Service, startService, type Tenant } from './support/harness.js';
+
+const stripeOf = async (db: Pick<Db, 'query'>) =>
+  Number((await db.query<{ s: number }>('SELECT (pg_backend_pid() % 8) AS s'))[0]!.s);
+
+describe(`usage rollup stripes (${backend})`, () => {
+  let svc: Service;
+  let t: Tenant;
+  const opened: Db[] = [];
+
+  beforeAll(async () => {
+    svc = await startService({ role: 'api' });
+    t = await createTenant(svc.url);
+  });
+  afterAll(async () => {
+    for (const db of opened) await db.close();
+    await svc?.stop();
+  });
+
+  /** Two single-connection pools on the test database whose connections write different stripes. */
+  async function twoStripes(): Promise<[Db, Db]> {
+    const open = async () => {
+      const db = await openPostgresDb(svc.database.url!, 1);
+      opened.push(db);
+      return db;
+    };
+    const a = await open();
+    const stripeA = await stripeOf(a);
+    for (let i = 0; i < 40; i++) {
+      const b = await open();
+      if ((await stripeOf(b)) !== stripeA) return [a, b];
+    }
+    throw new Error('no second stripe among 40 connections');
+  }
+
+  const steps = (to: UsageStep['to'], n: number): UsageStep[] =>
+    Array.from({ length: n }, () => ({
+      customerId: t.customerId,
+      accountId: t.accountId,
+      sandbox: false,
+      to,
+      at: new Date(),
+    }));
+
+  it('GET /usage adds up what every connection counted', async () => {
+    const writers: Pick<Db, 'transaction'>[] = backend === 'postgres' ? await twoStripes() : [svc.db, svc.db];
+    await writers[0]!.transaction((tx) => countSteps(tx, steps('delivered', 3)));
+    await writers[1]!.transaction((tx) => countSteps(tx, steps('delivered', 4)));
+    await writers[1]!.transaction((tx) => countSteps(tx, steps('read', 2)));
+    const usage = await call(svc.url, 'GET', '/usage', { key: t.key });
+    expect(usage.status).toBe(200);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(usage.body.byDay.find((d: { date: string }) => d.date === today)).toMatchObject({ delivered: 7, read: 2 });
+    expect(usage.body.byAccount).toEqual([
+      expect.objectContaining({ chatAccountId: t.accountId, delivered: 7, read: 2 }),
+    ]);
+    if (backend === 'postgres') {
+      const rows = await svc.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM usage_daily WHERE chat_account_id = $1',
+        [t.accountId],
+      );
+      expect(rows[0]!.n).toBe(2);
+    }
+  });
+
+  it.skipIf(backend === 'pglite')(
+    'an open transaction counting for an account does not hold up another connection counting for it',
+    async () => {
+      const [a, b] = await twoStripes();
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let counted!: () => void;
+      const first = new Promise<void>((r) => (counted = r));
+      const open = a.transaction(async (tx) => {
+        await countSteps(tx, steps('sent', 1));
+        counted();
+        await held; // uncommitted, its rollup row locked
+      });
+      await first;
+      try {
+        // With one row per account and day this waits for the first commit: lock_timeout ends it.
+        await b.transaction(async (tx) => {
+          await tx.query("SET LOCAL lock_timeout = '1s'");
+          await countSteps(tx, steps('sent', 1));
+        });
+      } finally {
+        release();
+        await open;
+      }
+      const usage = await call(svc.url, 'GET', '/usage', { key: t.key });
+      expect(usage.body.byAccount[0].sent).toBe(2);
+    },
+  );
+});
