@@ -22,7 +22,7 @@ export type ListFilter = {
   cursor?: string;
 };
 
-/** A scheduled send not picked up yet (the index messages_scheduled holds every scheduled send; this filters it). */
+/** A scheduled send not picked up yet (the index messages_scheduled_at holds every scheduled send; this filters it). */
 const WAITING_FOR_SCHEDULE = `scheduled_at IS NOT NULL AND status = 'pending'`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -6,8 +6,9 @@
 -- (scheduled_at is set at accept and never changes; GET /messages?scheduled=true still filters
 -- `status = 'pending'`). Pages of messages and webhook_deliveries, both updated several times
 -- per row, are left 15 % free for the new row versions (new pages only; existing ones fill up
--- as before).
+-- as before). The new index has a new name, so an operator of a large installation can build it
+-- beforehand with CREATE INDEX CONCURRENTLY (same definition) and this migration skips it.
+CREATE INDEX IF NOT EXISTS messages_scheduled_at ON messages (customer_id, created_at DESC, id DESC) WHERE scheduled_at IS NOT NULL;
 DROP INDEX messages_scheduled;
-CREATE INDEX messages_scheduled ON messages (customer_id, created_at DESC, id DESC) WHERE scheduled_at IS NOT NULL;
 ALTER TABLE messages SET (fillfactor = 85);
 ALTER TABLE webhook_deliveries SET (fillfactor = 85);
