@@ -25,18 +25,21 @@ describe(`usage rollup stripes (${backend})`, () => {
     await svc?.stop();
   });
 
-  /** Two single-connection pools on the test database whose connections write different stripes. */
+  /**
+   * Two single-connection pools on the test database whose connections write different stripes
+   * (a connection on the first one's stripe is closed at once and another one opened).
+   */
   async function twoStripes(): Promise<[Db, Db]> {
-    const open = async () => {
-      const db = await openPostgresDb(svc.database.url!, 1);
-      opened.push(db);
-      return db;
-    };
-    const a = await open();
+    const a = await openPostgresDb(svc.database.url!, 1);
+    opened.push(a);
     const stripeA = await stripeOf(a);
     for (let i = 0; i < 40; i++) {
-      const b = await open();
-      if ((await stripeOf(b)) !== stripeA) return [a, b];
+      const b = await openPostgresDb(svc.database.url!, 1);
+      if ((await stripeOf(b)) !== stripeA) {
+        opened.push(b);
+        return [a, b];
+      }
+      await b.close();
     }
     throw new Error('no second stripe among 40 connections');
   }
