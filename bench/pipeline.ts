@@ -817,7 +817,8 @@ function printProfiles(stacks: StackResult[]) {
 }
 
 async function main() {
-  if (!fs.existsSync(cli)) throw new Error('dist/src/cli.js is missing: npm run build first');
+  for (const built of new Set([cli, serviceCli]))
+    if (!fs.existsSync(built)) throw new Error(`${built} is missing: npm run build first (in its checkout)`);
   const startedAt = new Date().toISOString();
   const commit = (() => {
     try {
