@@ -42,7 +42,9 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
   // Webhook POSTs go through one keep-alive pool (undici's request: the global fetch costs
   // several times the CPU per POST, which in a bench is taken from the service under test).
   const webhookAgent = new Agent({ connections: 256, headersTimeout: 10_000, bodyTimeout: 10_000 });
+  let closed = false;
   app.addHook('onClose', async () => {
+    closed = true; // webhooks still being retried give up instead of failing on the closed pool
     await webhookAgent.destroy();
   });
 
@@ -72,7 +74,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
       headers['x-hub-signature-256'] = `sha256=${crypto.createHmac('sha256', appSecret).update(raw).digest('hex')}`;
     const stats = state.webhookStats;
     // The provider re-delivers on failure; a few quick tries are enough here.
-    for (let attempt = 0; attempt < 5; attempt++) {
+    for (let attempt = 0; attempt < 5 && !closed; attempt++) {
       if (attempt > 0) stats.retries++;
       const held = await slot();
       stats.posts++;
