@@ -1,6 +1,6 @@
 // Child processes of the bench: servers and the load generator each get their own process (and
 // event loop), so the load generator never steals the server's loop and RSS is per server.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 
@@ -112,14 +112,28 @@ export function rssSampler(pids: () => number[], everyMs = 250) {
   };
 }
 
+/** Milliseconds per clock tick of /proc/<pid>/stat's times (CLK_TCK, 100 on most Linux systems). */
+const TICK_MS = (() => {
+  try {
+    return 1000 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
+  } catch {
+    return 10;
+  }
+})();
+
+/** A process's command name and the fields of /proc/<pid>/stat after it (f[0] is field 3, state). */
+function statOf(pid: number | string): { name: string; f: string[] } {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may hold spaces and parentheses: split after its last ')'.
+  const close = stat.lastIndexOf(')');
+  return { name: stat.slice(stat.indexOf('(') + 1, close), f: stat.slice(close + 2).split(' ') };
+}
+
 /** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (Linux). */
 export function cpuMs(pid: number): number | null {
   try {
-    // The command name (field 2) may hold spaces: split after its closing parenthesis.
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 (utime, stime) are the 12th and 13th after the name; clock ticks of 10 ms.
-    return (Number(f[11]) + Number(f[12])) * 10;
+    const { f } = statOf(pid);
+    return (Number(f[11]) + Number(f[12])) * TICK_MS; // fields 14 and 15: utime, stime
   } catch {
     return null;
   }
@@ -136,14 +150,11 @@ export function postgresCpuMs(): number | null {
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const { name, f } = statOf(entry);
       if (name !== 'postgres') continue;
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // ppid (field 4) not postgres: the postmaster, whose reaped children's time counts too.
-      const parent = fs.readFileSync(`/proc/${f[1]}/stat`, 'utf8');
-      const isPostmaster = !parent.includes('(postgres)');
-      total += (Number(f[11]) + Number(f[12]) + (isPostmaster ? Number(f[13]) + Number(f[14]) : 0)) * 10;
+      // Its parent (field 4) not postgres: the postmaster, whose reaped children's time counts too.
+      const isPostmaster = statOf(f[1]!).name !== 'postgres';
+      total += (Number(f[11]) + Number(f[12]) + (isPostmaster ? Number(f[13]) + Number(f[14]) : 0)) * TICK_MS;
       found = true;
     } catch {
       /* exited meanwhile */
