@@ -128,6 +128,11 @@ export async function createApp(
       'UNSAFE_ALLOW_PRIVATE_URLS=true: outbound URLs may use http and private or loopback hosts; never in production',
     );
 
+  if (config.trustProxy === true)
+    log.warn(
+      "TRUST_PROXY=true is read as one proxy hop (the address the nearest proxy saw); set the hop count or the proxies' addresses instead",
+    );
+
   const metrics = createMetrics({ maxIdLabels: config.metricsMaxIdLabels });
   registerDbGauges(metrics, { db, log, quotaTopN: config.metricsQuotaTopN });
   const sealer = createSealer(config.encryptionKey ?? embeddedEncryptionKey(config.dataDir));
@@ -228,8 +233,9 @@ export async function createApp(
     });
     registerPortal(api, {
       publicBaseUrl: config.publicBaseUrl,
-      // Secure cookies unless the service is explicitly local (plain http allowed or served over http).
-      secureCookies: !config.unsafeAllowPrivateUrls && config.publicBaseUrl.startsWith('https:'),
+      // Cookie security (Secure, __Host-, HSTS) follows the public base URL only: an https base URL
+      // gets them whatever else is set (UNSAFE_ALLOW_PRIVATE_URLS is about outbound URLs).
+      secureCookies: config.publicBaseUrl.startsWith('https:'),
       allowPrivateUrls: config.unsafeAllowPrivateUrls,
       directory,
       keys,

@@ -57,8 +57,8 @@ export type Config = {
   portalLoginMaxFailures: number;
   /**
    * Which proxies in front of the service to believe about the client's address
-   * (X-Forwarded-For), as Fastify's trustProxy takes it: false (none, the default), true (any),
-   * a hop count, or addresses/CIDRs (and proxy-addr's `loopback`, `linklocal`, `uniquelocal`).
+   * (X-Forwarded-For): false (none, the default), a hop count, or addresses/CIDRs; true is kept for
+   * compatibility and read as one hop, with a warning at start-up (and proxy-addr's `loopback`, `linklocal`, `uniquelocal`).
    */
   trustProxy: boolean | number | string[];
   /** Bearer token required by GET /metrics; null leaves /metrics open (keep it off the public network). */

@@ -65,6 +65,7 @@ describe('portal in chromium', () => {
     await page.goto(`${url}/portal/keys`);
     await checkPage(page, '02-keys');
     await page.getByLabel('Name', { exact: true }).fill('browser key');
+    await page.getByLabel('Your password (to confirm)').fill(PASSWORD);
     await page.getByRole('button', { name: 'Create key' }).click();
     const key = (await page.locator('#shown-key').textContent())!.trim();
     expect(key).toMatch(/^ak_live_[0-9a-f]{64}$/);

@@ -124,7 +124,11 @@ describe('portal security', () => {
     );
     expect((await ca.submit('/portal/webhooks', `/portal/webhooks/${epId}/rotate-secret`, {})).status).toBe(404);
     // A scope that is not even a UUID is no account of theirs either: the API's error, not a 500.
-    const badScope = await ca.submit('/portal/keys', '/portal/keys', { name: 'scoped', chatAccountId: 'not-a-uuid' });
+    const badScope = await ca.submit('/portal/keys', '/portal/keys', {
+      name: 'scoped',
+      chatAccountId: 'not-a-uuid',
+      password: PASSWORD,
+    });
     expect(badScope.status).toBeLessThan(500);
     expect(badScope.text).toContain('invalid_chat_account');
     expect((await ca.get(`/portal/broadcasts/${sent.body.messageId}`)).status).toBe(404);
@@ -136,7 +140,7 @@ describe('portal security', () => {
     await call(svc.url, 'PATCH', `/admin/chat-accounts/${a.accountId}`, { admin: true, body: { displayName: XSS } });
     const c = new PortalClient(svc.url);
     await c.login('owner-a@example.com');
-    await c.submit('/portal/keys', '/portal/keys', { name: XSS, templateAccess: 'none' });
+    await c.submit('/portal/keys', '/portal/keys', { name: XSS, templateAccess: 'none', password: PASSWORD });
     const sent = await call(svc.url, 'POST', '/messages', {
       key: a.sandboxKey,
       body: {

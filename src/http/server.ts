@@ -60,13 +60,14 @@ export function createServer(opts: {
 }): Server {
   const app = Fastify({
     // A hop count trusts that many proxies nearest to us (what Fastify does with a number at run time,
-    // which its types do not list).
+    // which its types do not list). `true` is read as one hop, never as "believe every address in
+    // X-Forwarded-For": that would take the client's own leftmost entries (app.ts warns).
     trustProxy:
-      typeof opts.trustProxy === 'number'
+      typeof opts.trustProxy === 'number' || opts.trustProxy === true
         ? (
             (hops: number) => (_address: string, hop: number) =>
               hop < hops
-          )(opts.trustProxy)
+          )(opts.trustProxy === true ? 1 : opts.trustProxy)
         : (opts.trustProxy ?? false),
     loggerInstance: opts.log,
     // Every request must have arrived, head and body, within the deadline, or Node answers 408

@@ -19,16 +19,18 @@ export type PortalUser = {
   createdAt: string;
 };
 
-type Failures = { n: number; oldest: Date | null };
+/** A throttle subject and its limit within the window: attempts, or distinct addresses. */
+type Subject = { subject: string; limit: number; distinct?: boolean };
 
 /** The login throttle's window: failures older than this no longer count. */
 export const LOGIN_WINDOW_MINUTES = 15;
 
 export const portalErrors = {
   invalidLogin: () => new AppError(401, 'invalid_login', { message: 'Wrong email or password.' }),
-  throttled: (minutes: number) =>
+  wrongPassword: () => new AppError(401, 'invalid_login', { message: 'Wrong password.' }),
+  throttled: (minutes: number, what = 'failed logins') =>
     new AppError(429, 'login_throttled', {
-      message: `Too many failed logins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+      message: `Too many ${what}. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
     }),
   invitationInvalid: () =>
     new AppError(404, 'invitation_invalid', {
@@ -76,23 +78,41 @@ export function createUserService(deps: {
   }
 
   /**
-   * Records one login attempt under each subject before anything else, then counts each subject's
-   * attempts within the window (its own included): attempts are counted in the order they were
-   * recorded, so however many arrive at once, at most the limit get as far as the password check.
-   * Returns the time of the attempt's own rows (to take them back after a success).
+   * Records one attempt under each subject before anything else (each row with the client's address
+   * and the attempt's id), then counts each subject within the window, its own rows included: rows
+   * are counted in the order they were recorded, so however many arrive at once, at most the limit
+   * get as far as the password check. A subject counts attempts, or with `distinct` the distinct
+   * addresses it was tried from. An attempt refused here takes its rows back at once: refused
+   * attempts record nothing, so hammering a refused subject never extends or widens a lock.
+   * Returns the attempt's id (to take its rows back after a success).
    */
-  async function recordAttempt(subjects: string[]): Promise<{ at: Date; counts: Map<string, Failures> }> {
-    const [own] = await db.query<{ at: Date }>(
-      `INSERT INTO portal_login_failures (subject) SELECT unnest($1::text[]) RETURNING at`,
-      [subjects],
-    );
-    const rows = await db.query<{ subject: string; n: number; oldest: Date | null }>(
-      `SELECT subject, count(*)::int AS n, min(at) AS oldest FROM portal_login_failures
+  async function throttle(subjects: Subject[], address: string, what?: string): Promise<string> {
+    const attempt = crypto.randomUUID();
+    await db.query(`INSERT INTO portal_login_failures (subject, address, attempt) SELECT unnest($1::text[]), $2, $3`, [
+      subjects.map((x) => x.subject),
+      address,
+      attempt,
+    ]);
+    const rows = await db.query<{ subject: string; n: number; addresses: number; oldest: Date | null }>(
+      `SELECT subject, count(*)::int AS n, count(DISTINCT address)::int AS addresses, min(at) AS oldest
+         FROM portal_login_failures
         WHERE subject = ANY($1::text[]) AND at > now() - make_interval(mins => $2)
         GROUP BY subject`,
-      [subjects, LOGIN_WINDOW_MINUTES],
+      [subjects.map((x) => x.subject), LOGIN_WINDOW_MINUTES],
     );
-    return { at: own!.at, counts: new Map(rows.map((r) => [r.subject, { n: Number(r.n), oldest: r.oldest }])) };
+    const counts = new Map(rows.map((r) => [r.subject, r]));
+    for (const { subject, limit, distinct } of subjects) {
+      const c = counts.get(subject);
+      if (c && Number(distinct ? c.addresses : c.n) > limit) {
+        await takeBack(attempt);
+        throw portalErrors.throttled(minutesLeft(c.oldest), what);
+      }
+    }
+    return attempt;
+  }
+
+  async function takeBack(attempt: string): Promise<void> {
+    await db.query('DELETE FROM portal_login_failures WHERE attempt = $1', [attempt]);
   }
 
   function minutesLeft(oldest: Date | null): number {
@@ -120,33 +140,32 @@ export function createUserService(deps: {
 
   /**
    * Email and password → the user. Every attempt is recorded before the password is checked
-   * (recordAttempt), under three subjects: the account from this address (the limit), this address
-   * for any account (4 × the limit), and the account from any address (10 × the limit: a ceiling
-   * on guessing from many addresses). One address that fails too often is refused for every account,
-   * but it cannot lock an account for its user logging in from elsewhere (until 10 × the limit).
-   * Past a limit within the window, even a right password is refused until the window slides.
-   * A success takes back its own attempt and clears the account's failures.
+   * (throttle), under three subjects: the account from this address (the limit), this address for
+   * any account (4 × the limit), and the account from any address, counted over distinct addresses
+   * (10 × the limit addresses: a ceiling on guessing from many addresses). An attempt that is
+   * refused is not counted, so one address can never reach the account-wide ceiling alone: it is
+   * stopped at the limit and counts as one address. Past a limit within the window, even a right
+   * password is refused until the window slides. A success takes back its own attempt and clears
+   * the account's failures.
    */
   async function login(emailRaw: string, password: string, address: string): Promise<PortalUser> {
     const email = emailRaw.trim().toLowerCase().slice(0, 320);
-    const limits: [string, number][] = [
-      [`pair:${email}|${address}`, deps.maxFailuresPerAccount],
-      [`ip:${address}`, deps.maxFailuresPerAddress],
-      [`email:${email}`, deps.maxFailuresPerAccount * 10],
-    ];
-    const attempt = await recordAttempt(limits.map(([subject]) => subject));
-    for (const [subject, limit] of limits) {
-      const c = attempt.counts.get(subject) ?? { n: 0, oldest: null };
-      if (c.n > limit) throw portalErrors.throttled(minutesLeft(c.oldest));
-    }
+    const attempt = await throttle(
+      [
+        { subject: `pair:${email}|${address}`, limit: deps.maxFailuresPerAccount },
+        { subject: `ip:${address}`, limit: deps.maxFailuresPerAddress },
+        { subject: `email:${email}`, limit: deps.maxFailuresPerAccount * 10, distinct: true },
+      ],
+      address,
+    );
     const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM portal_users WHERE email = $1`, [email]);
     const row = rows[0];
     const ok = await verifyPassword(password, (row?.password_hash as string | null | undefined) ?? null);
     if (!row || !ok || row.disabled_at) throw portalErrors.invalidLogin();
     await db.query(
       `DELETE FROM portal_login_failures
-        WHERE subject = ANY($1::text[]) OR (subject = $2 AND at = $3) OR at < now() - make_interval(mins => $4)`,
-      [[`pair:${email}|${address}`, `email:${email}`], `ip:${address}`, attempt.at, LOGIN_WINDOW_MINUTES],
+        WHERE attempt = $1 OR subject = ANY($2::text[])`,
+      [attempt, [`pair:${email}|${address}`, `email:${email}`]],
     );
     return toUser(row);
   }
@@ -232,10 +251,28 @@ export function createUserService(deps: {
       });
     },
 
-    /** Re-checks the password of a logged-in user (revealing a key). Counts as a failed login. */
+    /**
+     * Re-checks the password of a logged-in user (reveal a key, create one, change a webhook URL).
+     * Throttled on its own subject, per user (the login limit of failures in the window), apart
+     * from the login throttle: failed re-checks never keep the user from logging in.
+     */
     async confirmPassword(userId: string, password: string, address: string): Promise<void> {
-      const user = await get(userId);
-      await login(user.email, password, address);
+      const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM portal_users WHERE id = $1`, [userId]);
+      if (!rows[0]) throw errors.notFound();
+      const subject = `recheck:${userId}`;
+      const attempt = await throttle([{ subject, limit: deps.maxFailuresPerAccount }], address, 'wrong passwords');
+      const ok = await verifyPassword(password, (rows[0].password_hash as string | null) ?? null);
+      if (!ok || rows[0].disabled_at) throw portalErrors.wrongPassword();
+      await db.query('DELETE FROM portal_login_failures WHERE attempt = $1 OR subject = $2', [attempt, subject]);
     },
   };
+}
+
+/** The purger's pass: failures past the window count for nothing; they go on a schedule. */
+export async function purgeLoginFailures(db: Pick<Db, 'query'>): Promise<number> {
+  const rows = await db.query(
+    `DELETE FROM portal_login_failures WHERE at < now() - make_interval(mins => $1) RETURNING 1`,
+    [LOGIN_WINDOW_MINUTES],
+  );
+  return rows.length;
 }

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 
 import type { Db } from '../db/db.js';
 import { purgeMedia } from '../lifecycle/media-lifecycle.js';
+import { purgeLoginFailures } from '../portal/user-service.js';
 
 const LOCK_KEY = 727_002;
 const CHUNK = 5000;
@@ -75,6 +76,9 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
     `DELETE FROM inbound_receptions WHERE (chat_account_id, provider_message_id) IN (
        SELECT chat_account_id, provider_message_id FROM inbound_receptions WHERE received_at < now() - interval '8 days' LIMIT $1) RETURNING 1`,
   );
+  // Failed portal logins past the throttle's window count for nothing: a few rows at most per
+  // address and account, so one statement.
+  await purgeLoginFailures(db);
   return { messages, broadcasts, events, receipts, deliveries, inbound, media };
 }
 

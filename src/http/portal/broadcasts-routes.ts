@@ -3,7 +3,7 @@
 // progress while it runs, cancel.
 import crypto from 'node:crypto';
 
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import {
   broadcastProblems,
@@ -20,7 +20,7 @@ import { idParam, portalPrincipal, str, tenantOf } from './deps.js';
 import { number, when } from './format.js';
 import { html, type Part } from './html.js';
 import { csrfField, errorBox, gate, notice, page, type PageContext } from './layout.js';
-import { sendPage } from './portal-plugin.js';
+import { registerUploadRoutes, sendPage } from './portal-plugin.js';
 
 const validate = validatorCompiler({
   schema: BroadcastRequestSchema,
@@ -128,7 +128,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
     return sendPage(reply, composePage(a.ctx, a.tenant.accounts, ''));
   });
 
-  app.post('/broadcasts/preview', async (request, reply) => {
+  const preview = async (request: FastifyRequest, reply: FastifyReply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     const body = request.body as Record<string, unknown>;
@@ -220,7 +220,9 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
         }
       </section>`;
     return sendPage(reply, composePage(a.ctx, a.tenant.accounts, top, body));
-  });
+  };
+  // The one route that takes a file (the CSV): multipart is parsed here only (portal-plugin.ts).
+  registerUploadRoutes(app, (upload) => upload.post('/broadcasts/preview', preview));
 
   app.post('/broadcasts', async (request, reply) => {
     const a = await allowed(request);

@@ -12,7 +12,7 @@ import type { PortalQueries } from '../../portal/portal-queries.js';
 import type { Session, SessionService } from '../../portal/session-service.js';
 import type { UserService } from '../../portal/user-service.js';
 import type { SenderService } from '../../senders/sender-service.js';
-import { errors } from '../../shared/errors.js';
+import { AppError, errors } from '../../shared/errors.js';
 import type { TemplateService } from '../../templates/template-service.js';
 import type { UsageService } from '../../usage/usage-service.js';
 import type { EndpointService } from '../../webhooks/endpoint-service.js';
@@ -77,6 +77,27 @@ export function audit(
   target: string | null,
 ) {
   return deps.audit.record({ customerId: session.customerId, userId: session.userId }, action, target, request.ip);
+}
+
+/**
+ * The password re-check before a sensitive action (reveal or create a key, change a webhook URL),
+ * from the form's `password` field. A failed one (wrong password, or throttled) is audited as
+ * `<action>_failed` and thrown on.
+ */
+export async function recheckPassword(
+  deps: PortalDeps,
+  request: FastifyRequest,
+  session: Session,
+  action: string,
+  target: string | null,
+): Promise<void> {
+  try {
+    await deps.users.confirmPassword(session.userId, str(request.body, 'password'), request.ip);
+  } catch (err) {
+    if (err instanceof AppError && (err.status === 401 || err.status === 429))
+      await audit(deps, request, session, `${action}_failed`, target);
+    throw err;
+  }
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -10,7 +10,7 @@ import { normalizePhone } from '../../senders/phone.js';
 import { AppError, errors } from '../../shared/errors.js';
 import type { PortalDeps } from './deps.js';
 import { idParam, str, tenantOf } from './deps.js';
-import { when } from './format.js';
+import { parseWhen, when } from './format.js';
 import { type Html, html, type Part } from './html.js';
 import { csrfField, errorBox, gate, notice, page, type PageContext } from './layout.js';
 import { sendPage } from './portal-plugin.js';
@@ -70,8 +70,8 @@ export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): voi
     try {
       const from = q.from ? phoneOf(tenant, q.from, 'from') : undefined;
       const accountId = q.chatAccountId ? accountOf(tenant, q.chatAccountId) : null;
-      const since = q.since ? new Date(`${q.since}Z`) : undefined;
-      const until = q.until ? new Date(`${q.until}Z`) : undefined;
+      const since = parseWhen(q.since, 'since');
+      const until = parseWhen(q.until, 'until');
       const r = await deps.senders.inbox(
         { customerId: tenant.customerId, accountId },
         { from, since, until, limit: 50, cursor: q.cursor || undefined },

@@ -7,7 +7,7 @@ import { MAX_ACTIVE_KEYS } from '../../keys/key-service.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { TEMPLATE_ACCESS, type TemplateAccess } from '../../shared/vocab.js';
 import type { PortalDeps } from './deps.js';
-import { audit, idParam, str, tenantOf } from './deps.js';
+import { audit, idParam, recheckPassword, str, tenantOf } from './deps.js';
 import { when } from './format.js';
 import { type Html, html, type Part } from './html.js';
 import { copyButton, csrfField, errorBox, notice, page, type PageContext, sandboxBadge } from './layout.js';
@@ -114,6 +114,8 @@ function createForm(ctx: PageContext, tenant: Tenant, left: number): Html {
               <input id="sandbox" name="sandbox" type="checkbox" value="true" />
               <label for="sandbox">Sandbox key (simulates sends; nothing is delivered, no quota used)</label>
             </div>
+            <label for="create-password">Your password (to confirm)</label>
+            <input id="create-password" name="password" type="password" autocomplete="current-password" required />
             <button type="submit">Create key</button>
           </form>`
     }
@@ -147,6 +149,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
         throw errors.validation([{ path: 'templateAccess', message: `must be one of ${TEMPLATE_ACCESS.join(', ')}` }]);
       const name = str(request.body, 'name').trim();
       if (name.length > 200) throw errors.validation([{ path: 'name', message: 'must be at most 200 characters' }]);
+      await recheckPassword(deps, request, session, 'key.create', null);
       const created = await deps.keys.create(tenant.customerId, {
         name: name === '' ? null : name,
         chatAccountId: scope === '' ? null : scope,
@@ -166,7 +169,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       const r = await render(request, errorBox(err));
-      return sendPage(reply, r.page, err.status);
+      return sendPage(reply, r.page, err.status === 401 ? 403 : err.status);
     }
   });
 
@@ -174,7 +177,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
     const { session, tenant } = await tenantOf(deps, request);
     const id = idParam(request);
     try {
-      await deps.users.confirmPassword(session.userId, str(request.body, 'password'), request.ip);
+      await recheckPassword(deps, request, session, 'key.reveal', id);
       const { key } = await deps.keys.reveal(tenant.customerId, id);
       if (key === null) {
         const r = await render(

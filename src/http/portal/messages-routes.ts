@@ -10,21 +10,12 @@ import { MESSAGE_STATUSES } from '../../shared/vocab.js';
 import { resolveReadScope } from '../routes/read-scope.js';
 import type { PortalDeps } from './deps.js';
 import { idParam, portalPrincipal, tenantOf } from './deps.js';
-import { when } from './format.js';
+import { parseWhen, when } from './format.js';
 import { type Html, html } from './html.js';
 import { csrfField, errorBox, notice, page, sandboxBadge } from './layout.js';
 import { sendPage } from './portal-plugin.js';
 
 type Query = Record<string, string | undefined>;
-
-/** A datetime-local field (read as UTC) or an ISO timestamp. */
-function parseWhen(value: string | undefined, path: string): Date | undefined {
-  if (!value) return undefined;
-  const d = new Date(/Z|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
-  if (Number.isNaN(d.getTime()) || d.getUTCFullYear() < 1 || d.getUTCFullYear() > 9999)
-    throw errors.validation([{ path, message: 'must be an ISO 8601 timestamp between years 1 and 9999' }]);
-  return d;
-}
 
 const FILTERS = [
   'status',

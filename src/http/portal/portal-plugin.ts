@@ -76,6 +76,47 @@ export function sendPage(reply: FastifyReply, page: Html, status = 200) {
   return reply.code(status).type('text/html; charset=utf-8').send(page.value);
 }
 
+/** Fields and parts a portal upload form may have (the broadcast form has about ten). */
+const UPLOAD_FIELDS = 30;
+
+/**
+ * The routes `routes` registers take multipart bodies (one file upload); no other portal route
+ * does. The whole body must declare its length (Content-Length) within BODY_LIMIT_BYTES, checked
+ * before any of it is read (and after the session: the portal's onRequest runs first).
+ */
+export function registerUploadRoutes(app: FastifyInstance, routes: (upload: FastifyInstance) => void): void {
+  void app.register(async (upload) => {
+    const limit = upload.initialConfig.bodyLimit ?? 1024 * 1024;
+    await upload.register(multipart, {
+      attachFieldsToBody: 'keyValues',
+      limits: {
+        fileSize: limit,
+        fieldSize: limit,
+        files: 1,
+        fields: UPLOAD_FIELDS,
+        parts: UPLOAD_FIELDS + 1,
+        headerPairs: 20,
+      },
+    });
+    upload.addHook('onRequest', async (request, reply) => {
+      if (!request.headers['content-type']?.toLowerCase().startsWith('multipart/')) return;
+      const declared = request.headers['content-length'];
+      if (declared === undefined || !/^\d+$/.test(declared))
+        return sendPage(reply, publicPage('Length required', html`<p role="alert">Send the form again.</p>`), 411);
+      if (Number(declared) > limit)
+        return sendPage(
+          reply,
+          publicPage(
+            'Too large',
+            html`<p role="alert">The form is larger than ${Math.floor(limit / 1024)} KiB. Upload a smaller file.</p>`,
+          ),
+          413,
+        );
+    });
+    routes(upload);
+  });
+}
+
 export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
   const cookieName = sessionCookieName(deps.secureCookies);
   const assets = loadAssets();
@@ -87,11 +128,9 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
         route.schema = { ...route.schema, hide: true };
       });
       await portal.register(cookie);
-      await portal.register(formbody, { bodyLimit: 1024 * 1024 });
-      await portal.register(multipart, {
-        attachFieldsToBody: 'keyValues',
-        limits: { fileSize: 2 * 1024 * 1024, files: 1, fields: 50 },
-      });
+      // Form bodies up to BODY_LIMIT_BYTES (the server's limit). Multipart is registered only
+      // around the one route that uploads a file (the broadcast CSV, broadcasts-routes.ts).
+      await portal.register(formbody);
       portal.decorateRequest('portalSession', null);
       portal.decorateRequest('portalSessionId', null);
 
@@ -106,26 +145,23 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
         if (!reply.getHeader('cache-control')) reply.header('cache-control', 'no-store');
       });
 
-      portal.addHook('preHandler', async (request, reply) => {
+      // The session, origin and role are checked in onRequest, before any body is read: a request
+      // without a session (or from another site, or a viewer's) is answered without its body
+      // being parsed. Only the CSRF token, which travels in the body, waits for it (preHandler).
+      portal.addHook('onRequest', async (request, reply) => {
         const config = request.routeOptions.config;
         const id = request.cookies[cookieName];
         request.portalSessionId = id ?? null;
         request.portalSession = id ? await deps.sessions.get(id) : null;
         const changing = request.method !== 'GET' && request.method !== 'HEAD';
         if (changing && !sameOrigin(request)) return refuseCsrf(reply);
-        if (config.portalPublic) {
-          if (changing && !preSessionTokenOk(request)) return refuseCsrf(reply);
-          return;
-        }
+        if (config.portalPublic) return;
         const session = request.portalSession;
         if (!session) {
           if (id) void reply.clearCookie(cookieName, { path: '/' });
           return reply.redirect('/portal/login', 303);
         }
-        if (!changing) return;
-        const given = tokenOf(request);
-        if (!given || !safeEqual(given, session.csrfToken)) return refuseCsrf(reply);
-        if (session.role !== 'owner' && !config.portalViewerMayPost) {
+        if (changing && session.role !== 'owner' && !config.portalViewerMayPost) {
           return sendPage(
             reply,
             publicPage(
@@ -139,6 +175,16 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
             403,
           );
         }
+      });
+
+      portal.addHook('preHandler', async (request, reply) => {
+        if (request.method === 'GET' || request.method === 'HEAD') return;
+        if (request.routeOptions.config.portalPublic) {
+          if (!preSessionTokenOk(request)) return refuseCsrf(reply);
+          return;
+        }
+        const given = tokenOf(request);
+        if (!given || !safeEqual(given, request.portalSession!.csrfToken)) return refuseCsrf(reply);
       });
 
       portal.setNotFoundHandler((_request, reply) => sendPage(reply, notFoundPage(), 404));

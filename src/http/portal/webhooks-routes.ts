@@ -9,7 +9,7 @@ import { CreateEndpointSchema, UpdateEndpointSchema } from '../../webhooks/endpo
 import { MAX_ACTIVE_ENDPOINTS } from '../../webhooks/endpoint-service.js';
 import { toProblems, validatorCompiler } from '../validation.js';
 import type { PortalDeps } from './deps.js';
-import { audit, idParam, str, tenantOf } from './deps.js';
+import { audit, idParam, recheckPassword, str, tenantOf } from './deps.js';
 import { when } from './format.js';
 import { html, type Part } from './html.js';
 import { copyButton, csrfField, errorBox, gate, notice, page, type PageContext } from './layout.js';
@@ -183,6 +183,8 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
                     <input id="isActive" type="checkbox" name="isActive" value="true" ${e.isActive ? 'checked' : ''} />
                     <label for="isActive">Active</label>
                   </div>
+                  <label for="password">Your password (needed only to change the URL)</label>
+                  <input id="password" name="password" type="password" autocomplete="current-password" />
                   <button type="submit">Save</button>
                 </form>
                 <p>${action('test', 'Send a test event')} ${action('rotate-secret', 'Rotate secret')}</p>`
@@ -272,11 +274,18 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
         description: str(request.body, 'description'),
         isActive: str(request.body, 'isActive') === 'true',
       });
+      // A new URL sends every future event (and its data) elsewhere: it takes the password again,
+      // and the audit log keeps both URLs.
+      const before = await deps.endpoints.get(a.tenant.customerId, id);
+      const urlChange = input.url !== undefined && input.url !== before.url;
+      if (urlChange) await recheckPassword(deps, request, a.session, 'webhook.url_change', id);
       await deps.endpoints.update(a.tenant.customerId, id, input);
+      if (urlChange) await audit(deps, request, a.session, 'webhook.url_change', `${id}: ${before.url} → ${input.url}`);
       return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, id, notice('Saved.')));
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404) throw err;
-      return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, id, errorBox(err)), err.status);
+      const status = err.status === 401 ? 403 : err.status;
+      return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, id, errorBox(err)), status);
     }
   });
 
