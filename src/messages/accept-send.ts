@@ -4,7 +4,6 @@ import crypto from 'node:crypto';
 
 import type { AccountRecord } from '../accounts/account-record.js';
 import type { Principal, Tenant } from '../auth/directory.js';
-import type { Queryable } from '../db/db.js';
 import type { MediaService } from '../media/media-service.js';
 import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
 import { canonicalJson, sha256Hex } from '../shared/crypto.js';
@@ -64,28 +63,23 @@ export function resolveSendAccount(principal: Principal, tenant: Tenant, request
 
 /**
  * Accepts a send or a broadcast: the sending account, the plan's rule on the content, the upload
- * it uses, then the row every insert takes. `records` is where an accepted request of this kind
- * is kept by externalId (a repeat's upload may be gone since: the insert decides); `hashed` holds
- * the request's own fields for its payload hash (a send's recipient, a broadcast's recipients).
+ * it uses, then the row every insert takes. `isRepeat` tells whether a request of this kind with
+ * this externalId was accepted already (a repeat's upload may be gone since, and its `sendAt`
+ * past: the insert decides); `hashed` holds the request's own fields for its payload hash (a
+ * send's recipient, a broadcast's recipients).
  */
 export async function acceptSend(
-  deps: { db: Queryable; media: Pick<MediaService, 'forContent'>; maxSendAttempts: number },
+  deps: { media: Pick<MediaService, 'forContent'>; maxSendAttempts: number },
   principal: Principal,
   tenant: Tenant,
   req: IntakeRequest,
-  opts: { records: 'messages' | 'broadcasts'; hashed: Record<string, unknown> },
+  opts: { isRepeat: () => Promise<boolean>; hashed: Record<string, unknown> },
 ): Promise<{ account: AccountRecord; accepted: AcceptedSend }> {
   const account = resolveSendAccount(principal, tenant, req.chatAccountId);
   if (req.content.type === 'template' && !principal.sandbox && !PLAN_LIMITS[tenant.plan].templates) {
     throw errors.templatesNotAvailable();
   }
-  const isRepeat = async () =>
-    (
-      await deps.db.query(`SELECT 1 FROM ${opts.records} WHERE customer_id = $1 AND external_id = $2`, [
-        tenant.customerId,
-        req.externalId,
-      ])
-    ).length > 0;
+  const { isRepeat } = opts;
   const mediaId = await deps.media.forContent(tenant.customerId, req.content, isRepeat);
   const now = new Date();
   const ttl = effectiveTtlSeconds(tenant.plan, req.ttlSeconds);
