@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 
 import type { AccountRecord } from '../accounts/account-record.js';
 import type { Principal, Tenant } from '../auth/directory.js';
+import type { NewMessageRow } from '../lifecycle/create-messages.js';
 import type { MediaService } from '../media/media-service.js';
 import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
 import { canonicalJson, sha256Hex } from '../shared/crypto.js';
@@ -12,26 +13,29 @@ import { CHANNEL_OFFICIAL } from '../shared/vocab.js';
 import { parseSendAt, sendAtProblem } from './schedule.js';
 import type { SendRequest } from './send-request.js';
 
-/** An accepted send or broadcast, as its insert takes it (NewMessage and NewBroadcast add their own). */
-export type AcceptedSend = {
-  id: string;
-  customerId: string;
-  chatAccountId: string;
-  /** null: sent from the portal. */
-  apiKeyId: string | null;
-  externalId: string;
-  payloadHash: string;
-  channel: string;
-  /** The content as sent (a broadcast's shared content; a recipient may have its own). */
-  contentJson: string;
-  metadataJson: string | null;
-  createdAt: Date;
-  expiresAt: Date;
+/**
+ * An accepted send or broadcast, as its insert takes it (NewMessage and NewBroadcast add their
+ * own): the fields of a new message row (lifecycle/create-messages.ts) that the request decides.
+ * `contentJson` is the content as sent (a broadcast's shared content; a recipient may have its own).
+ */
+export type AcceptedSend = Pick<
+  NewMessageRow,
+  | 'id'
+  | 'customerId'
+  | 'chatAccountId'
+  | 'apiKeyId'
+  | 'externalId'
+  | 'payloadHash'
+  | 'channel'
+  | 'contentJson'
+  | 'metadataJson'
+  | 'createdAt'
+  | 'expiresAt'
+  | 'maxAttempts'
+  | 'mediaId'
+> & {
   /** A scheduled send's `sendAt`: its messages are due then (null: due at once). */
   scheduledAt?: Date | null;
-  maxAttempts: number;
-  /** The uploaded file (POST /media) the content refers to, if any. */
-  mediaId: string | null;
   /** Monthly quota of the customer's plan; null for sandbox sends, which use none. */
   quotaLimit: number | null;
 };
