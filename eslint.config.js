@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 
 // The folders of src/, bottom up. A folder may import its own files and the folders of the layers
 // below its own, nothing else: so no two folders can depend on each other, directly or through
-// others (`node /work/shared/tools/folder-cycles.mjs src` style cycles cannot form). Capability
+// others (the cycles `node ../shared/tools/folder-cycles.mjs src` lists cannot form). Capability
 // folders use db/, shared/, the platform layer and lifecycle/ (the message state machine) freely.
 // The edge (src/http/, app.ts, cli.ts) and the programs beside it (admin/, emulator/) are not
 // listed: they may import everything, and nothing listed may import them. A new folder joins the

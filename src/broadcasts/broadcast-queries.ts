@@ -40,6 +40,15 @@ function toRecord(r: Record<string, unknown>): BroadcastRecord {
   };
 }
 
+/** Whether the customer has a broadcast with this externalId (an accepted broadcast's repeat). */
+export async function broadcastExists(q: Queryable, customerId: string, externalId: string): Promise<boolean> {
+  const rows = await q.query('SELECT 1 FROM broadcasts WHERE customer_id = $1 AND external_id = $2', [
+    customerId,
+    externalId,
+  ]);
+  return rows.length > 0;
+}
+
 /** By broadcastId or by the caller's externalId (a broadcastId match wins); `lock` for a cancel. */
 export async function findBroadcast(q: Queryable, scope: Scope, id: string, lock = false): Promise<BroadcastRecord> {
   const rows = await q.query<Record<string, unknown>>(

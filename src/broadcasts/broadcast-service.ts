@@ -17,6 +17,7 @@ import { PLAN_LIMITS } from '../plans/plans.js';
 import { errors } from '../shared/errors.js';
 import {
   type Broadcast,
+  broadcastExists,
   type BroadcastListFilter,
   findBroadcast,
   listBroadcasts,
@@ -101,7 +102,7 @@ export function createBroadcastService(deps: {
     ): Promise<{ created: boolean; ack: BroadcastAck }> {
       checkAllowed(principal, tenant);
       const { account, accepted } = await acceptSend(deps, principal, tenant, req, {
-        records: 'broadcasts',
+        isRepeat: () => broadcastExists(db, tenant.customerId, req.externalId),
         hashed: { name: req.name, recipients: req.recipients },
       });
       const result = await insertBroadcast(db, {

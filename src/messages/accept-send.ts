@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 
 import type { AccountRecord } from '../accounts/account-record.js';
 import type { Principal, Tenant } from '../auth/directory.js';
-import type { Queryable } from '../db/db.js';
+import type { NewMessageRow } from '../lifecycle/create-messages.js';
 import type { MediaService } from '../media/media-service.js';
 import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
 import { canonicalJson, sha256Hex } from '../shared/crypto.js';
@@ -13,26 +13,29 @@ import { CHANNEL_OFFICIAL } from '../shared/vocab.js';
 import { parseSendAt, sendAtProblem } from './schedule.js';
 import type { SendRequest } from './send-request.js';
 
-/** An accepted send or broadcast, as its insert takes it (NewMessage and NewBroadcast add their own). */
-export type AcceptedSend = {
-  id: string;
-  customerId: string;
-  chatAccountId: string;
-  /** null: sent from the portal. */
-  apiKeyId: string | null;
-  externalId: string;
-  payloadHash: string;
-  channel: string;
-  /** The content as sent (a broadcast's shared content; a recipient may have its own). */
-  contentJson: string;
-  metadataJson: string | null;
-  createdAt: Date;
-  expiresAt: Date;
+/**
+ * An accepted send or broadcast, as its insert takes it (NewMessage and NewBroadcast add their
+ * own): the fields of a new message row (lifecycle/create-messages.ts) that the request decides.
+ * `contentJson` is the content as sent (a broadcast's shared content; a recipient may have its own).
+ */
+export type AcceptedSend = Pick<
+  NewMessageRow,
+  | 'id'
+  | 'customerId'
+  | 'chatAccountId'
+  | 'apiKeyId'
+  | 'externalId'
+  | 'payloadHash'
+  | 'channel'
+  | 'contentJson'
+  | 'metadataJson'
+  | 'createdAt'
+  | 'expiresAt'
+  | 'maxAttempts'
+  | 'mediaId'
+> & {
   /** A scheduled send's `sendAt`: its messages are due then (null: due at once). */
   scheduledAt?: Date | null;
-  maxAttempts: number;
-  /** The uploaded file (POST /media) the content refers to, if any. */
-  mediaId: string | null;
   /** Monthly quota of the customer's plan; null for sandbox sends, which use none. */
   quotaLimit: number | null;
 };
@@ -64,28 +67,23 @@ export function resolveSendAccount(principal: Principal, tenant: Tenant, request
 
 /**
  * Accepts a send or a broadcast: the sending account, the plan's rule on the content, the upload
- * it uses, then the row every insert takes. `records` is where an accepted request of this kind
- * is kept by externalId (a repeat's upload may be gone since: the insert decides); `hashed` holds
- * the request's own fields for its payload hash (a send's recipient, a broadcast's recipients).
+ * it uses, then the row every insert takes. `isRepeat` tells whether a request of this kind with
+ * this externalId was accepted already (a repeat's upload may be gone since, and its `sendAt`
+ * past: the insert decides); `hashed` holds the request's own fields for its payload hash (a
+ * send's recipient, a broadcast's recipients).
  */
 export async function acceptSend(
-  deps: { db: Queryable; media: Pick<MediaService, 'forContent'>; maxSendAttempts: number },
+  deps: { media: Pick<MediaService, 'forContent'>; maxSendAttempts: number },
   principal: Principal,
   tenant: Tenant,
   req: IntakeRequest,
-  opts: { records: 'messages' | 'broadcasts'; hashed: Record<string, unknown> },
+  opts: { isRepeat: () => Promise<boolean>; hashed: Record<string, unknown> },
 ): Promise<{ account: AccountRecord; accepted: AcceptedSend }> {
   const account = resolveSendAccount(principal, tenant, req.chatAccountId);
   if (req.content.type === 'template' && !principal.sandbox && !PLAN_LIMITS[tenant.plan].templates) {
     throw errors.templatesNotAvailable();
   }
-  const isRepeat = async () =>
-    (
-      await deps.db.query(`SELECT 1 FROM ${opts.records} WHERE customer_id = $1 AND external_id = $2`, [
-        tenant.customerId,
-        req.externalId,
-      ])
-    ).length > 0;
+  const { isRepeat } = opts;
   const mediaId = await deps.media.forContent(tenant.customerId, req.content, isRepeat);
   const now = new Date();
   const ttl = effectiveTtlSeconds(tenant.plan, req.ttlSeconds);

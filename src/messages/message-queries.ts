@@ -51,6 +51,15 @@ export async function findMessageRow(
   return row ?? null;
 }
 
+/** Whether the customer has a message with this externalId (an accepted send's repeat). */
+export async function messageExists(q: Queryable, customerId: string, externalId: string): Promise<boolean> {
+  const rows = await q.query('SELECT 1 FROM messages WHERE customer_id = $1 AND external_id = $2', [
+    customerId,
+    externalId,
+  ]);
+  return rows.length > 0;
+}
+
 export function createMessageQueries(db: Db) {
   return {
     /** By messageId or by the caller's externalId; a messageId match wins. */

@@ -7,6 +7,7 @@ import { errors } from '../shared/errors.js';
 import { createGroupCommit } from '../shared/group-commit.js';
 import { acceptSend } from './accept-send.js';
 import { type Ack, insertBatch, type InsertOutcome, type NewMessage } from './insert-batch.js';
+import { messageExists } from './message-queries.js';
 import type { SendRequest } from './send-request.js';
 
 /** `chatAccountId`: the account the message goes from (for logs; not part of the answer). */
@@ -31,7 +32,7 @@ export function createSendService(deps: {
   return {
     async send(principal: Principal, tenant: Tenant, req: SendRequest): Promise<SendResult> {
       const { accepted } = await acceptSend(deps, principal, tenant, req, {
-        records: 'messages',
+        isRepeat: () => messageExists(db, tenant.customerId, req.externalId),
         // Only a set flag is hashed: requests without it keep the hash they always had.
         hashed: { to: req.to, sandbox: principal.sandbox, requireReplyWindow: req.requireReplyWindow || undefined },
       });

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 
 import type { Db } from '../db/db.js';
 import { purgeMedia } from '../lifecycle/media-lifecycle.js';
+import { purgeExpiredMessages } from '../lifecycle/purge-messages.js';
 import { purgeLoginFailures } from '../portal/user-service.js';
 
 const LOCK_KEY = 727_002;
@@ -45,9 +46,7 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
       if (rows.length < CHUNK) return total;
     }
   };
-  const messages = await chunked(
-    `DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE expires_at <= now() LIMIT $1) RETURNING id`,
-  );
+  const messages = await purgeExpiredMessages(db, CHUNK);
   // A broadcast record goes once its lifetime has passed and its messages are gone.
   const broadcasts = await chunked(
     `DELETE FROM broadcasts WHERE id IN (SELECT b.id FROM broadcasts b WHERE b.expires_at <= now()

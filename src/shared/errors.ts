@@ -1,4 +1,6 @@
-// Every error the API can answer, by stable code; the HTTP mapping happens once, in the error handler.
+// Every error the API can answer, by stable code. An AppError carries its HTTP status (and any extra
+// body fields and headers) from where it is made, so the service that refuses decides the answer;
+// the error handlers (API and portal) write it out as it is.
 export type Problem = { path: string; message: string };
 
 export class AppError extends Error {

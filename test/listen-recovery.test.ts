@@ -1,0 +1,103 @@
+// PostgreSQL only: the LISTEN connection (postgres.js keeps one per process for every channel) is
+// terminated by the server, as a failover, an idle-session killer or an operator would. The
+// service must notice and listen again by itself: workers still wake on NOTIFY (the fallback poll
+// is set to a minute here, so a missed wake-up shows as a stuck message), and the key directory
+// drops its cache on reconnect, so a key revoked through another process while this one was
+// deaf stops working here at once, not after the cache's 60 s safety net. PGlite has no
+// connection to lose (its notifications are in-process).
+import type { Sql } from 'postgres';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { openPostgresDb } from '../src/db/postgres-db.js';
+import {
+  backend,
+  call,
+  createTenant,
+  createTestDatabase,
+  eventually,
+  type Service,
+  startService,
+  type TestDatabase,
+  textMessage,
+} from './support/harness.js';
+
+const LISTEN_BACKENDS = `SELECT pid FROM pg_stat_activity
+  WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE 'listen %'`;
+
+describe.skipIf(backend !== 'postgres')('losing the LISTEN connection (postgres)', () => {
+  let database: TestDatabase;
+  let svc: Service;
+  let other: Service;
+  let admin: Sql;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    // A fallback poll of a minute: within the waits below, only a NOTIFY can wake the dispatcher.
+    const env = { WORKER_POLL_MS: '60000' };
+    svc = await startService({ database, env });
+    // The other API process has a pool (and a LISTEN connection) of its own, like a real second process.
+    const otherDb = await openPostgresDb(database.url!, 4);
+    other = await startService({
+      database: { db: otherDb, url: database.url, drop: () => otherDb.close() },
+      env,
+      role: 'api',
+    });
+    admin = postgres(database.url!, { max: 1, onnotice: () => {} });
+  });
+  afterAll(async () => {
+    await admin?.end();
+    await other?.stop();
+    await other?.database.drop();
+    await svc?.stop();
+    await database?.drop();
+  });
+
+  const listeners = async () => (await admin.unsafe(LISTEN_BACKENDS)).map((r) => Number(r.pid));
+
+  async function terminateListeners(meanwhile?: () => Promise<unknown>): Promise<void> {
+    const before = await listeners();
+    expect(before).toHaveLength(2); // one per process
+    await admin.unsafe(`SELECT pg_terminate_backend(pid) FROM (${LISTEN_BACKENDS}) l`);
+    await meanwhile?.();
+    // Each process listens again on a new connection of its own.
+    await eventually(async () => {
+      const now = await listeners();
+      return now.length >= before.length && now.every((pid) => !before.includes(pid));
+    }, 20_000);
+  }
+
+  async function delivered(url: string, key: string, externalId: string) {
+    const sent = await call(url, 'POST', '/messages', { key, body: textMessage(externalId) });
+    expect(sent.status).toBe(201);
+    return eventually(async () => {
+      const m = await call(url, 'GET', `/messages/${externalId}`, { key });
+      return m.body.status === 'delivered' ? m.body : undefined;
+    }, 20_000);
+  }
+
+  it('workers wake on NOTIFY again after the LISTEN connection is killed', async () => {
+    const t = await createTenant(svc.url);
+    await delivered(svc.url, t.sandboxKey, 'listen-before');
+    await terminateListeners();
+    // Accepted by the other process: only its NOTIFY, heard on the new LISTEN connection, wakes the dispatcher.
+    await delivered(other.url, t.sandboxKey, 'listen-after-1');
+    await delivered(other.url, t.sandboxKey, 'listen-after-2');
+  });
+
+  it('the key directory drops its cache on reconnect: a key revoked while deaf stops working', async () => {
+    const t = await createTenant(svc.url);
+    const keys = await call(svc.url, 'GET', `/admin/customers/${t.customerId}/api-keys`, { admin: true });
+    // The key is cached in the process that will not hear the revocation.
+    expect((await call(svc.url, 'GET', '/chat-accounts', { key: t.sandboxKey })).status).toBe(200);
+    const sandboxKeyId = (keys.body.apiKeys ?? keys.body).find((k: { sandbox: boolean }) => k.sandbox).id;
+
+    // Deaf for a moment: the LISTEN connections are killed and the key revoked directly in the
+    // database, which notifies nobody. Without the drop on reconnect, the cached key would work on.
+    await terminateListeners(() =>
+      admin.unsafe(`UPDATE api_keys SET revoked_at = now() WHERE id = $1`, [sandboxKeyId]),
+    );
+    const after = await call(svc.url, 'GET', '/chat-accounts', { key: t.sandboxKey });
+    expect(after.status).toBe(401);
+  });
+});
