@@ -1,7 +1,8 @@
-// Ingesting inbound messages, a batch in one transaction with a constant number of statements:
-// dedupe provider retries, resolve hidden numbers, update the sender aggregate (before any inbox
-// filter), store what the inbox keeps (Pro, filters permitting), and write message.inbound and,
-// the first time a number writes, sender.first_inbound.
+// Ingesting inbound messages, a batch in one transaction with a constant number of statements, in
+// numbered steps: (1) dedupe provider retries, (2) resolve hidden numbers, (3) update the sender
+// aggregate (before any inbox filter) and apply opt-out keywords, (4) store what the inbox keeps
+// (Pro, filters permitting), (5) find the messages of ours that replies quote, and (6) write
+// message.inbound and, the first time a number writes, sender.first_inbound.
 import crypto from 'node:crypto';
 
 import type { Queryable } from '../db/db.js';
@@ -35,8 +36,40 @@ function passes(filter: Filter | undefined, from: string | null): boolean {
 
 const key = (...parts: string[]) => parts.join('\u0000');
 
+/** The batch's numbers: each item's sender number, known or resolved from its user id. */
+type FromOf = (item: InboundItem) => string | null;
+/** A number's row in the sender aggregate: new with this batch, and since when it writes. */
+type SenderRow = { created: boolean; firstInboundAt: Date };
+type Aggregate = { account: InboundAccount; phone: string; first: Date; last: Date; count: number; name: string };
+type Prepared = { item: InboundItem; from: string | null; id: string; stored: boolean };
+type Quoted = { id: string; external_id: string };
+
 export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<Ingested[]> {
-  // 1. Receptions: the first sight of (account, provider message id) wins, in this batch or any.
+  const todo = await claimReceptions(tx, items);
+  const fromOf = await resolveNumbers(tx, todo);
+  const { agg, senders } = await countSenders(tx, todo, fromOf);
+  // Opt-out keywords: a text that is one, whole, puts its sender on the account's list.
+  await suppressKeywordSenders(
+    tx,
+    todo
+      .filter((i) => i.message.messageType === 'text')
+      .map((item) => ({
+        accountId: item.account.id,
+        customerId: item.account.customerId,
+        phone: fromOf(item),
+        text: item.message.text,
+        at: item.message.receivedAt,
+      })),
+  );
+  const prepared = await storeInbox(tx, todo, fromOf);
+  const ours = await findQuoted(tx, prepared);
+  const { events, results } = buildEvents(prepared, { agg, senders, ours });
+  await writeEvents(tx, events);
+  return items.map((item) => results.get(item) ?? { kind: 'duplicate' });
+}
+
+/** 1. Receptions: the first sight of (account, provider message id) wins, in this batch or any. */
+async function claimReceptions(tx: Queryable, items: InboundItem[]): Promise<InboundItem[]> {
   const fresh = await tx.query<{ chat_account_id: string; provider_message_id: string }>(
     `INSERT INTO inbound_receptions (chat_account_id, provider_message_id)
      SELECT DISTINCT a, m FROM unnest($1::uuid[], $2::text[]) AS t(a, m)
@@ -44,11 +77,14 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
     [items.map((i) => i.account.id), items.map((i) => i.message.providerMessageId)],
   );
   const unclaimed = new Set(fresh.map((r) => key(r.chat_account_id, r.provider_message_id)));
-  const live = items.map((item) => unclaimed.delete(key(item.account.id, item.message.providerMessageId)));
-  const todo = items.filter((_, i) => live[i]);
+  return items.filter((item) => unclaimed.delete(key(item.account.id, item.message.providerMessageId)));
+}
 
-  // 2. Hidden numbers: follow user id changes, learn (identifier → number) pairs, then resolve
-  //    identifiers alone.
+/**
+ * 2. Hidden numbers: follow user id changes, learn (identifier → number) pairs, then resolve
+ *    identifiers alone.
+ */
+async function resolveNumbers(tx: Queryable, todo: InboundItem[]): Promise<FromOf> {
   await moveChangedUserIds(tx, todo);
   const learned = new Map<string, string>();
   for (const { account, message: m } of todo)
@@ -72,15 +108,20 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
     );
     for (const r of rows) learned.set(key(r.chat_account_id, r.user_id), r.phone_e164);
   }
-  const fromOf = ({ account, message: m }: InboundItem): string | null =>
+  return ({ account, message: m }) =>
     m.fromPhone ?? (m.userId ? (learned.get(key(account.id, m.userId)) ?? null) : null);
+}
 
-  // 3. The aggregate, one row per (account, number) of the batch; the primary key makes exactly
-  //    one insert win under concurrency, and firstInboundAt never changes afterwards.
-  const agg = new Map<
-    string,
-    { account: InboundAccount; phone: string; first: Date; last: Date; count: number; name: string }
-  >();
+/**
+ * 3. The aggregate, one row per (account, number) of the batch; the primary key makes exactly
+ *    one insert win under concurrency, and firstInboundAt never changes afterwards.
+ */
+async function countSenders(
+  tx: Queryable,
+  todo: InboundItem[],
+  fromOf: FromOf,
+): Promise<{ agg: Map<string, Aggregate>; senders: Map<string, SenderRow> }> {
+  const agg = new Map<string, Aggregate>();
   for (const item of todo) {
     const phone = fromOf(item);
     if (!phone) continue;
@@ -99,52 +140,40 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
     a.name = item.message.fromDisplayName || a.name;
     agg.set(k, a);
   }
-  const senders = new Map<string, { created: boolean; firstInboundAt: Date }>();
-  if (agg.size > 0) {
-    const rows = [...agg.values()];
-    const result = await tx.query<{
-      chat_account_id: string;
-      phone_e164: string;
-      first_inbound_at: Date;
-      created: boolean;
-    }>(
-      `INSERT INTO senders AS s (chat_account_id, customer_id, phone_e164, first_inbound_at, last_inbound_at, inbound_count, display_name)
-       SELECT a, c, p, f, l, n, NULLIF(d, '') FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[], $7::text[])
-         AS t(a, c, p, f, l, n, d) ORDER BY a, p
-       ON CONFLICT (chat_account_id, phone_e164) DO UPDATE SET
-         last_inbound_at = greatest(s.last_inbound_at, EXCLUDED.last_inbound_at),
-         inbound_count = s.inbound_count + EXCLUDED.inbound_count,
-         display_name = COALESCE(EXCLUDED.display_name, s.display_name)
-       RETURNING chat_account_id, phone_e164, first_inbound_at, (xmax = 0) AS created`,
-      [
-        rows.map((r) => r.account.id),
-        rows.map((r) => r.account.customerId),
-        rows.map((r) => r.phone),
-        rows.map((r) => r.first.toISOString()),
-        rows.map((r) => r.last.toISOString()),
-        rows.map((r) => r.count),
-        rows.map((r) => r.name),
-      ],
-    );
-    for (const r of result)
-      senders.set(key(r.chat_account_id, r.phone_e164), { created: r.created, firstInboundAt: r.first_inbound_at });
-  }
-
-  // 3b. Opt-out keywords: a text that is one, whole, puts its sender on the account's list.
-  await suppressKeywordSenders(
-    tx,
-    todo
-      .filter((i) => i.message.messageType === 'text')
-      .map((item) => ({
-        accountId: item.account.id,
-        customerId: item.account.customerId,
-        phone: fromOf(item),
-        text: item.message.text,
-        at: item.message.receivedAt,
-      })),
+  const senders = new Map<string, SenderRow>();
+  if (agg.size === 0) return { agg, senders };
+  const rows = [...agg.values()];
+  const result = await tx.query<{
+    chat_account_id: string;
+    phone_e164: string;
+    first_inbound_at: Date;
+    created: boolean;
+  }>(
+    `INSERT INTO senders AS s (chat_account_id, customer_id, phone_e164, first_inbound_at, last_inbound_at, inbound_count, display_name)
+     SELECT a, c, p, f, l, n, NULLIF(d, '') FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[], $7::text[])
+       AS t(a, c, p, f, l, n, d) ORDER BY a, p
+     ON CONFLICT (chat_account_id, phone_e164) DO UPDATE SET
+       last_inbound_at = greatest(s.last_inbound_at, EXCLUDED.last_inbound_at),
+       inbound_count = s.inbound_count + EXCLUDED.inbound_count,
+       display_name = COALESCE(EXCLUDED.display_name, s.display_name)
+     RETURNING chat_account_id, phone_e164, first_inbound_at, (xmax = 0) AS created`,
+    [
+      rows.map((r) => r.account.id),
+      rows.map((r) => r.account.customerId),
+      rows.map((r) => r.phone),
+      rows.map((r) => r.first.toISOString()),
+      rows.map((r) => r.last.toISOString()),
+      rows.map((r) => r.count),
+      rows.map((r) => r.name),
+    ],
   );
+  for (const r of result)
+    senders.set(key(r.chat_account_id, r.phone_e164), { created: r.created, firstInboundAt: r.first_inbound_at });
+  return { agg, senders };
+}
 
-  // 4. The inbox: plan Pro, and the account's filter.
+/** 4. The inbox: plan Pro, and the account's filter. Every item gets its id; `stored` says if kept. */
+async function storeInbox(tx: Queryable, todo: InboundItem[], fromOf: FromOf): Promise<Prepared[]> {
   const inboxAccounts = [...new Set(todo.filter((i) => PLAN_LIMITS[i.account.plan].inbox).map((i) => i.account.id))];
   const filters =
     inboxAccounts.length === 0
@@ -164,56 +193,58 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
     };
   });
   const toStore = prepared.filter((p) => p.stored);
-  if (toStore.length > 0) {
-    await tx.query(
-      `INSERT INTO inbound_messages (id, customer_id, chat_account_id, channel, provider_message_id, from_e164, from_display_name, message_type,
-                                     text, display_text, reply_to_provider_message_id, received_at, expires_at, from_user_id)
-       SELECT id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, r + make_interval(days => d), u
-         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::int[], $14::text[])
-           AS t(id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, d, u)`,
-      [
-        toStore.map((p) => p.id),
-        toStore.map((p) => p.item.account.customerId),
-        toStore.map((p) => p.item.account.id),
-        toStore.map((p) => p.item.account.channel),
-        toStore.map((p) => p.item.message.providerMessageId),
-        toStore.map((p) => p.from),
-        toStore.map((p) => p.item.message.fromDisplayName),
-        toStore.map((p) => p.item.message.messageType),
-        toStore.map((p) => p.item.message.text),
-        toStore.map((p) => p.item.message.displayText),
-        toStore.map((p) => p.item.message.contextId),
-        toStore.map((p) => p.item.message.receivedAt.toISOString()),
-        toStore.map((p) => PLAN_LIMITS[p.item.account.plan].retentionDays),
-        toStore.map((p) => p.item.message.userId),
-      ],
-    );
-  }
+  if (toStore.length === 0) return prepared;
+  await tx.query(
+    `INSERT INTO inbound_messages (id, customer_id, chat_account_id, channel, provider_message_id, from_e164, from_display_name, message_type,
+                                   text, display_text, reply_to_provider_message_id, received_at, expires_at, from_user_id)
+     SELECT id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, r + make_interval(days => d), u
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::int[], $14::text[])
+         AS t(id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, d, u)`,
+    [
+      toStore.map((p) => p.id),
+      toStore.map((p) => p.item.account.customerId),
+      toStore.map((p) => p.item.account.id),
+      toStore.map((p) => p.item.account.channel),
+      toStore.map((p) => p.item.message.providerMessageId),
+      toStore.map((p) => p.from),
+      toStore.map((p) => p.item.message.fromDisplayName),
+      toStore.map((p) => p.item.message.messageType),
+      toStore.map((p) => p.item.message.text),
+      toStore.map((p) => p.item.message.displayText),
+      toStore.map((p) => p.item.message.contextId),
+      toStore.map((p) => p.item.message.receivedAt.toISOString()),
+      toStore.map((p) => PLAN_LIMITS[p.item.account.plan].retentionDays),
+      toStore.map((p) => p.item.message.userId),
+    ],
+  );
+  return prepared;
+}
 
-  // 5. Replies to our own messages, for the event's replyTo.
+/** 5. Replies to our own messages, for the event's replyTo: the quoted message by account and provider id. */
+async function findQuoted(tx: Queryable, prepared: Prepared[]): Promise<Map<string, Quoted>> {
   const replies = prepared.filter((p) => p.item.message.contextId !== null);
-  const ours = new Map<string, { id: string; external_id: string }>();
-  if (replies.length > 0) {
-    const rows = await tx.query<{
-      chat_account_id: string;
-      provider_message_id: string;
-      id: string;
-      external_id: string;
-    }>(
-      `SELECT m.chat_account_id, m.provider_message_id, m.id, m.external_id FROM messages m
-         JOIN unnest($1::uuid[], $2::text[]) AS t(a, pm) ON m.chat_account_id = t.a AND m.provider_message_id = t.pm`,
-      [replies.map((p) => p.item.account.id), replies.map((p) => p.item.message.contextId)],
-    );
-    for (const r of rows) ours.set(key(r.chat_account_id, r.provider_message_id), r);
-  }
+  const ours = new Map<string, Quoted>();
+  if (replies.length === 0) return ours;
+  const rows = await tx.query<{ chat_account_id: string; provider_message_id: string } & Quoted>(
+    `SELECT m.chat_account_id, m.provider_message_id, m.id, m.external_id FROM messages m
+       JOIN unnest($1::uuid[], $2::text[]) AS t(a, pm) ON m.chat_account_id = t.a AND m.provider_message_id = t.pm`,
+    [replies.map((p) => p.item.account.id), replies.map((p) => p.item.message.contextId)],
+  );
+  for (const r of rows) ours.set(key(r.chat_account_id, r.provider_message_id), r);
+  return ours;
+}
 
-  // 6. Events: message.inbound for each; sender.first_inbound for each number seen for the first time.
+/** 6. Events: message.inbound for each; sender.first_inbound for each number seen for the first time. */
+function buildEvents(
+  prepared: Prepared[],
+  seen: { agg: Map<string, Aggregate>; senders: Map<string, SenderRow>; ours: Map<string, Quoted> },
+): { events: OutboxEvent[]; results: Map<InboundItem, Ingested> } {
   const events: OutboxEvent[] = [];
   const firstDone = new Set<string>();
   const results = new Map<InboundItem, Ingested>();
   for (const { item, from, id, stored } of prepared) {
     const { account, message: m } = item;
-    const quoted = m.contextId !== null ? ours.get(key(account.id, m.contextId)) : undefined;
+    const quoted = m.contextId !== null ? seen.ours.get(key(account.id, m.contextId)) : undefined;
     const eventData = {
       inboundMessageId: id,
       chatAccountId: account.id,
@@ -236,10 +267,10 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
     };
     events.push({ customerId: account.customerId, type: 'message.inbound', createdAt: new Date(), data: eventData });
     const sk = from ? key(account.id, from) : null;
-    const sender = sk ? senders.get(sk) : undefined;
+    const sender = sk ? seen.senders.get(sk) : undefined;
     // The earliest message of the batch from a new number is the one that made it "first".
     const isFirst =
-      sender?.created === true && !firstDone.has(sk!) && m.receivedAt.getTime() === agg.get(sk!)!.first.getTime();
+      sender?.created === true && !firstDone.has(sk!) && m.receivedAt.getTime() === seen.agg.get(sk!)!.first.getTime();
     if (isFirst) {
       firstDone.add(sk!);
       events.push({
@@ -258,8 +289,7 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
     }
     results.set(item, { kind: 'ingested', inboundMessageId: id, stored, from, firstInbound: isFirst, eventData });
   }
-  await writeEvents(tx, events);
-  return items.map((item) => results.get(item) ?? { kind: 'duplicate' });
+  return { events, results };
 }
 
 /**
