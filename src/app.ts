@@ -120,7 +120,7 @@ export async function createApp(
 ): Promise<App> {
   const role = opts.role ?? 'all';
   const log = opts.log ?? createLogger(config);
-  const db = opts.db ?? (await openDb(config));
+  const db = opts.db ?? (await openDb(config, { log }));
   const applied = await migrate(db);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   if (config.unsafeAllowPrivateUrls)

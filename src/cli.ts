@@ -12,6 +12,7 @@ import {
   loadEmulatorConfig,
   readEnvironment,
 } from './config.js';
+import { DataDirLockedError } from './db/data-dir.js';
 import { migrate } from './db/migrate.js';
 import { openDb } from './db/open-db.js';
 import { createEmulator } from './emulator/emulator-server.js';
@@ -61,9 +62,10 @@ async function main(argv: string[]): Promise<number> {
       return -1; // keep running
     case 'migrate': {
       const config = loadConfig(env);
-      const db = await openDb(config);
+      const log = createLogger(config);
+      const db = await openDb(config, { log });
       const applied = await migrate(db);
-      createLogger(config).info({ applied }, 'migrations up to date');
+      log.info({ applied }, 'migrations up to date');
       await db.close();
       return 0;
     }
@@ -97,7 +99,8 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (err: unknown) => {
-    if (err instanceof ConfigError) console.error(err.message);
+    // Refusals an operator acts on are one clear line; anything else shows its stack.
+    if (err instanceof ConfigError || err instanceof DataDirLockedError) console.error(err.message);
     else console.error(err);
     process.exit(1);
   },
