@@ -16,6 +16,7 @@ import { DataDirLockedError } from './db/data-dir.js';
 import { migrate } from './db/migrate.js';
 import { openDb } from './db/open-db.js';
 import { createEmulator } from './emulator/emulator-server.js';
+import { EncryptionKeyError } from './secrets/key-check.js';
 
 const USAGE = `usage: chatgate <command>
   serve [--role all|api|worker]   run the HTTP API and/or the workers (default all)
@@ -100,7 +101,8 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     // Refusals an operator acts on are one clear line; anything else shows its stack.
-    if (err instanceof ConfigError || err instanceof DataDirLockedError) console.error(err.message);
+    if (err instanceof ConfigError || err instanceof DataDirLockedError || err instanceof EncryptionKeyError)
+      console.error(err.message);
     else console.error(err);
     process.exit(1);
   },
