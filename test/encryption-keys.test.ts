@@ -9,8 +9,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
+import { runAdminCli } from '../src/admin/admin-cli.js';
 import { SEALED_COLUMNS, sealedAt } from '../src/secrets/sealed-columns.js';
 import { createSealer, keyIdOf } from '../src/shared/crypto.js';
 import { type Emulator, providerEnv, startEmulator } from './support/emulator.js';
@@ -146,11 +147,15 @@ describe(`encryption keys: check at start, rotation with rekey, values bound to 
     // The account's two tokens, the API key's copy, the endpoint's secret and previous secret.
     expect(rekey.body.resealed).toBeGreaterThanOrEqual(5);
     await sends;
-    // Again: nothing left to do.
-    expect((await call(rotating.url, 'POST', '/admin/encryption/rekey', { admin: true })).body).toMatchObject({
-      resealed: 0,
-      remaining: 0,
-    });
+    // Again, with the operator command: nothing left to do.
+    const printed: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((text: string) => void printed.push(text));
+    try {
+      expect(await runAdminCli(['rekey'], { baseUrl: rotating.url, adminToken: ADMIN_TOKEN })).toBe(0);
+    } finally {
+      log.mockRestore();
+    }
+    expect(JSON.parse(printed.join('\n'))).toMatchObject({ resealed: 0, remaining: 0, previousKeyId: null });
 
     // Every sealed value is under the new key, in the new format, and opens with it alone.
     const newOnly = createSealer(bytes(KEY_B));

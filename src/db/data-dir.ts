@@ -129,6 +129,7 @@ export function secureDataDir(dataDir: string): number {
       for (const entry of fs.readdirSync(p, { withFileTypes: true }))
         visit(path.join(p, entry.name), entry.isDirectory());
   };
-  visit(dataDir, true);
+  // A DATA_DIR that is a symbolic link: its target (links inside are left alone).
+  visit(fs.realpathSync(dataDir), true);
   return fixed;
 }
