@@ -14,7 +14,7 @@ import tseslint from 'typescript-eslint';
 const LAYERS = [
   ['db'],
   ['shared'],
-  ['plans', 'events', 'outbound', 'provider', 'health'],
+  ['plans', 'events', 'outbound', 'provider', 'health', 'secrets'],
   ['lifecycle', 'metrics', 'usage'],
   ['customers'],
   ['accounts', 'media', 'suppressions'],

@@ -52,10 +52,14 @@ async function scenario(withDeadEndpoint: boolean) {
     const customers = Array.from({ length: CUSTOMERS }, () => crypto.randomUUID());
     for (const id of customers) {
       await sql`INSERT INTO customers (id, name, plan) VALUES (${id}, 'bench', 'pro')`;
-      await sql`INSERT INTO webhook_endpoints (id, customer_id, url, events, secret_enc) VALUES (${crypto.randomUUID()}, ${id}, ${`http://127.0.0.1:${fastPort}/hook`}, ${['message.status']}, ${sealer.seal('whsec_bench')})`;
+      const endpointId = crypto.randomUUID();
+      const secret = sealer.seal('whsec_bench', { table: 'webhook_endpoints', column: 'secret_enc', id: endpointId });
+      await sql`INSERT INTO webhook_endpoints (id, customer_id, url, events, secret_enc) VALUES (${endpointId}, ${id}, ${`http://127.0.0.1:${fastPort}/hook`}, ${['message.status']}, ${secret})`;
     }
     if (withDeadEndpoint) {
-      await sql`INSERT INTO webhook_endpoints (id, customer_id, url, events, secret_enc) VALUES (${crypto.randomUUID()}, ${customers[0]!}, ${`http://127.0.0.1:${deadPort}/hook`}, ${['message.status']}, ${sealer.seal('whsec_bench')})`;
+      const endpointId = crypto.randomUUID();
+      const secret = sealer.seal('whsec_bench', { table: 'webhook_endpoints', column: 'secret_enc', id: endpointId });
+      await sql`INSERT INTO webhook_endpoints (id, customer_id, url, events, secret_enc) VALUES (${endpointId}, ${customers[0]!}, ${`http://127.0.0.1:${deadPort}/hook`}, ${['message.status']}, ${secret})`;
     }
     // The events, through the same outbox statement the service uses.
     for (let i = 0; i < EVENTS; i += 1000) {

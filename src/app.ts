@@ -60,6 +60,8 @@ import { createUserService } from './portal/user-service.js';
 import { createProviderClient } from './provider/cloud-api.js';
 import { createPurger } from './purge/purger.js';
 import { createReceiptService } from './receipts/receipt-service.js';
+import { checkEncryptionKey } from './secrets/key-check.js';
+import { createRekey } from './secrets/rekey.js';
 import { createSenderService } from './senders/sender-service.js';
 import { createSealer } from './shared/crypto.js';
 import { createSuppressionService } from './suppressions/suppression-service.js';
@@ -120,7 +122,7 @@ export async function createApp(
 ): Promise<App> {
   const role = opts.role ?? 'all';
   const log = opts.log ?? createLogger(config);
-  const db = opts.db ?? (await openDb(config));
+  const db = opts.db ?? (await openDb(config, { log }));
   const applied = await migrate(db);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   if (config.unsafeAllowPrivateUrls)
@@ -135,7 +137,22 @@ export async function createApp(
 
   const metrics = createMetrics({ maxIdLabels: config.metricsMaxIdLabels });
   registerDbGauges(metrics, { db, log, quotaTopN: config.metricsQuotaTopN });
-  const sealer = createSealer(config.encryptionKey ?? embeddedEncryptionKey(config.dataDir));
+  const sealer = createSealer({
+    current: config.encryptionKey ?? embeddedEncryptionKey(config.dataDir),
+    previous: config.encryptionKeyPrevious,
+  });
+  const keyCheck = await checkEncryptionKey(
+    db,
+    sealer,
+    config.encryptionKey ? 'ENCRYPTION_KEY' : `ENCRYPTION_KEY (unset: ${path.join(config.dataDir, 'encryption.key')})`,
+  );
+  if (keyCheck !== 'ok')
+    log.info({ keyId: sealer.keyId, previousKeyId: sealer.previousKeyId }, `encryption key ${keyCheck}`);
+  if (sealer.previousKeyId)
+    log.warn(
+      { keyId: sealer.keyId, previousKeyId: sealer.previousKeyId },
+      'ENCRYPTION_KEY_PREVIOUS is set: run `chatgate admin rekey`, then remove it and restart',
+    );
   const directory = createDirectory(db);
   const mediaStore = createDbMediaStore(db);
   const media = createMediaService({ db, store: mediaStore, unusedTtlSeconds: config.mediaUnusedTtlSeconds });
@@ -269,6 +286,7 @@ export async function createApp(
           accountList,
           keys,
           inbound,
+          rekey: createRekey({ db, sealer }),
         }),
       );
       void api.register(async (plain) =>

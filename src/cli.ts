@@ -12,9 +12,11 @@ import {
   loadEmulatorConfig,
   readEnvironment,
 } from './config.js';
+import { DataDirLockedError } from './db/data-dir.js';
 import { migrate } from './db/migrate.js';
 import { openDb } from './db/open-db.js';
 import { createEmulator } from './emulator/emulator-server.js';
+import { EncryptionKeyError } from './secrets/key-check.js';
 
 const USAGE = `usage: chatgate <command>
   serve [--role all|api|worker]   run the HTTP API and/or the workers (default all)
@@ -61,9 +63,10 @@ async function main(argv: string[]): Promise<number> {
       return -1; // keep running
     case 'migrate': {
       const config = loadConfig(env);
-      const db = await openDb(config);
+      const log = createLogger(config);
+      const db = await openDb(config, { log });
       const applied = await migrate(db);
-      createLogger(config).info({ applied }, 'migrations up to date');
+      log.info({ applied }, 'migrations up to date');
       await db.close();
       return 0;
     }
@@ -97,7 +100,9 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (err: unknown) => {
-    if (err instanceof ConfigError) console.error(err.message);
+    // Refusals an operator acts on are one clear line; anything else shows its stack.
+    if (err instanceof ConfigError || err instanceof DataDirLockedError || err instanceof EncryptionKeyError)
+      console.error(err.message);
     else console.error(err);
     process.exit(1);
   },

@@ -84,6 +84,20 @@ describe('loadConfig', () => {
     expect(ok.publicBaseUrl).toBe('https://api.example.com');
   });
 
+  it('takes ENCRYPTION_KEY_PREVIOUS (a rotation) only beside a different ENCRYPTION_KEY', () => {
+    const key = (n: number) => Buffer.alloc(32, n).toString('base64');
+    expect(loadConfig({}).encryptionKeyPrevious).toBeNull();
+    const c = loadConfig({ ENCRYPTION_KEY: key(1), ENCRYPTION_KEY_PREVIOUS: key(2) });
+    expect(c.encryptionKeyPrevious?.equals(Buffer.alloc(32, 2))).toBe(true);
+    expect(() => loadConfig({ ENCRYPTION_KEY_PREVIOUS: key(2) })).toThrow(
+      /ENCRYPTION_KEY_PREVIOUS needs ENCRYPTION_KEY/,
+    );
+    expect(() => loadConfig({ ENCRYPTION_KEY: key(1), ENCRYPTION_KEY_PREVIOUS: key(1) })).toThrow(/must differ/);
+    expect(() => loadConfig({ ENCRYPTION_KEY: key(1), ENCRYPTION_KEY_PREVIOUS: 'c2hvcnQ=' })).toThrow(
+      /ENCRYPTION_KEY_PREVIOUS must be 32 bytes/,
+    );
+  });
+
   it('reads TRUST_PROXY as false, true, a hop count or addresses/CIDRs, and refuses anything else', () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);

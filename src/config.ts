@@ -26,6 +26,8 @@ export type Config = {
   purgeIntervalSeconds: number;
   /** 32-byte key (base64) for secrets at rest; null means "generate one under DATA_DIR" (embedded mode only). */
   encryptionKey: Buffer | null;
+  /** During a key rotation only: the key being replaced, still accepted for opening until rekey finished. */
+  encryptionKeyPrevious: Buffer | null;
   logLevel: string;
   maxSendAttempts: number;
   workerBatchSize: number;
@@ -194,6 +196,15 @@ export function loadConfig(env: Env): Config {
       'ENCRYPTION_KEY is required with DATABASE_URL (every process must share it): openssl rand -base64 32',
     );
   }
+  let encryptionKeyPrevious: Buffer | null = null;
+  const rawPrevious = str('ENCRYPTION_KEY_PREVIOUS');
+  if (rawPrevious !== null) {
+    const decoded = Buffer.from(rawPrevious, 'base64');
+    if (decoded.length !== 32) problems.push('ENCRYPTION_KEY_PREVIOUS must be 32 bytes encoded in base64');
+    else if (rawKey === null) problems.push('ENCRYPTION_KEY_PREVIOUS needs ENCRYPTION_KEY (the new key) set too');
+    else if (encryptionKey?.equals(decoded)) problems.push('ENCRYPTION_KEY_PREVIOUS must differ from ENCRYPTION_KEY');
+    else encryptionKeyPrevious = decoded;
+  }
   const metricsToken = str('METRICS_TOKEN');
   if (metricsToken !== null && metricsToken.length < 16)
     problems.push('METRICS_TOKEN must be at least 16 characters long');
@@ -219,6 +230,7 @@ export function loadConfig(env: Env): Config {
     retryTimeScale: num('RETRY_TIME_SCALE', 1, 0, 1000),
     purgeIntervalSeconds: int('PURGE_INTERVAL_SECONDS', 3 * 3600, 1, 30 * 86400),
     encryptionKey,
+    encryptionKeyPrevious,
     logLevel,
     maxSendAttempts: int('MAX_SEND_ATTEMPTS', 5, 1, 50),
     workerBatchSize: int('WORKER_BATCH_SIZE', 200, 1, 5000),

@@ -96,7 +96,7 @@ describe('operator API', () => {
       [res.body.id],
     );
     for (const v of Object.values(row!)) {
-      expect(v).toMatch(/^v1\./);
+      expect(v).toMatch(/^v2\.[0-9a-f]{16}\./);
       expect(v).not.toContain('secret');
     }
     const dup = await call(svc.url, 'POST', `/admin/customers/${t.customerId}/chat-accounts`, {

@@ -6,6 +6,8 @@ import { lockCustomer } from '../customers/customer-service.js';
 import type { Db, Queryable } from '../db/db.js';
 import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
 import type { Sealer } from '../shared/crypto.js';
+
+type SealedColumn = 'access_token_enc' | 'app_secret_enc' | 'management_token_enc';
 import { errors, operatorErrors } from '../shared/errors.js';
 import type { AccountStatus, AccountType, SendPolicyMode } from '../shared/vocab.js';
 import { ACCOUNT_COLUMNS, toAccountRecord } from './account-record.js';
@@ -43,7 +45,8 @@ export function createAccountAdmin(deps: {
   publicBaseUrl: string;
 }) {
   const { db, sealer, invalidate, publicBaseUrl } = deps;
-  const seal = (v: string | null | undefined) => (v === undefined ? undefined : v === null ? null : sealer.seal(v));
+  const seal = (v: string | null | undefined, id: string, column: SealedColumn) =>
+    v === undefined ? undefined : v === null ? null : sealer.seal(v, { table: 'chat_accounts', column, id });
 
   async function view(tx: Queryable, id: string) {
     const rows = await tx.query<Record<string, unknown>>(
@@ -104,10 +107,10 @@ export function createAccountAdmin(deps: {
               input.displayName,
               o.phoneNumberId ?? null,
               o.wabaId ?? null,
-              seal(o.accessToken) ?? null,
-              seal(o.appSecret) ?? null,
+              seal(o.accessToken, id, 'access_token_enc') ?? null,
+              seal(o.appSecret, id, 'app_secret_enc') ?? null,
               o.integrationId ?? null,
-              seal(o.managementToken) ?? null,
+              seal(o.managementToken, id, 'management_token_enc') ?? null,
               input.type === 'OFFICIAL' ? (o.wabaVerification ?? 'unverifiable') : null,
               o.verifiedName ?? null,
               input.type === 'OFFICIAL' ? (input.sendPolicy?.mode ?? 'PRODUCTION') : null,
@@ -160,10 +163,10 @@ export function createAccountAdmin(deps: {
           set('last_error_code', input.lastErrorCode);
           set('phone_number_id', o.phoneNumberId);
           set('waba_id', o.wabaId);
-          set('access_token_enc', seal(o.accessToken));
-          set('app_secret_enc', seal(o.appSecret));
+          set('access_token_enc', seal(o.accessToken, id, 'access_token_enc'));
+          set('app_secret_enc', seal(o.appSecret, id, 'app_secret_enc'));
           set('integration_id', o.integrationId);
-          set('management_token_enc', seal(o.managementToken));
+          set('management_token_enc', seal(o.managementToken, id, 'management_token_enc'));
           // A new (or removed) credential has not been proven by any management call yet.
           if (o.managementToken !== undefined) sets.push('template_management_verified_at = NULL');
           set('waba_verification', o.wabaVerification);

@@ -37,7 +37,13 @@ export async function claimDueProbes(
   return rows.map((r) => {
     let accessToken: string | null = null;
     try {
-      accessToken = r.access_token_enc ? sealer.open(r.access_token_enc as string) : null;
+      accessToken = r.access_token_enc
+        ? sealer.open(r.access_token_enc as string, {
+            table: 'chat_accounts',
+            column: 'access_token_enc',
+            id: r.id as string,
+          })
+        : null;
     } catch {
       accessToken = null;
     }

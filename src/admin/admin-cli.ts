@@ -21,6 +21,7 @@ const USAGE = `usage: chatgate admin <command> [options]   (needs ADMIN_TOKEN; C
   users list CUSTOMER_ID
   users reset-password USER_ID   (ends the password and sessions; prints a new invitation link)
   users disable USER_ID
+  rekey   (key rotation: re-seals every secret under the service's ENCRYPTION_KEY; docs/security.md)
 
 account options: --status S --phone-number-id ID --waba-id ID --access-token T --app-secret S
   --integration-id ID --management-token T --send-policy DISABLED|TEST|PRODUCTION|GLOBAL
@@ -100,7 +101,9 @@ export async function runAdminCli(
   const { values: v, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   // `usage CUSTOMER_ID` has no sub-command: its id is the second word.
   const [group, command, id] =
-    positionals[0] === 'usage' ? ['usage', '', positionals[1]] : (positionals as (string | undefined)[]);
+    positionals[0] === 'usage' || positionals[0] === 'rekey'
+      ? [positionals[0], '', positionals[1]]
+      : (positionals as (string | undefined)[]);
   if (v.help || !group) {
     console.log(USAGE);
     return v.help ? 0 : 2;
@@ -142,10 +145,11 @@ export async function runAdminCli(
     'users reset-password': () => ['POST', `/admin/portal-users/${id}/reset-password`],
     'users disable': () => ['POST', `/admin/portal-users/${id}/disable`],
     usage: () => ['GET', `/admin/customers/${id}/usage${query({ month: v.month })}`],
+    rekey: () => ['POST', '/admin/encryption/rekey'],
   };
-  const name = group === 'usage' ? 'usage' : `${group} ${command ?? ''}`;
+  const name = group === 'usage' || group === 'rekey' ? group : `${group} ${command ?? ''}`;
   const route = routes[name];
-  const needsId = name !== 'customers create' && name !== 'customers list';
+  const needsId = name !== 'customers create' && name !== 'customers list' && name !== 'rekey';
   if (!route || (needsId && command !== 'create' && !id)) {
     console.error(USAGE);
     return 2;

@@ -84,18 +84,19 @@ export function createKeyService(deps: { db: Db; sealer: Sealer; directory: Pick
         if (n >= MAX_ACTIVE_KEYS) throw errors.limitReached('active API keys per customer', MAX_ACTIVE_KEYS);
         const sandbox = input.sandbox ?? false;
         const key = generateKey(sandbox);
+        const id = crypto.randomUUID();
         const rows = await tx.query<KeyRow>(
           `INSERT INTO api_keys (id, customer_id, chat_account_id, name, sandbox, template_access, key_hash, key_enc, key_hint)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
           [
-            crypto.randomUUID(),
+            id,
             customerId,
             input.chatAccountId ?? null,
             input.name ?? null,
             sandbox,
             input.templateAccess ?? 'none',
             sha256Hex(key),
-            sealer.seal(key),
+            sealer.seal(key, { table: 'api_keys', column: 'key_enc', id }),
             key.slice(-4),
           ],
         );
@@ -129,7 +130,7 @@ export function createKeyService(deps: { db: Db; sealer: Sealer; directory: Pick
       const r = rows[0];
       if (!r || r.revoked_at) throw errors.notFound();
       if (!isRevealable(r)) return { key: null };
-      return { key: sealer.open(r.key_enc as string) };
+      return { key: sealer.open(r.key_enc as string, { table: 'api_keys', column: 'key_enc', id }) };
     },
 
     /**

@@ -49,14 +49,14 @@ export function createReceiptService(deps: {
 
   async function secretFor(channel: WebhookChannel): Promise<string | null> {
     if (channel.kind === 'app') return deps.appSecret;
-    const rows = await db.query<{ app_secret_enc: string | null }>(
-      `SELECT app_secret_enc FROM chat_accounts WHERE integration_id = $1 AND app_secret_enc IS NOT NULL ORDER BY updated_at DESC LIMIT 1`,
+    const rows = await db.query<{ id: string; app_secret_enc: string | null }>(
+      `SELECT id, app_secret_enc FROM chat_accounts WHERE integration_id = $1 AND app_secret_enc IS NOT NULL ORDER BY updated_at DESC LIMIT 1`,
       [channel.integrationId],
     );
     const sealed = rows[0]?.app_secret_enc;
     if (!sealed) return deps.appSecret;
     try {
-      return sealer.open(sealed);
+      return sealer.open(sealed, { table: 'chat_accounts', column: 'app_secret_enc', id: rows[0]!.id });
     } catch {
       return null;
     }

@@ -64,6 +64,7 @@ export const errors = {
 
 export const operatorErrors = {
   alreadyExists: (what: string) => new AppError(409, 'already_exists', { message: `${what} already exists` }),
+  keyMismatch: (message: string) => new AppError(409, 'key_mismatch', { message }),
 } as const;
 
 /** The template catalog's errors (spec, Errors); `provider` is the sanitized provider detail. */

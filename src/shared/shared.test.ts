@@ -1,7 +1,9 @@
+import crypto from 'node:crypto';
+
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { canonicalJson, createSealer, safeEqual } from './crypto.js';
+import { canonicalJson, createSealer, keyIdOf, safeEqual } from './crypto.js';
 import { decodeCursor, encodeCursor, type Position } from './cursor.js';
 import { createGroupCommit } from './group-commit.js';
 
@@ -19,21 +21,64 @@ describe('canonicalJson', () => {
 
 describe('sealer', () => {
   const sealer = createSealer(Buffer.alloc(32, 3));
+  const at = { table: 't', column: 'c', id: '1' };
   it('round-trips and never shows the plain text', () => {
     fc.assert(
       fc.property(fc.string({ minLength: 4 }), (plain) => {
-        const sealed = sealer.seal(plain);
+        const sealed = sealer.seal(plain, at);
         expect(sealed.includes(plain)).toBe(false);
-        expect(sealer.open(sealed)).toBe(plain);
+        expect(sealer.open(sealed, at)).toBe(plain);
       }),
     );
   });
   it('refuses tampered or foreign ciphertext', () => {
-    const sealed = sealer.seal('token');
+    const sealed = sealer.seal('token', at);
     const parts = sealed.split('.');
     parts[3] = Buffer.from('other').toString('base64url');
-    expect(() => sealer.open(parts.join('.'))).toThrow();
-    expect(() => createSealer(Buffer.alloc(32, 4)).open(sealed)).toThrow();
+    expect(() => sealer.open(parts.join('.'), at)).toThrow();
+    expect(() => createSealer(Buffer.alloc(32, 4)).open(sealed, at)).toThrow();
+  });
+});
+
+describe('sealer: key ids and the place a value is bound to', () => {
+  const oldKey = Buffer.alloc(32, 3);
+  const newKey = Buffer.alloc(32, 5);
+  const at = { table: 'chat_accounts', column: 'access_token_enc', id: 'a1' };
+  /** A value in the first format (no key id, no associated data), as stored before key ids. */
+  function v1(key: Buffer, plain: string): string {
+    const iv = crypto.randomBytes(12);
+    const cipher = crypto.createCipheriv('aes-256-gcm', key, iv);
+    const ct = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return ['v1', iv, cipher.getAuthTag(), ct]
+      .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
+      .join('.');
+  }
+
+  it('names its key and does not open in another row, column or table', () => {
+    const sealer = createSealer(newKey);
+    const sealed = sealer.seal('EAAG-token', at);
+    expect(sealed.startsWith(`v2.${keyIdOf(newKey)}.`)).toBe(true);
+    expect(sealer.isCurrent(sealed)).toBe(true);
+    expect(sealer.open(sealed, at)).toBe('EAAG-token');
+    expect(() => sealer.open(sealed, { ...at, id: 'a2' })).toThrow();
+    expect(() => sealer.open(sealed, { ...at, column: 'app_secret_enc' })).toThrow();
+    expect(() => sealer.open(sealed, { ...at, table: 'api_keys' })).toThrow();
+    // Not even after the right row has opened it (the cache is per place).
+    expect(() => sealer.open(sealed, { ...at, id: 'a2' })).toThrow();
+  });
+
+  it('opens values of the first format with either key, and values of the previous key while it is configured', () => {
+    const rotating = createSealer({ current: newKey, previous: oldKey });
+    expect(rotating.previousKeyId).toBe(keyIdOf(oldKey));
+    const legacy = v1(oldKey, 'legacy');
+    expect(rotating.open(legacy, at)).toBe('legacy');
+    expect(rotating.isCurrent(legacy)).toBe(false);
+    const underOld = createSealer(oldKey).seal('old', at);
+    expect(rotating.open(underOld, at)).toBe('old');
+    expect(rotating.isCurrent(underOld)).toBe(false);
+    const alone = createSealer(newKey);
+    expect(() => alone.open(underOld, at)).toThrow(/ENCRYPTION_KEY/);
+    expect(() => alone.open(legacy, at)).toThrow();
   });
 });
 

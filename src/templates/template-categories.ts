@@ -23,7 +23,11 @@ export function createTemplateCategories(deps: { db: Db; sealer: Sealer; provide
     if (!credential) return null;
     let token: string;
     try {
-      token = deps.sealer.open(credential.sealedToken);
+      token = deps.sealer.open(credential.sealedToken, {
+        table: 'chat_accounts',
+        column: 'management_token_enc',
+        id: accountId,
+      });
     } catch {
       return null;
     }

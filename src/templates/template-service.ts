@@ -41,7 +41,11 @@ export function createTemplateService(deps: {
       );
     let token: string;
     try {
-      token = sealer.open(credential.sealedToken);
+      token = sealer.open(credential.sealedToken, {
+        table: 'chat_accounts',
+        column: 'management_token_enc',
+        id: account.id,
+      });
     } catch {
       throw templateErrors.managementUnavailable(
         'the management credential of this account cannot be read; the service operator must load it again',

@@ -71,7 +71,8 @@ export async function loadEndpoints(
         isActive: r.is_active as boolean,
         secrets: [r.secret_enc, r.previous_enc]
           .filter((s): s is string => typeof s === 'string')
-          .map((s) => sealer.open(s)),
+          // The previous secret was the current one before a rotation: it keeps that binding.
+          .map((s) => sealer.open(s, { table: 'webhook_endpoints', column: 'secret_enc', id: r.id as string })),
       },
     ]),
   );

@@ -118,18 +118,19 @@ async function createEndpoint(
   const { db, sealer } = deps;
   await checkUrl(deps, input.url);
   const secret = newSecret();
+  const id = crypto.randomUUID();
   const row = await db.transaction(async (tx) => {
     if ((await lockedCount(tx, customerId, null)) >= MAX_ACTIVE_ENDPOINTS)
       throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
     const rows = await tx.query<Row>(
       `INSERT INTO webhook_endpoints (id, customer_id, url, description, events, secret_enc) VALUES ($1, $2, $3, $4, $5::text[], $6) RETURNING ${COLUMNS}`,
       [
-        crypto.randomUUID(),
+        id,
         customerId,
         input.url,
         input.description ?? '',
         [...new Set(input.events ?? DEFAULT_EVENT_TYPES)],
-        sealer.seal(secret),
+        sealer.seal(secret, { table: 'webhook_endpoints', column: 'secret_enc', id }),
       ],
     );
     return rows[0]!;
@@ -171,7 +172,12 @@ async function rotateSecret(deps: Deps, customerId: string, id: string) {
     `UPDATE webhook_endpoints SET previous_secret_enc = secret_enc, previous_secret_expires_at = now() + make_interval(hours => $4),
             secret_enc = $3, updated_at = now()
       WHERE customer_id = $1 AND id = $2 RETURNING ${COLUMNS}, previous_secret_expires_at`,
-    [customerId, id, sealer.seal(secret), ROTATION_OVERLAP_HOURS],
+    [
+      customerId,
+      id,
+      sealer.seal(secret, { table: 'webhook_endpoints', column: 'secret_enc', id }),
+      ROTATION_OVERLAP_HOURS,
+    ],
   );
   if (!rows[0]) throw errors.webhookEndpointNotFound();
   return { ...toEndpoint(rows[0]), secret, previousSecretExpiresAt: iso(rows[0].previous_secret_expires_at) };

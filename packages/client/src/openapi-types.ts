@@ -623,6 +623,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/admin/encryption/rekey': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Re-seal every secret at rest under this process's ENCRYPTION_KEY (key rotation); repeatable */
+    post: operations['rekey'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/admin/customers/{id}/users': {
     parameters: {
       query?: never;
@@ -1317,6 +1334,19 @@ export interface components {
     ApiKeyList: {
       apiKeys: components['schemas']['ApiKey'][];
     };
+    RekeyResult: {
+      /** @description The id of the key every value is now sealed with. */
+      keyId: string;
+      previousKeyId: string | null;
+      /** @description Values re-sealed by this run. */
+      resealed: number;
+      /** @description Values still not under keyId (run again; 0 when done). */
+      remaining: number;
+      /** @description Values neither key opens, left as they are. */
+      unreadable: number;
+    } & {
+      [key: string]: unknown;
+    };
     InboundIngested: {
       ingested: boolean;
       duplicate: boolean;
@@ -1558,6 +1588,15 @@ export interface components {
       /** @constant */
       error: 'already_exists';
       /** @description What exists. */
+      message?: string;
+    } & {
+      [key: string]: unknown;
+    };
+    /** @description Operator API, rekey: this process's ENCRYPTION_KEY is not the database's current key (restart it with the new key first). */
+    KeyMismatchError: {
+      /** @constant */
+      error: 'key_mismatch';
+      /** @description The key ids involved. */
       message?: string;
     } & {
       [key: string]: unknown;
@@ -6376,6 +6415,62 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
+  rekey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK: RekeyResult */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RekeyResult'];
+        };
+      };
+      /** @description `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter). */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BadRequestError'];
+        };
+      };
+      /** @description `unauthorized`: Operator API: missing or wrong `Authorization: Bearer <ADMIN_TOKEN>`. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OperatorUnauthorizedError'];
+        };
+      };
+      /** @description `key_mismatch`: Operator API, rekey: this process's ENCRYPTION_KEY is not the database's current key (restart it with the new key first). */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['KeyMismatchError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */

@@ -172,6 +172,13 @@ export const ERROR_DOCS: Record<string, ErrorDoc> = {
     description: 'Operator API: the resource exists (a phoneNumberId linked twice, a portal user with this email).',
     extra: { message: str('What exists.') },
   },
+  key_mismatch: {
+    status: 409,
+    schema: 'KeyMismatchError',
+    description:
+      "Operator API, rekey: this process's ENCRYPTION_KEY is not the database's current key (restart it with the new key first).",
+    extra: { message: str('The key ids involved.') },
+  },
   payload_too_large: {
     status: 413,
     schema: 'PayloadTooLargeError',

@@ -330,6 +330,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     errors: operator,
   },
   'DELETE /admin/api-keys/{id}': { operationId: 'revokeApiKey', ok: { 204: null }, errors: operator },
+  'POST /admin/encryption/rekey': { operationId: 'rekey', ok: { 200: 'RekeyResult' }, errors: ['key_mismatch'] },
   'POST /admin/customers/{id}/users': {
     operationId: 'createPortalUser',
     ok: { 201: 'PortalUserInvited' },

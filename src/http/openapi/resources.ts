@@ -385,6 +385,18 @@ export const resourceSchemas: Record<string, TSchema> = {
     { additionalProperties: true },
   ),
   ApiKeyList: Type.Object({ apiKeys: Type.Array(ref('ApiKey')) }),
+  RekeyResult: Type.Object(
+    {
+      keyId: Type.String({ description: 'The id of the key every value is now sealed with.' }),
+      previousKeyId: Nullable(
+        Type.String({ description: 'The key still needed for some values; null: ENCRYPTION_KEY_PREVIOUS may go.' }),
+      ),
+      resealed: Type.Integer({ description: 'Values re-sealed by this run.' }),
+      remaining: Type.Integer({ description: 'Values still not under keyId (run again; 0 when done).' }),
+      unreadable: Type.Integer({ description: 'Values neither key opens, left as they are.' }),
+    },
+    { additionalProperties: true },
+  ),
   InboundIngested: Type.Object({ ingested: Type.Boolean(), duplicate: Type.Boolean() }, { additionalProperties: true }),
   PortalUser: Type.Object(
     {

@@ -9,6 +9,7 @@ import type { CustomerService } from '../../customers/customer-service.js';
 import type { InboundService } from '../../inbound/inbound-service.js';
 import type { KeyService } from '../../keys/key-service.js';
 import { PLANS } from '../../plans/plans.js';
+import type { Rekey } from '../../secrets/rekey.js';
 import { normalizePhone } from '../../senders/phone.js';
 import { safeEqual } from '../../shared/crypto.js';
 import { errors } from '../../shared/errors.js';
@@ -162,6 +163,11 @@ const schemas = {
       { additionalProperties: false },
     ),
   },
+  rekey: {
+    tags,
+    security,
+    summary: "Re-seal every secret at rest under this process's ENCRYPTION_KEY (key rotation); repeatable",
+  },
   listAccounts: {
     tags,
     security,
@@ -223,6 +229,7 @@ export function registerAdminRoutes(
     accountList: AccountList;
     keys: KeyService;
     inbound: InboundService;
+    rekey: Rekey;
   },
 ) {
   app.addHook('onRequest', async (request) => {
@@ -272,6 +279,9 @@ export function registerAdminRoutes(
     await deps.keys.revoke(request.params.id);
     return reply.code(204).send();
   });
+
+  // Key rotation: re-seals every secret under this process's ENCRYPTION_KEY (docs/security.md).
+  app.post('/admin/encryption/rekey', { schema: schemas.rekey }, async () => deps.rekey.run());
 }
 
 /** The operator's read-only lists (customers, a customer's accounts) and a customer's usage. */

@@ -1,0 +1,27 @@
+// Every column that holds a value sealed with ENCRYPTION_KEY (src/shared/crypto.ts), for the key
+// check at start and `rekey`. A test compares this list with the schema's `*_enc` columns.
+import type { SealedAt } from '../shared/crypto.js';
+
+export type SealedColumn = {
+  table: string;
+  column: string;
+  /** The column named in the associated data (a previous secret keeps its binding as the secret). */
+  boundAs?: string;
+};
+
+export const SEALED_COLUMNS: readonly SealedColumn[] = [
+  { table: 'chat_accounts', column: 'access_token_enc' },
+  { table: 'chat_accounts', column: 'app_secret_enc' },
+  { table: 'chat_accounts', column: 'management_token_enc' },
+  { table: 'api_keys', column: 'key_enc' },
+  // The current secret before the previous one: a rotation that moves a value from the first to
+  // the second while rekey runs is still found.
+  { table: 'webhook_endpoints', column: 'secret_enc' },
+  { table: 'webhook_endpoints', column: 'previous_secret_enc', boundAs: 'secret_enc' },
+];
+
+export const sealedAt = (c: SealedColumn, id: string): SealedAt => ({
+  table: c.table,
+  column: c.boundAs ?? c.column,
+  id,
+});
