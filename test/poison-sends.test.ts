@@ -104,6 +104,37 @@ describe(`an attempt is counted when it starts (${backend})`, () => {
     expect(done).toMatchObject({ attemptCount: 2, lastErrorCode: 'PROVIDER_TIMEOUT', error: null });
   }, 60_000);
 
+  it('a message claimed with every attempt counted and no outcome fails with SEND_INTERRUPTED, without a call', async () => {
+    const phoneNumberId = `pnretake${crypto.randomBytes(4).toString('hex')}`;
+    const t = await tenant(svc.url, phoneNumberId);
+    // Scheduled an hour ahead, so that no worker takes it before it looks like a message whose
+    // five attempts each stopped their worker (counted at their start, no outcome recorded).
+    const r = await call(svc.url, 'POST', '/messages', {
+      key: t.key,
+      body: textMessage('retaken', { sendAt: new Date(Date.now() + 3600_000).toISOString() }),
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const id = r.body.messageId as string;
+    expect(
+      await svc.db.query(
+        `UPDATE messages SET status = 'queued', attempt_count = max_attempts, last_attempt_at = now(), due_at = now()
+          WHERE id = $1 AND status = 'pending' AND locked_by IS NULL RETURNING id`,
+        [id],
+      ),
+    ).toHaveLength(1);
+    const failed = await eventually(
+      async () => {
+        const m = await call(svc.url, 'GET', `/messages/${id}`, { key: t.key });
+        return m.body.status === 'failed' ? m.body : undefined;
+      },
+      30_000,
+      50,
+    );
+    expect(failed).toMatchObject({ attemptCount: MAX_SEND_ATTEMPTS, error: { code: 'SEND_INTERRUPTED' } });
+    expect(emu.sent().filter((s) => s.messageId === id)).toHaveLength(0);
+    expect(heldFor(emu, id)).toHaveLength(0);
+  });
+
   it('a webhook POST counts while the endpoint holds it, and its outcome does not count it again', async () => {
     const t = await tenant(svc.url, `pnhook${crypto.randomBytes(4).toString('hex')}`);
     const endpoint = await call(svc.url, 'POST', '/webhook-endpoints', {
