@@ -7,7 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../src/db/migrate.js';
 import { backend, createTestDatabase, type TestDatabase } from './support/harness.js';
 
-/** Columns a receipt or a delivery claim changes (apply-receipt.ts advanceMessages, claimDueDeliveries). */
+/**
+ * Columns a receipt, a send's start or a delivery claim or start changes (apply-receipt.ts
+ * advanceMessages, claim.ts startAttempts, claimDueDeliveries, startDeliveryAttempts).
+ */
 const CHANGED_BY_RECEIPTS = [
   'status',
   'sent_at',
@@ -21,7 +24,7 @@ const CHANGED_BY_RECEIPTS = [
   'locked_by',
   'locked_until',
 ];
-const CHANGED_BY_DELIVERY_CLAIMS = ['locked_by', 'locked_until'];
+const CHANGED_BY_DELIVERY_CLAIMS = ['locked_by', 'locked_until', 'attempt_count'];
 
 describe(`room for in-place updates (${backend})`, () => {
   let database: TestDatabase;
@@ -47,7 +50,7 @@ describe(`room for in-place updates (${backend})`, () => {
     expect(await indexesReading('messages', CHANGED_BY_RECEIPTS)).toEqual([]);
   });
 
-  it('no index of webhook_deliveries reads the lease columns', async () => {
+  it('no index of webhook_deliveries reads the lease columns or the attempt count', async () => {
     expect(await indexesReading('webhook_deliveries', CHANGED_BY_DELIVERY_CLAIMS)).toEqual([]);
   });
 

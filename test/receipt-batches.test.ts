@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { applyParkedReceipts, applyReceipts } from '../src/lifecycle/apply-receipt.js';
 import { applyTransitions } from '../src/lifecycle/apply-transitions.js';
-import { claimDue } from '../src/lifecycle/claim.js';
+import { claimDue, startAttempts } from '../src/lifecycle/claim.js';
 import * as transition from '../src/lifecycle/transitions.js';
 import { backend, call, createAccount, createKey, type Service, startService, textMessage } from './support/harness.js';
 
@@ -52,7 +52,7 @@ describe(`receipt batches (${backend})`, () => {
     return { customerId, accountId, phoneNumberId, key };
   }
 
-  /** Accepted messages, claimed by a (pretend) worker: queued, leased, no wamid yet. */
+  /** Accepted messages, claimed by a (pretend) worker whose sends started: queued, leased, attempt counted, no wamid yet. */
   async function queued(key: string, count: number) {
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
@@ -62,6 +62,8 @@ describe(`receipt batches (${backend})`, () => {
     }
     const claimed = await claimDue(svc.db, worker, 10_000, 60);
     expect(claimed.map((m) => m.id).sort()).toEqual([...ids].sort());
+    // The worker counts each attempt as its send starts (decision 00XX).
+    expect((await startAttempts(svc.db, worker, ids)).size).toBe(ids.length);
     return ids;
   }
 
@@ -71,7 +73,7 @@ describe(`receipt batches (${backend})`, () => {
       await applyTransitions(
         tx,
         worker,
-        ms.map((m) => transition.sent({ id: m.id, status: 'queued' }, new Date(), m.wamid)),
+        ms.map((m) => transition.countedAtStart(transition.sent({ id: m.id, status: 'queued' }, new Date(), m.wamid))),
       );
       await applyParkedReceipts(
         tx,

@@ -109,7 +109,8 @@ describe('sandbox cycles', () => {
     const id = await sendTo('live-1', '+15551234588', t.key);
     const m = await eventually(async () => {
       const r = (await call(svc.url, 'GET', `/messages/${id}`, { key: t.key })).body;
-      return r.attemptCount >= 1 ? r : undefined;
+      // The attempt's outcome recorded (an attempt counts as it starts, before the provider answers).
+      return r.attemptCount >= 1 && r.lastErrorCode !== null ? r : undefined;
     });
     expect(m).toMatchObject({ sandbox: false, lastErrorCode: 'PROVIDER_UNREACHABLE', sentAt: null, deliveredAt: null });
     expect(m.providerMessageId).toBeNull();

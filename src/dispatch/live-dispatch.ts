@@ -7,13 +7,14 @@ import { loadSendAccounts, type SendAccount } from '../accounts/send-accounts.js
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { applyTransitions, logChanges } from '../lifecycle/apply-transitions.js';
-import type { Claimed } from '../lifecycle/claim.js';
-import type { Transition } from '../lifecycle/transitions.js';
+import { type Claimed, startAttempts } from '../lifecycle/claim.js';
 import * as transition from '../lifecycle/transitions.js';
+import { countedAtStart, type Transition } from '../lifecycle/transitions.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
+import { createGroupCommit, type GroupCommit } from '../shared/group-commit.js';
 import type { LeasedWorker } from '../shared/worker-loop.js';
-import { recordAttempt, refuseBeforeSending } from './live-send.js';
+import { type AttemptResult, recordAttempt, refuseBeforeSending } from './live-send.js';
 import type { Outcome } from './outcomes.js';
 import { type Reservation, reserveSlots } from './pacing.js';
 import { type MediaPreparer, needsMediaStep } from './prepare-media.js';
@@ -54,6 +55,11 @@ type Live = {
   late: (Booked & { settle: () => void })[];
   /** Shutdown began: late sends are not booked again. */
   stopping: boolean;
+  /**
+   * Counts the attempt of each send or media step that starts, before it calls the provider: the
+   * ones starting together share one statement. Resolves false when the lease was lost (not sent).
+   */
+  starts: GroupCommit<string, boolean>;
 };
 
 /** A send booked into its account's slots; `deadlineMs`: the last time a slot of it may start. */
@@ -62,8 +68,25 @@ type Booked = { m: Claimed; account: SendAccount; deadlineMs: number };
 export const earliest = (ts: Transition[]) =>
   ts.reduce<Date | null>((min, t) => (t.nextDueAt && (!min || t.nextDueAt < min) ? t.nextDueAt : min), null);
 
-export function createLiveDispatch(deps: Omit<Live, 'timers' | 'blocked' | 'mediaSteps' | 'late' | 'stopping'>) {
-  const live: Live = { ...deps, timers: new Map(), blocked: new Set(), mediaSteps: 0, late: [], stopping: false };
+export function createLiveDispatch(
+  deps: Omit<Live, 'timers' | 'blocked' | 'mediaSteps' | 'late' | 'stopping' | 'starts'>,
+) {
+  const starts = createGroupCommit<string, boolean>(
+    async (ids) => {
+      const counted = await retryTransient(() => startAttempts(deps.db, deps.worker.workerId, ids));
+      return ids.map((id) => counted.has(id));
+    },
+    { maxBatch: 500, maxInFlight: deps.db.kind === 'pglite' ? 1 : 2 },
+  );
+  const live: Live = {
+    ...deps,
+    timers: new Map(),
+    blocked: new Set(),
+    mediaSteps: 0,
+    late: [],
+    stopping: false,
+    starts,
+  };
   return {
     /** Sends or refuses each live message; returns when deferred ones become due, if any. */
     dispatch: (messages: Claimed[]) => dispatchLive(live, messages),
@@ -98,6 +121,9 @@ async function dispatchLive(live: Live, messages: Claimed[]): Promise<Date | nul
       else deferred.push(transition.wait(m, now, new Date(now.getTime() + MEDIA_STEP_RETRY_MS)));
     } else byAccount.set(m.chatAccountId, [...(byAccount.get(m.chatAccountId) ?? []), m]);
   }
+  // Messages tried before take their account's later slots: one whose send stopped its worker
+  // (claimed again after its lease) then cannot hold up the others of its batch a second time.
+  for (const ms of byAccount.values()) ms.sort((a, b) => a.attemptCount - b.attemptCount);
   deferred.push(...(await bookSends(live, byAccount, accounts, now)));
   if (refused.length + deferred.length > 0)
     logChanges(
@@ -171,28 +197,43 @@ function putBack(live: Live, m: Claimed): Promise<void> {
     );
 }
 
+/**
+ * Counts the attempt (startAttempts, with the others starting now), then runs `step`; its outcome
+ * is recorded as counted. Not run when the lease was lost (the message's new holder sends it).
+ */
+async function started(live: Live, m: Claimed, step: () => Promise<AttemptResult>): Promise<void> {
+  if (!(await live.starts.submit(m.id))) {
+    live.log.warn(messageIds(m), 'the lease of a message ran out before its send started; not sent here');
+    return;
+  }
+  const result = await step();
+  await live.worker.record({ message: m, result: { ...result, transition: countedAtStart(result.transition) } });
+}
+
 function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
   const { m, account } = booked;
   // Its account was just marked unusable here: back to the queue.
   if (live.blocked.has(account.id)) return putBack(live, m);
   if (Date.now() - slotMs > MAX_LATE_MS) return rebook(live, booked);
-  return live.provider
-    .send(
-      { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken!, accountId: account.id },
-      m.recipient,
-      m.content,
-      m.id,
-      m.providerMedia,
-    )
-    .then((outcome) =>
-      live.worker.record({ message: m, result: recordAttempt(m, outcome, new Date(), live.retryTimeScale) }),
-    )
-    .catch((err: unknown) =>
-      live.log.error(
-        { err, ...messageIds(m) },
-        'recording a send outcome failed; the lease will expire and the message be retried',
+  return started(live, m, async () =>
+    recordAttempt(
+      m,
+      await live.provider.send(
+        { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken!, accountId: account.id },
+        m.recipient,
+        m.content,
+        m.id,
+        m.providerMedia,
       ),
-    );
+      new Date(),
+      live.retryTimeScale,
+    ),
+  ).catch((err: unknown) =>
+    live.log.error(
+      { err, ...messageIds(m) },
+      'recording a send outcome failed; the lease will expire and the message be retried',
+    ),
+  );
 }
 
 /**
@@ -202,9 +243,9 @@ function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
 function prepareMedia(live: Live, m: Claimed, account: SendAccount) {
   const done = live.worker.begin();
   live.mediaSteps++;
-  void live.media
-    .prepare(m, account)
-    .then((result) => live.worker.record({ message: m, result }))
+  // The media step counts as the attempt's start too (it calls the provider): one that stops the
+  // worker has used an attempt; one that ends ready or unavailable gives it back (the send counts).
+  void started(live, m, () => live.media.prepare(m, account))
     .catch((err: unknown) =>
       live.log.error(
         { err, ...messageIds(m) },

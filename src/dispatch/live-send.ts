@@ -2,8 +2,8 @@
 // when they forbid it), then the provider's answer mapped through the one error table.
 import type { SendAccount } from '../accounts/send-accounts.js';
 import type { Claimed } from '../lifecycle/claim.js';
-import type { SendErrorDetail, Transition } from '../lifecycle/transitions.js';
 import * as transition from '../lifecycle/transitions.js';
+import { INTERRUPTED_ERROR, type SendErrorDetail, type Transition } from '../lifecycle/transitions.js';
 import type { SendOutcome } from '../provider/cloud-api.js';
 import { classifySendFailure, pairRateDelayMs, type Verdict } from '../provider/error-map.js';
 import { backoffDelayMs, SEND_SCHEDULE_MS, THROTTLE_SCHEDULE_MS } from '../shared/backoff.js';
@@ -11,6 +11,9 @@ import { SEND_ERROR_CODES } from '../shared/vocab.js';
 
 /** A refusal before any provider call, or null when the message may be sent. */
 export function refuseBeforeSending(m: Claimed, account: SendAccount | undefined, now: Date): Transition | null {
+  // Claimed again with every attempt counted: the last one never finished (its worker stopped
+  // during the send). Not sent again: a message that kills its worker would otherwise do so forever.
+  if (m.attemptCount >= m.maxAttempts) return transition.failed(m, now, INTERRUPTED_ERROR, false);
   if (!account || account.type !== 'OFFICIAL' || !account.phoneNumberId || !account.accessToken) {
     return transition.failed(
       m,

@@ -188,6 +188,8 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
         return reply.code(400).send(graphError(131053, 'Media upload error: unknown media id'));
       const rule = state.takeRule(phoneNumberId, to);
       if (rule?.hang) {
+        const messageId = typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : null;
+        state.held.push({ phoneNumberId, to, messageId, at: Date.now() });
         await sleep(120_000);
         return reply.code(504).send();
       }

@@ -108,6 +108,8 @@ export function createEmulatorState() {
     sent: [] as SentRecord[],
     /** Phone-number reads received (GET /{phone-number-id}), whatever their answer. */
     lookups: [] as { phoneNumberId: string; at: number }[],
+    /** Sends a `hang` rule held (never answered), as they arrived: a test knows a send reached the provider. */
+    held: [] as ThrottledRecord[],
     /** Sends refused with 130429, so that pacing can be judged on every arrival, not only accepted ones. */
     throttled: [] as ThrottledRecord[],
     receipts: {

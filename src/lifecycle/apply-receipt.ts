@@ -236,10 +236,10 @@ async function advanceMessages(tx: Queryable, changes: Change[]): Promise<void> 
         failed_at = COALESCE(t.failed_at, m.failed_at),
         -- A receipt that beats the send's own outcome ends the retries too: the error of an earlier
         -- attempt goes, as when the send's answer moves the message to sent (lastErrorCode stays).
+        -- Its attempt was counted when the send started (startAttempts): not counted again.
         error = CASE WHEN t.error IS NULL AND m.status IN ('pending', 'queued') THEN NULL ELSE COALESCE(t.error::jsonb, m.error) END,
         last_error_code = COALESCE(t.error::jsonb ->> 'code', m.last_error_code),
         provider_message_id = COALESCE(m.provider_message_id, t.wamid),
-        attempt_count = CASE WHEN m.status IN ('pending', 'queued') THEN m.attempt_count + 1 ELSE m.attempt_count END,
         last_attempt_at = CASE WHEN m.status IN ('pending', 'queued') THEN COALESCE(m.last_attempt_at, now()) ELSE m.last_attempt_at END,
         due_at = NULL, locked_by = NULL, locked_until = NULL
        FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[],

@@ -7,7 +7,7 @@ import { writeEvents } from '../events/outbox.js';
 import type { MessageStatus } from '../shared/vocab.js';
 import { releaseMedia } from './media-lifecycle.js';
 import { type EventMessage, messageStatusEvent } from './message-status-event.js';
-import type { SendErrorDetail, Transition } from './transitions.js';
+import { attemptsAdded, type SendErrorDetail, type Transition } from './transitions.js';
 import { countSteps } from './usage-rollup.js';
 
 const EMITTING: readonly MessageStatus[] = ['sent', 'delivered', 'read', 'failed'];
@@ -66,13 +66,13 @@ export async function applyTransitions(
         provider_media = COALESCE(t.provider_media::jsonb, m.provider_media),
         error = CASE WHEN t.to_status = 'sent' THEN NULL ELSE COALESCE(t.error::jsonb, m.error) END,
         last_error_code = COALESCE(t.error::jsonb ->> 'code', m.last_error_code),
-        attempt_count = m.attempt_count + CASE WHEN t.attempted THEN 1 ELSE 0 END,
-        last_attempt_at = CASE WHEN t.attempted THEN t.at ELSE m.last_attempt_at END,
+        attempt_count = greatest(0, m.attempt_count + t.attempts),
+        last_attempt_at = CASE WHEN t.attempts > 0 THEN t.at ELSE m.last_attempt_at END,
         due_at = t.due_at,
         locked_by = NULL,
         locked_until = NULL
-       FROM unnest($2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::timestamptz[], $9::boolean[], $10::text[])
-            AS t(id, from_status, to_status, at, provider_message_id, error, due_at, attempted, provider_media)
+       FROM unnest($2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::timestamptz[], $9::int[], $10::text[])
+            AS t(id, from_status, to_status, at, provider_message_id, error, due_at, attempts, provider_media)
       WHERE m.id = t.id AND m.id IN (SELECT id FROM locked) AND m.locked_by = $1 AND m.status = t.from_status
       RETURNING m.id, m.customer_id AS "customerId", m.external_id AS "externalId", m.channel, m.recipient,
                 m.chat_account_id AS "chatAccountId", m.error, m.media_id, m.sandbox, t.from_status, t.to_status, t.at`,
@@ -85,7 +85,8 @@ export async function applyTransitions(
       transitions.map((t) => t.providerMessageId ?? null),
       transitions.map((t) => (t.error ? JSON.stringify(t.error) : null)),
       transitions.map((t) => t.nextDueAt?.toISOString() ?? null),
-      transitions.map((t) => t.attempted),
+      // An attempt counted when its send started (startAttempts) is not counted again.
+      transitions.map(attemptsAdded),
       transitions.map((t) => (t.providerMedia ? JSON.stringify(t.providerMedia) : null)),
     ],
   );

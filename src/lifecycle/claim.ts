@@ -61,6 +61,24 @@ export async function claimDue(
   }));
 }
 
+/**
+ * Counts an attempt on each message whose send (or media step) starts now, before the provider
+ * is called (decision 00XX): a send that kills its worker has still used an attempt, so a message
+ * that always does ends failed (SEND_INTERRUPTED) instead of being claimed again without end. One
+ * statement for the sends starting together; only the messages of a claim whose slot came are
+ * counted, never the rest of the batch. Returns the ids counted: a message whose lease this worker
+ * lost is not counted, and must not be sent (its new holder sends it).
+ */
+export async function startAttempts(db: Pick<Db, 'query'>, workerId: string, ids: string[]): Promise<Set<string>> {
+  const rows = await db.query<{ id: string }>(
+    `UPDATE messages SET attempt_count = attempt_count + 1, last_attempt_at = now()
+      WHERE id = ANY($1::uuid[]) AND locked_by = $2 AND locked_until > now() AND status IN ('pending', 'queued')
+      RETURNING id`,
+    [ids, workerId],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
 /** Hands back every lease of this worker (graceful shutdown), so others need not wait for expiry. */
 export async function releaseLeases(db: Pick<Db, 'query'>, workerId: string): Promise<void> {
   await db.query('UPDATE messages SET locked_by = NULL, locked_until = NULL WHERE locked_by = $1', [workerId]);

@@ -37,10 +37,37 @@ export type Transition = {
   nextDueAt: Date | null;
   /** This transition is the outcome of a send attempt (counts in attemptCount). */
   attempted: boolean;
+  /**
+   * Its attempt was already counted when the send or media step started (startAttempts): not
+   * counted again, and given back when the step made no attempt after all (media ready, media
+   * unavailable).
+   */
+  countedAtStart?: boolean;
 };
+
+/** How much a transition adds to attemptCount. */
+export function attemptsAdded(t: Transition): number {
+  if (t.countedAtStart) return t.attempted ? 0 : -1;
+  return t.attempted ? 1 : 0;
+}
+
+/** An outcome whose attempt startAttempts counted (see Transition.countedAtStart). */
+export function countedAtStart(t: Transition): Transition {
+  return { ...t, countedAtStart: true };
+}
 
 /** The message a transition starts from: its id and the status the worker saw. */
 export type MessageState = { id: string; status: MessageStatus };
+
+/**
+ * A message claimed again with every attempt counted and no outcome recorded for the last: each
+ * try stopped its worker (or lost its outcome) during the send, so it is not sent again.
+ */
+export const INTERRUPTED_ERROR: SendErrorDetail = {
+  code: SEND_ERROR_CODES.SEND_INTERRUPTED,
+  message:
+    'Every send attempt was used up and the last one never finished: the worker stopped during the send (the provider may or may not have received it)',
+};
 
 /** A cancelled broadcast's message that had not left (failed through fail-unsent.ts). */
 export const CANCELLED_ERROR: SendErrorDetail = {

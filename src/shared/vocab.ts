@@ -55,6 +55,11 @@ export const SEND_ERROR_CODES = {
   CANCELLED: 'CANCELLED',
   /** The template is PAUSED or DISABLED at the provider (its status webhook, decision 0015); no provider call. */
   TEMPLATE_NOT_APPROVED: 'TEMPLATE_NOT_APPROVED',
+  /**
+   * Its attempts ran out with the last one unfinished: the worker stopped during the send (e.g. a
+   * message that crashes the worker), so it is failed instead of being sent again (decision 00XX).
+   */
+  SEND_INTERRUPTED: 'SEND_INTERRUPTED',
 } as const;
 
 /** How a number came onto a chat account's suppression list (decision 0014). */

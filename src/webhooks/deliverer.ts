@@ -10,6 +10,7 @@ import { DELIVERIES_READY } from '../events/outbox.js';
 import type { OutboundClient, PostResult } from '../outbound/outbound-client.js';
 import { backoffDelayMs } from '../shared/backoff.js';
 import type { Sealer } from '../shared/crypto.js';
+import { createGroupCommit } from '../shared/group-commit.js';
 import { createLeasedWorker } from '../shared/worker-loop.js';
 import {
   claimDueDeliveries,
@@ -21,6 +22,7 @@ import {
   loadEndpoints,
   releaseDeliveries,
   releaseDeliveryLeases,
+  startDeliveryAttempts,
   updateDeliveries,
   updateEndpointHealth,
 } from './delivery-store.js';
@@ -32,7 +34,15 @@ export const WEBHOOK_SCHEDULE_MS = [30_000, 120_000, 480_000, 1_920_000, 7_200_0
 export const WEBHOOK_MAX_ATTEMPTS = 8;
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 
-type Result = { delivery: ClaimedDelivery; at: Date; post: PostResult | null; skipped?: 'inactive' };
+/**
+ * An attempt's outcome, or a delivery ended without one: `inactive` (endpoint gone or
+ * deactivated), `interrupted` (claimed again with every attempt counted: the last POST never
+ * finished, its worker stopped during it).
+ */
+type Result = { delivery: ClaimedDelivery; at: Date; post: PostResult | null; skipped?: 'inactive' | 'interrupted' };
+
+/** The endpoint's lastFailureReason when a delivery's last attempt never finished. */
+export const INTERRUPTED_REASON = 'interrupted: the worker stopped during the request, and no attempt was left';
 
 /** Told of every attempt made (metrics); `payload` is the signed envelope, as sent. */
 export type DeliveryObserver = (attempt: { endpointId: string; payload: string; post: PostResult }) => void;
@@ -59,8 +69,12 @@ export function createDeliverer(deps: {
     concurrency: options.perEndpointConcurrency,
     begin: () => worker.begin(),
     send: (d, endpoint) =>
-      post(deps.client, d, endpoint)
-        .then((result) => {
+      starts
+        .submit(d.id)
+        .then(async (counted) => {
+          // The lease ran out before the POST started: its new holder sends it.
+          if (!counted) return log.warn({ deliveryId: d.id }, 'the lease of a webhook delivery ran out; not sent here');
+          const result = await post(deps.client, d, endpoint);
           if (result.post) deps.observe({ endpointId: endpoint.id, payload: d.payload, post: result.post });
           return worker.record(result);
         })
@@ -71,6 +85,15 @@ export function createDeliverer(deps: {
           ),
         ),
   });
+  // Each POST's attempt is counted as it starts, before the request (the POSTs starting together
+  // share one statement), so one that kills the worker still uses up the delivery's attempts.
+  const starts = createGroupCommit<string, boolean>(
+    async (ids) => {
+      const counted = await retryTransient(() => startDeliveryAttempts(db, worker.workerId, ids));
+      return ids.map((id) => counted.has(id));
+    },
+    { maxBatch: 500, maxInFlight: 1 },
+  );
   const loop = { db, log, pollMs: options.pollMs, channel: DELIVERIES_READY };
   const worker = createLeasedWorker<Result>('deliverer', loop, {
     pass,
@@ -95,6 +118,9 @@ export function createDeliverer(deps: {
       // Deactivated since the event: nothing is sent (the test event goes to inactive endpoints too).
       if (!endpoint || (!endpoint.isActive && d.eventType !== 'webhook.test'))
         dropped.push({ delivery: d, at: new Date(), post: null, skipped: 'inactive' });
+      // Every attempt counted, the last never finished: not sent again.
+      else if (d.attemptCount >= WEBHOOK_MAX_ATTEMPTS)
+        dropped.push({ delivery: d, at: new Date(), post: null, skipped: 'interrupted' });
       else if (queues.isFull(endpoint.id)) overflow.push(d.id);
       else queues.push(d, endpoint);
     }
@@ -130,9 +156,9 @@ async function writeResults(db: Db, workerId: string, items: Result[], retryTime
   await retryTransient(() =>
     db.transaction(async (tx) => {
       await updateDeliveries(tx, workerId, updates);
-      if (attempted.length === 0) return;
-      await insertAttempts(tx, attempted);
-      await updateEndpointHealth(tx, endpointHealth(items));
+      const health = endpointHealth(items);
+      if (attempted.length > 0) await insertAttempts(tx, attempted);
+      if (health.size > 0) await updateEndpointHealth(tx, health);
     }),
   );
   return updates.map((u) => u.next);
@@ -140,7 +166,7 @@ async function writeResults(db: Db, workerId: string, items: Result[], retryTime
 
 /** A delivery's next state: succeeded, failed for good, or pending until its next attempt. */
 function decide(r: Result, now: Date, retryTimeScale: number): DeliveryUpdate {
-  if (r.skipped === 'inactive')
+  if (r.skipped)
     return { id: r.delivery.id, status: 'failed', attempts: r.delivery.attemptCount, next: null, code: null };
   const attempts = r.delivery.attemptCount + 1;
   const ok = succeeded(r.post);
@@ -161,6 +187,11 @@ function decide(r: Result, now: Date, retryTimeScale: number): DeliveryUpdate {
 function endpointHealth(items: Result[]): Map<string, EndpointHealth> {
   const health = new Map<string, EndpointHealth>();
   for (const r of items) {
+    if (r.skipped === 'interrupted') {
+      const s = health.get(r.delivery.endpointId) ?? { success: null, failure: null, reason: null };
+      if (!s.failure || r.at >= s.failure) Object.assign(s, { failure: r.at, reason: INTERRUPTED_REASON });
+      health.set(r.delivery.endpointId, s);
+    }
     if (r.post === null) continue;
     const s = health.get(r.delivery.endpointId) ?? { success: null, failure: null, reason: null };
     if (succeeded(r.post)) s.success = !s.success || r.at > s.success ? r.at : s.success;

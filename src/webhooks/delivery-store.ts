@@ -51,6 +51,26 @@ export async function claimDueDeliveries(
   return rows.map((r) => ({ ...r, attemptCount: Number(r.attemptCount) }));
 }
 
+/**
+ * Counts an attempt on each delivery whose POST starts now, before it is sent (decision 00XX): a
+ * POST that kills its worker has still used an attempt, so a delivery that always does ends
+ * failed after WEBHOOK_MAX_ATTEMPTS instead of being claimed again without end. One statement for
+ * the POSTs starting together. Returns the ids counted (a lease this worker lost is not: not sent).
+ */
+export async function startDeliveryAttempts(
+  db: Pick<Db, 'query'>,
+  workerId: string,
+  ids: string[],
+): Promise<Set<string>> {
+  const rows = await db.query<{ id: string }>(
+    `UPDATE webhook_deliveries SET attempt_count = attempt_count + 1
+      WHERE id = ANY($1::uuid[]) AND locked_by = $2 AND locked_until > now() AND status = 'pending'
+      RETURNING id`,
+    [ids, workerId],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
 /** The endpoints as they are now, with their signing secrets opened (the previous one while it lasts). */
 export async function loadEndpoints(
   db: Pick<Db, 'query'>,

@@ -866,7 +866,7 @@ export interface components {
         lastAttemptAt: string | null;
       };
       error: {
-        /** @description Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED. */
+        /** @description Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED, SEND_INTERRUPTED (every attempt used, the last one never finished: the worker stopped during the send). */
         code: string;
         message: string;
         provider?: {

@@ -52,7 +52,7 @@ const ProviderDetail = Type.Object(
 const SendError = Type.Object({
   code: Type.String({
     description:
-      'Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED.',
+      'Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED, SEND_INTERRUPTED (every attempt used, the last one never finished: the worker stopped during the send).',
   }),
   message: Type.String(),
   provider: Type.Optional(Nullable(ProviderDetail)),
