@@ -6,7 +6,8 @@ import type { Db } from '../db/db.js';
 import { checkDestinationUrl } from '../outbound/destination-check.js';
 import type { Resolve } from '../outbound/outbound-client.js';
 import { AppError, errors } from '../shared/errors.js';
-import { checkPattern, type Condition } from './forwarding-match.js';
+import type { Condition } from './forwarding-match.js';
+import { ruleMatcher } from './rule-matcher.js';
 
 export const MAX_FILTER_NUMBERS = 10_000;
 export const MAX_RULES = 50;
@@ -49,7 +50,7 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
   async function validate(input: RuleInput) {
     const problems = [];
     if (input.condition) {
-      const reason = checkPattern({
+      const reason = await ruleMatcher().check({
         type: input.condition.type,
         pattern: input.condition.pattern,
         caseSensitive: input.condition.caseSensitive ?? false,
@@ -67,6 +68,16 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
   }
 
   return {
+    /**
+     * Does a sample text match the condition? The rule engine's own matcher, so the answer is what
+     * inbound forwarding would do (first MAX_MATCH_TEXT characters, the same time budget).
+     */
+    async checkSample(condition: Condition, sample: string): Promise<{ matched: boolean; exceeded: boolean }> {
+      await validate({ condition });
+      const r = await ruleMatcher().match([condition], sample);
+      return { matched: r.matched[0] === true, exceeded: r.exceeded };
+    },
+
     async getFilter(customerId: string, accountId: string) {
       const [row] = await db.query<{ mode: string; numbers: string[] }>(
         'SELECT mode, numbers FROM inbox_filters WHERE customer_id = $1 AND chat_account_id = $2',

@@ -1,0 +1,198 @@
+// Regular expressions of forwarding rules run here, in one worker thread, never on the event loop:
+// re2js is linear in the text, but its constant can still be milliseconds per kilobyte for a
+// pattern of a few hundred instructions (issue 21: seconds for one accepted pattern). One job is
+// one inbound message against all of its account's regex rules (or one pattern to compile); each
+// job has a time budget: past it the worker is terminated, the job's rules count as not matching,
+// and a fresh worker takes the next job. The event loop only posts the job and reads the answer.
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+import { checkPattern, checkProgramSize, type Condition, matchedText, matchesPlain } from './forwarding-match.js';
+
+/**
+ * A job (one message's regex rules, or one compile) running longer is stopped. It bounds the
+ * worker's time per message (what one tenant can take from the others' forwarding), not the event
+ * loop's, which only posts the job; generous enough that a loaded machine does not drop matches.
+ */
+export const MATCH_BUDGET_MS = 200;
+/** Jobs waiting beyond this many are answered at once as over budget (a flood cannot queue memory). */
+export const MAX_QUEUED_JOBS = 1000;
+
+// Plain JavaScript run by the worker (eval: no build step, the same under tsx, vitest and dist).
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { RE2JS } = require(workerData.re2js);
+const cache = new Map();
+const flags = (caseSensitive) => (caseSensitive ? 0 : RE2JS.CASE_INSENSITIVE);
+function compiled(pattern, caseSensitive) {
+  const key = (caseSensitive ? '1:' : '0:') + pattern;
+  let re = cache.get(key);
+  if (re === undefined) {
+    if (cache.size >= workerData.cacheSize) cache.delete(cache.keys().next().value);
+    re = RE2JS.compile(pattern, flags(caseSensitive));
+  } else cache.delete(key);
+  cache.set(key, re);
+  return re;
+}
+parentPort.on('message', (job) => {
+  if (job.kind === 'compile') {
+    try {
+      parentPort.postMessage({ id: job.id, size: RE2JS.compile(job.pattern, flags(job.caseSensitive)).programSize() });
+    } catch (err) {
+      parentPort.postMessage({ id: job.id, error: String((err && err.message) || err) });
+    }
+    return;
+  }
+  const matched = job.rules.map((r) => {
+    try {
+      return compiled(r.pattern, r.caseSensitive).test(job.text);
+    } catch {
+      return false;
+    }
+  });
+  parentPort.postMessage({ id: job.id, matched });
+});
+RE2JS.compile('^(?:a|b)+\\\\d{2}$', RE2JS.CASE_INSENSITIVE).test('xabab12'); // load and warm the engine first
+parentPort.postMessage({ ready: true });
+`;
+
+type Job =
+  | { kind: 'match'; rules: { pattern: string; caseSensitive: boolean }[]; text: string }
+  | { kind: 'compile'; pattern: string; caseSensitive: boolean };
+type Answer = { matched?: boolean[]; size?: number; error?: string } | 'exceeded';
+
+export type MatchResult = {
+  /** One per condition, in order. */
+  matched: boolean[];
+  /** The regex rules ran out of the time budget (or the worker failed): they counted as not matching. */
+  exceeded: boolean;
+};
+
+export type RuleMatcher = ReturnType<typeof createRuleMatcher>;
+
+export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number; maxQueued?: number } = {}) {
+  const budgetMs = opts.budgetMs ?? MATCH_BUDGET_MS;
+  const maxQueued = opts.maxQueued ?? MAX_QUEUED_JOBS;
+  const re2js = createRequire(import.meta.url).resolve('re2js');
+  const queue: { job: Job; done: (a: Answer) => void }[] = [];
+  let worker: Worker | null = null;
+  let ready = false; // the budget starts once the worker has loaded re2js, not while it starts
+  let current: { id: number; done: (a: Answer) => void; timer: NodeJS.Timeout } | null = null;
+  let nextId = 1;
+  let restarts = 0;
+
+  function spawn(): Worker {
+    const w = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { re2js, cacheSize: opts.cacheSize ?? 500 },
+      // A pattern's lazy DFA may grow to 8 MB: the cache is bounded by count, memory by this.
+      resourceLimits: { maxOldGenerationSizeMb: 256 },
+    });
+    w.unref();
+    w.on('message', (m: { ready?: true; id?: number; matched?: boolean[]; size?: number; error?: string }) => {
+      if (m.ready) {
+        if (worker === w) ready = true;
+        return pump();
+      }
+      if (!current || m.id !== current.id) return;
+      finish(m);
+    });
+    const lost = () => {
+      if (worker !== w) return;
+      const started = ready;
+      worker = null;
+      ready = false;
+      if (current) return finish('exceeded');
+      // A worker that never started would fail again: answer what waits instead of respawning.
+      if (!started) for (const q of queue.splice(0)) q.done('exceeded');
+      else pump();
+    };
+    w.on('error', lost);
+    w.on('exit', lost);
+    return w;
+  }
+
+  function finish(answer: Answer) {
+    const c = current!;
+    clearTimeout(c.timer);
+    current = null;
+    c.done(answer);
+    pump();
+  }
+
+  function pump() {
+    if (current || queue.length === 0) return;
+    if (!worker) {
+      ready = false;
+      worker = spawn();
+    }
+    if (!ready) return;
+    const { job, done } = queue.shift()!;
+    const id = nextId++;
+    const timer = setTimeout(() => {
+      if (current?.id !== id) return;
+      const w = worker;
+      worker = null; // its 'exit' is no longer ours
+      restarts++;
+      void w?.terminate();
+      finish('exceeded');
+    }, budgetMs);
+    current = { id, done, timer };
+    worker!.postMessage({ id, ...job });
+  }
+
+  function run(job: Job): Promise<Answer> {
+    if (queue.length >= maxQueued) return Promise.resolve('exceeded');
+    return new Promise((done) => {
+      queue.push({ job, done });
+      pump();
+    });
+  }
+
+  return {
+    /** Each condition against the text's first MAX_MATCH_TEXT characters; regex ones in the worker. */
+    async match(conditions: Condition[], text: string | null): Promise<MatchResult> {
+      if (text === null) return { matched: conditions.map(() => false), exceeded: false };
+      const t = matchedText(text);
+      const matched = conditions.map((c) => c.type !== 'regex' && matchesPlain(c, t));
+      const regex = conditions.flatMap((c, i) => (c.type === 'regex' ? [i] : []));
+      if (regex.length === 0) return { matched, exceeded: false };
+      const answer = await run({
+        kind: 'match',
+        rules: regex.map((i) => ({ pattern: conditions[i]!.pattern, caseSensitive: conditions[i]!.caseSensitive })),
+        text: t,
+      });
+      if (answer === 'exceeded' || !answer.matched) return { matched, exceeded: true };
+      regex.forEach((ci, k) => (matched[ci] = answer.matched![k] === true));
+      return { matched, exceeded: false };
+    },
+
+    /** The reason a condition is refused (length, repetitions, compiled program size, syntax), or null. */
+    async check(c: Condition): Promise<string | null> {
+      const reason = checkPattern(c);
+      if (reason || c.type !== 'regex') return reason;
+      const answer = await run({ kind: 'compile', pattern: c.pattern, caseSensitive: c.caseSensitive });
+      if (answer === 'exceeded') return `is too large: compiling it took longer than ${budgetMs} ms`;
+      if (answer.error !== undefined)
+        return `is not a supported regular expression (RE2 syntax): ${answer.error}`.slice(0, 300);
+      return checkProgramSize(answer.size!);
+    },
+
+    /** Workers replaced after running out of budget (for tests and the bench). */
+    restarts: () => restarts,
+
+    async close() {
+      const w = worker;
+      worker = null;
+      await w?.terminate();
+    },
+  };
+}
+
+let shared: RuleMatcher | null = null;
+
+/** The process's matcher: one worker for every tenant's rules, started on first use. */
+export function ruleMatcher(): RuleMatcher {
+  shared ??= createRuleMatcher();
+  return shared;
+}
