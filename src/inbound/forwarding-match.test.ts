@@ -25,6 +25,7 @@ describe('forwarding conditions', () => {
     expect(matchesPlain({ type: 'starts_with', pattern: 'stop', caseSensitive: false }, 'STOP please')).toBe(true);
     expect(matchesPlain({ type: 'starts_with', pattern: 'stop', caseSensitive: false }, 'please stop')).toBe(false);
     const r = await matcher.match(
+      'c',
       [
         regex('#\\d{2,}'),
         { type: 'contains', pattern: 'ORDER', caseSensitive: false },
@@ -34,29 +35,29 @@ describe('forwarding conditions', () => {
       'order #12',
     );
     expect(r).toEqual({ matched: [true, true, false, true], exceeded: false });
-    expect((await matcher.match([regex('^\\d+$')], null)).matched).toEqual([false]);
+    expect((await matcher.match('c', [regex('^\\d+$')], null)).matched).toEqual([false]);
   });
 
   it('runs catastrophic-backtracking patterns in linear time', async () => {
     const evil = regex('(a+)+$', true);
     // A backtracking engine would not finish this within the test's timeout (hours).
-    expect((await matcher.match([evil, evil], `${'a'.repeat(4000)}!`)).matched).toEqual([false, false]);
-    expect((await matcher.match([evil], 'aaaa')).matched).toEqual([true]);
+    expect((await matcher.match('c', [evil, evil], `${'a'.repeat(4000)}!`)).matched).toEqual([false, false]);
+    expect((await matcher.match('c', [evil], 'aaaa')).matched).toEqual([true]);
   });
 
   it('matches only the first MAX_MATCH_TEXT characters', async () => {
     const text = `${'x'.repeat(MAX_MATCH_TEXT - 3)}needle`;
     expect(matchesPlain({ type: 'contains', pattern: 'nee', caseSensitive: true }, text)).toBe(true);
     expect(matchesPlain({ type: 'contains', pattern: 'needle', caseSensitive: true }, text)).toBe(false);
-    expect((await matcher.match([regex('nee'), regex('needle')], text)).matched).toEqual([true, false]);
+    expect((await matcher.match('c', [regex('nee'), regex('needle')], text)).matched).toEqual([true, false]);
   });
 
   it('refuses unsupported or oversized patterns', async () => {
-    expect(await matcher.check(regex('(?<=x)a'))).toMatch(/not a supported regular expression/);
-    expect(await matcher.check(regex('(a)\\1'))).toMatch(/not a supported/);
+    expect(await matcher.check('c', regex('(?<=x)a'))).toMatch(/not a supported regular expression/);
+    expect(await matcher.check('c', regex('(a)\\1'))).toMatch(/not a supported/);
     expect(checkPattern({ type: 'contains', pattern: 'x'.repeat(501), caseSensitive: false })).toMatch(/1 to 500/);
-    expect(await matcher.check(regex('ok.*'))).toBeNull();
-    expect(await matcher.check({ type: 'contains', pattern: '((', caseSensitive: false })).toBeNull();
+    expect(await matcher.check('c', regex('ok.*'))).toBeNull();
+    expect(await matcher.check('c', { type: 'contains', pattern: '((', caseSensitive: false })).toBeNull();
   });
 
   it('refuses the issue pattern for its repetitions, before compiling it', () => {
@@ -80,8 +81,8 @@ describe('forwarding conditions', () => {
     // re2js: one instruction per copy of `\pL`, plus two.
     const at = `${'\\pL{100}'.repeat(4)}\\pL{${MAX_PROGRAM_SIZE - 402}}`;
     const over = `${'\\pL{100}'.repeat(4)}\\pL{${MAX_PROGRAM_SIZE - 401}}`;
-    expect(await matcher.check(regex(at))).toBeNull();
-    expect(await matcher.check(regex(over))).toMatch(/compiles to 501 instructions, at most 500/);
+    expect(await matcher.check('c', regex(at))).toBeNull();
+    expect(await matcher.check('c', regex(over))).toMatch(/compiles to 501 instructions, at most 500/);
   });
 
   it('keeps typical keyword and order-number patterns', async () => {
@@ -92,7 +93,18 @@ describe('forwarding conditions', () => {
       '^(?:hi|hello|hey)\\b',
       '\\b[A-Z]{2}\\d{8}\\b',
     ])
-      expect(await matcher.check(regex(p)), p).toBeNull();
+      expect(await matcher.check('c', regex(p)), p).toBeNull();
+  });
+
+  it("serves customers in turn: one customer's queued jobs do not hold another's back", async () => {
+    const order: string[] = [];
+    const job = (customer: string, name: string, pattern: string) =>
+      matcher.match(customer, [regex(pattern)], 'abc '.repeat(1000)).then(() => order.push(name));
+    const waiting = [1, 2, 3, 4].map((i) => job('heavy', `heavy${i}`, '(?:\\pL|\\pN)*\\pL(?:\\pL|\\pN){60}!'));
+    waiting.push(job('light', 'light', 'abc'));
+    await Promise.all(waiting);
+    // heavy1 was already running; light goes next, before the rest of heavy's line.
+    expect(order.indexOf('light')).toBeLessThanOrEqual(1);
   });
 
   it('stops a job past its budget, answers it as not matched, and goes on with a fresh worker', async () => {
@@ -104,13 +116,13 @@ describe('forwarding conditions', () => {
         seed = (seed * 1103515245 + 12345) & 0x7fffffff;
         return seed % 2 ? 'ж' : '٣';
       }).join('');
-      const r = await tight.match([heavy, { type: 'contains', pattern: 'ж', caseSensitive: true }], text);
+      const r = await tight.match('c', [heavy, { type: 'contains', pattern: 'ж', caseSensitive: true }], text);
       expect(r).toEqual({ matched: [false, true], exceeded: true });
       expect(tight.restarts()).toBe(1);
     } finally {
       await tight.close();
     }
     // The shared budget is generous for ordinary work: the next job is answered normally.
-    expect((await matcher.match([regex('b')], 'abc')).matched).toEqual([true]);
+    expect((await matcher.match('c', [regex('b')], 'abc')).matched).toEqual([true]);
   });
 });

@@ -41,6 +41,7 @@ export function createInboundService(deps: {
     if (rules.length === 0) return;
     // Regular expressions run in the matcher's worker, within a time budget per message.
     const { matched, exceeded } = await ruleMatcher().match(
+      account.customerId,
       rules.map((r) => ({ type: r.condition_type, pattern: r.pattern, caseSensitive: r.case_sensitive })),
       text,
     );

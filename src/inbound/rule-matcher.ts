@@ -15,8 +15,8 @@ import { checkPattern, checkProgramSize, type Condition, matchedText, matchesPla
  * loop's, which only posts the job; generous enough that a loaded machine does not drop matches.
  */
 export const MATCH_BUDGET_MS = 200;
-/** Jobs waiting beyond this many are answered at once as over budget (a flood cannot queue memory). */
-export const MAX_QUEUED_JOBS = 1000;
+/** A customer's jobs waiting beyond this many are answered at once as over budget (a flood queues no memory). */
+export const MAX_QUEUED_JOBS = 200;
 
 // Plain JavaScript run by the worker (eval: no build step, the same under tsx, vitest and dist).
 const WORKER_SOURCE = `
@@ -74,10 +74,13 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
   const budgetMs = opts.budgetMs ?? MATCH_BUDGET_MS;
   const maxQueued = opts.maxQueued ?? MAX_QUEUED_JOBS;
   const re2js = createRequire(import.meta.url).resolve('re2js');
-  const queue: { job: Job; done: (a: Answer) => void }[] = [];
+  // Waiting jobs per customer, served in turn: a customer with costly rules or a flood of messages
+  // takes at most its share of the worker from the others.
+  const queues = new Map<string, { job: Job; done: (a: Answer) => void }[]>();
   let worker: Worker | null = null;
   let ready = false; // the budget starts once the worker has loaded re2js, not while it starts
   let current: { id: number; done: (a: Answer) => void; timer: NodeJS.Timeout } | null = null;
+  let lastKey: string | null = null;
   let nextId = 1;
   let restarts = 0;
 
@@ -104,8 +107,11 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
       ready = false;
       if (current) return finish('exceeded');
       // A worker that never started would fail again: answer what waits instead of respawning.
-      if (!started) for (const q of queue.splice(0)) q.done('exceeded');
-      else pump();
+      if (!started) {
+        const waiting = [...queues.values()].flat();
+        queues.clear();
+        for (const q of waiting) q.done('exceeded');
+      } else pump();
     };
     w.on('error', lost);
     w.on('exit', lost);
@@ -121,13 +127,21 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
   }
 
   function pump() {
-    if (current || queue.length === 0) return;
+    if (current || queues.size === 0) return;
     if (!worker) {
       ready = false;
       worker = spawn();
     }
     if (!ready) return;
-    const { job, done } = queue.shift()!;
+    // The customer first in line runs one job, then goes to the back of the line; the customer
+    // served last waits for any other.
+    let key = queues.keys().next().value!;
+    if (key === lastKey && queues.size > 1) key = [...queues.keys()][1]!;
+    const jobs = queues.get(key)!;
+    const { job, done } = jobs.shift()!;
+    queues.delete(key);
+    if (jobs.length > 0) queues.set(key, jobs);
+    lastKey = key;
     const id = nextId++;
     const timer = setTimeout(() => {
       if (current?.id !== id) return;
@@ -141,23 +155,25 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
     worker!.postMessage({ id, ...job });
   }
 
-  function run(job: Job): Promise<Answer> {
-    if (queue.length >= maxQueued) return Promise.resolve('exceeded');
+  function run(key: string, job: Job): Promise<Answer> {
+    const jobs = queues.get(key) ?? [];
+    if (jobs.length >= maxQueued) return Promise.resolve('exceeded');
     return new Promise((done) => {
-      queue.push({ job, done });
+      jobs.push({ job, done });
+      if (!queues.has(key)) queues.set(key, jobs);
       pump();
     });
   }
 
   return {
     /** Each condition against the text's first MAX_MATCH_TEXT characters; regex ones in the worker. */
-    async match(conditions: Condition[], text: string | null): Promise<MatchResult> {
+    async match(customerId: string, conditions: Condition[], text: string | null): Promise<MatchResult> {
       if (text === null) return { matched: conditions.map(() => false), exceeded: false };
       const t = matchedText(text);
       const matched = conditions.map((c) => c.type !== 'regex' && matchesPlain(c, t));
       const regex = conditions.flatMap((c, i) => (c.type === 'regex' ? [i] : []));
       if (regex.length === 0) return { matched, exceeded: false };
-      const answer = await run({
+      const answer = await run(customerId, {
         kind: 'match',
         rules: regex.map((i) => ({ pattern: conditions[i]!.pattern, caseSensitive: conditions[i]!.caseSensitive })),
         text: t,
@@ -168,10 +184,10 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
     },
 
     /** The reason a condition is refused (length, repetitions, compiled program size, syntax), or null. */
-    async check(c: Condition): Promise<string | null> {
+    async check(customerId: string, c: Condition): Promise<string | null> {
       const reason = checkPattern(c);
       if (reason || c.type !== 'regex') return reason;
-      const answer = await run({ kind: 'compile', pattern: c.pattern, caseSensitive: c.caseSensitive });
+      const answer = await run(customerId, { kind: 'compile', pattern: c.pattern, caseSensitive: c.caseSensitive });
       if (answer === 'exceeded') return `is too large: compiling it took longer than ${budgetMs} ms`;
       if (answer.error !== undefined)
         return `is not a supported regular expression (RE2 syntax): ${answer.error}`.slice(0, 300);

@@ -301,7 +301,9 @@ ${f.numbers.join('\n')}</textarea>
         void reply.header('retry-after', String(wait));
         throw checkThrottled(wait);
       }
-      answer = sampleAnswer(await deps.settings.checkSample(conditionOf(request.body), str(request.body, 'sample')));
+      answer = sampleAnswer(
+        await deps.settings.checkSample(a.tenant.customerId, conditionOf(request.body), str(request.body, 'sample')),
+      );
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       answer = errorBox(err);
