@@ -43,28 +43,39 @@ parentPort.on('message', (job) => {
     }
     return;
   }
-  const matched = job.rules.map((r) => {
+  // Results go to shared memory rule by rule, so that a job stopped midway keeps what it found
+  // and the rule it was running is known: progress[0] = rules done, progress[1 + i] = matched.
+  job.rules.forEach((r, i) => {
+    let hit = false;
     try {
-      return compiled(r.pattern, r.caseSensitive).test(job.text);
-    } catch {
-      return false;
-    }
+      hit = compiled(r.pattern, r.caseSensitive).test(job.text);
+    } catch {}
+    job.progress[1 + i] = hit ? 1 : 0;
+    Atomics.store(job.progress, 0, i + 1);
   });
-  parentPort.postMessage({ id: job.id, matched });
+  parentPort.postMessage({ id: job.id });
 });
 RE2JS.compile('^(?:a|b)+\\\\d{2}$', RE2JS.CASE_INSENSITIVE).test('xabab12'); // load and warm the engine first
 parentPort.postMessage({ ready: true });
 `;
 
 type Job =
-  | { kind: 'match'; rules: { pattern: string; caseSensitive: boolean }[]; text: string }
+  | { kind: 'match'; rules: { pattern: string; caseSensitive: boolean }[]; text: string; progress: Int32Array }
   | { kind: 'compile'; pattern: string; caseSensitive: boolean };
-type Answer = { matched?: boolean[]; size?: number; error?: string } | 'exceeded';
+/** 'stopped': ran past the budget, or the worker died running it; 'exceeded': never ran (queue full). */
+type Answer = { size?: number; error?: string } | 'stopped' | 'exceeded';
+
+/** A pattern that was running when its job was stopped is skipped (counts as not matching) this long. */
+export const SLOW_PATTERN_MS = 10 * 60_000;
 
 export type MatchResult = {
   /** One per condition, in order. */
   matched: boolean[];
-  /** The regex rules ran out of the time budget (or the worker failed): they counted as not matching. */
+  /**
+   * Some regex rules were not run to the end (the job ran out of its time budget, the worker
+   * failed, the customer's queue was full, or the rule was stopped recently): they counted as not
+   * matching.
+   */
   exceeded: boolean;
 };
 
@@ -81,6 +92,21 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
   let ready = false; // the budget starts once the worker has loaded re2js, not while it starts
   let current: { id: number; done: (a: Answer) => void; timer: NodeJS.Timeout } | null = null;
   let lastKey: string | null = null;
+  // Patterns whose job was stopped while they ran: skipped until the time kept, so that one costly
+  // rule does not cost a stopped job and a new worker on every message.
+  const slow = new Map<string, number>();
+  const slowKey = (c: Condition) => `${c.caseSensitive ? 1 : 0}:${c.pattern}`;
+  const isSlow = (c: Condition) => {
+    const until = slow.get(slowKey(c));
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    slow.delete(slowKey(c));
+    return false;
+  };
+  const markSlow = (c: Condition) => {
+    if (slow.size >= 10_000) slow.delete(slow.keys().next().value!);
+    slow.set(slowKey(c), Date.now() + SLOW_PATTERN_MS);
+  };
   let nextId = 1;
   let restarts = 0;
 
@@ -92,7 +118,7 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
       resourceLimits: { maxOldGenerationSizeMb: 256 },
     });
     w.unref();
-    w.on('message', (m: { ready?: true; id?: number; matched?: boolean[]; size?: number; error?: string }) => {
+    w.on('message', (m: { ready?: true; id?: number; size?: number; error?: string }) => {
       if (m.ready) {
         if (worker === w) ready = true;
         return pump();
@@ -105,7 +131,7 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
       const started = ready;
       worker = null;
       ready = false;
-      if (current) return finish('exceeded');
+      if (current) return finish('stopped');
       // A worker that never started would fail again: answer what waits instead of respawning.
       if (!started) {
         const waiting = [...queues.values()].flat();
@@ -149,7 +175,7 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
       worker = null; // its 'exit' is no longer ours
       restarts++;
       void w?.terminate();
-      finish('exceeded');
+      finish('stopped');
     }, budgetMs);
     current = { id, done, timer };
     worker!.postMessage({ id, ...job });
@@ -171,16 +197,26 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
       if (text === null) return { matched: conditions.map(() => false), exceeded: false };
       const t = matchedText(text);
       const matched = conditions.map((c) => c.type !== 'regex' && matchesPlain(c, t));
-      const regex = conditions.flatMap((c, i) => (c.type === 'regex' ? [i] : []));
-      if (regex.length === 0) return { matched, exceeded: false };
+      let exceeded = false;
+      const regex = conditions.flatMap((c, i) => {
+        if (c.type !== 'regex') return [];
+        if (!isSlow(c)) return [i];
+        exceeded = true;
+        return [];
+      });
+      if (regex.length === 0) return { matched, exceeded };
+      const progress = new Int32Array(new SharedArrayBuffer(4 * (regex.length + 1)));
       const answer = await run(customerId, {
         kind: 'match',
         rules: regex.map((i) => ({ pattern: conditions[i]!.pattern, caseSensitive: conditions[i]!.caseSensitive })),
         text: t,
+        progress,
       });
-      if (answer === 'exceeded' || !answer.matched) return { matched, exceeded: true };
-      regex.forEach((ci, k) => (matched[ci] = answer.matched![k] === true));
-      return { matched, exceeded: false };
+      const done = Atomics.load(progress, 0);
+      regex.forEach((ci, k) => (matched[ci] = k < done && progress[1 + k] === 1));
+      if (done < regex.length) exceeded = true;
+      if (answer === 'stopped' && done < regex.length) markSlow(conditions[regex[done]!]!);
+      return { matched, exceeded };
     },
 
     /** The reason a condition is refused (length, repetitions, compiled program size, syntax), or null. */
@@ -188,7 +224,8 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
       const reason = checkPattern(c);
       if (reason || c.type !== 'regex') return reason;
       const answer = await run(customerId, { kind: 'compile', pattern: c.pattern, caseSensitive: c.caseSensitive });
-      if (answer === 'exceeded') return `is too large: compiling it took longer than ${budgetMs} ms`;
+      if (answer === 'stopped' || answer === 'exceeded')
+        return `is too large: compiling it took longer than ${budgetMs} ms`;
       if (answer.error !== undefined)
         return `is not a supported regular expression (RE2 syntax): ${answer.error}`.slice(0, 300);
       return checkProgramSize(answer.size!);
