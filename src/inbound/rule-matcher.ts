@@ -48,7 +48,7 @@ parentPort.on('message', (job) => {
   job.rules.forEach((r, i) => {
     let hit = false;
     try {
-      hit = compiled(r.pattern, r.caseSensitive).test(job.text);
+      if (!r.skip) hit = compiled(r.pattern, r.caseSensitive).test(job.text);
     } catch {}
     job.progress[1 + i] = hit ? 1 : 0;
     Atomics.store(job.progress, 0, i + 1);
@@ -60,7 +60,13 @@ parentPort.postMessage({ ready: true });
 `;
 
 type Job =
-  | { kind: 'match'; rules: { pattern: string; caseSensitive: boolean }[]; text: string; progress: Int32Array }
+  | {
+      kind: 'match';
+      /** skip: set when the job starts, for a rule stopped (in another job) since it was queued. */
+      rules: { pattern: string; caseSensitive: boolean; skip?: boolean }[];
+      text: string;
+      progress: Int32Array;
+    }
   | { kind: 'compile'; pattern: string; caseSensitive: boolean };
 /** 'stopped': ran past the budget, or the worker died running it; 'exceeded': never ran (queue full). */
 type Answer = { size?: number; error?: string } | 'stopped' | 'exceeded';
@@ -178,6 +184,7 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
       finish('stopped');
     }, budgetMs);
     current = { id, done, timer };
+    if (job.kind === 'match') for (const r of job.rules) r.skip = isSlow({ type: 'regex', ...r });
     worker!.postMessage({ id, ...job });
   }
 
@@ -206,15 +213,14 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
       });
       if (regex.length === 0) return { matched, exceeded };
       const progress = new Int32Array(new SharedArrayBuffer(4 * (regex.length + 1)));
-      const answer = await run(customerId, {
-        kind: 'match',
-        rules: regex.map((i) => ({ pattern: conditions[i]!.pattern, caseSensitive: conditions[i]!.caseSensitive })),
-        text: t,
-        progress,
-      });
+      const rules: { pattern: string; caseSensitive: boolean; skip?: boolean }[] = regex.map((i) => ({
+        pattern: conditions[i]!.pattern,
+        caseSensitive: conditions[i]!.caseSensitive,
+      }));
+      const answer = await run(customerId, { kind: 'match', rules, text: t, progress });
       const done = Atomics.load(progress, 0);
       regex.forEach((ci, k) => (matched[ci] = k < done && progress[1 + k] === 1));
-      if (done < regex.length) exceeded = true;
+      if (done < regex.length || rules.some((r) => r.skip)) exceeded = true;
       if (answer === 'stopped' && done < regex.length) markSlow(conditions[regex[done]!]!);
       return { matched, exceeded };
     },
