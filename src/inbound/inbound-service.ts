@@ -7,8 +7,9 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { OutboundClient } from '../outbound/outbound-client.js';
 import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
 import { createGroupCommit } from '../shared/group-commit.js';
-import { type Condition, matches } from './forwarding-match.js';
+import type { Condition } from './forwarding-match.js';
 import { type InboundAccount, type InboundItem, ingestBatch, type Ingested } from './ingest.js';
+import { ruleMatcher } from './rule-matcher.js';
 
 export const FORWARD_TIMEOUT_MS = 10_000;
 
@@ -37,10 +38,22 @@ export function createInboundService(deps: {
         WHERE customer_id = $1 AND is_active AND (chat_account_id IS NULL OR chat_account_id = $2)`,
       [account.customerId, account.id],
     );
+    if (rules.length === 0) return;
+    // Regular expressions run in the matcher's worker, within a time budget per message.
+    const { matched, exceeded } = await ruleMatcher().match(
+      account.customerId,
+      rules.map((r) => ({ type: r.condition_type, pattern: r.pattern, caseSensitive: r.case_sensitive })),
+      text,
+    );
+    if (exceeded)
+      log.warn(
+        { customerId: account.customerId, chatAccountId: account.id },
+        'forwarding rules: regular expressions ran out of their time budget; they did not match this message',
+      );
     const body = JSON.stringify(data);
     await Promise.all(
       rules
-        .filter((r) => matches({ type: r.condition_type, pattern: r.pattern, caseSensitive: r.case_sensitive }, text))
+        .filter((_, i) => matched[i])
         .map(async (r) => {
           const res = await client.post(
             r.url,

@@ -6,7 +6,8 @@ import type { Db } from '../db/db.js';
 import { checkDestinationUrl } from '../outbound/destination-check.js';
 import type { Resolve } from '../outbound/outbound-client.js';
 import { AppError, errors } from '../shared/errors.js';
-import { checkPattern, type Condition } from './forwarding-match.js';
+import type { Condition } from './forwarding-match.js';
+import { ruleMatcher } from './rule-matcher.js';
 
 export const MAX_FILTER_NUMBERS = 10_000;
 export const MAX_RULES = 50;
@@ -46,10 +47,10 @@ export type SettingsService = ReturnType<typeof createSettingsService>;
 export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean; resolve: Resolve }) {
   const { db } = deps;
 
-  async function validate(input: RuleInput) {
+  async function validate(customerId: string, input: RuleInput) {
     const problems = [];
     if (input.condition) {
-      const reason = checkPattern({
+      const reason = await ruleMatcher().check(customerId, {
         type: input.condition.type,
         pattern: input.condition.pattern,
         caseSensitive: input.condition.caseSensitive ?? false,
@@ -67,6 +68,20 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
   }
 
   return {
+    /**
+     * Does a sample text match the condition? The rule engine's own matcher, so the answer is what
+     * inbound forwarding would do (first MAX_MATCH_TEXT characters, the same time budget).
+     */
+    async checkSample(
+      customerId: string,
+      condition: Condition,
+      sample: string,
+    ): Promise<{ matched: boolean; exceeded: boolean }> {
+      await validate(customerId, { condition });
+      const r = await ruleMatcher().match(customerId, [condition], sample);
+      return { matched: r.matched[0] === true, exceeded: r.exceeded };
+    },
+
     async getFilter(customerId: string, accountId: string) {
       const [row] = await db.query<{ mode: string; numbers: string[] }>(
         'SELECT mode, numbers FROM inbox_filters WHERE customer_id = $1 AND chat_account_id = $2',
@@ -91,7 +106,7 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
         destination: NonNullable<RuleInput['destination']>;
       },
     ) {
-      await validate(input);
+      await validate(customerId, input);
       return db.transaction(async (tx) => {
         await lockCustomer(tx, customerId);
         const [count] = await tx.query<{ n: number }>(
@@ -138,7 +153,7 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
     async updateRule(customerId: string, id: string, input: RuleInput) {
       const current = await this.getRule(customerId, id);
       const condition = input.condition ? { ...current.condition, ...input.condition } : undefined;
-      await validate({ ...input, condition });
+      await validate(customerId, { ...input, condition });
       const [row] = await db.query<Row>(
         `UPDATE forwarding_rules SET name = COALESCE($3, name), chat_account_id = CASE WHEN $4::boolean THEN $5::uuid ELSE chat_account_id END,
                 condition_type = COALESCE($6, condition_type), pattern = COALESCE($7, pattern), case_sensitive = COALESCE($8, case_sensitive),

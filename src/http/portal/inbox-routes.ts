@@ -3,11 +3,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import type { Tenant } from '../../auth/directory.js';
-import { matches } from '../../inbound/forwarding-match.js';
-import { checkPattern, type Condition } from '../../inbound/forwarding-match.js';
+import { type Condition, MAX_MATCH_TEXT, MAX_PATTERN_LENGTH } from '../../inbound/forwarding-match.js';
 import { requireFeature } from '../../plans/plans.js';
 import { normalizePhone } from '../../senders/phone.js';
 import { AppError, errors } from '../../shared/errors.js';
+import { createRateWindow } from '../../shared/rate-window.js';
 import type { PortalDeps } from './deps.js';
 import { idParam, str, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
@@ -16,6 +16,25 @@ import { csrfField, errorBox, gate, notice, page, type PageContext } from './lay
 import { sendPage } from './portal-plugin.js';
 
 const CONDITIONS = ['contains', 'starts_with', 'regex'] as const;
+
+/** Sample checks per user (each may cost the rule matcher's worker up to its time budget). */
+export const RULE_CHECKS_PER_MINUTE = 30;
+
+const checkThrottled = (seconds: number) =>
+  new AppError(429, 'check_throttled', {
+    message: `at most ${RULE_CHECKS_PER_MINUTE} checks a minute; try again in ${seconds} s`,
+  });
+
+/** What a rule form said, to show again beside its fields when it is refused. */
+type RuleForm = { body: unknown; err: AppError };
+
+/** The message of a validation error for one field, if the error names it. */
+function fieldError(form: RuleForm | undefined, path: string): string | null {
+  const details = form?.err.body().details;
+  if (!Array.isArray(details)) return null;
+  const d = (details as { path: string; message: string }[]).find((x) => x.path === path);
+  return d ? d.message : null;
+}
 
 function phoneOf(tenant: Tenant, value: string, path: string): string {
   const e164 = normalizePhone(value, tenant.defaultCountry);
@@ -37,22 +56,19 @@ function conditionOf(body: unknown): Condition {
   return { type, pattern: str(body, 'pattern'), caseSensitive: str(body, 'caseSensitive') === 'true' };
 }
 
-/** The live check: does a sample text match the condition (the rule engine's own function)? */
-function sampleResult(body: unknown): Html {
-  try {
-    const c = conditionOf(body);
-    const reason = checkPattern(c);
-    if (reason) return errorBox(errors.validation([{ path: 'condition.pattern', message: reason }]));
-    const hit = matches(c, str(body, 'sample'));
-    return html`<p role="status" class="match">
-      ${hit ? 'The sample matches this rule.' : 'The sample does not match this rule.'}
-    </p>`;
-  } catch (err) {
-    return errorBox(err);
-  }
+/** The live check's answer: does a sample text match the condition (the rule engine's own matcher)? */
+function sampleAnswer(r: { matched: boolean; exceeded: boolean }): Html {
+  const says = r.exceeded
+    ? 'The check ran out of its time budget: inbound messages like this sample would not be forwarded.'
+    : r.matched
+      ? 'The sample matches this rule.'
+      : 'The sample does not match this rule.';
+  return html`<p role="status" class="match">${says}</p>`;
 }
 
 export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): void {
+  const checks = createRateWindow({ limit: RULE_CHECKS_PER_MINUTE, windowMs: 60_000 });
+
   async function allowed(request: FastifyRequest) {
     const t = await tenantOf(deps, request);
     try {
@@ -64,7 +80,7 @@ export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): voi
     }
   }
 
-  async function inboxPage(request: FastifyRequest, ctx: PageContext, tenant: Tenant, top: Part) {
+  async function inboxPage(request: FastifyRequest, ctx: PageContext, tenant: Tenant, top: Part, form?: RuleForm) {
     const q = request.query as Record<string, string | undefined>;
     let list: Part;
     try {
@@ -110,6 +126,7 @@ export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): voi
       Promise.all(tenant.accounts.map((a) => deps.settings.getFilter(tenant.customerId, a.id))),
     ]);
     const owner = ctx.session.role === 'owner';
+    const patternError = fieldError(form, 'condition.pattern');
     const accountOptions = tenant.accounts.map(
       (a) => html`<option value="${a.id}">${a.displayName} (${a.phoneNumber})</option>`,
     );
@@ -193,7 +210,16 @@ ${f.numbers.join('\n')}</textarea>
             <select id="r-type" name="conditionType">
               ${CONDITIONS.map((c) => html`<option value="${c}">${c}</option>`)}
             </select>
-            <label for="r-pattern">Pattern</label><input id="r-pattern" name="pattern" required maxlength="500" />
+            <label for="r-pattern">Pattern</label
+            ><input
+              id="r-pattern"
+              name="pattern"
+              required
+              maxlength="${MAX_PATTERN_LENGTH}"
+              value="${form ? str(form.body, 'pattern') : ''}"
+              ${patternError ? html`aria-invalid="true" aria-describedby="r-pattern-error"` : ''}
+            />
+            ${patternError ? html`<p id="r-pattern-error" class="field-error" role="alert">${patternError}</p>` : ''}
             <div>
               <input id="r-case" type="checkbox" name="caseSensitive" value="true" /><label for="r-case"
                 >Case sensitive</label
@@ -201,18 +227,24 @@ ${f.numbers.join('\n')}</textarea>
             </div>
             <label for="r-url">Destination URL (POSTed each matching message)</label
             ><input id="r-url" name="url" type="url" />
-            <label for="r-sample">Sample text to check</label>
-            <input
-              id="r-sample"
-              name="sample"
-              hx-post="/portal/inbox/rules/check"
-              hx-trigger="input changed delay:300ms"
-              hx-include="#rule-form"
-              hx-target="#sample-result"
-            />
-            <div id="sample-result" aria-live="polite"></div>
-            <button type="submit" formaction="/portal/inbox/rules/check">Check the sample</button>
-            ${owner ? html`<button type="submit">Create rule</button>` : ''}
+            ${
+              owner
+                ? html`<label for="r-sample">Sample text to check (its first ${MAX_MATCH_TEXT} characters)</label>
+                    <input
+                      id="r-sample"
+                      name="sample"
+                      maxlength="${MAX_MATCH_TEXT}"
+                      value="${form ? str(form.body, 'sample') : ''}"
+                      hx-post="/portal/inbox/rules/check"
+                      hx-trigger="input changed delay:300ms"
+                      hx-include="#rule-form"
+                      hx-target="#sample-result"
+                    />
+                    <div id="sample-result" aria-live="polite"></div>
+                    <button type="submit" formaction="/portal/inbox/rules/check">Check the sample</button>
+                    <button type="submit">Create rule</button>`
+                : ''
+            }
           </form>
         </section>`,
     );
@@ -255,12 +287,32 @@ ${f.numbers.join('\n')}</textarea>
     );
   });
 
-  app.post('/inbox/rules/check', { config: { portalViewerMayPost: true } }, async (request, reply) => {
+  // Owners only (the portal's read-only answer for viewers), throttled per user.
+  app.post('/inbox/rules/check', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
-    if (request.headers['hx-request'] === 'true')
-      return reply.type('text/html; charset=utf-8').send(sampleResult(request.body).value);
-    return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, sampleResult(request.body)));
+    const fragment = request.headers['hx-request'] === 'true';
+    let answer: Html;
+    let form: RuleForm | undefined;
+    let status = 200;
+    try {
+      const wait = checks.take(a.ctx.session.userId);
+      if (wait !== null) {
+        void reply.header('retry-after', String(wait));
+        throw checkThrottled(wait);
+      }
+      answer = sampleAnswer(
+        await deps.settings.checkSample(a.tenant.customerId, conditionOf(request.body), str(request.body, 'sample')),
+      );
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      answer = errorBox(err);
+      form = { body: request.body, err };
+      status = err.status;
+    }
+    // htmx swaps only 2xx answers: the fragment carries the refusal in its text instead.
+    if (fragment) return reply.type('text/html; charset=utf-8').send(answer.value);
+    return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, answer, form), status);
   });
 
   app.post('/inbox/rules', async (request, reply) => {
@@ -275,7 +327,8 @@ ${f.numbers.join('\n')}</textarea>
       return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, notice('Rule created.')));
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, errorBox(err)), err.status);
+      const form = { body: request.body, err };
+      return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, errorBox(err), form), err.status);
     }
   });
 
