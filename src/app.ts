@@ -199,7 +199,7 @@ export async function createApp(
       bodyReadTimeoutMs: config.bodyReadTimeoutMs,
       trustProxy: config.trustProxy,
     });
-    registerMetaRoutes(server, { readiness });
+    registerMetaRoutes(server, { readiness, publicBaseUrl: config.publicBaseUrl });
     registerMetricsRoute(server, { metrics, token: config.metricsToken });
     const api = server;
     void api.register(async (plain) => {
