@@ -1390,6 +1390,8 @@ export interface components {
     MissingApiKeyError: {
       /** @constant */
       error: 'Missing x-api-key header';
+      /** @description What to do. */
+      message?: string;
     } & {
       [key: string]: unknown;
     };
@@ -1397,6 +1399,8 @@ export interface components {
     InvalidApiKeyError: {
       /** @constant */
       error: 'Invalid API key';
+      /** @description What to do. */
+      message?: string;
     } & {
       [key: string]: unknown;
     };
@@ -1404,6 +1408,8 @@ export interface components {
     OperatorUnauthorizedError: {
       /** @constant */
       error: 'unauthorized';
+      /** @description What to do. */
+      message?: string;
     } & {
       [key: string]: unknown;
     };
@@ -1455,10 +1461,14 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
-    /** @description Unknown route, or an unknown operator resource. */
+    /** @description Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
     NotFoundError: {
       /** @constant */
       error: 'not_found';
+      /** @enum {string} */
+      resource?: 'customer' | 'chat account' | 'API key' | 'portal user';
+      /** @description "customer not found" and the like. */
+      message?: string;
     } & {
       [key: string]: unknown;
     };
@@ -5593,7 +5603,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -5663,7 +5673,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -5745,7 +5755,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -5815,7 +5825,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -5902,7 +5912,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6020,7 +6030,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6109,7 +6119,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6180,7 +6190,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6291,7 +6301,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6369,7 +6379,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6431,7 +6441,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6500,7 +6510,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6589,7 +6599,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6651,7 +6661,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
