@@ -62,6 +62,7 @@ import { createPurger } from './purge/purger.js';
 import { createReceiptService } from './receipts/receipt-service.js';
 import { createSenderService } from './senders/sender-service.js';
 import { createSealer } from './shared/crypto.js';
+import { prettyStream } from './shared/pretty-log.js';
 import { createSuppressionService } from './suppressions/suppression-service.js';
 import { createTemplateCategories } from './templates/template-categories.js';
 import { createTemplateService } from './templates/template-service.js';
@@ -73,8 +74,14 @@ import { createEndpointService } from './webhooks/endpoint-service.js';
 const SHUTDOWN_REQUEST_GRACE_MS = 5000;
 export type Role = 'all' | 'api' | 'worker';
 
-/** The service's logger: pino JSON on stdout (or `destination`), with secrets redacted by field name. */
-export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
+/**
+ * The service's logger: pino JSON on stdout (or `destination`), with secrets redacted by field name;
+ * LOG_FORMAT=pretty writes readable lines instead (development).
+ */
+export function createLogger(
+  config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>,
+  destination?: DestinationStream,
+): Logger {
   const options: pino.LoggerOptions = {
     level: config.logLevel,
     redact: {
@@ -89,6 +96,7 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
       censor: '[redacted]',
     },
   };
+  if (config.logFormat === 'pretty') return pino(options, prettyStream(destination ?? process.stdout));
   return destination ? pino(options, destination) : pino(options);
 }
 
