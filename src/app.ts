@@ -64,6 +64,7 @@ import { checkEncryptionKey } from './secrets/key-check.js';
 import { createRekey } from './secrets/rekey.js';
 import { createSenderService } from './senders/sender-service.js';
 import { createSealer } from './shared/crypto.js';
+import { prettyStream } from './shared/pretty-log.js';
 import { createSuppressionService } from './suppressions/suppression-service.js';
 import { createTemplateCategories } from './templates/template-categories.js';
 import { createTemplateService } from './templates/template-service.js';
@@ -75,8 +76,14 @@ import { createEndpointService } from './webhooks/endpoint-service.js';
 const SHUTDOWN_REQUEST_GRACE_MS = 5000;
 export type Role = 'all' | 'api' | 'worker';
 
-/** The service's logger: pino JSON on stdout (or `destination`), with secrets redacted by field name. */
-export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
+/**
+ * The service's logger: pino JSON on stdout (or `destination`), with secrets redacted by field name;
+ * LOG_FORMAT=pretty writes readable lines instead (development).
+ */
+export function createLogger(
+  config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>,
+  destination?: DestinationStream,
+): Logger {
   const options: pino.LoggerOptions = {
     level: config.logLevel,
     redact: {
@@ -91,6 +98,7 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
       censor: '[redacted]',
     },
   };
+  if (config.logFormat === 'pretty') return pino(options, prettyStream(destination ?? process.stdout));
   return destination ? pino(options, destination) : pino(options);
 }
 
@@ -221,7 +229,7 @@ export async function createApp(
       bodyReadTimeoutMs: config.bodyReadTimeoutMs,
       trustProxy: config.trustProxy,
     });
-    registerMetaRoutes(server, { readiness });
+    registerMetaRoutes(server, { readiness, publicBaseUrl: config.publicBaseUrl });
     registerMetricsRoute(server, { metrics, token: config.metricsToken });
     const api = server;
     void api.register(async (plain) => {

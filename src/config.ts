@@ -29,6 +29,8 @@ export type Config = {
   /** During a key rotation only: the key being replaced, still accepted for opening until rekey finished. */
   encryptionKeyPrevious: Buffer | null;
   logLevel: string;
+  /** `json` (one JSON object a line, for collectors) or `pretty` (readable lines, for development). */
+  logFormat: 'json' | 'pretty';
   maxSendAttempts: number;
   workerBatchSize: number;
   workerLeaseSeconds: number;
@@ -210,6 +212,8 @@ export function loadConfig(env: Env): Config {
     problems.push('METRICS_TOKEN must be at least 16 characters long');
   const logLevel = str('LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const logFormat = str('LOG_FORMAT') ?? 'json';
+  if (logFormat !== 'json' && logFormat !== 'pretty') problems.push('LOG_FORMAT must be json or pretty');
 
   const config: Config = {
     port,
@@ -232,6 +236,7 @@ export function loadConfig(env: Env): Config {
     encryptionKey,
     encryptionKeyPrevious,
     logLevel,
+    logFormat: logFormat === 'pretty' ? 'pretty' : 'json',
     maxSendAttempts: int('MAX_SEND_ATTEMPTS', 5, 1, 50),
     workerBatchSize: int('WORKER_BATCH_SIZE', 200, 1, 5000),
     workerLeaseSeconds: int('WORKER_LEASE_SECONDS', 30, 1, 3600),

@@ -1,14 +1,29 @@
 // The @chatgate/client package (packages/client, imported from its source) against the real service.
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { ChatGate, ChatGateError, isChatGateError, verifyWebhookSignature } from '../packages/client/src/index.js';
+import {
+  ChatGate,
+  ChatGateError,
+  isChatGateError,
+  verifyWebhookSignature,
+  WEBHOOK_EVENT_TYPES,
+} from '../packages/client/src/index.js';
 import { createTenant, eventually, type Service, startService, type Tenant } from './support/harness.js';
 import { checkAgainstDocument } from './support/openapi-check.js';
 import { type Receiver, startReceiver } from './support/receiver.js';
 
 const to = (phoneE164: string) => ({ type: 'phone' as const, phoneE164 });
+
+/** The ChatGateError a call ends with (a call that succeeds fails the test). */
+const failure = (call: Promise<unknown>) =>
+  call.then(
+    () => expect.fail('the call succeeded'),
+    (e: unknown) => e as ChatGateError,
+  );
 
 /** fetch, with every answer of our service checked against its OpenAPI document (as call() does). */
 const checkedFetch: typeof fetch = async (input, init) => {
@@ -171,6 +186,79 @@ describe('@chatgate/client', () => {
     });
   });
 
+  it('cancels a message, reads usage, and manages suppressions, opt-out keywords, the inbox filter and forwarding rules', async () => {
+    const own = await createTenant(svc.url, { plan: 'pro' });
+    const cg = client(own.key);
+    const sendAt = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, '.000Z');
+    const later = await cg.sendMessage({
+      externalId: 'client-cancel',
+      to: to('+15551230201'),
+      content: { type: 'text', text: 'later' },
+      sendAt,
+    });
+    const cancelled = await cg.cancelMessage('client-cancel');
+    expect(cancelled).toMatchObject({ messageId: later.messageId, status: 'failed' });
+    expect(await cg.cancelMessage(later.messageId)).toMatchObject({ messageId: later.messageId, status: 'failed' });
+
+    const usage = await cg.getUsage();
+    expect(usage).toMatchObject({ plan: 'pro', month: expect.stringMatching(/^\d{4}-\d{2}$/) });
+    expect((await cg.getUsage({ month: usage.month })).month).toBe(usage.month);
+
+    const added = await cg.addSuppression(own.accountId, { phone: '+15551230202', reason: 'asked' });
+    expect(added).toMatchObject({ phone: '+15551230202', source: 'customer', created: true });
+    expect(await cg.addSuppression(own.accountId, { phone: '+15551230202' })).toMatchObject({ created: false });
+    expect((await cg.listSuppressions(own.accountId, { limit: 10 })).suppressions.map((x) => x.phone)).toEqual([
+      '+15551230202',
+    ]);
+    await cg.removeSuppression(own.accountId, '+15551230202');
+    expect((await cg.listSuppressions(own.accountId)).suppressions).toEqual([]);
+
+    expect((await cg.setOptOutKeywords(own.accountId, { keywords: ['STOPPEN'] })).keywords).toEqual(['STOPPEN']);
+    expect((await cg.getOptOutKeywords(own.accountId)).keywords).toEqual(['STOPPEN']);
+
+    const filter = await cg.setInboxFilter(own.accountId, { mode: 'whitelist', numbers: ['+15551230203'] });
+    expect(filter).toMatchObject({ mode: 'whitelist', numbers: ['+15551230203'] });
+    expect(await cg.getInboxFilter(own.accountId)).toEqual(filter);
+
+    const rule = await cg.createForwardingRule({
+      name: 'client rule',
+      condition: { type: 'contains', pattern: 'help' },
+      destination: { type: 'http', url: `${rx.url}/forward` },
+    });
+    expect((await cg.listForwardingRules()).map((r) => r.id)).toEqual([rule.id]);
+    expect(await cg.getForwardingRule(rule.id)).toMatchObject({ id: rule.id, name: 'client rule' });
+    expect(await cg.updateForwardingRule(rule.id, { isActive: false })).toMatchObject({ isActive: false });
+    await cg.deleteForwardingRule(rule.id);
+    await expect(cg.getForwardingRule(rule.id)).rejects.toMatchObject({
+      status: 404,
+      error: 'forwarding_rule_not_found',
+    });
+  });
+
+  it('says in its message what the answer says: validation problems, the refused URL and the network cause', async () => {
+    const cg = client(tenant.key);
+    const invalid = await failure(
+      cg.sendMessage({ externalId: 'client-msg', to: to('12'), content: { type: 'text', text: 'x' } }),
+    );
+    expect(invalid.message).toMatch(/^400 validation_error: to\.phoneE164: \S.*\[request .+\]$/);
+
+    const refused = await failure(
+      client(tenant.key, { fetch }).createWebhookEndpoint({ url: 'https://user:secret@example.com/hooks' }),
+    );
+    expect(refused).toMatchObject({ status: 400, error: 'invalid_webhook_url' });
+    expect(refused.message).toContain(`invalid_webhook_url: ${refused.body.reason as string}`);
+
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as net.AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const down = await failure(client(tenant.key, { baseUrl: `http://127.0.0.1:${port}`, retries: 0 }).getUsage());
+    expect(down).toMatchObject({ status: 0, error: 'network_error' });
+    expect(down.message).toMatch(
+      /^network_error: fetch failed: .*ECONNREFUSED.* \(GET http:\/\/127\.0\.0\.1:\d+\/usage\)$/,
+    );
+  });
+
   it('manages webhook endpoints; events verify with verifyWebhookSignature, both secrets during a rotation', async () => {
     const own = await createTenant(svc.url, { plan: 'basic' }); // no other test's events
     const cg = client(own.key);
@@ -215,6 +303,29 @@ describe('@chatgate/client', () => {
       status: 404,
       error: 'webhook_endpoint_not_found',
     });
+  });
+});
+
+describe('@chatgate/client covers the OpenAPI document', () => {
+  // The committed document (npm run client:check, in CI, fails when it differs from the routes).
+  const doc = JSON.parse(fs.readFileSync('packages/client/openapi.json', 'utf8')) as {
+    paths: Record<string, Record<string, { operationId: string }>>;
+    webhooks: Record<string, unknown>;
+  };
+
+  it('has a method named after every operationId of the public API (the operator API excepted)', () => {
+    const operationIds = Object.entries(doc.paths)
+      .filter(([path]) => !path.startsWith('/admin/'))
+      .flatMap(([, item]) => Object.values(item).map((op) => op.operationId));
+    expect(operationIds.length).toBeGreaterThanOrEqual(37);
+    const missing = operationIds.filter(
+      (id) => typeof (ChatGate.prototype as unknown as Record<string, unknown>)[id] !== 'function',
+    );
+    expect(missing, 'operations without a client method').toEqual([]);
+  });
+
+  it('lists every event type of the document (the WebhookEvent union is derived from the same section)', () => {
+    expect([...WEBHOOK_EVENT_TYPES].sort()).toEqual(Object.keys(doc.webhooks).sort());
   });
 });
 

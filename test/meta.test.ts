@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -112,6 +114,29 @@ describe('health, readiness and the API description', () => {
       minLength: 1,
       maxLength: 200,
     });
+  });
+
+  it('gives every JSON request body at least one example, each valid against the body schema', async () => {
+    const doc = (await call(svc.url, 'GET', '/openapi.json')).body;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const missing: string[] = [];
+    let bodies = 0;
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        const media = op.requestBody?.content?.['application/json'];
+        if (!media) continue;
+        bodies++;
+        const what = `${method.toUpperCase()} ${path} (${op.operationId})`;
+        const examples = Object.values<any>(media.examples ?? {});
+        if (examples.length === 0) missing.push(what);
+        const validate = ajv.compile(media.schema);
+        for (const example of examples)
+          expect(validate(example.value), `${what} ${example.summary}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      }
+    }
+    expect(bodies).toBeGreaterThanOrEqual(18);
+    expect(missing, 'operations whose request body has no example (src/http/openapi/operations.ts)').toEqual([]);
   });
 
   it('describes every operation: operationId, summary, tags, answers and their error codes', async () => {

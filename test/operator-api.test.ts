@@ -24,6 +24,31 @@ describe('operator API', () => {
     expect(wrong.status).toBe(401);
   });
 
+  it('error bodies say what to do: the 401s keep their sentence and add a message; not_found names the resource', async () => {
+    const none = await call(svc.url, 'GET', '/chat-accounts');
+    expect(none).toMatchObject({ status: 401, body: { error: 'Missing x-api-key header' } });
+    expect(none.body.message).toMatch(/x-api-key header/);
+    const bad = await call(svc.url, 'GET', '/chat-accounts', { key: 'ak_live_nope' });
+    expect(bad).toMatchObject({ status: 401, body: { error: 'Invalid API key' } });
+    expect(bad.body.message).toMatch(/unknown or revoked.*create a new one/);
+    const operator = await call(svc.url, 'GET', '/admin/customers');
+    expect(operator).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
+    expect(operator.body.message).toMatch(/Authorization: Bearer <ADMIN_TOKEN>/);
+
+    const nobody = '00000000-0000-4000-8000-000000000000';
+    const notFound = async (method: string, path: string, resource: string, body?: unknown) =>
+      expect(await call(svc.url, method, path, { admin: true, body })).toMatchObject({
+        status: 404,
+        body: { error: 'not_found', resource, message: `${resource} not found` },
+      });
+    await notFound('GET', `/admin/customers/${nobody}`, 'customer');
+    await notFound('PATCH', `/admin/customers/${nobody}`, 'customer', { name: 'x' });
+    await notFound('POST', `/admin/customers/${nobody}/api-keys`, 'customer', {});
+    await notFound('PATCH', `/admin/chat-accounts/${nobody}`, 'chat account', { displayName: 'x' });
+    await notFound('DELETE', `/admin/api-keys/${nobody}`, 'API key');
+    await notFound('POST', `/admin/portal-users/${nobody}/disable`, 'portal user');
+  });
+
   it('creates and changes customers, validating plan and country', async () => {
     const created = await call(svc.url, 'POST', '/admin/customers', {
       admin: true,

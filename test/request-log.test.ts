@@ -1,11 +1,14 @@
 // Every request that acts on a message, and every worker action that changes one, logs the message
 // id, customer id and account id as fields.
+import crypto from 'node:crypto';
 import { Writable } from 'node:stream';
 
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type App, createApp } from '../src/app.js';
+import { type App, createApp, createLogger } from '../src/app.js';
+import { formatLine } from '../src/shared/pretty-log.js';
+import { APP_SECRET, type Emulator, providerEnv, resetEmulator, startEmulator } from './support/emulator.js';
 import {
   call,
   createTenant,
@@ -15,6 +18,8 @@ import {
   type TestDatabase,
   textMessage,
 } from './support/harness.js';
+import { officialCustomer } from './support/official-customer.js';
+import { type Receiver, startReceiver } from './support/receiver.js';
 
 /** A pino logger at `level` whose JSON lines land in `lines`. */
 function capture(lines: Record<string, unknown>[], level: string) {
@@ -28,17 +33,31 @@ function capture(lines: Record<string, unknown>[], level: string) {
 }
 
 /** A service of `role` on its own database for this describe, logging at `level` into `lines`. */
-function serviceLoggingTo(lines: Record<string, unknown>[], role: 'api' | 'all', level: string) {
-  const svc = { url: '' };
+function serviceLoggingTo(
+  lines: Record<string, unknown>[],
+  role: 'api' | 'all',
+  level: string,
+  env: () => Record<string, string> = () => ({}),
+) {
+  const svc = { url: '', stopped: false, stop: async () => {} };
   let database: TestDatabase;
   let app: App;
   beforeAll(async () => {
     database = await createTestDatabase();
-    app = await createApp(testConfig({ LOG_LEVEL: level }), { db: database.db, role, log: capture(lines, level) });
+    app = await createApp(testConfig({ LOG_LEVEL: level, ...env() }), {
+      db: database.db,
+      role,
+      log: capture(lines, level),
+    });
     svc.url = (await app.start())!;
+    svc.stop = async () => {
+      if (svc.stopped) return;
+      svc.stopped = true;
+      await app.stop();
+    };
   });
   afterAll(async () => {
-    await app.stop();
+    await svc.stop();
     await database.drop();
   });
   return svc;
@@ -88,5 +107,132 @@ describe('worker log lines', () => {
       errorCode: 'SANDBOX_SIMULATED_FAILURE',
       msg: 'message failed (sandbox)',
     });
+  });
+});
+
+describe('probes, scrapes and receipts at debug', () => {
+  const lines: Record<string, unknown>[] = [];
+  const svc = serviceLoggingTo(lines, 'api', 'debug', () => ({ PROVIDER_APP_SECRET: APP_SECRET }));
+
+  it('logs /healthz, /readyz, /metrics and accepted receipt POSTs at debug; their failures and the API at info', async () => {
+    const receipt = JSON.stringify({ object: 'whatsapp_business_account', entry: [] });
+    const signature = `sha256=${crypto.createHmac('sha256', APP_SECRET).update(receipt).digest('hex')}`;
+    const post = (sig: string) =>
+      fetch(`${svc.url}/provider/webhooks/app`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': sig },
+        body: receipt,
+      });
+    expect((await call(svc.url, 'GET', '/healthz')).status).toBe(200);
+    expect((await call(svc.url, 'GET', '/readyz')).status).toBe(200);
+    expect((await fetch(`${svc.url}/metrics`)).status).toBe(200);
+    expect((await post(signature)).status).toBe(200);
+    expect((await post('sha256=00')).status).toBe(401);
+    expect((await call(svc.url, 'GET', '/chat-accounts')).status).toBe(401);
+    const level = (url: string, status: number) =>
+      lines.filter((l) => l.msg === 'request' && l.url === url && l.status === status).map((l) => l.level);
+    expect(level('/healthz', 200)).toEqual([20]);
+    expect(level('/readyz', 200)).toEqual([20]);
+    expect(level('/metrics', 200)).toEqual([20]);
+    expect(level('/provider/webhooks/app', 200)).toEqual([20]);
+    expect(level('/provider/webhooks/app', 401)).toEqual([30]);
+    expect(level('/chat-accounts', 401)).toEqual([30]);
+  });
+});
+
+describe('what an operator reads at info: workers starting and stopping, failed deliveries, retried sends', () => {
+  const lines: Record<string, unknown>[] = [];
+  let emu: Emulator;
+  let rx: Receiver;
+  beforeAll(async () => {
+    emu = await startEmulator();
+    rx = await startReceiver();
+  });
+  const svc = serviceLoggingTo(lines, 'all', 'info', () => ({
+    ...providerEnv(emu),
+    WORKER_POLL_MS: '50',
+    UNSAFE_ALLOW_PRIVATE_URLS: 'true',
+  }));
+  afterAll(async () => {
+    await rx?.close();
+    await emu?.stop();
+  });
+  const info = () => lines.filter((l) => (l.level as number) >= 30);
+  const workers = (msg: string) =>
+    info()
+      .filter((l) => l.msg === msg)
+      .map((l) => l.worker as string)
+      .sort();
+
+  it('a worker says when it starts', () => {
+    expect(workers('worker started')).toEqual(expect.arrayContaining(['deliverer', 'dispatcher']));
+    for (const l of info().filter((x) => x.msg === 'worker started')) expect(l.pollMs).toEqual(expect.any(Number));
+  });
+
+  it('a webhook delivery that fails writes one warn line with its ids, attempt and next try', async () => {
+    const t = await createTenant(svc.url, { plan: 'basic' });
+    const endpoint = await call(svc.url, 'POST', '/webhook-endpoints', {
+      key: t.key,
+      body: { url: `${rx.url}/fail` },
+    });
+    expect(endpoint.status).toBe(201);
+    rx.respond({ status: 503 });
+    const queued = await call(svc.url, 'POST', `/webhook-endpoints/${endpoint.body.id}/test`, { key: t.key });
+    const line = await eventually(async () =>
+      info().find((l) => l.eventId === queued.body.eventId && l.msg === 'webhook delivery failed, will retry'),
+    );
+    expect(line).toMatchObject({
+      level: 40,
+      endpointId: endpoint.body.id,
+      deliveryId: expect.any(String),
+      eventType: 'webhook.test',
+      attempt: 1,
+      httpStatus: 503,
+      reason: 'HTTP 503',
+      retryAt: expect.any(String),
+    });
+  });
+
+  it('a send that is retried writes one warn line with the message, customer and account', async () => {
+    await resetEmulator(emu);
+    await emu.settings({ callbackUrl: `${svc.url}/provider/webhooks/app` });
+    const t = await officialCustomer(svc.url, emu);
+    await emu.rule({ phoneNumberId: t.phoneNumberIds[0], times: 1, httpStatus: 429, error: { code: 130429 } });
+    const sent = await call(svc.url, 'POST', '/messages', { key: t.key, body: textMessage('log-retry') });
+    expect(sent.status).toBe(201);
+    const line = await eventually(async () =>
+      info().find((l) => l.messageId === sent.body.messageId && String(l.msg).startsWith('send failed, will retry')),
+    );
+    expect(line).toMatchObject({
+      level: 40,
+      customerId: t.customerId,
+      accountId: t.accountIds[0],
+      errorCode: 'PROVIDER_RATE_LIMITED',
+      attempt: 1,
+      retryAt: expect.any(String),
+    });
+  });
+
+  it('a worker says when it stops', async () => {
+    const started = workers('worker started');
+    await svc.stop();
+    expect(workers('worker stopped')).toEqual(started);
+  });
+});
+
+describe('LOG_FORMAT=pretty', () => {
+  it('writes one readable line per entry, fields as key=value, while json stays the default', () => {
+    expect(testConfig().logFormat).toBe('json');
+    expect(() => testConfig({ LOG_FORMAT: 'yaml' })).toThrow(/LOG_FORMAT must be json or pretty/);
+    const out: string[] = [];
+    const log = createLogger(testConfig({ LOG_FORMAT: 'pretty', LOG_LEVEL: 'info' }), {
+      write: (text: string) => out.push(text),
+    });
+    log.warn({ deliveryId: 'd-1', attempt: 2, reason: 'HTTP 503' }, 'webhook delivery failed, will retry');
+    log.flush();
+    expect(out.join('')).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} WARN  webhook delivery failed, will retry  deliveryId=d-1 attempt=2 reason="HTTP 503"\n$/,
+    );
+    expect(formatLine('not json')).toBe('not json');
   });
 });

@@ -479,10 +479,10 @@ describe('webhooks', () => {
 
       const none = await call(svc.url, 'GET', '/webhook-endpoints');
       expect(none.status).toBe(401);
-      expect(none.body).toEqual({ error: 'Missing x-api-key header' });
+      expect(none.body).toEqual({ error: 'Missing x-api-key header', message: expect.stringContaining('x-api-key') });
       const invalid = await api('ak_live_not-a-real-key', 'GET', '/webhook-endpoints');
       expect(invalid.status).toBe(401);
-      expect(invalid.body).toEqual({ error: 'Invalid API key' });
+      expect(invalid.body).toEqual({ error: 'Invalid API key', message: expect.stringContaining('revoked') });
     });
 
     it('DELETE answers 204, removes the endpoint with its delivery history, and nothing reaches it afterwards', async () => {

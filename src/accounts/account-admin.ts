@@ -82,7 +82,7 @@ export function createAccountAdmin(deps: {
       try {
         return await db.transaction(async (tx) => {
           const plan = (await lockCustomer(tx, customerId))?.plan;
-          if (!plan) throw errors.notFound();
+          if (!plan) throw errors.notFound('customer');
           const [{ n } = { n: 0 }] = await tx.query<{ n: number }>(
             'SELECT count(*)::int AS n FROM chat_accounts WHERE customer_id = $1',
             [customerId],
@@ -135,7 +135,7 @@ export function createAccountAdmin(deps: {
             [id],
           );
           const current = rows[0];
-          if (!current) throw errors.notFound();
+          if (!current) throw errors.notFound('chat account');
           const type = input.type ?? current.type;
           if (type === 'DIRECT' && (input.official !== undefined || input.sendPolicy !== undefined)) {
             throw errors.validation([

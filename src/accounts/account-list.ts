@@ -14,7 +14,7 @@ export function createAccountList(deps: { db: Pick<Db, 'query'>; publicBaseUrl: 
   return {
     async list(customerId: string, page: { limit: number; cursor?: string }) {
       const [customer] = await db.query<{ plan: Plan }>('SELECT plan FROM customers WHERE id = $1', [customerId]);
-      if (!customer) throw errors.notFound();
+      if (!customer) throw errors.notFound('customer');
       const params: unknown[] = [customerId];
       let after = '';
       if (page.cursor !== undefined) {

@@ -52,7 +52,7 @@ export function createCustomerQueries(db: Pick<Db, 'query'>) {
      */
     async usage(customerId: string, month: { year: number; month: number }): Promise<Usage> {
       const [c] = await db.query<{ plan: Plan }>('SELECT plan FROM customers WHERE id = $1', [customerId]);
-      if (!c) throw errors.notFound();
+      if (!c) throw errors.notFound('customer');
       const yyyyMm = `${month.year}-${String(month.month).padStart(2, '0')}`;
       const u = await usage.get({ customerId, plan: c.plan, accountId: null }, yyyyMm);
       const { month: m, plan, limit, used, remaining, resetsAt } = u;

@@ -63,7 +63,7 @@ export function createCustomerService(deps: {
         [id, month],
       );
       const r = rows[0];
-      if (!r) throw errors.notFound();
+      if (!r) throw errors.notFound('customer');
       const c = toCustomer(r);
       return { ...c, usage: { month, used: Number(r.used), limit: PLAN_LIMITS[c.plan].messagesPerMonth } };
     },
@@ -87,7 +87,7 @@ export function createCustomerService(deps: {
           ],
         );
         const r = rows[0];
-        if (!r) throw errors.notFound();
+        if (!r) throw errors.notFound('customer');
         const customer = toCustomer(r);
         if (patch.plan !== undefined) {
           await tx.query(

@@ -120,10 +120,11 @@ export function createServer(opts: {
   });
   app.addHook('onSend', settleBodyBeforeAnswer);
   app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
+    const url = request.routeOptions.url ?? request.url.split('?')[0]!;
+    request.log[quietRequest(url, reply.statusCode) ? 'debug' : 'info'](
       {
         method: request.method,
-        url: request.routeOptions.url ?? request.url.split('?')[0],
+        url,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime),
         customerId: request.principal?.customerId,
@@ -175,6 +176,16 @@ export function createServer(opts: {
 
   void app.register(swagger, swaggerOptions);
   return app;
+}
+
+/**
+ * Requests logged at debug: probes and scrapes (/healthz, /readyz, /metrics) and the provider's
+ * receipt POSTs, whose every status change the lifecycle logs with its message id. Answered with
+ * an error (a failing probe, a refused scrape, a receipt with a bad signature), they stay at info.
+ */
+export function quietRequest(url: string, status: number): boolean {
+  if (status >= 400) return false;
+  return url === '/healthz' || url === '/readyz' || url === '/metrics' || url.startsWith('/provider/webhooks/');
 }
 
 /**

@@ -66,7 +66,7 @@ export function createKeyService(deps: { db: Db; sealer: Sealer; directory: Pick
     ) {
       return db.transaction(async (tx) => {
         // Locking the customer row serialises key creation, so the active-key cap holds under concurrency.
-        if (!(await lockCustomer(tx, customerId))) throw errors.notFound();
+        if (!(await lockCustomer(tx, customerId))) throw errors.notFound('customer');
         if (input.chatAccountId) {
           // Not every caller validated the id's form (the portal's form does not): not a UUID is not an account.
           const owned = !new RegExp(UUID_PATTERN).test(input.chatAccountId)
@@ -128,7 +128,7 @@ export function createKeyService(deps: { db: Db; sealer: Sealer; directory: Pick
         [customerId, id],
       );
       const r = rows[0];
-      if (!r || r.revoked_at) throw errors.notFound();
+      if (!r || r.revoked_at) throw errors.notFound('API key');
       if (!isRevealable(r)) return { key: null };
       return { key: sealer.open(r.key_enc as string, { table: 'api_keys', column: 'key_enc', id }) };
     },
@@ -145,7 +145,7 @@ export function createKeyService(deps: { db: Db; sealer: Sealer; directory: Pick
           [id, customerId],
         );
         const owner = rows[0]?.customer_id;
-        if (!owner) throw errors.notFound();
+        if (!owner) throw errors.notFound('API key');
         await directory.invalidate(tx, owner);
       });
     },

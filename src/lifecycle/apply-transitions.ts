@@ -21,6 +21,9 @@ type ChangedRow = EventMessage & {
   from_status: MessageStatus;
   to_status: MessageStatus;
   at: Date;
+  attempted: boolean;
+  attemptCount: number;
+  dueAt: Date | null;
 };
 
 /** A message a transition changed: what its log line names (ids, never the recipient). */
@@ -31,16 +34,26 @@ export type AppliedChange = {
   from: MessageStatus;
   to: MessageStatus;
   errorCode: string | null;
+  /** A send attempt that failed and will be tried again: its number and when the next one is due. */
+  retry?: { attempt: number; at: string | null };
 };
 
 /**
- * One line per changed message, after the commit that made the change: a failure at info (an
- * operator looks for those), every other change at debug (thousands a second at full speed).
+ * One line per changed message, after the commit that made the change: a failure at info and a
+ * send to be retried at warn (an operator looks for those), every other change at debug
+ * (thousands a second at full speed).
  */
-export function logChanges(log: Pick<Logger, 'debug' | 'info'>, changes: AppliedChange[], action: string): void {
+export function logChanges(
+  log: Pick<Logger, 'debug' | 'info' | 'warn'>,
+  changes: AppliedChange[],
+  action: string,
+): void {
   for (const c of changes) {
     if (c.to === 'failed') log.info(c, `message failed (${action})`);
-    else log.debug(c, `message ${c.from} → ${c.to} (${action})`);
+    else if (c.retry) {
+      const { retry, ...ids } = c;
+      log.warn({ ...ids, attempt: retry.attempt, retryAt: retry.at }, `send failed, will retry (${action})`);
+    } else log.debug(c, `message ${c.from} → ${c.to} (${action})`);
   }
 }
 
@@ -75,7 +88,8 @@ export async function applyTransitions(
             AS t(id, from_status, to_status, at, provider_message_id, error, due_at, attempts, provider_media)
       WHERE m.id = t.id AND m.id IN (SELECT id FROM locked) AND m.locked_by = $1 AND m.status = t.from_status
       RETURNING m.id, m.customer_id AS "customerId", m.external_id AS "externalId", m.channel, m.recipient,
-                m.chat_account_id AS "chatAccountId", m.error, m.media_id, m.sandbox, t.from_status, t.to_status, t.at`,
+                m.chat_account_id AS "chatAccountId", m.error, m.media_id, m.sandbox, t.from_status, t.to_status, t.at,
+                t.attempted, m.attempt_count AS "attemptCount", m.due_at AS "dueAt"`,
     [
       workerId,
       transitions.map((t) => t.id),
@@ -120,5 +134,8 @@ export async function applyTransitions(
     from: r.from_status,
     to: r.to_status,
     errorCode: r.error?.code ?? null,
+    ...(r.attempted && QUEUED.includes(r.to_status)
+      ? { retry: { attempt: r.attemptCount, at: r.dueAt ? new Date(r.dueAt).toISOString() : null } }
+      : {}),
   }));
 }

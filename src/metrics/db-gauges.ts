@@ -8,9 +8,11 @@ import type { Db } from '../db/db.js';
 import { ACCOUNT_STATUSES } from '../shared/vocab.js';
 import { type Metrics, scrapedGauge } from './metrics.js';
 import {
+  type AccountInError,
   QUEUE_STATES,
   type QueueRow,
   type QuotaRow,
+  readAccountsInError,
   readAccountStatuses,
   readFailingEndpoints,
   readQueue,
@@ -18,10 +20,13 @@ import {
 } from './snapshot-queries.js';
 
 export const SNAPSHOT_CACHE_MS = 5000;
+/** Accounts in ERROR exported one series each (ChatGateAccountInError); beyond, only the count. */
+const ACCOUNTS_IN_ERROR_SERIES = 1000;
 
 type Snapshot = {
   queue: QueueRow[];
   accounts: Map<string, number>;
+  inError: AccountInError[];
   failingEndpoints: number;
   quota: QuotaRow[];
 };
@@ -40,6 +45,7 @@ export function registerDbGauges(
       last = {
         queue: await readQueue(db),
         accounts: await readAccountStatuses(db),
+        inError: await readAccountsInError(db, ACCOUNTS_IN_ERROR_SERIES),
         failingEndpoints: await readFailingEndpoints(db),
         quota: deps.quotaTopN > 0 ? await readTopQuota(db, deps.quotaTopN) : [],
       };
@@ -83,6 +89,20 @@ export function registerDbGauges(
       const s = await snapshot();
       if (!s) return;
       for (const status of ACCOUNT_STATUSES) g.set({ status }, s.accounts.get(status) ?? 0);
+    },
+  );
+  scrapedGauge(
+    metrics,
+    {
+      name: 'chatgate_chat_account_in_error',
+      help: 'One series (value 1) per chat account in ERROR, with its customer and the provider error code',
+      labelNames: ['account_id', 'customer_id', 'code'],
+    },
+    async (g) => {
+      const s = await snapshot();
+      if (!s) return;
+      g.reset(); // accounts reconnected since disappear
+      for (const a of s.inError) g.set({ account_id: a.accountId, customer_id: a.customerId, code: a.code }, 1);
     },
   );
   scrapedGauge(

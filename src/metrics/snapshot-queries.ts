@@ -33,6 +33,16 @@ export async function readAccountStatuses(db: Pick<Queryable, 'query'>): Promise
   return new Map(rows.map((r) => [r.status, Number(r.n)]));
 }
 
+/** The accounts in ERROR (at most `limit`, a bound on the series): who, whose, and the provider's code. */
+export type AccountInError = { accountId: string; customerId: string; code: string };
+export async function readAccountsInError(db: Pick<Queryable, 'query'>, limit: number): Promise<AccountInError[]> {
+  return db.query<AccountInError>(
+    `SELECT id AS "accountId", customer_id AS "customerId", COALESCE(last_error_code, '') AS code
+       FROM chat_accounts WHERE status = 'ERROR' ORDER BY id LIMIT $1`,
+    [limit],
+  );
+}
+
 /** Active webhook endpoints whose latest attempt failed. */
 export async function readFailingEndpoints(db: Pick<Queryable, 'query'>): Promise<number> {
   const rows = await db.query<{ n: number }>(

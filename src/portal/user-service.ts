@@ -122,7 +122,7 @@ export function createUserService(deps: {
 
   async function get(userId: string): Promise<PortalUser> {
     const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM portal_users WHERE id = $1`, [userId]);
-    if (!rows[0]) throw errors.notFound();
+    if (!rows[0]) throw errors.notFound('portal user');
     return toUser(rows[0]);
   }
 
@@ -179,7 +179,7 @@ export function createUserService(deps: {
     async create(customerId: string, input: { email: string; role: PortalRole }) {
       return db.transaction(async (tx) => {
         const c = await tx.query('SELECT 1 FROM customers WHERE id = $1', [customerId]);
-        if (c.length === 0) throw errors.notFound();
+        if (c.length === 0) throw errors.notFound('customer');
         const email = input.email.trim().toLowerCase();
         const rows = await tx.query<Row>(
           `INSERT INTO portal_users (id, customer_id, email, role) VALUES ($1, $2, $3, $4)
@@ -207,7 +207,7 @@ export function createUserService(deps: {
           `UPDATE portal_users SET password_hash = NULL, password_set_at = NULL WHERE id = $1 RETURNING ${COLUMNS}`,
           [userId],
         );
-        if (!rows[0]) throw errors.notFound();
+        if (!rows[0]) throw errors.notFound('portal user');
         await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [userId]);
         return { ...toUser(rows[0]), ...(await issueInvitation(tx, userId)) };
       });
@@ -220,7 +220,7 @@ export function createUserService(deps: {
           `UPDATE portal_users SET disabled_at = COALESCE(disabled_at, now()) WHERE id = $1 RETURNING ${COLUMNS}`,
           [userId],
         );
-        if (!rows[0]) throw errors.notFound();
+        if (!rows[0]) throw errors.notFound('portal user');
         await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [userId]);
         await tx.query('UPDATE portal_invitations SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [
           userId,

@@ -22,11 +22,22 @@ export class AppError extends Error {
   }
 }
 
+/** What an operator API `not_found` names. */
+export type OperatorResource = 'customer' | 'chat account' | 'API key' | 'portal user';
+
 export const errors = {
   validation: (details: Problem[]) => new AppError(400, 'validation_error', { details }),
   invalidCursor: () => new AppError(400, 'invalid_cursor'),
-  missingKey: () => new AppError(401, 'Missing x-api-key header'),
-  invalidKey: () => new AppError(401, 'Invalid API key'),
+  // The spec fixes these two `error` sentences; `message` (an added field) says what to do.
+  missingKey: () =>
+    new AppError(401, 'Missing x-api-key header', {
+      message: 'Send your API key in the x-api-key header, as is (ak_live_… or ak_test_…, no "Bearer" prefix).',
+    }),
+  invalidKey: () =>
+    new AppError(401, 'Invalid API key', {
+      message:
+        'This key is unknown or revoked: check that it was copied whole, or create a new one (portal: API keys; operator: chatgate admin keys create).',
+    }),
   templatesNotAvailable: () => new AppError(403, 'templates_not_available'),
   featureNotAvailable: (plan: string) => new AppError(403, 'feature_not_available', { plan }),
   keyScopeViolation: () => new AppError(403, 'key_scope_violation'),
@@ -54,8 +65,13 @@ export const errors = {
   quotaExceeded: (limit: number, used: number, resetsAt: string) =>
     new AppError(429, 'quota_exceeded', { limit, used, resetsAt }),
   // Operator API and HTTP plumbing (not in the public spec's table; documented in docs/api.md)
-  notFound: () => new AppError(404, 'not_found'),
-  unauthorized: () => new AppError(401, 'unauthorized'),
+  /** `resource` ("customer", "chat account", ...) names what was not found, in `resource` and `message`. */
+  notFound: (resource?: OperatorResource) =>
+    new AppError(404, 'not_found', resource ? { resource, message: `${resource} not found` } : {}),
+  unauthorized: () =>
+    new AppError(401, 'unauthorized', {
+      message: 'The operator API needs Authorization: Bearer <ADMIN_TOKEN> (the token the service was started with).',
+    }),
   payloadTooLarge: () => new AppError(413, 'payload_too_large'),
   unsupportedMediaType: () => new AppError(415, 'unsupported_media_type'),
   limitReached: (what: string, limit: number) =>

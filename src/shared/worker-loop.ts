@@ -57,6 +57,7 @@ export function createWorkerLoop(opts: {
       if (opts.wakeOn) unlisten = await opts.wakeOn.db.listen(opts.wakeOn.channel, () => loop.wake());
       running = true;
       done = run();
+      opts.log.info({ worker: opts.name, pollMs: opts.pollMs }, 'worker started');
     },
     wake(at?: Date) {
       if (at && at.getTime() > Date.now()) {
@@ -66,10 +67,12 @@ export function createWorkerLoop(opts: {
       sleeper.wake();
     },
     async stop() {
+      const wasRunning = running;
       running = false;
       sleeper.interrupt();
       await done;
       await unlisten?.();
+      if (wasRunning) opts.log.info({ worker: opts.name }, 'worker stopped');
     },
   };
   return loop;

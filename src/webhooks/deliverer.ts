@@ -97,7 +97,7 @@ export function createDeliverer(deps: {
   const loop = { db, log, pollMs: options.pollMs, channel: DELIVERIES_READY };
   const worker = createLeasedWorker<Result>('deliverer', loop, {
     pass,
-    write: (workerId, items) => writeResults(db, workerId, items, options.retryTimeScale),
+    write: (workerId, items) => writeResults(db, log, workerId, items, options.retryTimeScale),
     writeConcurrency: 1,
     dropUnstarted: () => queues.clear(), // not sent: their leases are released
     releaseLeases: (workerId) => releaseDeliveryLeases(db, workerId),
@@ -147,7 +147,7 @@ async function post(client: OutboundClient, d: ClaimedDelivery, endpoint: Endpoi
 }
 
 /** Records a batch of outcomes in one transaction; returns when each delivery is due again. */
-async function writeResults(db: Db, workerId: string, items: Result[], retryTimeScale: number) {
+async function writeResults(db: Db, log: Logger, workerId: string, items: Result[], retryTimeScale: number) {
   const now = new Date();
   const updates = items.map((r) => decide(r, now, retryTimeScale));
   const attempted = items.flatMap((r) =>
@@ -161,7 +161,27 @@ async function writeResults(db: Db, workerId: string, items: Result[], retryTime
       if (health.size > 0) await updateEndpointHealth(tx, health);
     }),
   );
+  logFailedAttempts(log, items, updates);
   return updates.map((u) => u.next);
+}
+
+/** One warn line per failed attempt, after it is recorded: the ids, why, and what happens next. */
+function logFailedAttempts(log: Logger, items: Result[], updates: DeliveryUpdate[]): void {
+  items.forEach((r, i) => {
+    const u = updates[i]!;
+    if (r.post === null || u.status === 'succeeded') return;
+    const line = {
+      deliveryId: r.delivery.id,
+      endpointId: r.delivery.endpointId,
+      eventId: r.delivery.eventId,
+      eventType: r.delivery.eventType,
+      attempt: u.attempts,
+      httpStatus: r.post.statusCode ?? undefined,
+      reason: reason(r.post),
+      retryAt: u.next?.toISOString(),
+    };
+    log.warn(line, u.status === 'failed' ? 'webhook delivery failed for good' : 'webhook delivery failed, will retry');
+  });
 }
 
 /** A delivery's next state: succeeded, failed for good, or pending until its next attempt. */

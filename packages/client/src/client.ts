@@ -2,8 +2,8 @@
 // the service's OpenAPI document (openapi-types.ts), errors as ChatGateError. Calls that are safe
 // to repeat (reads, lookups, and sends, which are idempotent by externalId) are retried on network
 // errors, timeouts and 5xx answers; the others are sent once.
-import { ChatGateError } from './errors.js';
-import type { components, operations } from './openapi-types.js';
+import { ChatGateError, type ErrorCode } from './errors.js';
+import type { components, operations, webhooks } from './openapi-types.js';
 
 type Schemas = components['schemas'];
 type JsonBody<K extends keyof operations> = operations[K] extends {
@@ -12,17 +12,52 @@ type JsonBody<K extends keyof operations> = operations[K] extends {
   ? B
   : never;
 type QueryOf<K extends keyof operations> = NonNullable<operations[K]['parameters']['query']>;
+type EventBody<K extends keyof webhooks> = webhooks[K]['post'] extends {
+  requestBody?: { content: { 'application/json': infer B } };
+}
+  ? B
+  : never;
 
-export type SendMessageRequest = JsonBody<'sendMessage'>;
-export type SendBroadcastRequest = JsonBody<'sendBroadcast'>;
+// `content` as the document types it is one object with every field optional; the service accepts
+// exactly one shape per `type` (src/messages/send-request.ts). These are those shapes, so that a
+// text message without `text` (or with an `image`) does not compile. Each is checked against the
+// generated type below (AssignableTo), so a change to the document that breaks them fails tsc.
+type GeneratedContent = JsonBody<'sendMessage'>['content'];
+type Media = { url: string; mediaId?: never } | { mediaId: string; url?: never };
+export type TextContent = { type: 'text'; text: string };
+export type TemplateContent = { type: 'template'; template: NonNullable<GeneratedContent['template']> };
+export type ImageContent = { type: 'image'; image: Media; caption?: string };
+export type DocumentContent = {
+  type: 'document';
+  document: Media & { filename?: string };
+  caption?: string;
+};
+/** What to send: one shape per `type`. */
+export type MessageContent = TextContent | TemplateContent | ImageContent | DocumentContent;
+type AssignableTo<T extends U, U> = T;
+export type SendMessageRequest = AssignableTo<
+  Omit<JsonBody<'sendMessage'>, 'content'> & { content: MessageContent },
+  JsonBody<'sendMessage'>
+>;
+export type SendBroadcastRequest = AssignableTo<
+  Omit<JsonBody<'sendBroadcast'>, 'content'> & { content: MessageContent },
+  JsonBody<'sendBroadcast'>
+>;
 export type CreateWebhookEndpointRequest = JsonBody<'createWebhookEndpoint'>;
 export type UpdateWebhookEndpointRequest = JsonBody<'updateWebhookEndpoint'>;
 export type LookupSendersRequest = JsonBody<'lookupSenders'>;
 export type CreateTemplateRequest = JsonBody<'createTemplate'>;
+export type SetInboxFilterRequest = JsonBody<'setInboxFilter'>;
+export type CreateForwardingRuleRequest = JsonBody<'createForwardingRule'>;
+export type UpdateForwardingRuleRequest = JsonBody<'updateForwardingRule'>;
+export type AddSuppressionRequest = JsonBody<'addSuppression'>;
+export type SetOptOutKeywordsRequest = JsonBody<'setOptOutKeywords'>;
 export type ListMessagesQuery = QueryOf<'listMessages'>;
 export type ListBroadcastsQuery = QueryOf<'listBroadcasts'>;
 export type ListInboundMessagesQuery = QueryOf<'listInboundMessages'>;
 export type ListTemplatesQuery = QueryOf<'listTemplates'>;
+export type ListSuppressionsQuery = QueryOf<'listSuppressions'>;
+export type GetUsageQuery = QueryOf<'getUsage'>;
 
 export type Message = Schemas['Message'];
 export type MessagePage = Schemas['MessagePage'];
@@ -33,18 +68,37 @@ export type BroadcastPage = Schemas['BroadcastPage'];
 export type ChatAccount = Schemas['ChatAccount'];
 export type Sender = Schemas['Sender'];
 export type InboundMessagePage = Schemas['InboundMessagePage'];
+export type InboxFilter = Schemas['InboxFilter'];
+export type ForwardingRule = Schemas['ForwardingRule'];
+export type Suppression = Schemas['Suppression'];
+export type SuppressionPage = Schemas['SuppressionPage'];
+export type OptOutKeywords = Schemas['OptOutKeywords'];
+export type Usage = Schemas['Usage'];
 export type MediaUpload = Schemas['MediaUpload'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret'];
 export type WebhookDeliveryPage = Schemas['WebhookDeliveryPage'];
 export type Template = Schemas['Template'];
 export type TemplatePage = Schemas['TemplatePage'];
-/** The events POSTed to webhook endpoints (check the signature first: verifyWebhookSignature). */
-export type WebhookEvent =
-  | Schemas['MessageStatusEvent']
-  | Schemas['MessageInboundEvent']
-  | Schemas['SenderFirstInboundEvent']
-  | Schemas['WebhookTestEvent'];
+/**
+ * The events POSTed to webhook endpoints (check the signature first: verifyWebhookSignature), one
+ * per event of the document's `webhooks`: narrow on `type` (`ev.type === 'quota.threshold'`).
+ */
+export type WebhookEvent = { [K in keyof webhooks]: EventBody<K> }[keyof webhooks];
+export type WebhookEventType = WebhookEvent['type'];
+/** Every event type, as a value (a receiver's switch, a subscription list). */
+export const WEBHOOK_EVENT_TYPES = [
+  'message.status',
+  'message.inbound',
+  'sender.first_inbound',
+  'webhook.test',
+  'quota.threshold',
+  'template.status',
+] as const satisfies readonly WebhookEventType[];
+// Fails to compile when the document has an event type the list above misses.
+type MissingEventTypes = Exclude<WebhookEventType, (typeof WEBHOOK_EVENT_TYPES)[number]>;
+const everyEventTypeListed: [MissingEventTypes] extends [never] ? true : MissingEventTypes = true;
+void everyEventTypeListed;
 
 /** A send's answer: `created` is false for a repeat (200), which returns the original message. */
 export type Sent<T> = T & { created: boolean };
@@ -132,6 +186,14 @@ export class ChatGate {
       yield* page.messages;
       cursor = page.nextCursor ?? undefined;
     } while (cursor !== undefined);
+  }
+
+  /**
+   * POST /messages/{id}/cancel: a message that has not left yet (pending or queued) ends failed
+   * with CANCELLED; 409 when it has left or is being sent. A repeat answers the same record, so retried.
+   */
+  cancelMessage(id: string): Promise<Message> {
+    return this.#json('POST', `/messages/${seg(id)}/cancel`, { retry: true });
   }
 
   /** GET /chat-accounts. */
@@ -231,6 +293,83 @@ export class ChatGate {
     return this.#json('POST', `/chat-accounts/${seg(accountId)}/templates`, { body });
   }
 
+  // Inbox filter and forwarding rules (plan Pro).
+
+  /** GET /chat-accounts/{accountId}/inbox-filter. */
+  getInboxFilter(accountId: string): Promise<InboxFilter> {
+    return this.#json('GET', `/chat-accounts/${seg(accountId)}/inbox-filter`, { retry: true });
+  }
+
+  /** PUT /chat-accounts/{accountId}/inbox-filter: off, or a whitelist or blacklist of numbers. */
+  setInboxFilter(accountId: string, body: SetInboxFilterRequest): Promise<InboxFilter> {
+    return this.#json('PUT', `/chat-accounts/${seg(accountId)}/inbox-filter`, { body, retry: true });
+  }
+
+  /** POST /forwarding-rules. Sent once (not retried). */
+  createForwardingRule(body: CreateForwardingRuleRequest): Promise<ForwardingRule> {
+    return this.#json('POST', '/forwarding-rules', { body });
+  }
+
+  /** GET /forwarding-rules. */
+  async listForwardingRules(): Promise<ForwardingRule[]> {
+    return (await this.#json<Schemas['ForwardingRuleList']>('GET', '/forwarding-rules', { retry: true }))
+      .forwardingRules;
+  }
+
+  /** GET /forwarding-rules/{id}. */
+  getForwardingRule(id: string): Promise<ForwardingRule> {
+    return this.#json('GET', `/forwarding-rules/${seg(id)}`, { retry: true });
+  }
+
+  /** PATCH /forwarding-rules/{id}. */
+  updateForwardingRule(id: string, body: UpdateForwardingRuleRequest): Promise<ForwardingRule> {
+    return this.#json('PATCH', `/forwarding-rules/${seg(id)}`, { body, retry: true });
+  }
+
+  /** DELETE /forwarding-rules/{id}. */
+  async deleteForwardingRule(id: string): Promise<void> {
+    await this.#request('DELETE', `/forwarding-rules/${seg(id)}`, {});
+  }
+
+  // Suppressions and opt-out keywords, per chat account.
+
+  /** GET /chat-accounts/{accountId}/suppressions: newest first. */
+  listSuppressions(accountId: string, query: ListSuppressionsQuery = {}): Promise<SuppressionPage> {
+    return this.#json('GET', `/chat-accounts/${seg(accountId)}/suppressions`, { query, retry: true });
+  }
+
+  /** POST /chat-accounts/{accountId}/suppressions: `created` is false when the number was already on it. */
+  async addSuppression(accountId: string, body: AddSuppressionRequest): Promise<Sent<Suppression>> {
+    const { status, body: row } = await this.#request<Suppression>(
+      'POST',
+      `/chat-accounts/${seg(accountId)}/suppressions`,
+      { body, retry: true },
+    );
+    return { ...row, created: status === 201 };
+  }
+
+  /** DELETE /chat-accounts/{accountId}/suppressions/{phone}. */
+  async removeSuppression(accountId: string, phone: string): Promise<void> {
+    await this.#request('DELETE', `/chat-accounts/${seg(accountId)}/suppressions/${seg(phone)}`, {});
+  }
+
+  /** GET /chat-accounts/{accountId}/opt-out-keywords. */
+  getOptOutKeywords(accountId: string): Promise<OptOutKeywords> {
+    return this.#json('GET', `/chat-accounts/${seg(accountId)}/opt-out-keywords`, { retry: true });
+  }
+
+  /** PUT /chat-accounts/{accountId}/opt-out-keywords: replaces the list. */
+  setOptOutKeywords(accountId: string, body: SetOptOutKeywordsRequest): Promise<OptOutKeywords> {
+    return this.#json('PUT', `/chat-accounts/${seg(accountId)}/opt-out-keywords`, { body, retry: true });
+  }
+
+  // Usage.
+
+  /** GET /usage: quota use in one UTC month (default this one), by day and by account. */
+  getUsage(query: GetUsageQuery = {}): Promise<Usage> {
+    return this.#json('GET', '/usage', { query, retry: true });
+  }
+
   async #json<T>(method: string, path: string, options: RequestOptions): Promise<T> {
     return (await this.#request<T>(method, path, options)).body;
   }
@@ -257,7 +396,10 @@ export class ChatGate {
           continue;
         }
         const timeout = err instanceof DOMException && err.name === 'TimeoutError';
-        throw new ChatGateError(0, timeout ? 'timeout' : 'network_error', {}, null, { cause: err });
+        const message = timeout
+          ? `no answer within ${this.#timeoutMs} ms (${method} ${url.origin}${url.pathname})`
+          : `${describeCause(err)} (${method} ${url.origin}${url.pathname})`;
+        throw new ChatGateError(0, timeout ? 'timeout' : 'network_error', { message }, null, { cause: err });
       }
       const text = await res.text();
       const body = text === '' ? null : parseJson(text);
@@ -269,7 +411,7 @@ export class ChatGate {
       const errorBody =
         body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : { message: text };
       const code = typeof errorBody.error === 'string' ? errorBody.error : `http_${res.status}`;
-      throw new ChatGateError(res.status, code, errorBody, res.headers.get('x-request-id'));
+      throw new ChatGateError(res.status, code as ErrorCode, errorBody, res.headers.get('x-request-id'));
     }
   }
 
@@ -277,6 +419,17 @@ export class ChatGate {
     const ms = this.#retryDelayMs * 2 ** (attempt - 1) * (0.8 + Math.random() * 0.4);
     return new Promise((resolve) => setTimeout(resolve, ms));
   }
+}
+
+/** "fetch failed: connect ECONNREFUSED 127.0.0.1:9": the error and its causes, which fetch hides. */
+function describeCause(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err; e !== undefined && e !== null && parts.length < 4; e = (e as { cause?: unknown }).cause) {
+    const text = e instanceof Error ? e.message : String(e);
+    if (text && !parts.includes(text)) parts.push(text);
+    if (!(e instanceof Error)) break;
+  }
+  return parts.join(': ') || 'network error';
 }
 
 function parseJson(text: string): unknown {

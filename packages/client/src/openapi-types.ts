@@ -1420,6 +1420,8 @@ export interface components {
     MissingApiKeyError: {
       /** @constant */
       error: 'Missing x-api-key header';
+      /** @description What to do. */
+      message?: string;
     } & {
       [key: string]: unknown;
     };
@@ -1427,6 +1429,8 @@ export interface components {
     InvalidApiKeyError: {
       /** @constant */
       error: 'Invalid API key';
+      /** @description What to do. */
+      message?: string;
     } & {
       [key: string]: unknown;
     };
@@ -1434,6 +1438,8 @@ export interface components {
     OperatorUnauthorizedError: {
       /** @constant */
       error: 'unauthorized';
+      /** @description What to do. */
+      message?: string;
     } & {
       [key: string]: unknown;
     };
@@ -1485,10 +1491,14 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
-    /** @description Unknown route, or an unknown operator resource. */
+    /** @description Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
     NotFoundError: {
       /** @constant */
       error: 'not_found';
+      /** @enum {string} */
+      resource?: 'customer' | 'chat account' | 'API key' | 'portal user';
+      /** @description "customer not found" and the like. */
+      message?: string;
     } & {
       [key: string]: unknown;
     };
@@ -5632,7 +5642,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -5702,7 +5712,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -5784,7 +5794,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -5854,7 +5864,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -5941,7 +5951,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6059,7 +6069,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6148,7 +6158,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6219,7 +6229,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6330,7 +6340,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6408,7 +6418,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6526,7 +6536,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6595,7 +6605,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6684,7 +6694,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6746,7 +6756,7 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
-      /** @description `not_found`: Unknown route, or an unknown operator resource. */
+      /** @description `not_found`: Unknown route, or an unknown operator resource: then `resource` names it and `message` says so. */
       404: {
         headers: {
           [name: string]: unknown;

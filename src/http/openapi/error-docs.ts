@@ -57,12 +57,19 @@ export const ERROR_DOCS: Record<string, ErrorDoc> = {
     status: 401,
     schema: 'MissingApiKeyError',
     description: 'No `x-api-key` header.',
+    extra: { message: str('What to do.') },
   },
-  'Invalid API key': { status: 401, schema: 'InvalidApiKeyError', description: 'Unknown or revoked key.' },
+  'Invalid API key': {
+    status: 401,
+    schema: 'InvalidApiKeyError',
+    description: 'Unknown or revoked key.',
+    extra: { message: str('What to do.') },
+  },
   unauthorized: {
     status: 401,
     schema: 'OperatorUnauthorizedError',
     description: 'Operator API: missing or wrong `Authorization: Bearer <ADMIN_TOKEN>`.',
+    extra: { message: str('What to do.') },
   },
   templates_not_available: {
     status: 403,
@@ -98,7 +105,16 @@ export const ERROR_DOCS: Record<string, ErrorDoc> = {
     description: "The key's `templateAccess` is too low (list: read or manage; create: manage).",
     extra: { message: str('The level needed.') },
   },
-  not_found: { status: 404, schema: 'NotFoundError', description: 'Unknown route, or an unknown operator resource.' },
+  not_found: {
+    status: 404,
+    schema: 'NotFoundError',
+    description: 'Unknown route, or an unknown operator resource: then `resource` names it and `message` says so.',
+    extra: {
+      resource: { type: 'string', enum: ['customer', 'chat account', 'API key', 'portal user'] },
+      message: str('"customer not found" and the like.'),
+    },
+    example: { error: 'not_found', resource: 'customer', message: 'customer not found' },
+  },
   message_not_found: {
     status: 404,
     schema: 'MessageNotFoundError',
@@ -277,7 +293,10 @@ export function errorSchema(code: string, doc: ErrorDoc): Record<string, unknown
   return {
     type: 'object',
     description: doc.description,
-    required: ['error', ...Object.keys(doc.extra ?? {}).filter((k) => k !== 'message' && k !== 'provider')],
+    required: [
+      'error',
+      ...Object.keys(doc.extra ?? {}).filter((k) => k !== 'message' && k !== 'provider' && k !== 'resource'),
+    ],
     properties: { error: { type: 'string', const: code }, ...(doc.extra ?? {}) },
     additionalProperties: true,
   };

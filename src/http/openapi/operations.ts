@@ -176,6 +176,13 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     operationId: 'setInboxFilter',
     ok: { 200: 'InboxFilter' },
     errors: inboxGate,
+    examples: {
+      whitelist: {
+        summary: 'Keep only messages from these numbers',
+        value: { mode: 'whitelist', numbers: ['+15551234567', '+15557654321'] },
+      },
+      off: { summary: 'Keep every message', value: { mode: 'off' } },
+    },
   },
   'GET /chat-accounts/{accountId}/suppressions': {
     operationId: 'listSuppressions',
@@ -207,11 +214,25 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     errors: readScope,
     description:
       'Replaces the keywords (default `STOP`, `UNSUBSCRIBE`, `STOPP`, `ARRET`, `BAJA`). An inbound text that is one of them, whole, trimmed and in any case, puts its sender on the list; `[]` turns keywords off.',
+    examples: {
+      keywords: { summary: 'Your own keywords', value: { keywords: ['STOP', 'UNSUBSCRIBE', 'QUIT'] } },
+      off: { summary: 'No keywords', value: { keywords: [] } },
+    },
   },
   'POST /forwarding-rules': {
     operationId: 'createForwardingRule',
     ok: { 201: 'ForwardingRule' },
     errors: [...ruleGate, 'account_not_found', 'limit_reached'],
+    examples: {
+      contains: {
+        summary: 'Forward inbound messages that mention an order',
+        value: {
+          name: 'Orders',
+          condition: { type: 'contains', pattern: 'order' },
+          destination: { type: 'http', url: 'https://example.com/chatgate/orders' },
+        },
+      },
+    },
   },
   'GET /forwarding-rules': { operationId: 'listForwardingRules', ok: { 200: 'ForwardingRuleList' }, errors: ruleGate },
   'GET /forwarding-rules/{id}': { operationId: 'getForwardingRule', ok: { 200: 'ForwardingRule' }, errors: ruleGate },
@@ -219,6 +240,13 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     operationId: 'updateForwardingRule',
     ok: { 200: 'ForwardingRule' },
     errors: [...ruleGate, 'account_not_found'],
+    examples: {
+      pause: { summary: 'Pause a rule', value: { isActive: false } },
+      pattern: {
+        summary: 'Match a prefix, case-sensitive',
+        value: { condition: { type: 'starts_with', pattern: 'ORDER', caseSensitive: true } },
+      },
+    },
   },
   'DELETE /forwarding-rules/{id}': { operationId: 'deleteForwardingRule', ok: { 204: null }, errors: ruleGate },
   'POST /webhook-endpoints': {
@@ -289,8 +317,30 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     operationId: 'createTemplate',
     ok: { 201: 'Template' },
     errors: [...templateGate, 'sandbox_not_supported', 'template_already_exists', 'template_rejected_by_provider'],
+    examples: {
+      positional: {
+        summary: 'A utility template with one positional value',
+        value: {
+          name: 'order_shipped',
+          language: 'en_US',
+          category: 'UTILITY',
+          parameterFormat: 'POSITIONAL',
+          body: 'Your order {{1}} has shipped.',
+          examples: [{ name: '1', text: '1042' }],
+        },
+      },
+    },
   },
-  'POST /admin/customers': { operationId: 'createCustomer', ok: { 201: 'Customer' } },
+  'POST /admin/customers': {
+    operationId: 'createCustomer',
+    ok: { 201: 'Customer' },
+    examples: {
+      customer: {
+        summary: 'A customer on plan Starter',
+        value: { name: 'Acme Ltd', plan: 'starter', defaultCountry: 'US' },
+      },
+    },
+  },
   'GET /admin/customers': {
     operationId: 'listCustomers',
     ok: { 200: 'CustomerPage' },
@@ -307,27 +357,60 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     errors: [...operator, 'invalid_cursor'],
   },
   'GET /admin/customers/{id}': { operationId: 'getCustomer', ok: { 200: 'Customer' }, errors: operator },
-  'PATCH /admin/customers/{id}': { operationId: 'updateCustomer', ok: { 200: 'Customer' }, errors: operator },
+  'PATCH /admin/customers/{id}': {
+    operationId: 'updateCustomer',
+    ok: { 200: 'Customer' },
+    errors: operator,
+    examples: { plan: { summary: 'Move to plan Pro', value: { plan: 'pro' } } },
+  },
   'POST /admin/customers/{id}/chat-accounts': {
     operationId: 'linkChatAccount',
     ok: { 201: 'OperatorChatAccount' },
     errors: [...operator, 'already_exists', 'limit_reached'],
+    examples: {
+      official: {
+        summary: 'An official account (its credentials are checked with the provider)',
+        value: {
+          type: 'OFFICIAL',
+          phoneNumber: '+15551230000',
+          displayName: 'Acme Support',
+          official: { phoneNumberId: '109876543210', wabaId: '205432109876', accessToken: '<provider access token>' },
+        },
+      },
+    },
   },
   'PATCH /admin/chat-accounts/{id}': {
     operationId: 'updateChatAccount',
     ok: { 200: 'OperatorChatAccount' },
     errors: [...operator, 'already_exists'],
+    examples: {
+      rename: { summary: 'Rename an account', value: { displayName: 'Acme Sales' } },
+      token: {
+        summary: 'A new access token',
+        value: { official: { accessToken: '<provider access token>' } },
+      },
+    },
   },
   'POST /admin/customers/{id}/api-keys': {
     operationId: 'createApiKey',
     ok: { 201: 'ApiKey' },
     errors: [...operator, 'limit_reached', 'invalid_chat_account'],
+    examples: {
+      live: { summary: 'A live key for every account', value: { name: 'Backend' } },
+      sandbox: { summary: 'A sandbox key', value: { sandbox: true, name: 'Tests' } },
+    },
   },
   'GET /admin/customers/{id}/api-keys': { operationId: 'listApiKeys', ok: { 200: 'ApiKeyList' }, errors: operator },
   'POST /admin/chat-accounts/{id}/inbound': {
     operationId: 'ingestInboundMessage',
     ok: { 202: 'InboundIngested' },
     errors: operator,
+    examples: {
+      text: {
+        summary: 'A text a number sent to the account',
+        value: { providerMessageId: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgASGBQzQUI', from: '+15551234567', text: 'Hello' },
+      },
+    },
   },
   'DELETE /admin/api-keys/{id}': { operationId: 'revokeApiKey', ok: { 204: null }, errors: operator },
   'POST /admin/encryption/rekey': { operationId: 'rekey', ok: { 200: 'RekeyResult' }, errors: ['key_mismatch'] },
@@ -335,6 +418,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     operationId: 'createPortalUser',
     ok: { 201: 'PortalUserInvited' },
     errors: [...operator, 'already_exists'],
+    examples: { viewer: { summary: 'Invite a viewer', value: { email: 'ops@example.com', role: 'viewer' } } },
   },
   'GET /admin/customers/{id}/users': {
     operationId: 'listPortalUsers',

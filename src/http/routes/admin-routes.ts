@@ -191,7 +191,7 @@ async function ingestFromConnector(
   b: Static<typeof schemas.ingest.body>,
 ): Promise<{ ingested: boolean; duplicate: boolean }> {
   const account = await inbound.account({ id: accountId });
-  if (!account) throw errors.notFound();
+  if (!account) throw errors.notFound('chat account');
   const from = normalizePhone(b.from, null);
   if (!from) throw errors.validation([{ path: 'from', message: 'must be an international phone number' }]);
   const receivedAt = b.receivedAt ? new Date(b.receivedAt) : new Date();

@@ -24,13 +24,37 @@ export const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export function registerMetaRoutes(app: Server, deps: { readiness: ReadinessCheck }) {
+/**
+ * The `servers` of the document this service serves: itself. First the path of PUBLIC_BASE_URL,
+ * relative to whatever origin the page was loaded from (so "Try it out" calls the host and port
+ * the browser reached, with the CSP's connect-src 'self'), then PUBLIC_BASE_URL in full for tools
+ * that read /openapi.json from elsewhere. The committed packages/client/openapi.json keeps the
+ * static local address of document.ts.
+ */
+export function servedServers(publicBaseUrl: string): { url: string; description: string }[] {
+  const base = new URL(publicBaseUrl);
+  const relative = base.pathname.replace(/\/+$/, '') || '/';
+  return [
+    { url: relative, description: 'This service (the address this page was loaded from)' },
+    { url: publicBaseUrl.replace(/\/+$/, ''), description: 'PUBLIC_BASE_URL' },
+  ];
+}
+
+/** The project's name where Swagger UI shows its (Fastify) logo: white text for the dark top bar. */
+const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="220" height="40" viewBox="0 0 220 40" role="img" aria-label="ChatGate API"><text x="0" y="29" font-family="system-ui, sans-serif" font-size="26" font-weight="700" fill="#ffffff">ChatGate API</text></svg>`;
+
+export function registerMetaRoutes(app: Server, deps: { readiness: ReadinessCheck; publicBaseUrl: string }) {
   const hidden = { schema: { hide: true } };
   registerHealthRoutes(app, deps);
-  app.get('/openapi.json', hidden, async () => app.swagger());
+  const servers = servedServers(deps.publicBaseUrl);
+  const served = (doc: object) => ({ ...doc, servers });
+  app.get('/openapi.json', hidden, async () => served(app.swagger()));
   void app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: DOCS_CSP,
+    transformSpecification: (doc) => served(doc),
+    transformSpecificationClone: false,
+    logo: { type: 'image/svg+xml', content: Buffer.from(LOGO), href: '/docs', target: '_self' },
     theme: { title: 'ChatGate API reference' },
     uiConfig: {
       deepLinking: true,
