@@ -6,7 +6,7 @@ import type { Tenant } from '../../auth/directory.js';
 import { matches } from '../../inbound/forwarding-match.js';
 import { checkPattern, type Condition } from '../../inbound/forwarding-match.js';
 import { requireFeature } from '../../plans/plans.js';
-import { normalizePhone } from '../../senders/phone.js';
+import { normalizePhone } from '../../shared/phone.js';
 import { AppError, errors } from '../../shared/errors.js';
 import type { PortalDeps } from './deps.js';
 import { idParam, str, tenantOf } from './deps.js';

@@ -6,7 +6,7 @@ import type { Tenant } from '../../auth/directory.js';
 import type { SettingsService } from '../../inbound/settings-service.js';
 import { MAX_FILTER_NUMBERS } from '../../inbound/settings-service.js';
 import { requireFeature } from '../../plans/plans.js';
-import { normalizePhone } from '../../senders/phone.js';
+import { normalizePhone } from '../../shared/phone.js';
 import { resolveLookupAccount, type SenderService } from '../../senders/sender-service.js';
 import { errors } from '../../shared/errors.js';
 import { Timestamp, Uuid } from '../../shared/schemas.js';

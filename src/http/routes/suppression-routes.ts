@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 
-import { normalizePhone } from '../../senders/phone.js';
+import { normalizePhone } from '../../shared/phone.js';
 import { resolveLookupAccount } from '../../senders/sender-service.js';
 import { errors } from '../../shared/errors.js';
 import { Uuid } from '../../shared/schemas.js';
