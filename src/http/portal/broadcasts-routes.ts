@@ -168,7 +168,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
         ]);
     });
     const good = rows.filter((_r, i) => !rowProblems.has(i));
-    const usage = await deps.usage.get({ customerId: a.tenant.customerId, plan: a.tenant.plan, accountId: null });
+    const usage = await deps.usage.get(a.caller);
     const top = html`${general.length > 0 ? errorBox(errors.validation(general)) : ''}
       <section aria-labelledby="check-h">
         <h2 id="check-h">Recipients checked</h2>

@@ -19,7 +19,7 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: PortalDeps): 
     const limits = PLAN_LIMITS[tenant.plan];
     const webhooks = deps.endpoints.allowed(caller);
     const [usage, byDay, endpoints, health] = await Promise.all([
-      deps.usage.get({ customerId: tenant.customerId, plan: tenant.plan, accountId: null }),
+      deps.usage.get(caller),
       deps.queries.statusByDay(tenant.customerId),
       webhooks ? deps.endpoints.list(caller) : Promise.resolve([]),
       webhooks ? deps.queries.webhookHealth(tenant.customerId) : Promise.resolve(new Map()),
