@@ -1,7 +1,9 @@
 // The template catalog, read and written live at the provider's management API with the
 // account's management credential (unsealed here, in memory, for the one call).
+import type { Caller } from '../auth/caller.js';
 import type { Directory, Principal, Tenant } from '../auth/directory.js';
 import type { Db } from '../db/db.js';
+import { PLAN_LIMITS } from '../plans/plans.js';
 import type { ManagementRequest, ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
 import { errors, templateErrors } from '../shared/errors.js';
@@ -60,6 +62,9 @@ export function createTemplateService(deps: {
   }
 
   return {
+    /** Whether the caller's plan has the template catalog (a page shows its gate otherwise). */
+    catalogAllowed: (caller: Caller): boolean => PLAN_LIMITS[caller.tenant.plan].templates,
+
     async list(
       principal: Principal,
       tenant: Tenant,

@@ -3,7 +3,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import type { Tenant } from '../../auth/directory.js';
-import { PLAN_LIMITS } from '../../plans/plans.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { type CreateTemplateRequest, CreateTemplateSchema } from '../../templates/template-definition.js';
 import { toProblems, validatorCompiler } from '../validation.js';
@@ -22,9 +21,9 @@ const validate = validatorCompiler({
 
 export function registerTemplateRoutes(app: FastifyInstance, deps: PortalDeps): void {
   async function templatesPage(request: FastifyRequest, ctx: PageContext, tenant: Tenant, top: Part) {
-    if (!PLAN_LIMITS[tenant.plan].templates)
-      return page(ctx, 'Templates', gate(tenant.plan, 'templates', 'The template catalog'));
     const principal = portalPrincipal(ctx.session);
+    if (!deps.templates.catalogAllowed({ principal, tenant }))
+      return page(ctx, 'Templates', gate(tenant.plan, 'templates', 'The template catalog'));
     const sections = await Promise.all(
       tenant.accounts
         .filter((a) => a.type === 'OFFICIAL')
