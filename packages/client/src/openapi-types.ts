@@ -1437,7 +1437,7 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
-    /** @description Not with a sandbox key (broadcasts, cancelling them, creating templates). */
+    /** @description Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords). */
     SandboxNotSupportedError: {
       /** @constant */
       error: 'sandbox_not_supported';
@@ -2267,7 +2267,7 @@ export interface operations {
           'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
         };
       };
-      /** @description `sandbox_not_supported`: Not with a sandbox key (broadcasts, cancelling them, creating templates). */
+      /** @description `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords). */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2456,7 +2456,7 @@ export interface operations {
         };
       };
       /**
-       * @description `sandbox_not_supported`: Not with a sandbox key (broadcasts, cancelling them, creating templates).
+       * @description `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
        *
        *     `feature_not_available`: The feature is not in the plan (webhooks and broadcasts: Basic and Pro; inbox, rules: Pro).
        *
@@ -2714,7 +2714,7 @@ export interface operations {
           'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
         };
       };
-      /** @description `sandbox_not_supported`: Not with a sandbox key (broadcasts, cancelling them, creating templates). */
+      /** @description `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords). */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3085,6 +3085,8 @@ export interface operations {
        * @description `feature_not_available`: The feature is not in the plan (webhooks and broadcasts: Basic and Pro; inbox, rules: Pro).
        *
        *     `key_scope_violation`: A key scoped to one chat account used on another account.
+       *
+       *     `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
        */
       403: {
         headers: {
@@ -3092,7 +3094,9 @@ export interface operations {
         };
         content: {
           'application/json':
-            components['schemas']['FeatureNotAvailableError'] | components['schemas']['KeyScopeViolationError'];
+            | components['schemas']['FeatureNotAvailableError']
+            | components['schemas']['KeyScopeViolationError']
+            | components['schemas']['SandboxNotSupportedError'];
         };
       };
       /** @description `account_not_found`: `chatAccountId` does not exist or is not the caller's. */
@@ -3181,6 +3185,8 @@ export interface operations {
        * @description `feature_not_available`: The feature is not in the plan (webhooks and broadcasts: Basic and Pro; inbox, rules: Pro).
        *
        *     `key_scope_violation`: A key scoped to one chat account used on another account.
+       *
+       *     `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
        */
       403: {
         headers: {
@@ -3188,7 +3194,9 @@ export interface operations {
         };
         content: {
           'application/json':
-            components['schemas']['FeatureNotAvailableError'] | components['schemas']['KeyScopeViolationError'];
+            | components['schemas']['FeatureNotAvailableError']
+            | components['schemas']['KeyScopeViolationError']
+            | components['schemas']['SandboxNotSupportedError'];
         };
       };
       /** @description `account_not_found`: `chatAccountId` does not exist or is not the caller's. */
@@ -3864,13 +3872,18 @@ export interface operations {
           'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
         };
       };
-      /** @description `key_scope_violation`: A key scoped to one chat account used on another account. */
+      /**
+       * @description `key_scope_violation`: A key scoped to one chat account used on another account.
+       *
+       *     `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
+       */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['KeyScopeViolationError'];
+          'application/json':
+            components['schemas']['KeyScopeViolationError'] | components['schemas']['SandboxNotSupportedError'];
         };
       };
       /** @description `account_not_found`: `chatAccountId` does not exist or is not the caller's. */
@@ -3956,13 +3969,18 @@ export interface operations {
           'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
         };
       };
-      /** @description `key_scope_violation`: A key scoped to one chat account used on another account. */
+      /**
+       * @description `key_scope_violation`: A key scoped to one chat account used on another account.
+       *
+       *     `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
+       */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['KeyScopeViolationError'];
+          'application/json':
+            components['schemas']['KeyScopeViolationError'] | components['schemas']['SandboxNotSupportedError'];
         };
       };
       /**
@@ -4036,13 +4054,18 @@ export interface operations {
           'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
         };
       };
-      /** @description `key_scope_violation`: A key scoped to one chat account used on another account. */
+      /**
+       * @description `key_scope_violation`: A key scoped to one chat account used on another account.
+       *
+       *     `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
+       */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['KeyScopeViolationError'];
+          'application/json':
+            components['schemas']['KeyScopeViolationError'] | components['schemas']['SandboxNotSupportedError'];
         };
       };
       /** @description `account_not_found`: `chatAccountId` does not exist or is not the caller's. */
@@ -4117,13 +4140,18 @@ export interface operations {
           'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
         };
       };
-      /** @description `key_scope_violation`: A key scoped to one chat account used on another account. */
+      /**
+       * @description `key_scope_violation`: A key scoped to one chat account used on another account.
+       *
+       *     `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
+       */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['KeyScopeViolationError'];
+          'application/json':
+            components['schemas']['KeyScopeViolationError'] | components['schemas']['SandboxNotSupportedError'];
         };
       };
       /** @description `account_not_found`: `chatAccountId` does not exist or is not the caller's. */
@@ -5161,7 +5189,7 @@ export interface operations {
        *
        *     `template_access_insufficient`: The key's `templateAccess` is too low (list: read or manage; create: manage).
        *
-       *     `sandbox_not_supported`: Not with a sandbox key (broadcasts, cancelling them, creating templates).
+       *     `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
        */
       403: {
         headers: {
