@@ -57,8 +57,7 @@ export function registerMessageRoutes(
   deps: { sends: SendService; queries: MessageQueries; cancels: MessageCancel },
 ) {
   app.post('/messages', { schema: schemas.send }, async (request, reply) => {
-    const { principal, tenant } = callerOf(request);
-    const result = await deps.sends.send(principal, tenant, request.body as SendRequest);
+    const result = await deps.sends.send(callerOf(request), request.body as SendRequest);
     tagRequest(request, { messageId: result.ack.messageId, accountId: result.chatAccountId });
     return reply.code(result.created ? 201 : 200).send(result.ack);
   });
