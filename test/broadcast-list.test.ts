@@ -181,7 +181,7 @@ describe('broadcast names and GET /broadcasts', () => {
     ]);
   });
 
-  it("never shows another customer's broadcasts; a scoped key sees its account's only; sandbox keys read, never create", async () => {
+  it("never shows another customer's broadcasts; a scoped key sees its account's only; sandbox keys see none and never create", async () => {
     const t = await createTenant(svc.url, { plan: 'pro', accounts: 2 });
     const [a1, a2] = t.accountIds;
     const other = await createTenant(svc.url, { plan: 'pro' });
@@ -207,8 +207,10 @@ describe('broadcast names and GET /broadcasts', () => {
       mine1,
     ]);
 
-    // Sandbox keys may read (as GET /broadcasts/{id}) but cannot broadcast, named or not.
-    expect((await get(t.sandboxKey, '/broadcasts')).body).toEqual((await get(t.key, '/broadcasts')).body);
+    // Sandbox keys read no live data (every broadcast is live: decision 00XX-sandbox-keys) and cannot
+    // broadcast, named or not.
+    expect((await get(t.sandboxKey, '/broadcasts')).body).toEqual({ broadcasts: [], nextCursor: null });
+    expect((await get(t.sandboxKey, `/broadcasts/${mine1}`)).status).toBe(404);
     expect(await post(t.sandboxKey, broadcast('sandboxed', { name: 'Sandbox' }))).toMatchObject({
       status: 403,
       body: { error: 'sandbox_not_supported' },

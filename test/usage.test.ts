@@ -244,8 +244,15 @@ describe('GET /usage', () => {
     );
     const today = new Date().toISOString().slice(0, 10);
     expect(activeDays(whole)).toEqual([{ date: today, ...zero(), accepted: 4 }]);
-    // A sandbox key reads the same numbers: its own sends never count.
-    expect(await usage(a.sandboxKey)).toEqual(whole);
+    // A sandbox key reads no live counts (decision 00XX-sandbox-keys): its own sends never count,
+    // so it sees the month with every count zero.
+    expect(await usage(a.sandboxKey)).toEqual({
+      ...whole,
+      used: 0,
+      remaining: whole.limit,
+      byDay: whole.byDay.map((d: { date: string }) => ({ date: d.date, ...zero() })),
+      byAccount: [],
+    });
 
     const scopedKey = await createKey(svc.url, a.customerId, { chatAccountId: second });
     const scoped = await usage(scopedKey);

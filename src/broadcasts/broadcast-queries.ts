@@ -50,13 +50,17 @@ export async function broadcastExists(q: Queryable, customerId: string, external
 }
 
 /** By broadcastId or by the caller's externalId (a broadcastId match wins); `lock` for a cancel. */
+/**
+ * By broadcastId or by the caller's externalId (a broadcastId match wins); `lock` for a cancel.
+ * Broadcasts are live data only (sandbox keys cannot create one): a sandbox scope finds none.
+ */
 export async function findBroadcast(q: Queryable, scope: Scope, id: string, lock = false): Promise<BroadcastRecord> {
   const rows = await q.query<Record<string, unknown>>(
     `SELECT ${RECORD_COLUMNS} FROM broadcasts
-      WHERE customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2)
+      WHERE customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2) AND NOT $5::boolean
         AND (external_id = $3 OR ($4::uuid IS NOT NULL AND id = $4::uuid))
       ORDER BY (id = $4::uuid) IS TRUE DESC LIMIT 1${lock ? ' FOR UPDATE' : ''}`,
-    [scope.customerId, scope.accountId, id, UUID.test(id) ? id.toLowerCase() : null],
+    [scope.customerId, scope.accountId, id, UUID.test(id) ? id.toLowerCase() : null, scope.sandboxOnly === true],
   );
   const r = rows[0];
   if (!r) throw errors.broadcastNotFound();
@@ -75,7 +79,7 @@ const STATUS_CONDITION: Record<BroadcastStatus, string> = {
 
 export type BroadcastListFilter = { status?: BroadcastStatus; limit: number; cursor?: string };
 
-/** Newest first; the cursor is the (createdAt, id) of the last record of the previous page. */
+/** Newest first; the cursor is the (createdAt, id) of the last record of the previous page. None for a sandbox scope. */
 export async function listBroadcasts(
   q: Queryable,
   scope: Scope,
@@ -87,6 +91,7 @@ export async function listBroadcasts(
     params.push(scope.accountId);
     where.push(`b.chat_account_id = $${params.length}::uuid`);
   }
+  if (scope.sandboxOnly === true) where.push('false');
   if (f.status !== undefined) where.push(STATUS_CONDITION[f.status]);
   if (f.cursor !== undefined) {
     const pos = decodeCursor(f.cursor);

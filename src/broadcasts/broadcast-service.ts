@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 
 import type { AccountRecord } from '../accounts/account-record.js';
-import type { Principal, Tenant } from '../auth/directory.js';
+import { type Caller, readScope, requireLive, requirePlan } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { holdUnsent } from '../lifecycle/claim.js';
@@ -14,7 +14,6 @@ import { acceptSend } from '../messages/accept-send.js';
 import type { Scope } from '../messages/message-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { PLAN_LIMITS } from '../plans/plans.js';
-import { errors } from '../shared/errors.js';
 import {
   type Broadcast,
   broadcastExists,
@@ -73,9 +72,9 @@ export function createBroadcastService(deps: {
   const { db } = deps;
 
   /** Refusals that do not depend on the body: sandbox keys, then plans without broadcasts. */
-  function checkAllowed(principal: Principal, tenant: Tenant): void {
-    if (principal.sandbox) throw errors.sandboxNotSupported();
-    if (!PLAN_LIMITS[tenant.plan].broadcasts) throw errors.featureNotAvailable(tenant.plan);
+  function checkAllowed(caller: Caller): void {
+    requireLive(caller);
+    requirePlan(caller, 'broadcasts');
   }
 
   async function get(scope: Scope, id: string): Promise<Broadcast> {
@@ -84,23 +83,23 @@ export function createBroadcastService(deps: {
 
   return {
     checkAllowed,
-    get,
 
-    /** The caller's broadcasts (its account's, for a scoped key), newest first, a page at a time. */
+    /** One broadcast of the caller's (its account's, for a scoped key); none for a sandbox key. */
+    get: (caller: Caller, id: string) => get(readScope(caller), id),
+
+    /** The caller's broadcasts (its account's, for a scoped key), newest first, a page at a time; none for a sandbox key. */
     async list(
-      scope: Scope,
+      caller: Caller,
       filter: BroadcastListFilter,
     ): Promise<{ broadcasts: Broadcast[]; nextCursor: string | null }> {
+      const scope = readScope(caller);
       const { records, nextCursor } = await listBroadcasts(db, scope, filter);
       return { broadcasts: await toBroadcasts(db, scope.customerId, records), nextCursor };
     },
 
-    async create(
-      principal: Principal,
-      tenant: Tenant,
-      req: BroadcastRequest,
-    ): Promise<{ created: boolean; ack: BroadcastAck }> {
-      checkAllowed(principal, tenant);
+    async create(caller: Caller, req: BroadcastRequest): Promise<{ created: boolean; ack: BroadcastAck }> {
+      const { principal, tenant } = caller;
+      checkAllowed(caller);
       const { account, accepted } = await acceptSend(deps, principal, tenant, req, {
         isRepeat: () => broadcastExists(db, tenant.customerId, req.externalId),
         hashed: { name: req.name, recipients: req.recipients },
@@ -150,7 +149,10 @@ export function createBroadcastService(deps: {
      * set-based statements, its messages that are pending or queued and not held by a worker.
      * Messages a worker holds right now finish as they would have. Idempotent.
      */
-    async cancel(scope: Scope, id: string): Promise<Broadcast> {
+    async cancel(caller: Caller, id: string): Promise<Broadcast> {
+      // A sandbox key has no real effect anywhere: it cannot stop live messages either.
+      requireLive(caller);
+      const scope = readScope(caller);
       const holder = `cancel:${crypto.randomUUID()}`;
       const b = await retryTransient(() =>
         db.transaction(async (tx) => {

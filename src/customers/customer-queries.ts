@@ -54,7 +54,7 @@ export function createCustomerQueries(db: Pick<Db, 'query'>) {
       const [c] = await db.query<{ plan: Plan }>('SELECT plan FROM customers WHERE id = $1', [customerId]);
       if (!c) throw errors.notFound('customer');
       const yyyyMm = `${month.year}-${String(month.month).padStart(2, '0')}`;
-      const u = await usage.get({ customerId, plan: c.plan, accountId: null }, yyyyMm);
+      const u = await usage.ofScope({ customerId, plan: c.plan, accountId: null }, yyyyMm);
       const { month: m, plan, limit, used, remaining, resetsAt } = u;
       return { customerId, month: m, plan, limit, used, remaining, resetsAt };
     },

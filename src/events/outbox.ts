@@ -6,7 +6,17 @@ import crypto from 'node:crypto';
 import { notifyAfterCommit, type Queryable } from '../db/db.js';
 import type { EventType } from '../shared/vocab.js';
 
-export type OutboxEvent = { customerId: string; type: EventType; data: Record<string, unknown>; createdAt: Date };
+export type OutboxEvent = {
+  customerId: string;
+  type: EventType;
+  data: Record<string, unknown>;
+  createdAt: Date;
+  /**
+   * An event of sandbox data (a sandbox message's status). Sandbox endpoints (created with a
+   * sandbox key) get only these; live endpoints get every event, as before (decision 00XX-sandbox-keys).
+   */
+  sandbox?: boolean;
+};
 
 export const DELIVERIES_READY = 'chatgate_deliveries_ready';
 
@@ -19,7 +29,9 @@ export function envelopeJson(id: string, type: string, createdAt: Date, data: un
 
 /**
  * Writes events and their deliveries. `onlyEndpointId` targets one endpoint whatever it subscribes
- * to (the test event); otherwise every active subscribed endpoint of the customer gets one.
+ * to (the test event); otherwise every active subscribed endpoint of the customer gets one, a
+ * sandbox endpoint only when the event is a sandbox one: live data never reaches a sandbox key's
+ * endpoint.
  */
 export async function writeEvents(
   tx: Queryable,
@@ -37,10 +49,11 @@ export async function writeEvents(
        -- created_at to the millisecond, as page cursors carry it.
        INSERT INTO webhook_deliveries (id, customer_id, endpoint_id, event_id, event_type, payload, status, next_attempt_at, created_at)
        SELECT gen_random_uuid(), t.customer_id, e.id, t.id, t.type, t.payload, 'pending', now(), date_trunc('milliseconds', now())
-         FROM unnest($1::text[], $2::uuid[], $3::text[], $6::text[]) AS t(id, customer_id, type, payload)
+         FROM unnest($1::text[], $2::uuid[], $3::text[], $6::text[], $8::boolean[]) AS t(id, customer_id, type, payload, sandbox)
          JOIN webhook_endpoints e ON e.customer_id = t.customer_id
          JOIN customers c ON c.id = t.customer_id AND c.plan IN ('basic', 'pro')
-        WHERE CASE WHEN $7::uuid IS NULL THEN e.is_active AND t.type = ANY (e.events) ELSE e.id = $7::uuid END
+        WHERE CASE WHEN $7::uuid IS NULL THEN e.is_active AND t.type = ANY (e.events) AND (t.sandbox OR NOT e.sandbox)
+                   ELSE e.id = $7::uuid END
        RETURNING 1)
      SELECT EXISTS (SELECT 1 FROM deliveries) AS any`,
     [
@@ -51,6 +64,7 @@ export async function writeEvents(
       events.map((e) => e.createdAt.toISOString()),
       events.map((e, i) => envelopeJson(ids[i]!, e.type, e.createdAt, e.data)),
       onlyEndpointId,
+      events.map((e) => e.sandbox === true),
     ],
   );
   // The deliverer is woken once this commits (coalesced with other commits: no NOTIFY lock here).

@@ -16,6 +16,7 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 
+import type { Caller } from '../auth/caller.js';
 import type { Principal, Tenant } from '../auth/directory.js';
 import { AppError, errors } from '../shared/errors.js';
 import { answerClientError } from './client-error.js';
@@ -209,7 +210,7 @@ export function apiKeyAuth(deps: {
   };
 }
 
-export type Caller = { principal: Principal; tenant: Tenant };
+export type { Caller };
 
 /** Who is calling, as the onRequest hook (apiKeyAuth) resolved it. */
 export function callerOf(request: FastifyRequest): Caller {

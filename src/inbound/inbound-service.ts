@@ -26,6 +26,7 @@ export function createInboundService(deps: {
   const ACCOUNT_CACHE_MS = 5000;
   const accountCache = new Map<string, { account: InboundAccount; at: number }>();
 
+  /** Inbound messages are live: a sandbox rule (decision 00XX-sandbox-keys) never gets one. */
   async function forward(account: InboundAccount, text: string | null, data: Record<string, unknown>) {
     const rules = await db.query<{
       id: string;
@@ -35,7 +36,7 @@ export function createInboundService(deps: {
       url: string;
     }>(
       `SELECT id, condition_type, pattern, case_sensitive, url FROM forwarding_rules
-        WHERE customer_id = $1 AND is_active AND (chat_account_id IS NULL OR chat_account_id = $2)`,
+        WHERE customer_id = $1 AND is_active AND NOT sandbox AND (chat_account_id IS NULL OR chat_account_id = $2)`,
       [account.customerId, account.id],
     );
     if (rules.length === 0) return;

@@ -1,6 +1,19 @@
-// The inbox filter of an account and the customer's forwarding rules (plan Pro).
+// The inbox filter of an account and the customer's forwarding rules (plan Pro). Every method
+// takes the caller and applies who may do what: the plan, the key's scope (rules belong to the
+// whole customer), the caller's accounts and phone numbers in its default country, and the
+// sandbox rule (decision 00XX-sandbox-keys): a sandbox key cannot read or change an inbox filter
+// (it shapes live traffic), and manages only sandbox rules, which no live message reaches.
 import crypto from 'node:crypto';
 
+import {
+  type Caller,
+  callerAccount,
+  callerPhones,
+  ownAccount,
+  requireLive,
+  requirePlan,
+  requireUnscoped,
+} from '../auth/caller.js';
 import { lockCustomer } from '../customers/customer-service.js';
 import type { Db } from '../db/db.js';
 import { checkDestinationUrl } from '../outbound/destination-check.js';
@@ -42,6 +55,27 @@ export type RuleInput = {
 
 export const ruleNotFound = () => new AppError(404, 'forwarding_rule_not_found');
 
+export const FILTER_MODES = ['off', 'whitelist', 'blacklist'] as const;
+
+/** The inbox and its settings: plan Pro (403 feature_not_available). */
+function checkAllowed(caller: Caller): void {
+  requirePlan(caller, 'inbox');
+}
+
+/** The rules a caller manages: the customer's (not with a key scoped to one account), live or sandbox as its key is. */
+function ruleOwner(caller: Caller): { customerId: string; sandbox: boolean } {
+  checkAllowed(caller);
+  requireUnscoped(caller);
+  return { customerId: caller.tenant.customerId, sandbox: caller.principal.sandbox };
+}
+
+/** The account of a filter: plan, then never a sandbox key, then the caller's account in scope. */
+function filterAccount(caller: Caller, accountId: string): string {
+  checkAllowed(caller);
+  requireLive(caller);
+  return callerAccount(caller, accountId).id;
+}
+
 export type SettingsService = ReturnType<typeof createSettingsService>;
 
 export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean; resolve: Resolve }) {
@@ -68,6 +102,8 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
   }
 
   return {
+    checkAllowed,
+
     /**
      * Does a sample text match the condition? The rule engine's own matcher, so the answer is what
      * inbound forwarding would do (first MAX_MATCH_TEXT characters, the same time budget).
@@ -82,15 +118,22 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
       return { matched: r.matched[0] === true, exceeded: r.exceeded };
     },
 
-    async getFilter(customerId: string, accountId: string) {
+    async getFilter(caller: Caller, account: string) {
+      const accountId = filterAccount(caller, account);
       const [row] = await db.query<{ mode: string; numbers: string[] }>(
         'SELECT mode, numbers FROM inbox_filters WHERE customer_id = $1 AND chat_account_id = $2',
-        [customerId, accountId],
+        [caller.tenant.customerId, accountId],
       );
       return { chatAccountId: accountId, mode: row?.mode ?? 'off', numbers: row?.numbers ?? [] };
     },
 
-    async setFilter(customerId: string, accountId: string, mode: string, numbers: string[]) {
+    /** `numbers` as the caller wrote them: each is read in the customer's default country. */
+    async setFilter(caller: Caller, account: string, mode: string, given: string[]) {
+      const accountId = filterAccount(caller, account);
+      const customerId = caller.tenant.customerId;
+      if (!(FILTER_MODES as readonly string[]).includes(mode))
+        throw errors.validation([{ path: 'mode', message: `must be one of ${FILTER_MODES.join(', ')}` }]);
+      const numbers = callerPhones(caller, given, 'numbers', 'is not a phone number');
       await db.query(
         `INSERT INTO inbox_filters (chat_account_id, customer_id, mode, numbers) VALUES ($1, $2, $3, $4::text[])
          ON CONFLICT (chat_account_id) DO UPDATE SET mode = EXCLUDED.mode, numbers = EXCLUDED.numbers, updated_at = now()`,
@@ -100,26 +143,28 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
     },
 
     async createRule(
-      customerId: string,
+      caller: Caller,
       input: RuleInput & {
         condition: NonNullable<RuleInput['condition']>;
         destination: NonNullable<RuleInput['destination']>;
       },
     ) {
-      await validate(customerId, input);
+      const owner = ruleOwner(caller);
+      ownAccount(caller, input.chatAccountId);
+      await validate(owner.customerId, input);
       return db.transaction(async (tx) => {
-        await lockCustomer(tx, customerId);
+        await lockCustomer(tx, owner.customerId);
         const [count] = await tx.query<{ n: number }>(
-          'SELECT count(*)::int AS n FROM forwarding_rules WHERE customer_id = $1',
-          [customerId],
+          'SELECT count(*)::int AS n FROM forwarding_rules WHERE customer_id = $1 AND sandbox = $2',
+          [owner.customerId, owner.sandbox],
         );
         if ((count?.n ?? 0) >= MAX_RULES) throw errors.limitReached('forwarding rules', MAX_RULES);
         const [row] = await tx.query<Row>(
-          `INSERT INTO forwarding_rules (id, customer_id, chat_account_id, name, condition_type, pattern, case_sensitive, url, is_active)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+          `INSERT INTO forwarding_rules (id, customer_id, chat_account_id, name, condition_type, pattern, case_sensitive, url, is_active, sandbox)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
           [
             crypto.randomUUID(),
-            customerId,
+            owner.customerId,
             input.chatAccountId ?? null,
             input.name ?? '',
             input.condition.type,
@@ -127,40 +172,38 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
             input.condition.caseSensitive ?? false,
             input.destination.url,
             input.isActive ?? true,
+            owner.sandbox,
           ],
         );
         return toRule(row!);
       });
     },
 
-    async listRules(customerId: string) {
+    async listRules(caller: Caller) {
+      const owner = ruleOwner(caller);
       return (
-        await db.query<Row>('SELECT * FROM forwarding_rules WHERE customer_id = $1 ORDER BY created_at, id', [
-          customerId,
-        ])
+        await db.query<Row>(
+          'SELECT * FROM forwarding_rules WHERE customer_id = $1 AND sandbox = $2 ORDER BY created_at, id',
+          [owner.customerId, owner.sandbox],
+        )
       ).map(toRule);
     },
 
-    async getRule(customerId: string, id: string) {
-      const [row] = await db.query<Row>('SELECT * FROM forwarding_rules WHERE customer_id = $1 AND id = $2', [
-        customerId,
-        id,
-      ]);
-      if (!row) throw ruleNotFound();
-      return toRule(row);
-    },
+    getRule: (caller: Caller, id: string) => getRule(ruleOwner(caller), id),
 
-    async updateRule(customerId: string, id: string, input: RuleInput) {
-      const current = await this.getRule(customerId, id);
+    async updateRule(caller: Caller, id: string, input: RuleInput) {
+      const owner = ruleOwner(caller);
+      ownAccount(caller, input.chatAccountId);
+      const current = await getRule(owner, id);
       const condition = input.condition ? { ...current.condition, ...input.condition } : undefined;
-      await validate(customerId, { ...input, condition });
+      await validate(owner.customerId, { ...input, condition });
       const [row] = await db.query<Row>(
         `UPDATE forwarding_rules SET name = COALESCE($3, name), chat_account_id = CASE WHEN $4::boolean THEN $5::uuid ELSE chat_account_id END,
                 condition_type = COALESCE($6, condition_type), pattern = COALESCE($7, pattern), case_sensitive = COALESCE($8, case_sensitive),
                 url = COALESCE($9, url), is_active = COALESCE($10, is_active), updated_at = now()
-          WHERE customer_id = $1 AND id = $2 RETURNING *`,
+          WHERE customer_id = $1 AND id = $2 AND sandbox = $11 RETURNING *`,
         [
-          customerId,
+          owner.customerId,
           id,
           input.name ?? null,
           input.chatAccountId !== undefined,
@@ -170,18 +213,29 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
           condition?.caseSensitive ?? null,
           input.destination?.url ?? null,
           input.isActive ?? null,
+          owner.sandbox,
         ],
       );
       if (!row) throw ruleNotFound();
       return toRule(row);
     },
 
-    async deleteRule(customerId: string, id: string) {
-      const rows = await db.query('DELETE FROM forwarding_rules WHERE customer_id = $1 AND id = $2 RETURNING id', [
-        customerId,
-        id,
-      ]);
+    async deleteRule(caller: Caller, id: string) {
+      const owner = ruleOwner(caller);
+      const rows = await db.query(
+        'DELETE FROM forwarding_rules WHERE customer_id = $1 AND sandbox = $2 AND id = $3 RETURNING id',
+        [owner.customerId, owner.sandbox, id],
+      );
       if (rows.length === 0) throw ruleNotFound();
     },
   };
+
+  async function getRule(owner: { customerId: string; sandbox: boolean }, id: string) {
+    const [row] = await db.query<Row>(
+      'SELECT * FROM forwarding_rules WHERE customer_id = $1 AND sandbox = $2 AND id = $3',
+      [owner.customerId, owner.sandbox, id],
+    );
+    if (!row) throw ruleNotFound();
+    return toRule(row);
+  }
 }

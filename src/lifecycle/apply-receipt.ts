@@ -50,7 +50,6 @@ type Row = EventMessage & {
   status: string;
   media_id: string | null;
   provider_message_id: string | null;
-  sandbox: boolean;
 };
 
 /** What a batch does to one message: its receipts folded in arrival order. */

@@ -17,7 +17,6 @@ const QUEUED: readonly MessageStatus[] = ['pending', 'queued'];
 type ChangedRow = EventMessage & {
   error: SendErrorDetail | null;
   media_id: string | null;
-  sandbox: boolean;
   from_status: MessageStatus;
   to_status: MessageStatus;
   at: Date;

@@ -11,6 +11,8 @@ export type EventMessage = {
   channel: string;
   recipient: string;
   chatAccountId: string;
+  /** Sent with a sandbox key: its events go to sandbox endpoints too (decision 00XX-sandbox-keys). */
+  sandbox: boolean;
 };
 
 export type StatusChange = {
@@ -27,6 +29,7 @@ export function messageStatusEvent(c: StatusChange): OutboxEvent {
   return {
     customerId: c.message.customerId,
     type: 'message.status',
+    sandbox: c.message.sandbox,
     createdAt: new Date(),
     data: {
       messageId: c.message.id,

@@ -5,32 +5,34 @@
 // cancelled. A repeat of an accepted cancel answers the same record.
 import crypto from 'node:crypto';
 
+import type { Caller } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { holdUnsent } from '../lifecycle/claim.js';
 import { failUnsent, lockQuotaForRefund, MESSAGE_CANCELLED_ERROR } from '../lifecycle/fail-unsent.js';
 import { errors } from '../shared/errors.js';
 import { type MessageStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
-import { findMessageRow, type MessageQueries, type Scope } from './message-queries.js';
+import { findMessageRow, type MessageQueries } from './message-queries.js';
 import type { Message } from './message-view.js';
 
 export type MessageCancel = ReturnType<typeof createMessageCancel>;
 
-export function createMessageCancel(deps: { db: Db; queries: Pick<MessageQueries, 'get'> }) {
+export function createMessageCancel(deps: { db: Db; queries: Pick<MessageQueries, 'getInScope'> }) {
   const { db } = deps;
   return {
     /**
-     * `id` is a messageId or the caller's externalId, looked up as GET /messages/{id} does (in
-     * the key's scope). `liveAllowed` false (a sandbox key): only sandbox messages may be
-     * cancelled, as a sandbox key has no real effect anywhere.
+     * `id` is a messageId or the caller's externalId, looked up in the key's scope. A sandbox key
+     * may cancel sandbox messages only (403 sandbox_not_supported for a live one), as a sandbox
+     * key has no real effect anywhere.
      */
-    async cancel(scope: Scope, id: string, opts: { liveAllowed: boolean }): Promise<Message> {
+    async cancel(caller: Caller, id: string): Promise<Message> {
+      const scope = { customerId: caller.tenant.customerId, accountId: caller.principal.scopeAccountId };
       const holder = `cancel:${crypto.randomUUID()}`;
       const messageId = await retryTransient(() =>
         db.transaction(async (tx) => {
           const found = await findMessageRow(tx, scope, id);
           if (!found) throw errors.messageNotFound();
-          if (!found.sandbox && !opts.liveAllowed) throw errors.sandboxNotSupported();
+          if (!found.sandbox && caller.principal.sandbox) throw errors.sandboxNotSupported();
           // The quota row first, as every insert locks it first (no deadlock with sends).
           await lockQuotaForRefund(tx, [scope.customerId]);
           const held = await holdUnsent(tx, scope.customerId, { messageId: found.id }, holder);
@@ -48,7 +50,7 @@ export function createMessageCancel(deps: { db: Db; queries: Pick<MessageQueries
           );
         }),
       );
-      return deps.queries.get(scope, messageId);
+      return deps.queries.getInScope(scope, messageId);
     },
   };
 }

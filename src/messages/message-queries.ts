@@ -1,11 +1,13 @@
-// Reading a customer's messages. Every query starts from the customer id, and from the scoped
-// account when the key has one.
+// Reading a customer's messages, for a caller: every query starts from the customer id, from the
+// scoped account when the key has one, and a sandbox key reads sandbox messages only (decision
+// 00XX-sandbox-keys).
+import { type Caller, readScope, type Scope } from '../auth/caller.js';
 import type { Db, Queryable } from '../db/db.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
 import { type Message, MESSAGE_COLUMNS, toMessage } from './message-view.js';
 
-export type Scope = { customerId: string; accountId: string | null };
+export type { Scope };
 
 export type ListFilter = {
   status?: string;
@@ -28,7 +30,7 @@ const WAITING_FOR_SCHEDULE = `scheduled_at IS NOT NULL AND status = 'pending'`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The lookup of GET /messages/{id}: by messageId or by the caller's externalId, a messageId match first. */
-const LOOKUP = `customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2)
+const LOOKUP = `customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2) AND (sandbox OR NOT $5::boolean)
   AND (external_id = $3 OR ($4::uuid IS NOT NULL AND id = $4::uuid))
   ORDER BY (id = $4::uuid) IS TRUE DESC LIMIT 1`;
 const lookupParams = (scope: Scope, id: string) => [
@@ -36,6 +38,7 @@ const lookupParams = (scope: Scope, id: string) => [
   scope.accountId,
   id,
   UUID.test(id) ? id.toLowerCase() : null,
+  scope.sandboxOnly === true,
 ];
 
 /** The message GET /messages/{id} would answer: its id and whether it is a sandbox message. */
@@ -59,11 +62,20 @@ export async function messageExists(q: Queryable, customerId: string, externalId
   ]);
   return rows.length > 0;
 }
+/** What GET /messages filters on; `chatAccountId` narrows the caller's scope (404 / 403 outside it). */
+export type ListQuery = Omit<ListFilter, 'chatAccountId'> & { chatAccountId?: string };
 
 export function createMessageQueries(db: Db) {
-  return {
-    /** By messageId or by the caller's externalId; a messageId match wins. */
-    async get(scope: Scope, id: string): Promise<Message> {
+  const queries = {
+    /** By messageId or by the caller's externalId, in the caller's scope; a messageId match wins. */
+    get: (caller: Caller, id: string): Promise<Message> => queries.getInScope(readScope(caller), id),
+
+    /** Newest first, in the caller's scope narrowed by `chatAccountId`. */
+    list: (caller: Caller, q: ListQuery) =>
+      queries.listInScope(readScope(caller, q.chatAccountId), { ...q, chatAccountId: undefined }),
+
+    /** GET /messages/{id} for a scope already resolved from a caller. */
+    async getInScope(scope: Scope, id: string): Promise<Message> {
       const rows = await db.query<Record<string, unknown>>(
         `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE ${LOOKUP}`,
         lookupParams(scope, id),
@@ -74,7 +86,7 @@ export function createMessageQueries(db: Db) {
     },
 
     /** Newest first; the cursor is the (createdAt, id) of the last row of the previous page. */
-    async list(scope: Scope, f: ListFilter): Promise<{ messages: Message[]; nextCursor: string | null }> {
+    async listInScope(scope: Scope, f: ListFilter): Promise<{ messages: Message[]; nextCursor: string | null }> {
       const where = ['customer_id = $1'];
       const params: unknown[] = [scope.customerId];
       const add = (clause: (n: string) => string, value: unknown) => {
@@ -82,6 +94,7 @@ export function createMessageQueries(db: Db) {
         where.push(clause(`$${params.length}`));
       };
       if (scope.accountId !== null) add((n) => `chat_account_id = ${n}::uuid`, scope.accountId);
+      if (scope.sandboxOnly === true) where.push('sandbox');
       if (f.chatAccountId !== undefined) add((n) => `chat_account_id = ${n}::uuid`, f.chatAccountId);
       if (f.status !== undefined) add((n) => `status = ${n}`, f.status);
       if (f.externalId !== undefined) add((n) => `external_id = ${n}`, f.externalId);
@@ -107,6 +120,7 @@ export function createMessageQueries(db: Db) {
       return { messages: page.rows.map((r) => toMessage(r, now)), nextCursor: page.nextCursor };
     },
   };
+  return queries;
 }
 
 export type MessageQueries = ReturnType<typeof createMessageQueries>;

@@ -1,5 +1,5 @@
 // Accepting a send: account resolution, plan gates, then the group-committed idempotent insert.
-import type { Principal, Tenant } from '../auth/directory.js';
+import type { Caller } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
 import type { MediaService } from '../media/media-service.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -30,7 +30,8 @@ export function createSendService(deps: {
   });
 
   return {
-    async send(principal: Principal, tenant: Tenant, req: SendRequest): Promise<SendResult> {
+    async send(caller: Caller, req: SendRequest): Promise<SendResult> {
+      const { principal, tenant } = caller;
       const { accepted } = await acceptSend(deps, principal, tenant, req, {
         isRepeat: () => messageExists(db, tenant.customerId, req.externalId),
         // Only a set flag is hashed: requests without it keep the hash they always had.

@@ -1,35 +1,13 @@
-// Reading the sender aggregate ("has this number written to me?") and the inbox (Pro).
-import type { AccountRecord } from '../accounts/account-record.js';
-import type { Principal, Tenant } from '../auth/directory.js';
+// Reading the sender aggregate ("has this number written to me?") and the inbox (Pro), for a
+// caller: its accounts and scope, its numbers in its default country, the plan of the inbox, and
+// the sandbox rule (simulated lookups, an empty inbox: decision 00XX-sandbox-keys).
+import { type Caller, callerAccount, callerPhone, callerPhones, readScope, requirePlan } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
-import { errors } from '../shared/errors.js';
 import { suppressedAmong, suppressionKey } from '../suppressions/suppression-store.js';
 import { replyWindowExpiresAt } from './reply-window.js';
 
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
-
-/** The account a lookup reads: the key's scope, the given id (the caller's, any type), or the only one. */
-export function resolveLookupAccount(
-  principal: Principal,
-  tenant: Tenant,
-  requested: string | undefined,
-): AccountRecord {
-  const wanted = requested?.toLowerCase();
-  if (wanted !== undefined) {
-    const account = tenant.accounts.find((a) => a.id === wanted);
-    if (!account) throw errors.accountNotFound();
-    if (principal.scopeAccountId !== null && principal.scopeAccountId !== wanted) throw errors.keyScopeViolation();
-    return account;
-  }
-  if (principal.scopeAccountId !== null) {
-    const scoped = tenant.accounts.find((a) => a.id === principal.scopeAccountId);
-    if (!scoped) throw errors.accountNotFound();
-    return scoped;
-  }
-  if (tenant.accounts.length !== 1) throw errors.chatAccountRequired();
-  return tenant.accounts[0]!;
-}
 
 export type Sender = {
   phoneE164: string;
@@ -65,100 +43,140 @@ function simulated(phone: string, accountId: string, now: Date): Sender {
 
 export type SenderService = ReturnType<typeof createSenderService>;
 
+/** What GET /inbound-messages reads: `from` as the caller wrote it, the dates already read. */
+export type InboxQuery = {
+  chatAccountId?: string;
+  from?: string;
+  since?: Date;
+  until?: Date;
+  limit: number;
+  cursor?: string;
+};
+
 export function createSenderService(deps: { db: Db }) {
   const { db } = deps;
   return {
-    /** One entry per distinct number, from one query; numbers that never wrote included. */
-    async lookup(customerId: string, accountId: string, phones: string[], sandbox: boolean): Promise<Sender[]> {
-      const distinct = [...new Set(phones)];
-      if (sandbox) {
-        const now = new Date();
-        return distinct.map((p) => simulated(p, accountId, now));
-      }
-      const rows = await db.query<{
-        phone_e164: string;
-        first_inbound_at: Date;
-        last_inbound_at: Date;
-        inbound_count: number;
-      }>(
-        `SELECT phone_e164, first_inbound_at, last_inbound_at, inbound_count FROM senders
-          WHERE customer_id = $1 AND chat_account_id = $2 AND phone_e164 = ANY($3::text[])`,
-        [customerId, accountId, distinct],
-      );
-      const found = new Map(rows.map((r) => [r.phone_e164, r]));
-      const suppressed = await suppressedAmong(
-        db,
-        distinct.map((phone) => ({ accountId, phone })),
-      );
-      return distinct.map((phone) => {
-        const r = found.get(phone);
-        const optedOutAt = suppressed.get(suppressionKey(accountId, phone));
-        return {
-          phoneE164: phone,
-          chatAccountId: accountId,
-          hasWritten: r !== undefined,
-          firstInboundAt: iso(r?.first_inbound_at),
-          lastInboundAt: iso(r?.last_inbound_at),
-          inboundCount: r ? Number(r.inbound_count) : 0,
-          sandbox: false,
-          optedOut: optedOutAt !== undefined,
-          optedOutAt: iso(optedOutAt),
-          replyWindowExpiresAt: iso(replyWindowExpiresAt(r?.last_inbound_at ?? null)),
-        };
-      });
+    /** The sender of one number (`phone` as the caller wrote it) on an account of the caller's. */
+    async lookupOne(caller: Caller, phone: string, chatAccountId: string | undefined): Promise<Sender> {
+      const account = callerAccount(caller, chatAccountId);
+      const [sender] = await lookup(caller, account.id, [callerPhone(caller, phone, 'phone')]);
+      return sender!;
     },
 
-    /** The inbox, newest first; replyTo resolved to our message while it still exists. */
-    async inbox(
-      scope: { customerId: string; accountId: string | null },
-      f: { from?: string; since?: Date; until?: Date; limit: number; cursor?: string },
-    ) {
-      const where = ['i.customer_id = $1'];
-      const params: unknown[] = [scope.customerId];
-      const add = (clause: (n: string) => string, value: unknown) => {
-        params.push(value);
-        where.push(clause(`$${params.length}`));
+    /** Up to 200 numbers at once: each unreadable one named (`phones.<i>`), then the account. */
+    async lookupMany(caller: Caller, phones: string[], chatAccountId: string | undefined): Promise<Sender[]> {
+      const e164s = callerPhones(caller, phones, 'phones');
+      return lookup(caller, callerAccount(caller, chatAccountId).id, e164s);
+    },
+
+    /** The inbox (plan Pro) in the caller's scope; a sandbox key's is always empty (its cursor is still checked). */
+    async inbox(caller: Caller, q: InboxQuery) {
+      requirePlan(caller, 'inbox');
+      const scope = readScope(caller, q.chatAccountId);
+      const page = {
+        from: q.from !== undefined ? callerPhone(caller, q.from, 'from') : undefined,
+        since: q.since,
+        until: q.until,
+        limit: q.limit,
+        cursor: q.cursor,
       };
-      if (scope.accountId !== null) add((n) => `i.chat_account_id = ${n}::uuid`, scope.accountId);
-      if (f.from !== undefined) add((n) => `i.from_e164 = ${n}`, f.from);
-      if (f.since !== undefined) add((n) => `i.received_at >= ${n}::timestamptz`, f.since.toISOString());
-      if (f.until !== undefined) add((n) => `i.received_at <= ${n}::timestamptz`, f.until.toISOString());
-      if (f.cursor !== undefined) {
-        const pos = decodeCursor(f.cursor);
-        params.push(pos.createdAt.toISOString(), pos.id);
-        where.push(`(i.received_at, i.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
-      }
-      params.push(f.limit + 1);
-      const rows = await db.query<Record<string, unknown>>(
-        `SELECT i.*, m.id AS reply_message_id, m.external_id AS reply_external_id FROM inbound_messages i
+      if (!scope.sandboxOnly) return readInbox(scope, page);
+      if (q.cursor !== undefined) await readInbox(scope, { ...page, limit: 1 });
+      return { inboundMessages: [], nextCursor: null };
+    },
+  };
+
+  /** One entry per distinct number, from one query; numbers that never wrote included. Simulated for a sandbox key. */
+  async function lookup(caller: Caller, accountId: string, phones: string[]): Promise<Sender[]> {
+    const customerId = caller.tenant.customerId;
+    const distinct = [...new Set(phones)];
+    if (caller.principal.sandbox) {
+      const now = new Date();
+      return distinct.map((p) => simulated(p, accountId, now));
+    }
+    const rows = await db.query<{
+      phone_e164: string;
+      first_inbound_at: Date;
+      last_inbound_at: Date;
+      inbound_count: number;
+    }>(
+      `SELECT phone_e164, first_inbound_at, last_inbound_at, inbound_count FROM senders
+          WHERE customer_id = $1 AND chat_account_id = $2 AND phone_e164 = ANY($3::text[])`,
+      [customerId, accountId, distinct],
+    );
+    const found = new Map(rows.map((r) => [r.phone_e164, r]));
+    const suppressed = await suppressedAmong(
+      db,
+      distinct.map((phone) => ({ accountId, phone })),
+    );
+    return distinct.map((phone) => {
+      const r = found.get(phone);
+      const optedOutAt = suppressed.get(suppressionKey(accountId, phone));
+      return {
+        phoneE164: phone,
+        chatAccountId: accountId,
+        hasWritten: r !== undefined,
+        firstInboundAt: iso(r?.first_inbound_at),
+        lastInboundAt: iso(r?.last_inbound_at),
+        inboundCount: r ? Number(r.inbound_count) : 0,
+        sandbox: false,
+        optedOut: optedOutAt !== undefined,
+        optedOutAt: iso(optedOutAt),
+        replyWindowExpiresAt: iso(replyWindowExpiresAt(r?.last_inbound_at ?? null)),
+      };
+    });
+  }
+
+  /** The inbox, newest first; replyTo resolved to our message while it still exists. */
+  async function readInbox(
+    scope: { customerId: string; accountId: string | null },
+    f: { from?: string; since?: Date; until?: Date; limit: number; cursor?: string },
+  ) {
+    const where = ['i.customer_id = $1'];
+    const params: unknown[] = [scope.customerId];
+    const add = (clause: (n: string) => string, value: unknown) => {
+      params.push(value);
+      where.push(clause(`$${params.length}`));
+    };
+    if (scope.accountId !== null) add((n) => `i.chat_account_id = ${n}::uuid`, scope.accountId);
+    if (f.from !== undefined) add((n) => `i.from_e164 = ${n}`, f.from);
+    if (f.since !== undefined) add((n) => `i.received_at >= ${n}::timestamptz`, f.since.toISOString());
+    if (f.until !== undefined) add((n) => `i.received_at <= ${n}::timestamptz`, f.until.toISOString());
+    if (f.cursor !== undefined) {
+      const pos = decodeCursor(f.cursor);
+      params.push(pos.createdAt.toISOString(), pos.id);
+      where.push(`(i.received_at, i.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+    }
+    params.push(f.limit + 1);
+    const rows = await db.query<Record<string, unknown>>(
+      `SELECT i.*, m.id AS reply_message_id, m.external_id AS reply_external_id FROM inbound_messages i
            LEFT JOIN LATERAL (SELECT id, external_id FROM messages m WHERE m.chat_account_id = i.chat_account_id
                                 AND m.provider_message_id = i.reply_to_provider_message_id LIMIT 1) m ON true
           WHERE ${where.join(' AND ')} ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length}`,
-        params,
-      );
-      const page = toPage(rows, f.limit, (r) => ({ createdAt: r.received_at as Date, id: r.id as string }));
-      return {
-        inboundMessages: page.rows.map((r) => ({
-          inboundMessageId: r.id as string,
-          chatAccountId: r.chat_account_id as string,
-          channel: r.channel as string,
-          from: (r.from_e164 as string | null) ?? null,
-          fromUserId: (r.from_user_id as string | null) ?? null,
-          fromDisplayName: r.from_display_name as string,
-          messageType: r.message_type as string,
-          text: (r.text as string | null) ?? null,
-          displayText: (r.display_text as string | null) ?? null,
-          receivedAt: iso(r.received_at)!,
-          replyTo: r.reply_to_provider_message_id
-            ? {
-                providerMessageId: r.reply_to_provider_message_id as string,
-                messageId: (r.reply_message_id as string | null) ?? null,
-                externalId: (r.reply_external_id as string | null) ?? null,
-              }
-            : null,
-        })),
-        nextCursor: page.nextCursor,
-      };
-    },
-  };
+      params,
+    );
+    const page = toPage(rows, f.limit, (r) => ({ createdAt: r.received_at as Date, id: r.id as string }));
+    return {
+      inboundMessages: page.rows.map((r) => ({
+        inboundMessageId: r.id as string,
+        chatAccountId: r.chat_account_id as string,
+        channel: r.channel as string,
+        from: (r.from_e164 as string | null) ?? null,
+        fromUserId: (r.from_user_id as string | null) ?? null,
+        fromDisplayName: r.from_display_name as string,
+        messageType: r.message_type as string,
+        text: (r.text as string | null) ?? null,
+        displayText: (r.display_text as string | null) ?? null,
+        receivedAt: iso(r.received_at)!,
+        replyTo: r.reply_to_provider_message_id
+          ? {
+              providerMessageId: r.reply_to_provider_message_id as string,
+              messageId: (r.reply_message_id as string | null) ?? null,
+              externalId: (r.reply_external_id as string | null) ?? null,
+            }
+          : null,
+      })),
+      nextCursor: page.nextCursor,
+    };
+  }
 }

@@ -1,6 +1,10 @@
 // A chat account's suppression list as its customer reads and edits it (GET/POST/DELETE
-// /chat-accounts/{id}/suppressions) and its opt-out keywords. The caller's account is resolved
-// at the edge; every query here also takes the customer id.
+// /chat-accounts/{id}/suppressions) and its opt-out keywords. Every method takes the caller:
+// the account must be one of its own (404) in its key's scope (403), numbers are read in its
+// default country, and a sandbox key reads an empty list and changes nothing (403
+// sandbox_not_supported), as the list and the keywords decide live sends (decision
+// 00XX-sandbox-keys). Every query here also takes the customer id.
+import { type Caller, callerAccount, callerPhone, requireLive } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { AppError } from '../shared/errors.js';
@@ -33,9 +37,21 @@ export function createSuppressionService(deps: { db: Db }) {
     return row;
   };
 
+  /** The caller's account named in the path, once the caller may change what live sends do. */
+  const changeable = (caller: Caller, account: string) => {
+    requireLive(caller);
+    return callerAccount(caller, account).id;
+  };
+
   return {
-    /** Newest first, cursor paging as GET /messages. */
-    async list(customerId: string, accountId: string, page: { limit: number; cursor?: string }) {
+    /** Newest first, cursor paging as GET /messages; empty for a sandbox key (its cursor still checked). */
+    async list(caller: Caller, account: string, page: { limit: number; cursor?: string }) {
+      const customerId = caller.tenant.customerId;
+      const accountId = callerAccount(caller, account).id;
+      if (caller.principal.sandbox) {
+        if (page.cursor !== undefined) decodeCursor(page.cursor);
+        return { suppressions: [], nextCursor: null };
+      }
       const params: unknown[] = [customerId, accountId];
       let after = '';
       if (page.cursor !== undefined) {
@@ -54,8 +70,11 @@ export function createSuppressionService(deps: { db: Db }) {
       return { suppressions: p.rows.map(toSuppression), nextCursor: p.nextCursor };
     },
 
-    /** Adds a number (E.164) as the customer's; one already listed keeps its entry. */
-    async add(customerId: string, accountId: string, phone: string, reason: string | undefined) {
+    /** Adds a number (as the caller wrote it) as the customer's; one already listed keeps its entry. */
+    async add(caller: Caller, account: string, given: string, reason: string | undefined) {
+      const accountId = changeable(caller, account);
+      const customerId = caller.tenant.customerId;
+      const phone = callerPhone(caller, given, 'phone');
       const created =
         (await addSuppressions(db, [
           { accountId, customerId, phone, source: 'customer', reason: reason ?? 'Added by the customer' },
@@ -64,18 +83,24 @@ export function createSuppressionService(deps: { db: Db }) {
     },
 
     /** Removes a number, whatever put it there; 404 suppression_not_found when it is not listed. */
-    async remove(customerId: string, accountId: string, phone: string) {
+    async remove(caller: Caller, account: string, given: string) {
+      const accountId = changeable(caller, account);
+      const customerId = caller.tenant.customerId;
+      const phone = callerPhone(caller, given, 'phone');
       if (!(await one(customerId, accountId, phone))) throw suppressionNotFound();
       await removeSuppressions(db, [{ accountId, phone }]);
     },
 
-    async getKeywords(accountId: string) {
+    async getKeywords(caller: Caller, account: string) {
+      const accountId = changeable(caller, account);
       const keywords = (await keywordsOf(db, [accountId])).get(accountId) ?? DEFAULT_OPT_OUT_KEYWORDS;
       return { chatAccountId: accountId, keywords: [...keywords] };
     },
 
     /** Replaces the account's keywords (stored trimmed and upper-cased, once each); [] turns them off. */
-    async setKeywords(customerId: string, accountId: string, keywords: string[]) {
+    async setKeywords(caller: Caller, account: string, keywords: string[]) {
+      const accountId = changeable(caller, account);
+      const customerId = caller.tenant.customerId;
       const folded = [...new Set(keywords.map(foldKeyword).filter((k) => k !== ''))];
       await db.query(
         `INSERT INTO opt_out_keywords (chat_account_id, customer_id, keywords) VALUES ($1, $2, $3::text[])

@@ -1,7 +1,9 @@
 // The template catalog, read and written live at the provider's management API with the
 // account's management credential (unsealed here, in memory, for the one call).
-import type { Directory, Principal, Tenant } from '../auth/directory.js';
+import type { Caller } from '../auth/caller.js';
+import type { Directory, Tenant } from '../auth/directory.js';
 import type { Db } from '../db/db.js';
+import { PLAN_LIMITS } from '../plans/plans.js';
 import type { ManagementRequest, ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
 import { errors, templateErrors } from '../shared/errors.js';
@@ -64,12 +66,15 @@ export function createTemplateService(deps: {
   }
 
   return {
+    /** Whether the caller's plan has the template catalog (a page shows its gate otherwise). */
+    catalogAllowed: (caller: Caller): boolean => PLAN_LIMITS[caller.tenant.plan].templates,
+
     async list(
-      principal: Principal,
-      tenant: Tenant,
+      caller: Caller,
       accountId: string,
       q: ListTemplatesQuery,
     ): Promise<{ templates: Template[]; nextCursor: string | null }> {
+      const { principal, tenant } = caller;
       const account = authorizeTemplateCall(principal, tenant, accountId, 'list');
       const after = q.cursor !== undefined ? unwrapCursor(account.id, q.cursor) : undefined;
       const body = await callProvider(tenant, account, 'list', {
@@ -92,12 +97,8 @@ export function createTemplateService(deps: {
     },
 
     /** Creates a BODY-only template; the provider keeps it PENDING for review. */
-    async create(
-      principal: Principal,
-      tenant: Tenant,
-      accountId: string,
-      req: CreateTemplateRequest,
-    ): Promise<Template> {
+    async create(caller: Caller, accountId: string, req: CreateTemplateRequest): Promise<Template> {
+      const { principal, tenant } = caller;
       const problems = checkDefinition(req);
       if (problems.length > 0) throw errors.validation(problems);
       const account = authorizeTemplateCall(principal, tenant, accountId, 'create');

@@ -22,8 +22,17 @@ export type Usage = {
   byAccount: (UsageCounters & { chatAccountId: string })[];
 };
 
-/** Who asks: the customer, its plan now, and the account a scoped key is limited to. */
-export type UsageCaller = { customerId: string; plan: Plan; accountId: string | null };
+/** What is read: the customer, its plan now, and the account a scoped key is limited to. */
+export type UsageScope = { customerId: string; plan: Plan; accountId: string | null };
+
+/**
+ * Who asks, as src/auth/caller.ts's Caller carries it (this layer sits below auth/): the key's
+ * scope and whether it is a sandbox key, the customer and its plan.
+ */
+export type UsageCaller = {
+  principal: { scopeAccountId: string | null; sandbox: boolean };
+  tenant: { customerId: string; plan: Plan };
+};
 
 const zero = (): UsageCounters => ({ accepted: 0, sent: 0, delivered: 0, read: 0, failed: 0 });
 
@@ -34,29 +43,47 @@ function add(into: UsageCounters, row: Record<string, unknown>): void {
 export type UsageService = ReturnType<typeof createUsageService>;
 
 export function createUsageService(deps: { db: Pick<Db, 'query'> }) {
-  return {
+  const service = {
+    /**
+     * The caller's usage: its key's account only for a scoped key. A sandbox key reads no live
+     * counts (decision 00XX-sandbox-keys): its own sends are never counted, so it sees the month
+     * with every count zero and the plan's limit.
+     */
+    async get(caller: UsageCaller, month?: string, now = new Date()): Promise<Usage> {
+      const { principal, tenant } = caller;
+      const usage = await service.ofScope(
+        { customerId: tenant.customerId, plan: tenant.plan, accountId: principal.scopeAccountId },
+        month,
+        now,
+        principal.sandbox,
+      );
+      return usage;
+    },
+
     /**
      * `month` is YYYY-MM (checked by the caller), default the current UTC month. The quota numbers
      * are the customer's, whatever the key's scope (the 429 of a scoped key carries them too);
      * byDay and byAccount are limited to a scoped key's account. `limit` is the plan's now: the
      * quota table keeps counts, not the plan a past month had.
      */
-    async get(caller: UsageCaller, month?: string, now = new Date()): Promise<Usage> {
+    async ofScope(caller: UsageScope, month?: string, now = new Date(), countsHidden = false): Promise<Usage> {
       const first = month ? new Date(`${month}-01T00:00:00Z`) : new Date(`${quotaMonth(now).month}T00:00:00Z`);
       const { month: day1, resetsAt } = quotaMonth(first);
-      const [quota, rows] = await Promise.all([
-        deps.db.query<{ used: number }>('SELECT used FROM quota_usage WHERE customer_id = $1 AND month = $2::date', [
-          caller.customerId,
-          day1,
-        ]),
-        deps.db.query<Record<string, unknown> & { day: string; chat_account_id: string }>(
-          `SELECT to_char(day, 'YYYY-MM-DD') AS day, chat_account_id, ${USAGE_COUNTERS.join(', ')}
+      const [quota, rows] = countsHidden
+        ? [[], []]
+        : await Promise.all([
+            deps.db.query<{ used: number }>(
+              'SELECT used FROM quota_usage WHERE customer_id = $1 AND month = $2::date',
+              [caller.customerId, day1],
+            ),
+            deps.db.query<Record<string, unknown> & { day: string; chat_account_id: string }>(
+              `SELECT to_char(day, 'YYYY-MM-DD') AS day, chat_account_id, ${USAGE_COUNTERS.join(', ')}
              FROM usage_daily
             WHERE customer_id = $1 AND day >= $2::date AND day < $3::date
               AND ($4::uuid IS NULL OR chat_account_id = $4::uuid)`,
-          [caller.customerId, day1, resetsAt.slice(0, 10), caller.accountId],
-        ),
-      ]);
+              [caller.customerId, day1, resetsAt.slice(0, 10), caller.accountId],
+            ),
+          ]);
       const byDay = new Map<string, UsageCounters & { date: string }>();
       const lastDay = resetsAt < now.toISOString() ? new Date(resetsAt) : now;
       for (let d = first; d < lastDay; d = new Date(d.getTime() + 86400_000)) {
@@ -88,4 +115,5 @@ export function createUsageService(deps: { db: Pick<Db, 'query'> }) {
       };
     },
   };
+  return service;
 }

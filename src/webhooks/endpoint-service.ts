@@ -1,7 +1,11 @@
 // Webhook endpoints of a customer: management, secrets (sealed; shown once), the test event,
-// delivery history and redelivery. Every query starts from the customer id.
+// delivery history and redelivery. Every method takes the caller and applies who may manage
+// endpoints (plans Basic and Pro; not a key scoped to one account). A sandbox key manages only
+// sandbox endpoints, which get only sandbox events; live callers manage only live endpoints
+// (decision 00XX-sandbox-keys). Every query starts from the customer id and that partition.
 import crypto from 'node:crypto';
 
+import { type Caller, requirePlan, requireUnscoped } from '../auth/caller.js';
 import { lockCustomer } from '../customers/customer-service.js';
 import type { Db } from '../db/db.js';
 import { writeEvents } from '../events/outbox.js';
@@ -43,45 +47,73 @@ export type EndpointService = ReturnType<typeof createEndpointService>;
 
 type Deps = { db: Db; sealer: Sealer; allowPrivateUrls: boolean; resolve: Resolve };
 
+/** The endpoints a caller manages: the customer's, live or sandbox as the caller's key is. */
+type Owner = { customerId: string; sandbox: boolean };
+
+/** Who may manage endpoints: a key not scoped to one account (403 key_scope_insufficient), on a plan with webhooks. */
+function checkAllowed(caller: Caller): void {
+  requireUnscoped(caller);
+  requirePlan(caller, 'webhooks');
+}
+
+function ownerOf(caller: Caller): Owner {
+  checkAllowed(caller);
+  return { customerId: caller.tenant.customerId, sandbox: caller.principal.sandbox };
+}
+
 export function createEndpointService(deps: Deps) {
   const { db } = deps;
   return {
-    create: (customerId: string, input: { url: string; events?: string[]; description?: string }) =>
-      createEndpoint(deps, customerId, input),
+    checkAllowed,
 
-    async list(customerId: string) {
+    /** Whether the caller may manage endpoints (for a page that shows them only then). */
+    allowed(caller: Caller): boolean {
+      try {
+        checkAllowed(caller);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+
+    create: (caller: Caller, input: { url: string; events?: string[]; description?: string }) =>
+      createEndpoint(deps, ownerOf(caller), input),
+
+    async list(caller: Caller) {
+      const owner = ownerOf(caller);
       const rows = await db.query<Row>(
-        `SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 ORDER BY created_at, id`,
-        [customerId],
+        `SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 AND sandbox = $2 ORDER BY created_at, id`,
+        [owner.customerId, owner.sandbox],
       );
       return rows.map(toEndpoint);
     },
 
-    get: async (customerId: string, id: string) => toEndpoint(await getRow(db, customerId, id)),
+    get: async (caller: Caller, id: string) => toEndpoint(await getRow(db, ownerOf(caller), id)),
 
-    update: (customerId: string, id: string, patch: EndpointPatch) => updateEndpoint(deps, customerId, id, patch),
+    update: (caller: Caller, id: string, patch: EndpointPatch) => updateEndpoint(deps, ownerOf(caller), id, patch),
 
     /** Deletes the endpoint with its delivery history (cascade). */
-    async remove(customerId: string, id: string): Promise<void> {
-      const rows = await db.query('DELETE FROM webhook_endpoints WHERE customer_id = $1 AND id = $2 RETURNING id', [
-        customerId,
-        id,
-      ]);
+    async remove(caller: Caller, id: string): Promise<void> {
+      const owner = ownerOf(caller);
+      const rows = await db.query(
+        'DELETE FROM webhook_endpoints WHERE customer_id = $1 AND sandbox = $2 AND id = $3 RETURNING id',
+        [owner.customerId, owner.sandbox, id],
+      );
       if (rows.length === 0) throw errors.webhookEndpointNotFound();
     },
 
     /** A new secret, shown once; the previous one keeps signing for 24 hours. */
-    rotateSecret: (customerId: string, id: string) => rotateSecret(deps, customerId, id),
+    rotateSecret: (caller: Caller, id: string) => rotateSecret(deps, ownerOf(caller), id),
 
     /** Queues a webhook.test event to this endpoint alone (active or not). */
-    sendTest: (customerId: string, id: string) => sendTest(db, customerId, id),
+    sendTest: (caller: Caller, id: string) => sendTest(db, ownerOf(caller), id),
 
     /** Delivery history, newest first, each with its attempts. */
-    deliveries: (customerId: string, id: string, page: { limit: number; cursor?: string }) =>
-      listDeliveries(db, customerId, id, page),
+    deliveries: (caller: Caller, id: string, page: { limit: number; cursor?: string }) =>
+      listDeliveries(db, ownerOf(caller), id, page),
 
     /** Sends a delivery again now, with the same eventId and body, and a fresh attempt budget. */
-    redeliver: (customerId: string, id: string, deliveryId: string) => redeliver(db, customerId, id, deliveryId),
+    redeliver: (caller: Caller, id: string, deliveryId: string) => redeliver(db, ownerOf(caller), id, deliveryId),
   };
 }
 
@@ -92,27 +124,28 @@ async function checkUrl(deps: Deps, url: string): Promise<void> {
   if (reason) throw errors.invalidWebhookUrl(reason);
 }
 
-async function lockedCount(tx: Pick<Db, 'query'>, customerId: string, exceptId: string | null): Promise<number> {
-  await lockCustomer(tx, customerId);
+/** Active endpoints of the owner's partition (live and sandbox endpoints have 5 each). */
+async function lockedCount(tx: Pick<Db, 'query'>, owner: Owner, exceptId: string | null): Promise<number> {
+  await lockCustomer(tx, owner.customerId);
   const [row] = await tx.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM webhook_endpoints WHERE customer_id = $1 AND is_active AND id IS DISTINCT FROM $2::uuid',
-    [customerId, exceptId],
+    'SELECT count(*)::int AS n FROM webhook_endpoints WHERE customer_id = $1 AND sandbox = $2 AND is_active AND id IS DISTINCT FROM $3::uuid',
+    [owner.customerId, owner.sandbox, exceptId],
   );
   return row?.n ?? 0;
 }
 
-async function getRow(db: Db, customerId: string, id: string): Promise<Row> {
-  const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 AND id = $2`, [
-    customerId,
-    id,
-  ]);
+async function getRow(db: Db, owner: Owner, id: string): Promise<Row> {
+  const rows = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 AND sandbox = $2 AND id = $3`,
+    [owner.customerId, owner.sandbox, id],
+  );
   if (!rows[0]) throw errors.webhookEndpointNotFound();
   return rows[0];
 }
 
 async function createEndpoint(
   deps: Deps,
-  customerId: string,
+  owner: Owner,
   input: { url: string; events?: string[]; description?: string },
 ) {
   const { db, sealer } = deps;
@@ -120,17 +153,18 @@ async function createEndpoint(
   const secret = newSecret();
   const id = crypto.randomUUID();
   const row = await db.transaction(async (tx) => {
-    if ((await lockedCount(tx, customerId, null)) >= MAX_ACTIVE_ENDPOINTS)
+    if ((await lockedCount(tx, owner, null)) >= MAX_ACTIVE_ENDPOINTS)
       throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
     const rows = await tx.query<Row>(
-      `INSERT INTO webhook_endpoints (id, customer_id, url, description, events, secret_enc) VALUES ($1, $2, $3, $4, $5::text[], $6) RETURNING ${COLUMNS}`,
+      `INSERT INTO webhook_endpoints (id, customer_id, url, description, events, secret_enc, sandbox) VALUES ($1, $2, $3, $4, $5::text[], $6, $7) RETURNING ${COLUMNS}`,
       [
         id,
-        customerId,
+        owner.customerId,
         input.url,
         input.description ?? '',
         [...new Set(input.events ?? DEFAULT_EVENT_TYPES)],
         sealer.seal(secret, { table: 'webhook_endpoints', column: 'secret_enc', id }),
+        owner.sandbox,
       ],
     );
     return rows[0]!;
@@ -138,25 +172,26 @@ async function createEndpoint(
   return { ...toEndpoint(row), secret };
 }
 
-async function updateEndpoint(deps: Deps, customerId: string, id: string, patch: EndpointPatch) {
+async function updateEndpoint(deps: Deps, owner: Owner, id: string, patch: EndpointPatch) {
   const { db } = deps;
-  await getRow(db, customerId, id);
+  await getRow(db, owner, id);
   if (patch.url !== undefined) await checkUrl(deps, patch.url);
   const row = await db.transaction(async (tx) => {
-    if (patch.isActive === true && (await lockedCount(tx, customerId, id)) >= MAX_ACTIVE_ENDPOINTS) {
+    if (patch.isActive === true && (await lockedCount(tx, owner, id)) >= MAX_ACTIVE_ENDPOINTS) {
       throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
     }
     const rows = await tx.query<Row>(
       `UPDATE webhook_endpoints SET url = COALESCE($3, url), events = COALESCE($4::text[], events),
               description = COALESCE($5, description), is_active = COALESCE($6, is_active), updated_at = now()
-        WHERE customer_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+        WHERE customer_id = $1 AND id = $2 AND sandbox = $7 RETURNING ${COLUMNS}`,
       [
-        customerId,
+        owner.customerId,
         id,
         patch.url ?? null,
         patch.events ? [...new Set(patch.events)] : null,
         patch.description ?? null,
         patch.isActive ?? null,
+        owner.sandbox,
       ],
     );
     if (!rows[0]) throw errors.webhookEndpointNotFound();
@@ -165,26 +200,28 @@ async function updateEndpoint(deps: Deps, customerId: string, id: string, patch:
   return toEndpoint(row);
 }
 
-async function rotateSecret(deps: Deps, customerId: string, id: string) {
+async function rotateSecret(deps: Deps, owner: Owner, id: string) {
   const { db, sealer } = deps;
   const secret = newSecret();
   const rows = await db.query<Row>(
     `UPDATE webhook_endpoints SET previous_secret_enc = secret_enc, previous_secret_expires_at = now() + make_interval(hours => $4),
             secret_enc = $3, updated_at = now()
-      WHERE customer_id = $1 AND id = $2 RETURNING ${COLUMNS}, previous_secret_expires_at`,
+      WHERE customer_id = $1 AND id = $2 AND sandbox = $5 RETURNING ${COLUMNS}, previous_secret_expires_at`,
     [
-      customerId,
+      owner.customerId,
       id,
       sealer.seal(secret, { table: 'webhook_endpoints', column: 'secret_enc', id }),
       ROTATION_OVERLAP_HOURS,
+      owner.sandbox,
     ],
   );
   if (!rows[0]) throw errors.webhookEndpointNotFound();
   return { ...toEndpoint(rows[0]), secret, previousSecretExpiresAt: iso(rows[0].previous_secret_expires_at) };
 }
 
-async function sendTest(db: Db, customerId: string, id: string) {
-  await getRow(db, customerId, id);
+async function sendTest(db: Db, owner: Owner, id: string) {
+  const { customerId } = owner;
+  await getRow(db, owner, id);
   const [eventId] = await db.transaction((tx) =>
     writeEvents(
       tx,
@@ -202,9 +239,9 @@ async function sendTest(db: Db, customerId: string, id: string) {
   return { eventId: eventId!, queued: true };
 }
 
-async function listDeliveries(db: Db, customerId: string, id: string, page: { limit: number; cursor?: string }) {
-  await getRow(db, customerId, id);
-  const params: unknown[] = [customerId, id, page.limit + 1];
+async function listDeliveries(db: Db, owner: Owner, id: string, page: { limit: number; cursor?: string }) {
+  await getRow(db, owner, id);
+  const params: unknown[] = [owner.customerId, id, page.limit + 1];
   let after = '';
   if (page.cursor !== undefined) {
     const pos = decodeCursor(page.cursor);
@@ -246,8 +283,9 @@ async function listDeliveries(db: Db, customerId: string, id: string, page: { li
   };
 }
 
-async function redeliver(db: Db, customerId: string, id: string, deliveryId: string) {
-  await getRow(db, customerId, id);
+async function redeliver(db: Db, owner: Owner, id: string, deliveryId: string) {
+  const { customerId } = owner;
+  await getRow(db, owner, id);
   const rows = await db.transaction(async (tx) => {
     const updated = await tx.query<Row>(
       `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = now(), completed_at = NULL, locked_by = NULL, locked_until = NULL

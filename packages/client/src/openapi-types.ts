@@ -1473,7 +1473,7 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
-    /** @description Not with a sandbox key (broadcasts, cancelling them, creating templates). */
+    /** @description Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords). */
     SandboxNotSupportedError: {
       /** @constant */
       error: 'sandbox_not_supported';
@@ -2316,7 +2316,7 @@ export interface operations {
           'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
         };
       };
-      /** @description `sandbox_not_supported`: Not with a sandbox key (broadcasts, cancelling them, creating templates). */
+      /** @description `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords). */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2505,7 +2505,7 @@ export interface operations {
         };
       };
       /**
-       * @description `sandbox_not_supported`: Not with a sandbox key (broadcasts, cancelling them, creating templates).
+       * @description `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
        *
        *     `feature_not_available`: The feature is not in the plan (webhooks and broadcasts: Basic and Pro; inbox, rules: Pro).
        *
@@ -2763,7 +2763,7 @@ export interface operations {
           'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
         };
       };
-      /** @description `sandbox_not_supported`: Not with a sandbox key (broadcasts, cancelling them, creating templates). */
+      /** @description `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords). */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3134,6 +3134,8 @@ export interface operations {
        * @description `feature_not_available`: The feature is not in the plan (webhooks and broadcasts: Basic and Pro; inbox, rules: Pro).
        *
        *     `key_scope_violation`: A key scoped to one chat account used on another account.
+       *
+       *     `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
        */
       403: {
         headers: {
@@ -3141,7 +3143,9 @@ export interface operations {
         };
         content: {
           'application/json':
-            components['schemas']['FeatureNotAvailableError'] | components['schemas']['KeyScopeViolationError'];
+            | components['schemas']['FeatureNotAvailableError']
+            | components['schemas']['KeyScopeViolationError']
+            | components['schemas']['SandboxNotSupportedError'];
         };
       };
       /** @description `account_not_found`: `chatAccountId` does not exist or is not the caller's. */
@@ -3230,6 +3234,8 @@ export interface operations {
        * @description `feature_not_available`: The feature is not in the plan (webhooks and broadcasts: Basic and Pro; inbox, rules: Pro).
        *
        *     `key_scope_violation`: A key scoped to one chat account used on another account.
+       *
+       *     `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
        */
       403: {
         headers: {
@@ -3237,7 +3243,9 @@ export interface operations {
         };
         content: {
           'application/json':
-            components['schemas']['FeatureNotAvailableError'] | components['schemas']['KeyScopeViolationError'];
+            | components['schemas']['FeatureNotAvailableError']
+            | components['schemas']['KeyScopeViolationError']
+            | components['schemas']['SandboxNotSupportedError'];
         };
       };
       /** @description `account_not_found`: `chatAccountId` does not exist or is not the caller's. */
@@ -3913,13 +3921,18 @@ export interface operations {
           'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
         };
       };
-      /** @description `key_scope_violation`: A key scoped to one chat account used on another account. */
+      /**
+       * @description `key_scope_violation`: A key scoped to one chat account used on another account.
+       *
+       *     `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
+       */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['KeyScopeViolationError'];
+          'application/json':
+            components['schemas']['KeyScopeViolationError'] | components['schemas']['SandboxNotSupportedError'];
         };
       };
       /** @description `account_not_found`: `chatAccountId` does not exist or is not the caller's. */
@@ -4005,13 +4018,18 @@ export interface operations {
           'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
         };
       };
-      /** @description `key_scope_violation`: A key scoped to one chat account used on another account. */
+      /**
+       * @description `key_scope_violation`: A key scoped to one chat account used on another account.
+       *
+       *     `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
+       */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['KeyScopeViolationError'];
+          'application/json':
+            components['schemas']['KeyScopeViolationError'] | components['schemas']['SandboxNotSupportedError'];
         };
       };
       /**
@@ -4085,13 +4103,18 @@ export interface operations {
           'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
         };
       };
-      /** @description `key_scope_violation`: A key scoped to one chat account used on another account. */
+      /**
+       * @description `key_scope_violation`: A key scoped to one chat account used on another account.
+       *
+       *     `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
+       */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['KeyScopeViolationError'];
+          'application/json':
+            components['schemas']['KeyScopeViolationError'] | components['schemas']['SandboxNotSupportedError'];
         };
       };
       /** @description `account_not_found`: `chatAccountId` does not exist or is not the caller's. */
@@ -4166,13 +4189,18 @@ export interface operations {
           'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
         };
       };
-      /** @description `key_scope_violation`: A key scoped to one chat account used on another account. */
+      /**
+       * @description `key_scope_violation`: A key scoped to one chat account used on another account.
+       *
+       *     `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
+       */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['KeyScopeViolationError'];
+          'application/json':
+            components['schemas']['KeyScopeViolationError'] | components['schemas']['SandboxNotSupportedError'];
         };
       };
       /** @description `account_not_found`: `chatAccountId` does not exist or is not the caller's. */
@@ -5210,7 +5238,7 @@ export interface operations {
        *
        *     `template_access_insufficient`: The key's `templateAccess` is too low (list: read or manage; create: manage).
        *
-       *     `sandbox_not_supported`: Not with a sandbox key (broadcasts, cancelling them, creating templates).
+       *     `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
        */
       403: {
         headers: {

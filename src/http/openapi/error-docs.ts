@@ -96,7 +96,8 @@ export const ERROR_DOCS: Record<string, ErrorDoc> = {
   sandbox_not_supported: {
     status: 403,
     schema: 'SandboxNotSupportedError',
-    description: 'Not with a sandbox key (broadcasts, cancelling them, creating templates).',
+    description:
+      'Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).',
     extra: { message: str('What a sandbox key cannot do.') },
   },
   template_access_insufficient: {

@@ -170,12 +170,12 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'GET /chat-accounts/{accountId}/inbox-filter': {
     operationId: 'getInboxFilter',
     ok: { 200: 'InboxFilter' },
-    errors: inboxGate,
+    errors: [...inboxGate, 'sandbox_not_supported'],
   },
   'PUT /chat-accounts/{accountId}/inbox-filter': {
     operationId: 'setInboxFilter',
     ok: { 200: 'InboxFilter' },
-    errors: inboxGate,
+    errors: [...inboxGate, 'sandbox_not_supported'],
     examples: {
       whitelist: {
         summary: 'Keep only messages from these numbers',
@@ -192,7 +192,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'POST /chat-accounts/{accountId}/suppressions': {
     operationId: 'addSuppression',
     ok: { 201: 'Suppression', 200: 'Suppression' },
-    errors: readScope,
+    errors: [...readScope, 'sandbox_not_supported'],
     description:
       "Puts a number on the account's suppression list (`201`); a number already listed answers `200` with its entry unchanged. Broadcast messages and MARKETING templates to a listed number fail with `RECIPIENT_OPTED_OUT`, without a provider call and with their quota given back.",
     examples: { add: { summary: 'A number to suppress', value: { phone: '+15551234567', reason: 'Asked by phone' } } },
@@ -200,18 +200,18 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'DELETE /chat-accounts/{accountId}/suppressions/{phone}': {
     operationId: 'removeSuppression',
     ok: { 204: null },
-    errors: [...readScope, 'suppression_not_found'],
+    errors: [...readScope, 'suppression_not_found', 'sandbox_not_supported'],
     description: 'Takes a number (any spelling, `+` URL-encoded as `%2B`) off the list, whatever put it there.',
   },
   'GET /chat-accounts/{accountId}/opt-out-keywords': {
     operationId: 'getOptOutKeywords',
     ok: { 200: 'OptOutKeywords' },
-    errors: readScope,
+    errors: [...readScope, 'sandbox_not_supported'],
   },
   'PUT /chat-accounts/{accountId}/opt-out-keywords': {
     operationId: 'setOptOutKeywords',
     ok: { 200: 'OptOutKeywords' },
-    errors: readScope,
+    errors: [...readScope, 'sandbox_not_supported'],
     description:
       'Replaces the keywords (default `STOP`, `UNSUBSCRIBE`, `STOPP`, `ARRET`, `BAJA`). An inbound text that is one of them, whole, trimmed and in any case, puts its sender on the list; `[]` turns keywords off.',
     examples: {

@@ -5,18 +5,18 @@ import crypto from 'node:crypto';
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
+import type { Caller } from '../../auth/caller.js';
 import {
   broadcastProblems,
   type BroadcastRequest,
   BroadcastRequestSchema,
   MAX_BROADCAST_RECIPIENTS,
 } from '../../broadcasts/broadcast-request.js';
-import { requireFeature } from '../../plans/plans.js';
 import { parseRecipients, type RecipientRow } from '../../portal/recipients-csv.js';
 import { AppError, errors, type Problem } from '../../shared/errors.js';
 import { toProblems, validatorCompiler } from '../validation.js';
 import type { PortalDeps } from './deps.js';
-import { idParam, portalPrincipal, str, tenantOf } from './deps.js';
+import { idParam, str, tenantOf } from './deps.js';
 import { number, when } from './format.js';
 import { html, type Part } from './html.js';
 import { csrfField, errorBox, gate, notice, page, type PageContext } from './layout.js';
@@ -57,7 +57,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
   async function allowed(request: FastifyRequest) {
     const t = await tenantOf(deps, request);
     try {
-      requireFeature(t.tenant.plan, 'broadcasts');
+      deps.broadcasts.checkAllowed(t.caller);
       return { ...t, gated: null };
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
@@ -168,7 +168,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
         ]);
     });
     const good = rows.filter((_r, i) => !rowProblems.has(i));
-    const usage = await deps.usage.get({ customerId: a.tenant.customerId, plan: a.tenant.plan, accountId: null });
+    const usage = await deps.usage.get(a.caller);
     const top = html`${general.length > 0 ? errorBox(errors.validation(general)) : ''}
       <section aria-labelledby="check-h">
         <h2 id="check-h">Recipients checked</h2>
@@ -239,10 +239,10 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       req = null;
     }
     try {
-      deps.broadcasts.checkAllowed(portalPrincipal(a.session), a.tenant);
+      deps.broadcasts.checkAllowed(a.caller);
       const problems = problemsOf(req, deps.allowPrivateUrls);
       if (problems.length > 0) throw errors.validation(problems);
-      const result = await deps.broadcasts.create(portalPrincipal(a.session), a.tenant, req as BroadcastRequest);
+      const result = await deps.broadcasts.create(a.caller, req as BroadcastRequest);
       return reply.redirect(`/portal/broadcasts/${result.ack.broadcastId}`, 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
@@ -250,8 +250,8 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
     }
   });
 
-  const progress = async (customerId: string, id: string, ctx: PageContext) => {
-    const b = await deps.broadcasts.get({ customerId, accountId: null }, id);
+  const progress = async (caller: Caller, id: string, ctx: PageContext) => {
+    const b = await deps.broadcasts.get(caller, id);
     const done = b.counts.sent + b.counts.delivered + b.counts.read + b.counts.failed;
     return html`<div
       id="progress"
@@ -282,7 +282,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated);
     const id = idParam(request);
-    const body = await progress(a.tenant.customerId, id, a.ctx);
+    const body = await progress(a.caller, id, a.ctx);
     return sendPage(
       reply,
       page(
@@ -297,17 +297,15 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
   app.get('/broadcasts/:id/progress', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated);
-    return reply
-      .type('text/html; charset=utf-8')
-      .send((await progress(a.tenant.customerId, idParam(request), a.ctx)).value);
+    return reply.type('text/html; charset=utf-8').send((await progress(a.caller, idParam(request), a.ctx)).value);
   });
 
   app.post('/broadcasts/:id/cancel', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
-    await deps.broadcasts.cancel({ customerId: a.tenant.customerId, accountId: null }, id);
-    const body = await progress(a.tenant.customerId, id, a.ctx);
+    await deps.broadcasts.cancel(a.caller, id);
+    const body = await progress(a.caller, id, a.ctx);
     return sendPage(
       reply,
       page(a.ctx, 'Broadcast', html`${notice('Cancelled: messages not yet sent will not be sent.')}${body}`),

@@ -1,6 +1,7 @@
 // What the portal's pages use: the same service instances the API routes use, plus the portal's own.
 import type { FastifyRequest } from 'fastify';
 
+import type { Caller } from '../../auth/caller.js';
 import type { Directory, Principal, Tenant } from '../../auth/directory.js';
 import type { BroadcastService } from '../../broadcasts/broadcast-service.js';
 import type { SettingsService } from '../../inbound/settings-service.js';
@@ -38,16 +39,17 @@ export type PortalDeps = {
   usage: UsageService;
 };
 
-/** The signed-in user's customer, as the services take it. */
+/** The signed-in user's customer, and the user as the services take a caller (portalPrincipal). */
 export async function tenantOf(
   deps: PortalDeps,
   request: FastifyRequest,
-): Promise<{ session: Session; tenant: Tenant; ctx: PageContext }> {
+): Promise<{ session: Session; tenant: Tenant; caller: Caller; ctx: PageContext }> {
   const session = request.portalSession;
   if (!session) throw errors.unauthorized();
   const tenant = await deps.directory.tenant(session.customerId);
   if (!tenant) throw errors.notFound();
-  return { session, tenant, ctx: { session, plan: tenant.plan, path: request.url.split('?')[0]! } };
+  const caller = { principal: portalPrincipal(session), tenant };
+  return { session, tenant, caller, ctx: { session, plan: tenant.plan, path: request.url.split('?')[0]! } };
 }
 
 /**

@@ -2,10 +2,8 @@
 // account's whitelist/blacklist, and forwarding rules with a "does this sample match" check.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
-import type { Tenant } from '../../auth/directory.js';
+import type { Caller } from '../../auth/caller.js';
 import { type Condition, MAX_MATCH_TEXT, MAX_PATTERN_LENGTH } from '../../inbound/forwarding-match.js';
-import { requireFeature } from '../../plans/plans.js';
-import { normalizePhone } from '../../senders/phone.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { createRateWindow } from '../../shared/rate-window.js';
 import type { PortalDeps } from './deps.js';
@@ -36,19 +34,6 @@ function fieldError(form: RuleForm | undefined, path: string): string | null {
   return d ? d.message : null;
 }
 
-function phoneOf(tenant: Tenant, value: string, path: string): string {
-  const e164 = normalizePhone(value, tenant.defaultCountry);
-  if (!e164)
-    throw errors.validation([{ path, message: 'must be a phone number (E.164, or national with a default country)' }]);
-  return e164;
-}
-
-function accountOf(tenant: Tenant, id: string): string {
-  const account = tenant.accounts.find((a) => a.id === id.toLowerCase());
-  if (!account) throw errors.accountNotFound();
-  return account.id;
-}
-
 function conditionOf(body: unknown): Condition {
   const type = str(body, 'conditionType') as Condition['type'];
   if (!(CONDITIONS as readonly string[]).includes(type))
@@ -72,7 +57,7 @@ export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): voi
   async function allowed(request: FastifyRequest) {
     const t = await tenantOf(deps, request);
     try {
-      requireFeature(t.tenant.plan, 'inbox');
+      deps.settings.checkAllowed(t.caller);
       return { ...t, gated: null };
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
@@ -80,18 +65,21 @@ export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): voi
     }
   }
 
-  async function inboxPage(request: FastifyRequest, ctx: PageContext, tenant: Tenant, top: Part, form?: RuleForm) {
+  async function inboxPage(request: FastifyRequest, ctx: PageContext, caller: Caller, top: Part, form?: RuleForm) {
+    const { tenant } = caller;
     const q = request.query as Record<string, string | undefined>;
     let list: Part;
     try {
-      const from = q.from ? phoneOf(tenant, q.from, 'from') : undefined;
-      const accountId = q.chatAccountId ? accountOf(tenant, q.chatAccountId) : null;
       const since = parseWhen(q.since, 'since');
       const until = parseWhen(q.until, 'until');
-      const r = await deps.senders.inbox(
-        { customerId: tenant.customerId, accountId },
-        { from, since, until, limit: 50, cursor: q.cursor || undefined },
-      );
+      const r = await deps.senders.inbox(caller, {
+        chatAccountId: q.chatAccountId || undefined,
+        from: q.from || undefined,
+        since,
+        until,
+        limit: 50,
+        cursor: q.cursor || undefined,
+      });
       list = html`<table>
           <caption>
             Inbound messages, newest first
@@ -122,8 +110,8 @@ export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): voi
       list = errorBox(err);
     }
     const [rules, filters] = await Promise.all([
-      deps.settings.listRules(tenant.customerId),
-      Promise.all(tenant.accounts.map((a) => deps.settings.getFilter(tenant.customerId, a.id))),
+      deps.settings.listRules(caller),
+      Promise.all(tenant.accounts.map((a) => deps.settings.getFilter(caller, a.id))),
     ]);
     const owner = ctx.session.role === 'owner';
     const patternError = fieldError(form, 'condition.pattern');
@@ -253,18 +241,17 @@ ${f.numbers.join('\n')}</textarea>
   app.get('/inbox', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated);
-    return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, ''));
+    return sendPage(reply, await inboxPage(request, a.ctx, a.caller, ''));
   });
 
   // The sender aggregate is on every plan (GET /inbound-senders/{phone}); shown here with the inbox.
   app.get('/inbox/sender', async (request, reply) => {
-    const { tenant, ctx } = await tenantOf(deps, request);
+    const { caller, ctx } = await tenantOf(deps, request);
     const q = request.query as Record<string, string | undefined>;
     let body: Part;
     try {
-      const phone = phoneOf(tenant, q.phone ?? '', 'phone');
-      const accountId = accountOf(tenant, q.chatAccountId ?? '');
-      const [s] = await deps.senders.lookup(tenant.customerId, accountId, [phone], false);
+      // The form always names the account: an empty one is not found (never "the only account").
+      const s = await deps.senders.lookupOne(caller, q.phone ?? '', q.chatAccountId ?? '');
       body = html`<dl class="fields">
         ${Object.entries(s ?? {}).map(
           ([k, v]) =>
@@ -302,7 +289,11 @@ ${f.numbers.join('\n')}</textarea>
         throw checkThrottled(wait);
       }
       answer = sampleAnswer(
-        await deps.settings.checkSample(a.tenant.customerId, conditionOf(request.body), str(request.body, 'sample')),
+        await deps.settings.checkSample(
+          a.caller.tenant.customerId,
+          conditionOf(request.body),
+          str(request.body, 'sample'),
+        ),
       );
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
@@ -312,50 +303,45 @@ ${f.numbers.join('\n')}</textarea>
     }
     // htmx swaps only 2xx answers: the fragment carries the refusal in its text instead.
     if (fragment) return reply.type('text/html; charset=utf-8').send(answer.value);
-    return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, answer, form), status);
+    return sendPage(reply, await inboxPage(request, a.ctx, a.caller, answer, form), status);
   });
 
   app.post('/inbox/rules', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     try {
-      await deps.settings.createRule(a.tenant.customerId, {
+      await deps.settings.createRule(a.caller, {
         name: str(request.body, 'name').slice(0, 200),
         condition: conditionOf(request.body),
         destination: { type: 'http', url: str(request.body, 'url') },
       });
-      return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, notice('Rule created.')));
+      return sendPage(reply, await inboxPage(request, a.ctx, a.caller, notice('Rule created.')));
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       const form = { body: request.body, err };
-      return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, errorBox(err), form), err.status);
+      return sendPage(reply, await inboxPage(request, a.ctx, a.caller, errorBox(err), form), err.status);
     }
   });
 
   app.post('/inbox/rules/:id/delete', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
-    await deps.settings.deleteRule(a.tenant.customerId, idParam(request));
-    return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, notice('Rule deleted.')));
+    await deps.settings.deleteRule(a.caller, idParam(request));
+    return sendPage(reply, await inboxPage(request, a.ctx, a.caller, notice('Rule deleted.')));
   });
 
   app.post('/inbox/filters/:id', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     try {
-      const accountId = accountOf(a.tenant, idParam(request));
-      const mode = str(request.body, 'mode');
-      if (!['off', 'whitelist', 'blacklist'].includes(mode))
-        throw errors.validation([{ path: 'mode', message: 'must be one of off, whitelist, blacklist' }]);
       const numbers = str(request.body, 'numbers')
         .split(/[\s,]+/)
-        .filter((n) => n !== '')
-        .map((n, i) => phoneOf(a.tenant, n, `numbers.${i}`));
-      await deps.settings.setFilter(a.tenant.customerId, accountId, mode, numbers);
-      return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, notice('Filter saved.')));
+        .filter((n) => n !== '');
+      await deps.settings.setFilter(a.caller, idParam(request), str(request.body, 'mode'), numbers);
+      return sendPage(reply, await inboxPage(request, a.ctx, a.caller, notice('Filter saved.')));
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404) throw err;
-      return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, errorBox(err)), err.status);
+      return sendPage(reply, await inboxPage(request, a.ctx, a.caller, errorBox(err)), err.status);
     }
   });
 }

@@ -7,9 +7,8 @@ import type { Message } from '../../messages/message-view.js';
 import type { Session } from '../../portal/session-service.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { MESSAGE_STATUSES } from '../../shared/vocab.js';
-import { resolveReadScope } from '../routes/read-scope.js';
 import type { PortalDeps } from './deps.js';
-import { idParam, portalPrincipal, tenantOf } from './deps.js';
+import { idParam, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
 import { type Html, html } from './html.js';
 import { csrfField, errorBox, notice, page, sandboxBadge } from './layout.js';
@@ -58,15 +57,15 @@ function timeline(m: Message) {
 
 export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/messages', async (request, reply) => {
-    const { session, tenant, ctx } = await tenantOf(deps, request);
+    const { session, tenant, caller, ctx } = await tenantOf(deps, request);
     const q = request.query as Query;
     const f = Object.fromEntries(FILTERS.map((k) => [k, q[k] ? q[k]!.trim() : undefined])) as Query;
     let body;
     try {
       if (f.status && !(MESSAGE_STATUSES as readonly string[]).includes(f.status))
         throw errors.validation([{ path: 'status', message: `must be one of ${MESSAGE_STATUSES.join(', ')}` }]);
-      const scope = resolveReadScope(portalPrincipal(session), tenant, f.chatAccountId);
-      const result = await deps.messages.list(scope, {
+      const result = await deps.messages.list(caller, {
+        chatAccountId: f.chatAccountId,
         status: f.status,
         externalId: f.externalId,
         providerMessageId: f.providerMessageId,
@@ -178,11 +177,11 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
 
   app.post('/messages/:id/cancel', async (request, reply) => {
     // A viewer's POST never gets here (portal-plugin.ts refuses it).
-    const { tenant } = await tenantOf(deps, request);
+    const { caller } = await tenantOf(deps, request);
     const id = idParam(request);
     let outcome: Html;
     try {
-      await deps.messageCancel.cancel({ customerId: tenant.customerId, accountId: null }, id, { liveAllowed: true });
+      await deps.messageCancel.cancel(caller, id);
       outcome = notice('Cancelled: the message will not be sent.');
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
@@ -194,8 +193,8 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
 
 /** One message with every field; `top` (a notice or an error) above it. */
 async function messagePage(deps: PortalDeps, request: FastifyRequest, id: string, top: Html): Promise<Html> {
-  const { session, tenant, ctx } = await tenantOf(deps, request);
-  const m = await deps.messages.get({ customerId: tenant.customerId, accountId: null }, id);
+  const { session, tenant, caller, ctx } = await tenantOf(deps, request);
+  const m = await deps.messages.get(caller, id);
   const extras = await deps.queries.messageExtras(tenant.customerId, m.messageId);
   const account = tenant.accounts.find((a) => a.id === m.chatAccountId);
   const fields: [string, unknown][] = [

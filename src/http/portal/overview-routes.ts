@@ -15,13 +15,14 @@ import { sendPage } from './portal-plugin.js';
 
 export function registerOverviewRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/', async (request, reply) => {
-    const { tenant, ctx } = await tenantOf(deps, request);
+    const { tenant, caller, ctx } = await tenantOf(deps, request);
     const limits = PLAN_LIMITS[tenant.plan];
+    const webhooks = deps.endpoints.allowed(caller);
     const [usage, byDay, endpoints, health] = await Promise.all([
-      deps.usage.get({ customerId: tenant.customerId, plan: tenant.plan, accountId: null }),
+      deps.usage.get(caller),
       deps.queries.statusByDay(tenant.customerId),
-      limits.webhooks ? deps.endpoints.list(tenant.customerId) : Promise.resolve([]),
-      limits.webhooks ? deps.queries.webhookHealth(tenant.customerId) : Promise.resolve(new Map()),
+      webhooks ? deps.endpoints.list(caller) : Promise.resolve([]),
+      webhooks ? deps.queries.webhookHealth(tenant.customerId) : Promise.resolve(new Map()),
     ]);
     return sendPage(
       reply,
@@ -73,7 +74,7 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: PortalDeps): 
           <section aria-labelledby="wh-h">
             <h2 id="wh-h">Webhook delivery health</h2>
             ${
-              !limits.webhooks
+              !webhooks
                 ? html`<p>Webhooks are available on the ${plansWith('webhooks')} plans.</p>`
                 : endpoints.length === 0
                   ? html`<p>No endpoint yet. <a href="/portal/webhooks">Add one</a>.</p>`

@@ -3,7 +3,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import type { Tenant } from '../../auth/directory.js';
-import { PLAN_LIMITS } from '../../plans/plans.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { type CreateTemplateRequest, CreateTemplateSchema } from '../../templates/template-definition.js';
 import { toProblems, validatorCompiler } from '../validation.js';
@@ -22,16 +21,16 @@ const validate = validatorCompiler({
 
 export function registerTemplateRoutes(app: FastifyInstance, deps: PortalDeps): void {
   async function templatesPage(request: FastifyRequest, ctx: PageContext, tenant: Tenant, top: Part) {
-    if (!PLAN_LIMITS[tenant.plan].templates)
+    const caller = { principal: portalPrincipal(ctx.session), tenant };
+    if (!deps.templates.catalogAllowed(caller))
       return page(ctx, 'Templates', gate(tenant.plan, 'templates', 'The template catalog'));
-    const principal = portalPrincipal(ctx.session);
     const sections = await Promise.all(
       tenant.accounts
         .filter((a) => a.type === 'OFFICIAL')
         .map(async (a) => {
           let body: Part;
           try {
-            const { templates } = await deps.templates.list(principal, tenant, a.id, { limit: 50 });
+            const { templates } = await deps.templates.list(caller, a.id, { limit: 50 });
             body = html`<table>
               <caption>
                 Templates of ${a.displayName}
@@ -103,7 +102,7 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: PortalDeps): 
   });
 
   app.post('/templates', async (request, reply) => {
-    const { tenant, ctx, session } = await tenantOf(deps, request);
+    const { tenant, ctx, caller } = await tenantOf(deps, request);
     const b = request.body;
     const req = {
       name: str(b, 'name'),
@@ -119,7 +118,7 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: PortalDeps): 
     } as CreateTemplateRequest;
     try {
       if (!validate(req)) throw errors.validation(toProblems(validate.errors ?? []));
-      const t = await deps.templates.create(portalPrincipal(session), tenant, str(b, 'chatAccountId'), req);
+      const t = await deps.templates.create(caller, str(b, 'chatAccountId'), req);
       return sendPage(
         reply,
         await templatesPage(request, ctx, tenant, notice(html`Template ${t.name} created: ${t.status}.`)),

@@ -2,7 +2,7 @@
 // send a test event, the delivery history with every attempt, and redelivery.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
-import { requireFeature } from '../../plans/plans.js';
+import type { Caller } from '../../auth/caller.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { DEFAULT_EVENT_TYPES, EVENT_TYPES } from '../../shared/vocab.js';
 import { CreateEndpointSchema, UpdateEndpointSchema } from '../../webhooks/endpoint-input.js';
@@ -55,7 +55,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
   async function allowed(request: FastifyRequest) {
     const t = await tenantOf(deps, request);
     try {
-      requireFeature(t.tenant.plan, 'webhooks');
+      deps.endpoints.checkAllowed(t.caller);
       return { ...t, gated: null };
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
@@ -63,10 +63,10 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
     }
   }
 
-  async function listPage(ctx: PageContext, customerId: string, top: Part) {
+  async function listPage(ctx: PageContext, caller: Caller, top: Part) {
     const [endpoints, health] = await Promise.all([
-      deps.endpoints.list(customerId),
-      deps.queries.webhookHealth(customerId),
+      deps.endpoints.list(caller),
+      deps.queries.webhookHealth(caller.tenant.customerId),
     ]);
     const owner = ctx.session.role === 'owner';
     return page(
@@ -135,9 +135,9 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
     );
   }
 
-  async function detailPage(ctx: PageContext, customerId: string, id: string, top: Part) {
-    const e = await deps.endpoints.get(customerId, id);
-    const { deliveries } = await deps.endpoints.deliveries(customerId, id, { limit: 50 });
+  async function detailPage(ctx: PageContext, caller: Caller, id: string, top: Part) {
+    const e = await deps.endpoints.get(caller, id);
+    const { deliveries } = await deps.endpoints.deliveries(caller, id, { limit: 50 });
     const owner = ctx.session.role === 'owner';
     const action = (path: string, label: string) =>
       html`<form method="post" action="/portal/webhooks/${e.id}/${path}" class="inline">
@@ -236,7 +236,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
   app.get('/webhooks', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated);
-    return sendPage(reply, await listPage(a.ctx, a.tenant.customerId, ''));
+    return sendPage(reply, await listPage(a.ctx, a.caller, ''));
   });
 
   app.post('/webhooks', async (request, reply) => {
@@ -248,19 +248,19 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
         events: listOf(request.body, 'events'),
         description: str(request.body, 'description'),
       });
-      const created = await deps.endpoints.create(a.tenant.customerId, input);
+      const created = await deps.endpoints.create(a.caller, input);
       await audit(deps, request, a.session, 'webhook.create', created.id);
-      return sendPage(reply, await listPage(a.ctx, a.tenant.customerId, secretShown(created.secret)), 201);
+      return sendPage(reply, await listPage(a.ctx, a.caller, secretShown(created.secret)), 201);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      return sendPage(reply, await listPage(a.ctx, a.tenant.customerId, errorBox(err)), err.status);
+      return sendPage(reply, await listPage(a.ctx, a.caller, errorBox(err)), err.status);
     }
   });
 
   app.get('/webhooks/:id', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated);
-    return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, idParam(request), queuedNotice(request)));
+    return sendPage(reply, await detailPage(a.ctx, a.caller, idParam(request), queuedNotice(request)));
   });
 
   app.post('/webhooks/:id', async (request, reply) => {
@@ -276,16 +276,16 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
       });
       // A new URL sends every future event (and its data) elsewhere: it takes the password again,
       // and the audit log keeps both URLs.
-      const before = await deps.endpoints.get(a.tenant.customerId, id);
+      const before = await deps.endpoints.get(a.caller, id);
       const urlChange = input.url !== undefined && input.url !== before.url;
       if (urlChange) await recheckPassword(deps, request, a.session, 'webhook.url_change', id);
-      await deps.endpoints.update(a.tenant.customerId, id, input);
+      await deps.endpoints.update(a.caller, id, input);
       if (urlChange) await audit(deps, request, a.session, 'webhook.url_change', `${id}: ${before.url} → ${input.url}`);
-      return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, id, notice('Saved.')));
+      return sendPage(reply, await detailPage(a.ctx, a.caller, id, notice('Saved.')));
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404) throw err;
       const status = err.status === 401 ? 403 : err.status;
-      return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, id, errorBox(err)), status);
+      return sendPage(reply, await detailPage(a.ctx, a.caller, id, errorBox(err)), status);
     }
   });
 
@@ -293,16 +293,16 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
-    const { secret } = await deps.endpoints.rotateSecret(a.tenant.customerId, id);
+    const { secret } = await deps.endpoints.rotateSecret(a.caller, id);
     await audit(deps, request, a.session, 'webhook.rotate_secret', id);
-    return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, id, secretShown(secret)));
+    return sendPage(reply, await detailPage(a.ctx, a.caller, id, secretShown(secret)));
   });
 
   app.post('/webhooks/:id/test', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
-    const { eventId } = await deps.endpoints.sendTest(a.tenant.customerId, id);
+    const { eventId } = await deps.endpoints.sendTest(a.caller, id);
     // Post/redirect/get: reloading the page that follows must not queue another event.
     return reply.redirect(`/portal/webhooks/${id}?queued=${encodeURIComponent(eventId)}`, 303);
   });
@@ -311,7 +311,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
-    await deps.endpoints.redeliver(a.tenant.customerId, id, idParam(request, 'deliveryId'));
+    await deps.endpoints.redeliver(a.caller, id, idParam(request, 'deliveryId'));
     return reply.redirect(`/portal/webhooks/${id}?queued=redelivery`, 303);
   });
 }

@@ -10,9 +10,9 @@ import type { InboundService } from '../../inbound/inbound-service.js';
 import type { KeyService } from '../../keys/key-service.js';
 import { PLANS } from '../../plans/plans.js';
 import type { Rekey } from '../../secrets/rekey.js';
-import { normalizePhone } from '../../senders/phone.js';
 import { safeEqual } from '../../shared/crypto.js';
 import { errors } from '../../shared/errors.js';
+import { normalizePhone } from '../../shared/phone.js';
 import { COUNTRY_PATTERN, E164, MONTH_PATTERN, PageQuery, Uuid } from '../../shared/schemas.js';
 import {
   ACCOUNT_STATUSES,

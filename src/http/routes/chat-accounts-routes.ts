@@ -1,5 +1,6 @@
 // GET /chat-accounts: the caller's accounts (a scoped key sees only its own).
 import { toPublicAccount } from '../../accounts/account-view.js';
+import { visibleAccounts } from '../../auth/caller.js';
 import type { Server } from '../server.js';
 import { callerOf } from '../server.js';
 
@@ -8,11 +9,9 @@ export function registerChatAccountRoutes(app: Server, deps: { publicBaseUrl: st
     '/chat-accounts',
     { schema: { summary: 'Your linked chat accounts', tags: ['chat accounts'], security: [{ apiKey: [] }] } },
     async (request) => {
-      const { principal, tenant } = callerOf(request);
-      const visible = tenant.accounts.filter(
-        (a) => principal.scopeAccountId === null || a.id === principal.scopeAccountId,
-      );
-      return { accounts: visible.map((a) => toPublicAccount(a, tenant.plan, deps.publicBaseUrl)) };
+      const caller = callerOf(request);
+      const visible = visibleAccounts(caller);
+      return { accounts: visible.map((a) => toPublicAccount(a, caller.tenant.plan, deps.publicBaseUrl)) };
     },
   );
 }

@@ -8,8 +8,8 @@ import type { SendService } from '../../messages/send-service.js';
 import { ErrorBody, PageQuery, Timestamp, Uuid } from '../../shared/schemas.js';
 import { CHANNEL_OFFICIAL, MESSAGE_STATUSES } from '../../shared/vocab.js';
 import type { Server } from '../server.js';
-import { callerOf, principalOf, tagRequest } from '../server.js';
-import { parseTimestamp, resolveReadScope } from './read-scope.js';
+import { callerOf, tagRequest } from '../server.js';
+import { parseTimestamp } from './read-scope.js';
 
 const Ack = Type.Object({
   messageId: Type.String(),
@@ -57,39 +57,27 @@ export function registerMessageRoutes(
   deps: { sends: SendService; queries: MessageQueries; cancels: MessageCancel },
 ) {
   app.post('/messages', { schema: schemas.send }, async (request, reply) => {
-    const { principal, tenant } = callerOf(request);
-    const result = await deps.sends.send(principal, tenant, request.body as SendRequest);
+    const result = await deps.sends.send(callerOf(request), request.body as SendRequest);
     tagRequest(request, { messageId: result.ack.messageId, accountId: result.chatAccountId });
     return reply.code(result.created ? 201 : 200).send(result.ack);
   });
 
   app.get('/messages/:id', { schema: schemas.get }, async (request) => {
-    const principal = principalOf(request);
-    const message = await deps.queries.get(
-      { customerId: principal.customerId, accountId: principal.scopeAccountId },
-      request.params.id,
-    );
+    const message = await deps.queries.get(callerOf(request), request.params.id);
     tagRequest(request, { messageId: message.messageId, accountId: message.chatAccountId });
     return message;
   });
 
   app.post('/messages/:id/cancel', { schema: schemas.cancel }, async (request) => {
-    const principal = principalOf(request);
-    const message = await deps.cancels.cancel(
-      { customerId: principal.customerId, accountId: principal.scopeAccountId },
-      request.params.id,
-      { liveAllowed: !principal.sandbox },
-    );
+    const message = await deps.cancels.cancel(callerOf(request), request.params.id);
     tagRequest(request, { messageId: message.messageId, accountId: message.chatAccountId });
     return message;
   });
 
   app.get('/messages', { schema: schemas.list }, async (request) => {
-    const { principal, tenant } = callerOf(request);
     const q = request.query;
     const since = parseTimestamp(q.since, 'since');
     const until = parseTimestamp(q.until, 'until');
-    const scope = resolveReadScope(principal, tenant, q.chatAccountId);
-    return deps.queries.list(scope, { ...q, since, until, limit: q.limit ?? 50, chatAccountId: undefined });
+    return deps.queries.list(callerOf(request), { ...q, since, until, limit: q.limit ?? 50 });
   });
 }

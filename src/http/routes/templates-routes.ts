@@ -28,8 +28,7 @@ export function registerTemplateRoutes(app: Server, deps: { templates: TemplateS
       },
     },
     async (request) => {
-      const { principal, tenant } = callerOf(request);
-      return deps.templates.list(principal, tenant, request.params.accountId, request.query);
+      return deps.templates.list(callerOf(request), request.params.accountId, request.query);
     },
   );
 
@@ -43,8 +42,7 @@ export function registerTemplateRoutes(app: Server, deps: { templates: TemplateS
       },
     },
     async (request, reply) => {
-      const { principal, tenant } = callerOf(request);
-      const template = await deps.templates.create(principal, tenant, request.params.accountId, request.body);
+      const template = await deps.templates.create(callerOf(request), request.params.accountId, request.body);
       return reply.code(201).send(template);
     },
   );

@@ -18,10 +18,6 @@ const schema = {
 
 export function registerUsageRoutes(app: Server, deps: { usage: UsageService }) {
   app.get('/usage', { schema }, async (request) => {
-    const { principal, tenant } = callerOf(request);
-    return deps.usage.get(
-      { customerId: tenant.customerId, plan: tenant.plan, accountId: principal.scopeAccountId },
-      request.query.month,
-    );
+    return deps.usage.get(callerOf(request), request.query.month);
   });
 }

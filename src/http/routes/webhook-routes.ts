@@ -1,10 +1,7 @@
-// /webhook-endpoints: management (plans Basic and Pro; not with a key scoped to one account),
-// the test event, delivery history and redelivery.
+// /webhook-endpoints: management, the test event, delivery history and redelivery. Who may
+// manage which endpoints (plans, key scope, sandbox) is the endpoint service's rule.
 import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
 
-import { requireFeature } from '../../plans/plans.js';
-import { errors } from '../../shared/errors.js';
 import { Uuid } from '../../shared/schemas.js';
 import { CreateEndpointSchema, UpdateEndpointSchema } from '../../webhooks/endpoint-input.js';
 import type { EndpointService } from '../../webhooks/endpoint-service.js';
@@ -51,40 +48,32 @@ const schemas = {
   },
 };
 
-/** The caller's customer id, once scope and plan allow webhook management. */
-function manager(request: FastifyRequest): string {
-  const { principal, tenant } = callerOf(request);
-  if (principal.scopeAccountId !== null) throw errors.keyScopeInsufficient();
-  requireFeature(tenant.plan, 'webhooks');
-  return tenant.customerId;
-}
-
 export function registerWebhookRoutes(app: Server, deps: { endpoints: EndpointService }) {
   const { endpoints } = deps;
   app.post('/webhook-endpoints', { schema: schemas.create }, async (request, reply) =>
-    reply.code(201).send(await endpoints.create(manager(request), request.body)),
+    reply.code(201).send(await endpoints.create(callerOf(request), request.body)),
   );
   app.get('/webhook-endpoints', { schema: schemas.list }, async (request) => ({
-    webhookEndpoints: await endpoints.list(manager(request)),
+    webhookEndpoints: await endpoints.list(callerOf(request)),
   }));
   app.get('/webhook-endpoints/:id', { schema: schemas.get }, async (request) =>
-    endpoints.get(manager(request), request.params.id),
+    endpoints.get(callerOf(request), request.params.id),
   );
   app.patch('/webhook-endpoints/:id', { schema: schemas.update }, async (request) =>
-    endpoints.update(manager(request), request.params.id, request.body),
+    endpoints.update(callerOf(request), request.params.id, request.body),
   );
   app.delete('/webhook-endpoints/:id', { schema: schemas.remove }, async (request, reply) => {
-    await endpoints.remove(manager(request), request.params.id);
+    await endpoints.remove(callerOf(request), request.params.id);
     return reply.code(204).send();
   });
   app.post('/webhook-endpoints/:id/rotate-secret', { schema: schemas.rotateSecret }, async (request) =>
-    endpoints.rotateSecret(manager(request), request.params.id),
+    endpoints.rotateSecret(callerOf(request), request.params.id),
   );
   app.post('/webhook-endpoints/:id/test', { schema: schemas.test }, async (request, reply) =>
-    reply.code(202).send(await endpoints.sendTest(manager(request), request.params.id)),
+    reply.code(202).send(await endpoints.sendTest(callerOf(request), request.params.id)),
   );
   app.get('/webhook-endpoints/:id/deliveries', { schema: schemas.deliveries }, async (request) =>
-    endpoints.deliveries(manager(request), request.params.id, {
+    endpoints.deliveries(callerOf(request), request.params.id, {
       limit: request.query.limit ?? 50,
       cursor: request.query.cursor,
     }),
@@ -93,6 +82,6 @@ export function registerWebhookRoutes(app: Server, deps: { endpoints: EndpointSe
     '/webhook-endpoints/:id/deliveries/:deliveryId/redeliver',
     { schema: schemas.redeliver },
     async (request, reply) =>
-      reply.code(202).send(await endpoints.redeliver(manager(request), request.params.id, request.params.deliveryId)),
+      reply.code(202).send(await endpoints.redeliver(callerOf(request), request.params.id, request.params.deliveryId)),
   );
 }
