@@ -179,6 +179,7 @@ export async function createApp(
     sealer,
     invalidate: directory.invalidate,
     publicBaseUrl: config.publicBaseUrl,
+    provider,
   });
   const customerQueries = createCustomerQueries(db);
   const usage = createUsageService({ db });

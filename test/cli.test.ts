@@ -41,30 +41,41 @@ describe.concurrent('chatgate --help, help and --version', () => {
     ['admin', 'users', 'reset-password'],
   ];
 
-  it.each(commands)('%s … --help prints its help and does nothing else', async (...words) => {
-    for (const flag of ['--help', '-h']) {
-      const r = await chatgate(...words, flag);
-      expect(r, `${words.join(' ')} ${flag}`).toMatchObject({ code: 0, stderr: '' });
-      const usage = r.stdout.split('\n')[0]!;
-      expect(usage).toMatch(/^usage: chatgate /);
-      if (words.length > 1 && words[0] === 'admin') expect(usage).toContain(`chatgate admin ${words[1]}`);
-      else if (words[0] !== 'admin') expect(usage).toContain(`chatgate ${words[0]}`);
-    }
-    // Nothing was created: migrate and serve would have made the embedded database here.
-    expect(fs.readdirSync(dataDir)).toEqual([]);
-  });
+  it.each(commands)(
+    '%s … --help prints its help and does nothing else',
+    async (...words) => {
+      for (const flag of ['--help', '-h']) {
+        const r = await chatgate(...words, flag);
+        expect(r, `${words.join(' ')} ${flag}`).toMatchObject({ code: 0, stderr: '' });
+        const usage = r.stdout.split('\n')[0]!;
+        expect(usage).toMatch(/^usage: chatgate /);
+        if (words.length > 1 && words[0] === 'admin') expect(usage).toContain(`chatgate admin ${words[1]}`);
+        else if (words[0] !== 'admin') expect(usage).toContain(`chatgate ${words[0]}`);
+      }
+      // Nothing was created: migrate and serve would have made the embedded database here.
+      expect(fs.readdirSync(dataDir)).toEqual([]);
+    },
+    120_000,
+  );
 
   it('chatgate help COMMAND is the same help; help and no command list every command', async () => {
-    expect((await chatgate('help', 'emulator')).stdout).toBe((await chatgate('emulator', '--help')).stdout);
-    expect((await chatgate('help', 'admin', 'keys', 'create')).stdout).toBe(
-      (await chatgate('admin', 'keys', 'create', '--help')).stdout,
-    );
-    for (const r of [await chatgate('help'), await chatgate('--help'), await chatgate()]) {
+    const [help, flag, adminHelp, adminFlag, ...lists] = await Promise.all([
+      chatgate('help', 'emulator'),
+      chatgate('emulator', '--help'),
+      chatgate('help', 'admin', 'keys', 'create'),
+      chatgate('admin', 'keys', 'create', '--help'),
+      chatgate('help'),
+      chatgate('--help'),
+      chatgate(),
+    ]);
+    expect(help.stdout).toBe(flag.stdout);
+    expect(adminHelp.stdout).toBe(adminFlag.stdout);
+    for (const r of lists) {
       expect(r.code).toBe(0);
       for (const c of ['serve', 'migrate', 'emulator', 'admin', 'dev', 'help', '--version'])
         expect(r.stdout).toContain(c);
     }
-  });
+  }, 120_000);
 
   it('--version prints the version of package.json', async () => {
     const { version } = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { version: string };
@@ -93,11 +104,15 @@ describe.concurrent('a bad command line', () => {
     [['admin', 'keys', 'revoke', 'a', 'b'], /^chatgate admin keys revoke: unexpected argument b/],
   ];
 
-  it.each(cases)('%j: one line naming it and the usage, exit 2', async (args, message) => {
-    const r = await chatgate(...args);
-    expect(r.code).toBe(2);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(message);
-    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1); // no stack trace
-  });
+  it.each(cases)(
+    '%j: one line naming it and the usage, exit 2',
+    async (args, message) => {
+      const r = await chatgate(...args);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1); // no stack trace
+    },
+    120_000,
+  );
 });

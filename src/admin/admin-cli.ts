@@ -59,18 +59,19 @@ const COMMANDS: Record<string, Command> = {
     options: ['name', 'plan', 'default-country'],
   },
   'accounts create': {
-    usage: 'CUSTOMER_ID --type OFFICIAL|DIRECT --phone +E164 --display-name NAME [account options] [--quiet]',
+    usage:
+      'CUSTOMER_ID --type OFFICIAL|DIRECT --phone +E164 --display-name NAME [account options] [--no-verify] [--quiet]',
     about:
-      "links a chat account; an OFFICIAL account's access token is checked with the provider first (--quiet: only its id)",
+      "links a chat account; an OFFICIAL account's access token is first checked with the provider (a rejected token is refused; --no-verify skips the check) (--quiet: only its id)",
     id: 'CUSTOMER_ID',
-    options: ['type', 'phone', 'display-name', ...ACCOUNT_OPTIONS, 'quiet'],
+    options: ['type', 'phone', 'display-name', ...ACCOUNT_OPTIONS, 'no-verify', 'quiet'],
     quiet: 'id',
   },
   'accounts update': {
-    usage: 'ACCOUNT_ID [account options]',
-    about: 'changes a chat account (a new access token is checked with the provider first)',
+    usage: 'ACCOUNT_ID [account options] [--no-verify]',
+    about: 'changes a chat account (a new access token is first checked with the provider; --no-verify skips it)',
     id: 'ACCOUNT_ID',
-    options: ['phone', 'display-name', ...ACCOUNT_OPTIONS],
+    options: ['phone', 'display-name', ...ACCOUNT_OPTIONS, 'no-verify'],
   },
   'accounts list': {
     usage: 'CUSTOMER_ID [--limit N] [--cursor C] [--all] [--json]',
@@ -180,6 +181,7 @@ const OPTIONS = {
   month: { type: 'string' },
   json: { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
+  'no-verify': { type: 'boolean' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -286,8 +288,16 @@ export async function runAdminCli(
       `/admin/customers/${id}`,
       clean({ name: v.name, plan: v.plan, defaultCountry: v['default-country'] }),
     ],
-    'accounts create': () => ['POST', `/admin/customers/${id}/chat-accounts`, accountBody(v)],
-    'accounts update': () => ['PATCH', `/admin/chat-accounts/${id}`, accountBody(v)],
+    'accounts create': () => [
+      'POST',
+      `/admin/customers/${id}/chat-accounts${v['no-verify'] ? '' : '?verify=true'}`,
+      accountBody(v),
+    ],
+    'accounts update': () => [
+      'PATCH',
+      `/admin/chat-accounts/${id}${v['no-verify'] ? '' : '?verify=true'}`,
+      accountBody(v),
+    ],
     'accounts list': () => ['GET', `/admin/customers/${id}/chat-accounts${query(page)}`],
     'keys create': () => [
       'POST',
@@ -328,6 +338,14 @@ export async function runAdminCli(
     console.error(`cannot reach the service at ${env.baseUrl} (is it running? set CHATGATE_URL or PORT)`);
     return 1;
   }
+  const check =
+    res.ok && text.startsWith('{')
+      ? (JSON.parse(text) as { credentialCheck?: { result: string; detail: string | null } }).credentialCheck
+      : undefined;
+  if (check?.result === 'unverified')
+    console.error(
+      `chatgate admin ${name}: linked, but the access token could not be checked with the provider (${check.detail ?? 'no answer'})`,
+    );
   const view = VIEWS[name];
   if (res.ok && v.quiet && command.quiet && text)
     console.log(String((JSON.parse(text) as Record<string, unknown>)[command.quiet]));
