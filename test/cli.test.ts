@@ -11,13 +11,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chatgate-cli-'));
 
-/** Runs `chatgate ...` from source; a command that starts something instead of answering is killed after 20 s. */
+/** Runs `chatgate ...` from source; a command that starts something instead of answering is killed after 90 s. */
 async function chatgate(...args: string[]) {
   try {
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
       // Nothing to talk to and an empty data folder: a command that does more than print help shows it.
       env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', ADMIN_TOKEN: '', PORT: '1', EMULATOR_PORT: '0' },
-      timeout: 20_000,
+      timeout: 90_000,
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -28,7 +28,7 @@ async function chatgate(...args: string[]) {
 
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
-describe.concurrent('chatgate --help, help and --version', () => {
+describe('chatgate --help, help and --version', () => {
   const commands = [
     ['serve'],
     ['migrate'],
@@ -83,7 +83,7 @@ describe.concurrent('chatgate --help, help and --version', () => {
   });
 });
 
-describe.concurrent('a bad command line', () => {
+describe('a bad command line', () => {
   const cases: [string[], RegExp][] = [
     [['frobnicate'], /^chatgate: unknown command "frobnicate"/],
     [['help', 'frobnicate'], /unknown command "frobnicate"/],
