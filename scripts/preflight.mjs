@@ -71,7 +71,7 @@ function buildIfChanged() {
 
 /** The browser the portal's tests use (test/support/browser.ts asks the same question). */
 function browserProblem() {
-  if (process.env.CHATGATE_BROWSER === 'packaged' || !fs.existsSync('/usr/bin/chromium')) {
+  if (process.env.CHATGATE_BROWSER === 'packaged' || !fs.existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')) {
     if (!fs.existsSync(path.join(ROOT, 'node_modules/@sparticuz/chromium/bin/chromium.br')))
       return 'no Chromium for the portal tests (no /usr/bin/chromium and no node_modules/@sparticuz/chromium); fix: npm ci';
   }

@@ -1,9 +1,9 @@
-// Which chromium the browser tests drive: Debian's /usr/bin/chromium, or, on a machine without
+// Which chromium the browser tests drive: Debian's /usr/bin/chromium (or CHROMIUM_PATH), or, on a machine without
 // one (or with CHATGATE_BROWSER=packaged), the chromium that the registry package
 // @sparticuz/chromium ships brotli-packed in node_modules. scripts/preflight.mjs asks the same.
 import fs from 'node:fs';
 
-const SYSTEM_CHROMIUM = '/usr/bin/chromium';
+const SYSTEM_CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** Which chromium the tests drive: the system's, or the packaged one where there is none (or when forced). */
 export function usePackagedChromium(): boolean {
