@@ -8,6 +8,8 @@ import { promisify } from 'node:util';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { backend } from './support/harness.js';
+
 const run = promisify(execFile);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chatgate-cli-'));
 
@@ -28,7 +30,8 @@ async function chatgate(...args: string[]) {
 
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
-describe('chatgate --help, help and --version', () => {
+// No database is touched: once per CI run (the PGlite one) is enough.
+describe.skipIf(backend === 'postgres')('chatgate --help, help and --version', () => {
   const commands = [
     ['serve'],
     ['migrate'],
@@ -83,7 +86,7 @@ describe('chatgate --help, help and --version', () => {
   });
 });
 
-describe('a bad command line', () => {
+describe.skipIf(backend === 'postgres')('a bad command line', () => {
   const cases: [string[], RegExp][] = [
     [['frobnicate'], /^chatgate: unknown command "frobnicate"/],
     [['help', 'frobnicate'], /unknown command "frobnicate"/],
