@@ -209,6 +209,7 @@ export async function createApp(
     sealer,
     invalidate: directory.invalidate,
     publicBaseUrl: config.publicBaseUrl,
+    provider,
   });
   const customerQueries = createCustomerQueries(db);
   const usage = createUsageService({ db });

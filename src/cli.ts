@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-// chatgate: serve [--role all|api|worker] | migrate | emulator | admin ... (settings from config.ts, which reads the environment)
-import { parseArgs } from 'node:util';
+// chatgate: serve [--role all|api|worker] | migrate | emulator | admin ... | help | --version (settings from config.ts, which reads the environment)
+import path from 'node:path';
 
-import { runAdminCli } from './admin/admin-cli.js';
+import { adminHelp, runAdminCli } from './admin/admin-cli.js';
+import { chatgateVersion, parseCommandArgs, UsageError, wantsHelp } from './admin/cli-args.js';
+import { clearDevEnv, DEV_HELP, DEV_USAGE, devAdminToken, devEnv, devEnvFile, devSetup } from './admin/dev.js';
 import { createApp, createLogger, type Role } from './app.js';
 import {
+  type Config,
   ConfigError,
   type Env,
   loadAdminCliConfig,
@@ -18,18 +21,46 @@ import { openDb } from './db/open-db.js';
 import { createEmulator } from './emulator/emulator-server.js';
 import { EncryptionKeyError } from './secrets/key-check.js';
 
-const USAGE = `usage: chatgate <command>
+const HELP: Record<string, string> = {
+  serve: `usage: chatgate serve [--role all|api|worker]
+  runs the HTTP API and the workers (all, the default), only the API, or only the workers;
+  applies pending migrations first. Settings come from the environment or .env (README: Configuration).`,
+  migrate: `usage: chatgate migrate
+  applies the database's pending migrations and exits (DATABASE_URL, or the embedded database in DATA_DIR).`,
+  emulator: `usage: chatgate emulator
+  runs the provider emulator, a local stand-in for the provider's Cloud API (docs/emulator.md):
+  EMULATOR_PORT (4010), EMULATOR_HOST, EMULATOR_CALLBACK_URL, PROVIDER_APP_SECRET, EMULATOR_LATENCY_MS.`,
+  admin: adminHelp([]),
+  dev: DEV_HELP,
+};
+
+const USAGE = `usage: chatgate <command> [options]
   serve [--role all|api|worker]   run the HTTP API and/or the workers (default all)
   migrate                         apply database migrations and exit
   emulator                        run the provider emulator (EMULATOR_PORT, default 4010)
-  admin ...                       operator commands (chatgate admin --help)`;
+  admin ...                       operator commands (chatgate admin --help)
+  dev [--emulator]                local development: the service, a customer, an account, a sandbox key
+  dev env                         the export lines of a running \`chatgate dev\`, once it is ready
+  help [COMMAND]                  this text, or a command's help
+  --version                       the version
+
+chatgate <command> --help prints a command's help and does nothing else.`;
 
 async function serve(args: string[], env: Env): Promise<void> {
-  const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } }, strict: true });
+  const { values } = parseCommandArgs(
+    args,
+    { role: { type: 'string', default: 'all' } },
+    'chatgate serve',
+    'chatgate serve [--role all|api|worker]',
+  );
   const role = values.role as Role;
   if (!['all', 'api', 'worker'].includes(role))
     throw new ConfigError([`--role must be all, api or worker (got "${role}")`]);
-  const config = loadConfig(env);
+  await startServing(loadConfig(env), role);
+}
+
+/** Starts the service; SIGTERM/SIGINT stop it (and `alsoStop`, e.g. the dev emulator) and exit. */
+async function startServing(config: Config, role: Role, alsoStop?: () => Promise<void>) {
   const app = await createApp(config, { role });
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -41,7 +72,7 @@ async function serve(args: string[], env: Env): Promise<void> {
       process.exit(1);
     }, config.shutdownTimeoutMs);
     force.unref();
-    app.stop().then(
+    Promise.all([app.stop(), alsoStop?.()]).then(
       () => process.exit(0),
       (err: unknown) => {
         app.log.error({ err }, 'shutdown failed');
@@ -51,18 +82,91 @@ async function serve(args: string[], env: Env): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  await app.start();
+  return app.start();
+}
+
+/** `chatgate dev [--emulator]` and `chatgate dev env`. */
+async function dev(args: string[], env: Env): Promise<number> {
+  const { values, positionals } = parseCommandArgs(
+    args,
+    { emulator: { type: 'boolean' }, wait: { type: 'string' } },
+    'chatgate dev',
+    DEV_USAGE,
+    true,
+  );
+  const dataDir = path.resolve(env.DATA_DIR ?? './data');
+  if (positionals[0] === 'env' && positionals.length === 1) {
+    const wait = Number(values.wait ?? '120');
+    if (!Number.isFinite(wait) || wait < 0)
+      throw new UsageError(`chatgate dev env: --wait must be a number of seconds (usage: ${DEV_USAGE})`);
+    console.log(await devEnv(dataDir, wait));
+    return 0;
+  }
+  if (positionals.length > 0)
+    throw new UsageError(`chatgate dev: unexpected argument ${positionals[0]} (usage: ${DEV_USAGE})`);
+  clearDevEnv(dataDir);
+  const devVars: Env = { ADMIN_TOKEN: devAdminToken(dataDir, env.ADMIN_TOKEN) };
+  let stopEmulator: (() => Promise<void>) | undefined;
+  if (values.emulator) {
+    const port = env.PORT ?? '3000';
+    const host = env.HOST ?? '127.0.0.1';
+    const secrets = { PROVIDER_APP_SECRET: env.PROVIDER_APP_SECRET ?? 'dev-app-secret' };
+    const emulatorConfig = loadEmulatorConfig({
+      ...env,
+      ...secrets,
+      EMULATOR_CALLBACK_URL: env.EMULATOR_CALLBACK_URL ?? `http://${host}:${port}/provider/webhooks/app`,
+    });
+    const { app } = createEmulator(emulatorConfig);
+    const address = await app.listen({ port: emulatorConfig.port, host: emulatorConfig.host });
+    console.error(`chatgate dev: provider emulator at ${address}`);
+    stopEmulator = () => app.close();
+    Object.assign(devVars, secrets, {
+      PROVIDER_BASE_URL: address,
+      PROVIDER_VERIFY_TOKEN: env.PROVIDER_VERIFY_TOKEN ?? 'dev-verify-token',
+    });
+  }
+  const config = loadConfig({ ...env, ...devVars });
+  const baseUrl = (await startServing(config, 'all', stopEmulator))!;
+  const lines = await devSetup({ baseUrl, adminToken: config.adminToken!, dataDir, live: values.emulator === true });
+  console.log(lines);
+  console.error(
+    `chatgate dev: ready. In another shell: eval "$(npx tsx src/cli.ts dev env)"  (also in ${devEnvFile(dataDir)}); Ctrl-C stops.`,
+  );
+  return -1;
+}
+
+/** The help a command line asks for (`help X`, `X --help`), or null when it asks for none. */
+function helpAsked(command: string | undefined, rest: string[]): string | null {
+  if (command === undefined || command === '--help' || command === '-h') return USAGE;
+  if (command === 'help') {
+    const [topic, ...more] = rest;
+    if (topic === undefined) return USAGE;
+    if (topic === 'admin') return adminHelp(more);
+    return HELP[topic] ?? null;
+  }
+  if (command in HELP && wantsHelp(rest)) return command === 'admin' ? adminHelp(rest) : HELP[command]!;
+  return null;
 }
 
 async function main(argv: string[]): Promise<number> {
-  const env = readEnvironment();
   const [command, ...rest] = argv;
+  if (command === '--version' || command === '-v' || command === 'version') {
+    console.log(chatgateVersion());
+    return 0;
+  }
+  const help = helpAsked(command, rest);
+  if (help !== null) {
+    console.log(help);
+    return 0;
+  }
+  const noArgs = (name: string) => parseCommandArgs(rest, {}, `chatgate ${name}`, `chatgate ${name}`);
   switch (command) {
     case 'serve':
-      await serve(rest, env);
+      await serve(rest, readEnvironment());
       return -1; // keep running
     case 'migrate': {
-      const config = loadConfig(env);
+      noArgs('migrate');
+      const config = loadConfig(readEnvironment());
       const log = createLogger(config);
       const db = await openDb(config, { log });
       const applied = await migrate(db);
@@ -71,7 +175,8 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'emulator': {
-      const config = loadEmulatorConfig(env);
+      noArgs('emulator');
+      const config = loadEmulatorConfig(readEnvironment());
       const { app } = createEmulator(config);
       const address = await app.listen({ port: config.port, host: config.host });
       console.log(
@@ -87,11 +192,16 @@ async function main(argv: string[]): Promise<number> {
       process.on('SIGINT', stop);
       return -1;
     }
+    case 'dev':
+      return dev(rest, readEnvironment());
     case 'admin':
-      return runAdminCli(rest, loadAdminCliConfig(env));
+      return runAdminCli(rest, loadAdminCliConfig(readEnvironment()));
     default:
-      console.log(USAGE);
-      return command === undefined || command === '--help' ? 0 : 2;
+      throw new UsageError(
+        command === 'help'
+          ? `chatgate help: unknown command "${rest[0]}" (chatgate help lists the commands)`
+          : `chatgate: unknown command "${command}" (chatgate help lists the commands)`,
+      );
   }
 }
 
@@ -100,6 +210,10 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (err: unknown) => {
+    if (err instanceof UsageError) {
+      console.error(err.message);
+      process.exit(2);
+    }
     // Refusals an operator acts on are one clear line; anything else shows its stack.
     if (err instanceof ConfigError || err instanceof DataDirLockedError || err instanceof EncryptionKeyError)
       console.error(err.message);

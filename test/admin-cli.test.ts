@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { ADMIN_TOKEN, call, createAccount, type Service, startService } from './support/harness.js';
+import { ADMIN_TOKEN, call, createAccount, eventually, type Service, startService } from './support/harness.js';
 
 const run = promisify(execFile);
 
@@ -114,7 +114,7 @@ describe('chatgate admin', () => {
       resetsAt: '2021-03-01T00:00:00.000Z',
     });
     const keys = await admin('keys', 'list', ids[0]!);
-    expect(keys.out).toMatch(/^ID +KEY +NAME +SANDBOX +ACCOUNT +TEMPLATES +CREATED +REVOKED$/m);
+    expect(keys.out).toMatch(/^ID +KEY +NAME +SANDBOX +ACCOUNT +TEMPLATES +CREATED +REVOKED +LAST USED$/m);
     const get = await admin('customers', 'get', ids[0]!);
     expect(get.out).toMatch(new RegExp(`^usage +0 of 20000 in ${month}$`, 'm'));
 
@@ -124,6 +124,37 @@ describe('chatgate admin', () => {
     expect(missing).toMatchObject({ code: 1 });
     expect(missing.out).toContain('not_found');
   }, 240_000);
+
+  it('--quiet prints only the new id (keys create: the key), so commands chain; keys list shows the last use', async () => {
+    const customerId = (
+      await admin('customers', 'create', '--name', 'Quiet Co', '--plan', 'basic', '--quiet')
+    ).out.trim();
+    expect(customerId).toMatch(/^[0-9a-f-]{36}$/);
+    const accountId = (
+      await admin(
+        'accounts',
+        'create',
+        customerId,
+        '--type',
+        'DIRECT',
+        '--phone',
+        '+15550100299',
+        '--display-name',
+        'Q',
+        '-q',
+      )
+    ).out.trim();
+    expect(accountId).toMatch(/^[0-9a-f-]{36}$/);
+    const key = (await admin('keys', 'create', customerId, '--sandbox', '--quiet')).out.trim();
+    expect(key).toMatch(/^ak_test_[0-9a-f]+$/);
+    expect((await admin('keys', 'list', customerId)).out.split('\n')[1]).toMatch(/ -$/); // never used yet
+    expect((await call(svc.url, 'GET', '/chat-accounts', { key })).body.accounts).toMatchObject([{ id: accountId }]);
+    const used = await eventually(async () => {
+      const table = (await admin('keys', 'list', customerId)).out;
+      return /Z$/.test(table.split('\n')[1] ?? '') ? table : undefined;
+    });
+    expect(used.split('\n')[0]).toMatch(/LAST USED$/);
+  });
 
   it('exits non-zero with the error body on a refused request, and with usage on a bad command', async () => {
     const bad = await admin('customers', 'create', '--name', 'x', '--plan', 'gold');

@@ -7,6 +7,7 @@ import path from 'node:path';
 
 import type { TestProject } from 'vitest/node';
 
+import { browserExecutable, usePackagedChromium } from './support/browser-path.js';
 import { createScanner, type Leak, type RecordedSecret } from './support/secret-scan.js';
 import { LOGS, SECRETS } from './support/test-logs.js';
 
@@ -38,8 +39,10 @@ export function scanRun(runDir: string): { secrets: number; files: number; leaks
   return { secrets: secrets.length, files: files.length, leaks: files.flatMap((f) => scanner.scanFile(f)) };
 }
 
-export default function setup(project: TestProject) {
+export default async function setup(project: TestProject) {
   pruneOldRuns();
+  // The packaged chromium (no system one, or CHATGATE_BROWSER=packaged) is unpacked once, here.
+  if (usePackagedChromium()) console.log(`browser: ${await browserExecutable()} (@sparticuz/chromium)`);
   const runDir = path.join(ROOT, `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`);
   fs.mkdirSync(runDir, { recursive: true, mode: 0o700 });
   project.provide('testLogRunDir', runDir);

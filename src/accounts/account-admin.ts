@@ -5,13 +5,15 @@ import crypto from 'node:crypto';
 import { lockCustomer } from '../customers/customer-service.js';
 import type { Db, Queryable } from '../db/db.js';
 import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
+import type { ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
-
-type SealedColumn = 'access_token_enc' | 'app_secret_enc' | 'management_token_enc';
 import { errors, operatorErrors } from '../shared/errors.js';
 import type { AccountStatus, AccountType, SendPolicyMode } from '../shared/vocab.js';
+import { judgeProbe } from './account-probe-policy.js';
 import { ACCOUNT_COLUMNS, toAccountRecord } from './account-record.js';
 import { toOperatorAccount } from './account-view.js';
+
+type SealedColumn = 'access_token_enc' | 'app_secret_enc' | 'management_token_enc';
 
 export type OfficialInput = {
   phoneNumberId?: string;
@@ -37,14 +39,40 @@ export type AccountInput = {
 
 export type AccountAdmin = ReturnType<typeof createAccountAdmin>;
 
+/**
+ * What a credential check (`?verify=true`) found, added to the answer: `verified` (the provider
+ * read the phone number with the token), or `unverified` with the reason (the provider could not be
+ * asked or did not say: unreachable, timed out, throttled, an unknown number). A rejected token is
+ * not linked at all (400).
+ */
+export type CredentialCheck = { result: 'verified' | 'unverified'; detail: string | null };
+
 export function createAccountAdmin(deps: {
   db: Db;
   sealer: Sealer;
   /** Drops the customer's cached directory entry; called inside the changing transaction. */
   invalidate: (tx: Queryable, customerId: string) => Promise<void>;
   publicBaseUrl: string;
+  /** Reads a phone number with a token, as the account prober does (the credential check). */
+  provider: Pick<ProviderClient, 'readPhoneNumber'>;
 }) {
   const { db, sealer, invalidate, publicBaseUrl } = deps;
+
+  /** The credential check: the provider reads the phone number with the token; a rejected token is a 400. */
+  async function verifyToken(phoneNumberId: string, accessToken: string): Promise<CredentialCheck> {
+    const outcome = await deps.provider.readPhoneNumber({ phoneNumberId, accessToken });
+    const verdict = judgeProbe(outcome);
+    if (verdict === 'accepted') return { result: 'verified', detail: null };
+    const detail = outcome.ok ? null : outcome.summary;
+    if (verdict === 'rejected')
+      throw errors.validation([
+        {
+          path: 'official.accessToken',
+          message: `the provider rejected this access token for phone number id ${phoneNumberId} (${detail ?? 'token refused'}); check the token, or link the account without verify=true`,
+        },
+      ]);
+    return { result: 'unverified', detail: detail ?? 'the provider gave no answer' };
+  }
   const seal = (v: string | null | undefined, id: string, column: SealedColumn) =>
     v === undefined ? undefined : v === null ? null : sealer.seal(v, { table: 'chat_accounts', column, id });
 
@@ -62,10 +90,11 @@ export function createAccountAdmin(deps: {
     return typeof err === 'object' && err !== null && (err as { code?: string }).code === '23505';
   }
 
-  return {
+  const api = {
     async create(
       customerId: string,
       input: AccountInput & { type: AccountType; phoneNumber: string; displayName: string },
+      opts: { verify?: boolean } = {},
     ) {
       if (input.type === 'OFFICIAL') {
         const o = input.official;
@@ -79,6 +108,18 @@ export function createAccountAdmin(deps: {
           { path: input.official ? 'official' : 'sendPolicy', message: 'applies to OFFICIAL accounts only' },
         ]);
       }
+      const check =
+        opts.verify && input.type === 'OFFICIAL'
+          ? await verifyToken(input.official!.phoneNumberId!, input.official!.accessToken!)
+          : undefined;
+      const created = await api.insert(customerId, input);
+      return check ? { ...created, credentialCheck: check } : created;
+    },
+
+    async insert(
+      customerId: string,
+      input: AccountInput & { type: AccountType; phoneNumber: string; displayName: string },
+    ) {
       try {
         return await db.transaction(async (tx) => {
           const plan = (await lockCustomer(tx, customerId))?.plan;
@@ -127,7 +168,22 @@ export function createAccountAdmin(deps: {
       }
     },
 
-    async update(id: string, input: AccountInput) {
+    async update(id: string, input: AccountInput, opts: { verify?: boolean } = {}) {
+      const token = input.official?.accessToken;
+      if (!opts.verify || token === undefined) return api.change(id, input);
+      // A new token is checked against the phone number id the account will have.
+      const [current] = await db.query<{ phone_number_id: string | null }>(
+        'SELECT phone_number_id FROM chat_accounts WHERE id = $1',
+        [id],
+      );
+      if (!current) throw errors.notFound();
+      const phoneNumberId = input.official?.phoneNumberId ?? current.phone_number_id;
+      const check = phoneNumberId ? await verifyToken(phoneNumberId, token) : undefined;
+      const changed = await api.change(id, input);
+      return check ? { ...changed, credentialCheck: check } : changed;
+    },
+
+    async change(id: string, input: AccountInput) {
       try {
         return await db.transaction(async (tx) => {
           const rows = await tx.query<{ customer_id: string; type: AccountType }>(
@@ -196,4 +252,5 @@ export function createAccountAdmin(deps: {
       }
     },
   };
+  return api;
 }

@@ -3,32 +3,158 @@
 import { parseArgs } from 'node:util';
 
 import { PAGED, VIEWS } from './admin-views.js';
+import { parseCommandArgs, UsageError, wantsHelp } from './cli-args.js';
+
+const ACCOUNT_OPTIONS = [
+  'status',
+  'phone-number-id',
+  'waba-id',
+  'access-token',
+  'app-secret',
+  'integration-id',
+  'management-token',
+  'send-policy',
+  'test-recipient',
+  'throughput',
+  'verified-name',
+] as const;
+
+const ACCOUNT_HELP = `account options: --status S --phone-number-id ID --waba-id ID --access-token T --app-secret S
+  --integration-id ID --management-token T --send-policy DISABLED|TEST|PRODUCTION|GLOBAL
+  --test-recipient +E164 (repeatable) --throughput N --verified-name NAME`;
+
+type Command = {
+  usage: string;
+  about: string;
+  /** The positional id the command needs, by name (printed when it is missing). */
+  id?: string;
+  /** The options it takes (besides --help), and what --quiet prints of the answer. */
+  options: readonly (keyof typeof OPTIONS)[];
+  quiet?: 'id' | 'key';
+};
+
+/** Every admin command: its usage line, what it does and the options it accepts. */
+const COMMANDS: Record<string, Command> = {
+  'customers create': {
+    usage: '--name NAME --plan free|starter|basic|pro [--default-country XX] [--quiet]',
+    about: 'creates a customer; prints it as JSON (--quiet: only its id)',
+    options: ['name', 'plan', 'default-country', 'quiet'],
+    quiet: 'id',
+  },
+  'customers list': {
+    usage: '[--search TEXT] [--plan PLAN] [--limit N] [--cursor C] [--all] [--json]',
+    about: 'lists customers, newest first (--search: a part of the name, any case; --all: every page)',
+    options: ['search', 'plan', 'limit', 'cursor', 'all', 'json'],
+  },
+  'customers get': {
+    usage: 'CUSTOMER_ID [--json]',
+    about: 'shows a customer and its usage this month',
+    id: 'CUSTOMER_ID',
+    options: ['json'],
+  },
+  'customers update': {
+    usage: 'CUSTOMER_ID [--name NAME] [--plan PLAN] [--default-country XX]',
+    about: 'changes a customer',
+    id: 'CUSTOMER_ID',
+    options: ['name', 'plan', 'default-country'],
+  },
+  'accounts create': {
+    usage:
+      'CUSTOMER_ID --type OFFICIAL|DIRECT --phone +E164 --display-name NAME [account options] [--no-verify] [--quiet]',
+    about:
+      "links a chat account; an OFFICIAL account's access token is first checked with the provider (a rejected token is refused; --no-verify skips the check) (--quiet: only its id)",
+    id: 'CUSTOMER_ID',
+    options: ['type', 'phone', 'display-name', ...ACCOUNT_OPTIONS, 'no-verify', 'quiet'],
+    quiet: 'id',
+  },
+  'accounts update': {
+    usage: 'ACCOUNT_ID [account options] [--no-verify]',
+    about: 'changes a chat account (a new access token is first checked with the provider; --no-verify skips it)',
+    id: 'ACCOUNT_ID',
+    options: ['phone', 'display-name', ...ACCOUNT_OPTIONS, 'no-verify'],
+  },
+  'accounts list': {
+    usage: 'CUSTOMER_ID [--limit N] [--cursor C] [--all] [--json]',
+    about: "lists a customer's chat accounts",
+    id: 'CUSTOMER_ID',
+    options: ['limit', 'cursor', 'all', 'json'],
+  },
+  usage: {
+    usage: 'CUSTOMER_ID [--month YYYY-MM] [--json]',
+    about: "shows a customer's quota use: plan, limit, used, remaining, resetsAt",
+    id: 'CUSTOMER_ID',
+    options: ['month', 'json'],
+  },
+  'keys create': {
+    usage:
+      'CUSTOMER_ID [--sandbox] [--account ACCOUNT_ID] [--template-access none|read|manage] [--name NAME] [--quiet]',
+    about: 'creates an API key and prints it once (--quiet: only the key, ak_…)',
+    id: 'CUSTOMER_ID',
+    options: ['sandbox', 'account', 'template-access', 'name', 'quiet'],
+    quiet: 'key',
+  },
+  'keys list': {
+    usage: 'CUSTOMER_ID [--json]',
+    about: "lists a customer's API keys (masked), with when each was last used",
+    id: 'CUSTOMER_ID',
+    options: ['json'],
+  },
+  'keys revoke': { usage: 'KEY_ID', about: 'revokes an API key at once', id: 'KEY_ID', options: [] },
+  'users create': {
+    usage: 'CUSTOMER_ID --email EMAIL [--role owner|viewer] [--quiet]',
+    about: 'invites a portal user; prints the one-time invitation link (--quiet: only the user id)',
+    id: 'CUSTOMER_ID',
+    options: ['email', 'role', 'quiet'],
+    quiet: 'id',
+  },
+  'users list': { usage: 'CUSTOMER_ID', about: "lists a customer's portal users", id: 'CUSTOMER_ID', options: [] },
+  'users reset-password': {
+    usage: 'USER_ID',
+    about: 'ends the password and sessions; prints a new invitation link',
+    id: 'USER_ID',
+    options: [],
+  },
+  'users disable': { usage: 'USER_ID', about: 'disables a portal user', id: 'USER_ID', options: [] },
+  rekey: {
+    usage: '',
+    about: "key rotation: re-seals every secret under the service's ENCRYPTION_KEY (docs/security.md)",
+    options: [],
+  },
+};
+
+const usageLine = (name: string) => `chatgate admin ${name} ${COMMANDS[name]!.usage}`;
 
 const USAGE = `usage: chatgate admin <command> [options]   (needs ADMIN_TOKEN; CHATGATE_URL defaults to http://127.0.0.1:$PORT)
 
-  customers create --name NAME --plan free|starter|basic|pro [--default-country XX]
-  customers list [--search TEXT] [--plan PLAN] [--limit N] [--cursor C] [--all]
-  customers get CUSTOMER_ID
-  customers update CUSTOMER_ID [--name NAME] [--plan PLAN] [--default-country XX]
-  accounts create CUSTOMER_ID --type OFFICIAL|DIRECT --phone +E164 --display-name NAME [account options]
-  accounts update ACCOUNT_ID [account options]
-  accounts list CUSTOMER_ID [--limit N] [--cursor C] [--all]
-  usage CUSTOMER_ID [--month YYYY-MM]
-  keys create CUSTOMER_ID [--sandbox] [--account ACCOUNT_ID] [--template-access none|read|manage] [--name NAME]
-  keys list CUSTOMER_ID
-  keys revoke KEY_ID
-  users create CUSTOMER_ID --email EMAIL [--role owner|viewer]   (prints the one-time invitation link)
-  users list CUSTOMER_ID
-  users reset-password USER_ID   (ends the password and sessions; prints a new invitation link)
-  users disable USER_ID
-  rekey   (key rotation: re-seals every secret under the service's ENCRYPTION_KEY; docs/security.md)
+${Object.entries(COMMANDS)
+  .map(([name, c]) => `  ${name} ${c.usage}`)
+  .join('\n')}
 
-account options: --status S --phone-number-id ID --waba-id ID --access-token T --app-secret S
-  --integration-id ID --management-token T --send-policy DISABLED|TEST|PRODUCTION|GLOBAL
-  --test-recipient +E164 (repeatable) --throughput N --verified-name NAME
+${ACCOUNT_HELP}
 
 lists, gets and usage print tables for people; --json prints the answer as JSON, for scripts.
---search is a case-insensitive part of the name; --all follows the cursors to the last page.`;
+create commands print the JSON answer; --quiet prints only the new id (keys create: the key).
+chatgate admin <command> --help says more about one command.`;
+
+/** The help of one command (`admin keys create --help`), or of a group (`admin keys --help`). */
+function helpFor(words: string[]): string {
+  const name = words.join(' ');
+  const command = COMMANDS[name];
+  if (command)
+    return [
+      `usage: ${usageLine(name)}`,
+      `  ${command.about}`,
+      ...(command.usage.includes('account options') ? ['', ACCOUNT_HELP] : []),
+      '',
+      'needs ADMIN_TOKEN; CHATGATE_URL defaults to http://127.0.0.1:$PORT',
+    ].join('\n');
+  const group = Object.keys(COMMANDS).filter((n) => words.length > 0 && n.split(' ')[0] === words[0]);
+  if (words.length === 1 && group.length > 0)
+    return ['usage:', ...group.map((n) => `  ${usageLine(n)}`), '', 'chatgate admin <command> --help says more'].join(
+      '\n',
+    );
+  return USAGE;
+}
 
 const OPTIONS = {
   name: { type: 'string' },
@@ -59,7 +185,8 @@ const OPTIONS = {
   all: { type: 'boolean' },
   month: { type: 'string' },
   json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
+  quiet: { type: 'boolean', short: 'q' },
+  'no-verify': { type: 'boolean' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -94,22 +221,59 @@ function accountBody(v: Values) {
   });
 }
 
+/** The admin command a command line names (`keys create`, `usage`), its id and its options. */
+function parseCommandLine(argv: string[]) {
+  // A first, lenient pass finds the command's words; the strict pass then knows which usage to name.
+  const loose = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: false }).positionals;
+  // `usage` and `rekey` are one word: usage's id is the second.
+  const words = loose[0] === 'usage' || loose[0] === 'rekey' ? [loose[0]] : loose.slice(0, 2);
+  const name = words.join(' ');
+  const command = COMMANDS[name];
+  if (!command) {
+    if (words.length === 1 && Object.keys(COMMANDS).some((n) => n.startsWith(`${words[0]} `)))
+      throw new UsageError(
+        `chatgate admin ${words[0]}: missing command (${Object.keys(COMMANDS)
+          .filter((n) => n.startsWith(`${words[0]} `))
+          .map((n) => n.split(' ')[1])
+          .join('|')}); chatgate admin ${words[0]} --help`,
+      );
+    throw new UsageError(
+      `chatgate admin: unknown command "${name}" (usage: chatgate admin <command> [options]; chatgate admin --help lists them)`,
+    );
+  }
+  const options = Object.fromEntries(command.options.map((o) => [o, OPTIONS[o]])) as Partial<typeof OPTIONS>;
+  const { values, positionals } = parseCommandArgs(argv, options, `chatgate admin ${name}`, usageLine(name), true);
+  const rest = positionals.slice(words.length);
+  if (command.id && rest.length === 0)
+    throw new UsageError(`chatgate admin ${name}: ${command.id} is missing (usage: ${usageLine(name)})`);
+  if (rest.length > (command.id ? 1 : 0))
+    throw new UsageError(
+      `chatgate admin ${name}: unexpected argument ${rest[command.id ? 1 : 0]} (usage: ${usageLine(name)})`,
+    );
+  return { name, command, id: rest[0], v: values as Values };
+}
+
+/** `chatgate admin --help` and `chatgate admin <command> --help`: the help, and nothing else. */
+export function adminHelp(argv: string[]): string {
+  const words = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: false }).positionals;
+  return helpFor(words[0] === 'usage' ? ['usage'] : words.slice(0, 2));
+}
+
 export async function runAdminCli(
   argv: string[],
   env: { baseUrl: string; adminToken: string | null },
 ): Promise<number> {
-  const { values: v, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-  // `usage CUSTOMER_ID` has no sub-command: its id is the second word.
-  const [group, command, id] =
-    positionals[0] === 'usage' || positionals[0] === 'rekey'
-      ? [positionals[0], '', positionals[1]]
-      : (positionals as (string | undefined)[]);
-  if (v.help || !group) {
-    console.log(USAGE);
-    return v.help ? 0 : 2;
+  if (wantsHelp(argv)) {
+    console.log(adminHelp(argv));
+    return 0;
   }
+  if (argv.length === 0) {
+    console.error(USAGE);
+    return 2;
+  }
+  const { name, command, id, v } = parseCommandLine(argv);
   if (!env.adminToken) {
-    console.error('ADMIN_TOKEN is not set');
+    console.error('chatgate admin: ADMIN_TOKEN is not set (the operator token the service was started with; see .env)');
     return 2;
   }
   const query = (params: Record<string, string | undefined>) => {
@@ -130,8 +294,16 @@ export async function runAdminCli(
       `/admin/customers/${id}`,
       clean({ name: v.name, plan: v.plan, defaultCountry: v['default-country'] }),
     ],
-    'accounts create': () => ['POST', `/admin/customers/${id}/chat-accounts`, accountBody(v)],
-    'accounts update': () => ['PATCH', `/admin/chat-accounts/${id}`, accountBody(v)],
+    'accounts create': () => [
+      'POST',
+      `/admin/customers/${id}/chat-accounts${v['no-verify'] ? '' : '?verify=true'}`,
+      accountBody(v),
+    ],
+    'accounts update': () => [
+      'PATCH',
+      `/admin/chat-accounts/${id}${v['no-verify'] ? '' : '?verify=true'}`,
+      accountBody(v),
+    ],
     'accounts list': () => ['GET', `/admin/customers/${id}/chat-accounts${query(page)}`],
     'keys create': () => [
       'POST',
@@ -147,17 +319,7 @@ export async function runAdminCli(
     usage: () => ['GET', `/admin/customers/${id}/usage${query({ month: v.month })}`],
     rekey: () => ['POST', '/admin/encryption/rekey'],
   };
-  const name = group === 'usage' || group === 'rekey' ? group : `${group} ${command ?? ''}`;
-  const route = routes[name];
-  const needsId = name !== 'customers create' && name !== 'customers list' && name !== 'rekey';
-  if (!route || (needsId && command !== 'create' && !id)) {
-    console.error(USAGE);
-    return 2;
-  }
-  if (needsId && !id) {
-    console.error('the customer id is required');
-    return 2;
-  }
+  const route = routes[name]!;
   const [method, path, body] = route();
   const request = async (url: string) =>
     fetch(url, {
@@ -183,8 +345,18 @@ export async function runAdminCli(
     console.error(`cannot reach the service at ${env.baseUrl} (is it running? set CHATGATE_URL or PORT)`);
     return 1;
   }
+  const check =
+    res.ok && text.startsWith('{')
+      ? (JSON.parse(text) as { credentialCheck?: { result: string; detail: string | null } }).credentialCheck
+      : undefined;
+  if (check?.result === 'unverified')
+    console.error(
+      `chatgate admin ${name}: linked, but the access token could not be checked with the provider (${check.detail ?? 'no answer'})`,
+    );
   const view = VIEWS[name];
-  if (res.ok && view && !v.json && text) console.log(view(JSON.parse(text)));
+  if (res.ok && v.quiet && command.quiet && text)
+    console.log(String((JSON.parse(text) as Record<string, unknown>)[command.quiet]));
+  else if (res.ok && view && !v.json && text) console.log(view(JSON.parse(text)));
   else if (text) console.log(text.startsWith('{') ? JSON.stringify(JSON.parse(text), null, 2) : text);
   else console.log(`${res.status} ${res.statusText}`);
   return res.ok ? 0 : 1;

@@ -37,6 +37,7 @@ const keyColumns: Column<Row>[] = [
   { title: 'TEMPLATES', value: (k) => k.templateAccess },
   { title: 'CREATED', value: (k) => k.createdAt },
   { title: 'REVOKED', value: (k) => k.revokedAt },
+  { title: 'LAST USED', value: (k) => k.lastUsedAt },
 ];
 
 const more = (answer: Row) =>

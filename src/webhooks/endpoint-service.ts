@@ -121,7 +121,15 @@ type EndpointPatch = { url?: string; events?: string[]; description?: string; is
 
 async function checkUrl(deps: Deps, url: string): Promise<void> {
   const reason = await checkDestinationUrl(url, { allowPrivate: deps.allowPrivateUrls, resolve: deps.resolve });
-  if (reason) throw errors.invalidWebhookUrl(reason);
+  if (!reason) return;
+  // A refusal that only the local-development switch lifts says so (a receiver on this machine).
+  const local =
+    !deps.allowPrivateUrls && (/private or loopback/.test(reason) || (/https/.test(reason) && /^http:/i.test(url)));
+  throw errors.invalidWebhookUrl(
+    local
+      ? `${reason} (for a receiver on this machine during local development, start the service with UNSAFE_ALLOW_PRIVATE_URLS=true)`
+      : reason,
+  );
 }
 
 /** Active endpoints of the owner's partition (live and sandbox endpoints have 5 each). */

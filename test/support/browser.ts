@@ -1,4 +1,6 @@
-// The portal in a real browser: Debian's chromium driven by playwright-core. One launch per test
+// The portal in a real browser: Debian's chromium (or, on a machine without one, the chromium that
+// the registry package @sparticuz/chromium ships; CHATGATE_BROWSER=packaged forces it) driven by
+// playwright-core. One launch per test
 // file (each context is a fresh, temporary profile), a logged-in page, and the check every page
 // gets: a screenshot under test-results/portal-screenshots/ and axe-core with no serious or
 // critical violation.
@@ -9,15 +11,16 @@ import path from 'node:path';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 
+import { browserExecutable } from './browser-path.js';
 import { PASSWORD } from './portal.js';
 
 const SHOTS = path.resolve('test-results/portal-screenshots');
 const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-export function launchBrowser(): Promise<Browser> {
+export async function launchBrowser(): Promise<Browser> {
   fs.mkdirSync(SHOTS, { recursive: true });
   return chromium.launch({
-    executablePath: '/usr/bin/chromium',
+    executablePath: await browserExecutable(),
     args: [
       '--headless',
       '--no-sandbox',

@@ -5914,7 +5914,10 @@ export interface operations {
   };
   linkChatAccount: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description true: before saving, the provider reads the phone number with the access token (as the account prober does). A rejected token is refused (400 validation_error on official.accessToken); when the provider cannot be asked, the account is linked and the answer says so in credentialCheck. */
+        verify?: boolean;
+      };
       header?: never;
       path: {
         id: string;
@@ -6032,7 +6035,10 @@ export interface operations {
   };
   updateChatAccount: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description true: before saving, the provider reads the phone number with the access token (as the account prober does). A rejected token is refused (400 validation_error on official.accessToken); when the provider cannot be asked, the account is linked and the answer says so in credentialCheck. */
+        verify?: boolean;
+      };
       header?: never;
       path: {
         id: string;

@@ -61,6 +61,19 @@ const AccountFields = {
 
 const IdParam = Type.Object({ id: Uuid() });
 
+/** `?verify=true`: check an OFFICIAL account's access token with the provider before linking it. */
+const VerifyQuery = Type.Object(
+  {
+    verify: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: before saving, the provider reads the phone number with the access token (as the account prober does). A rejected token is refused (400 validation_error on official.accessToken); when the provider cannot be asked, the account is linked and the answer says so in credentialCheck.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 function checkCountry(country: string | null | undefined) {
   if (country && !isSupportedCountry(country)) {
     throw errors.validation([{ path: 'defaultCountry', message: 'is not a country with known phone numbering' }]);
@@ -96,6 +109,7 @@ const schemas = {
     security,
     summary: 'Link a chat account',
     params: IdParam,
+    querystring: VerifyQuery,
     body: Type.Object(AccountFields, { additionalProperties: false }),
   },
   updateAccount: {
@@ -103,6 +117,7 @@ const schemas = {
     security,
     summary: 'Change a chat account',
     params: IdParam,
+    querystring: VerifyQuery,
     body: Type.Partial(Type.Object(AccountFields), { additionalProperties: false }),
   },
   createKey: {
@@ -255,11 +270,11 @@ export function registerAdminRoutes(
   });
 
   app.post('/admin/customers/:id/chat-accounts', { schema: schemas.createAccount }, async (request, reply) =>
-    reply.code(201).send(await deps.accounts.create(request.params.id, request.body)),
+    reply.code(201).send(await deps.accounts.create(request.params.id, request.body, request.query)),
   );
 
   app.patch('/admin/chat-accounts/:id', { schema: schemas.updateAccount }, async (request) =>
-    deps.accounts.update(request.params.id, request.body),
+    deps.accounts.update(request.params.id, request.body, request.query),
   );
 
   app.post('/admin/customers/:id/api-keys', { schema: schemas.createKey }, async (request, reply) =>

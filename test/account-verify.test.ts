@@ -1,0 +1,123 @@
+// Linking an OFFICIAL account with `?verify=true` (what `chatgate admin accounts create|update`
+// asks for unless --no-verify): the provider reads the phone number with the token first, as the
+// account prober does. A rejected token is refused with a 400 on official.accessToken and nothing
+// is saved; a provider that cannot be asked links the account and says so; without the flag the
+// operator API is as before.
+import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
+import { promisify } from 'node:util';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { type Emulator, startLiveService } from './support/emulator.js';
+import { ADMIN_TOKEN, call, type Service, startService } from './support/harness.js';
+
+const run = promisify(execFile);
+const TOKEN = 'EAAG-verify-right-token';
+
+describe('credential check when an account is linked or its token changes', () => {
+  let emu: Emulator;
+  let svc: Service;
+  let stop: () => Promise<void>;
+  let offline: Service;
+
+  beforeAll(async () => {
+    ({ emu, svc, stop } = await startLiveService());
+    offline = await startService({ role: 'api' }); // PROVIDER_BASE_URL points at nothing
+  });
+  afterAll(async () => {
+    await stop();
+    await offline.stop();
+  });
+
+  const customer = async (url: string) =>
+    (await call(url, 'POST', '/admin/customers', { admin: true, body: { name: 'Verify', plan: 'pro' } })).body
+      .id as string;
+  const account = (phoneNumberId: string, accessToken: string) => ({
+    type: 'OFFICIAL',
+    phoneNumber: '+15550100200',
+    displayName: 'Verify',
+    official: { phoneNumberId, wabaId: 'w1', accessToken },
+  });
+  const number = async () => {
+    const pn = `pn${crypto.randomBytes(5).toString('hex')}`;
+    await emu.number(pn, { accessToken: TOKEN });
+    return pn;
+  };
+
+  it('refuses a token the provider rejects, and links one it accepts', async () => {
+    const customerId = await customer(svc.url);
+    const pn = await number();
+    const bad = await call(svc.url, 'POST', `/admin/customers/${customerId}/chat-accounts?verify=true`, {
+      admin: true,
+      body: account(pn, 'EAAG-wrong-token'),
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({
+      error: 'validation_error',
+      details: [{ path: 'official.accessToken', message: expect.stringContaining('rejected this access token') }],
+    });
+    const listed = await call(svc.url, 'GET', `/admin/customers/${customerId}/chat-accounts`, { admin: true });
+    expect(listed.body.chatAccounts).toEqual([]);
+
+    const good = await call(svc.url, 'POST', `/admin/customers/${customerId}/chat-accounts?verify=true`, {
+      admin: true,
+      body: account(pn, TOKEN),
+    });
+    expect(good.status).toBe(201);
+    expect(good.body).toMatchObject({ status: 'CONNECTED', credentialCheck: { result: 'verified', detail: null } });
+
+    // A changed token is checked too; a refused change leaves the account as it was.
+    const patch = (token: string) =>
+      call(svc.url, 'PATCH', `/admin/chat-accounts/${good.body.id}?verify=true`, {
+        admin: true,
+        body: { official: { accessToken: token } },
+      });
+    expect((await patch('EAAG-another-wrong-token')).status).toBe(400);
+    expect((await patch(TOKEN)).body).toMatchObject({ credentialCheck: { result: 'verified' } });
+  });
+
+  it('without verify=true the operator API links as before (no provider call)', async () => {
+    const customerId = await customer(svc.url);
+    const pn = await number();
+    const before = emu.state.lookups.length;
+    const res = await call(svc.url, 'POST', `/admin/customers/${customerId}/chat-accounts`, {
+      admin: true,
+      body: account(pn, 'EAAG-wrong-token'),
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).not.toHaveProperty('credentialCheck');
+    expect(emu.state.lookups.length).toBe(before);
+  });
+
+  it('links the account and says so when the provider cannot be asked', async () => {
+    const customerId = await customer(offline.url);
+    const res = await call(offline.url, 'POST', `/admin/customers/${customerId}/chat-accounts?verify=true`, {
+      admin: true,
+      body: account('pn-offline', 'EAAG-any-token'),
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.credentialCheck).toMatchObject({ result: 'unverified', detail: expect.any(String) });
+  });
+
+  it('chatgate admin accounts create checks the token unless --no-verify', async () => {
+    const customerId = await customer(svc.url);
+    const pn = await number();
+    const admin = (...args: string[]) =>
+      run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'admin', 'accounts', 'create', customerId, ...args], {
+        env: { ...process.env, CHATGATE_URL: svc.url, ADMIN_TOKEN },
+      }).then(
+        (r) => ({ code: 0, out: r.stdout }),
+        (e: { code: number; stdout: string }) => ({ code: e.code, out: e.stdout }),
+      );
+    const common = ['--type', 'OFFICIAL', '--phone', '+15550100200', '--display-name', 'V', '--waba-id', 'w1'];
+    const refused = await admin(...common, '--phone-number-id', pn, '--access-token', 'EAAG-wrong-token');
+    expect(refused.code).toBe(1);
+    expect(refused.out).toContain('rejected this access token');
+    const linked = await admin(...common, '--phone-number-id', pn, '--access-token', TOKEN, '--quiet');
+    expect(linked).toMatchObject({ code: 0, out: expect.stringMatching(/^[0-9a-f-]{36}\n$/) });
+    const pn2 = await number();
+    const unchecked = await admin(...common, '--phone-number-id', pn2, '--access-token', 'EAAG-wrong', '--no-verify');
+    expect(unchecked.code).toBe(0);
+  });
+});
