@@ -88,6 +88,14 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
       ],
       censor: '[redacted]',
     },
+    // A parse error from Node's HTTP server carries the raw request bytes (`rawPacket`): keys,
+    // cookies and Authorization headers past the redaction above. No error is logged with them.
+    serializers: {
+      err: (err: Error) => {
+        const { rawPacket: _raw, ...rest } = pino.stdSerializers.err(err) as { rawPacket?: unknown };
+        return rest;
+      },
+    },
   };
   return destination ? pino(options, destination) : pino(options);
 }

@@ -30,7 +30,9 @@ export function answerClientError(log: FastifyBaseLogger) {
     if (err.code === 'ECONNRESET' || socket.destroyed || lingering.has(socket)) return;
     lingering.add(socket);
     const [status, reason, body] = answerFor(err.code);
-    log.debug({ err, status }, 'client error');
+    // Never the error itself: Node attaches the bytes it could not parse (`rawPacket`), API keys,
+    // cookies and Authorization headers included, which no field-name redaction can reach.
+    log.debug({ code: err.code, reason: err.message, status }, 'client error');
     // Node's own handler checks this too: an answer already begun on this socket cannot be followed
     // by another one (`_httpMessage` is the response that owns the socket, a Node internal).
     const current = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
