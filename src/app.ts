@@ -22,6 +22,7 @@ import { createMediaPreparer, mediaFetchTimeoutMs } from './dispatch/prepare-med
 import { createReadiness } from './health/readiness.js';
 import { closeServer } from './http/close-server.js';
 import { registerCrossFieldValidation } from './http/cross-field.js';
+import { createOperatorAuth } from './http/operator-auth.js';
 import { registerPortal } from './http/portal/portal-plugin.js';
 import { registerAdminPortalRoutes } from './http/routes/admin-portal-routes.js';
 import { registerAdminRoutes } from './http/routes/admin-routes.js';
@@ -261,10 +262,10 @@ export async function createApp(
       }),
     );
     if (config.adminToken !== null) {
-      const adminToken = config.adminToken;
+      const operatorAuth = createOperatorAuth(config.adminToken);
       void api.register(async (plain) =>
         registerAdminRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {
-          adminToken,
+          operatorAuth,
           customers,
           customerQueries,
           accounts,
@@ -274,7 +275,7 @@ export async function createApp(
         }),
       );
       void api.register(async (plain) =>
-        registerAdminPortalRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), { adminToken, users }),
+        registerAdminPortalRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), { operatorAuth, users }),
       );
     } else {
       log.info('ADMIN_TOKEN is not set: the operator API is off');

@@ -116,6 +116,10 @@ export function createServer(opts: {
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // No answer is sniffed into another type, and none is kept by a cache unless its route says so:
+    // answers carry secrets (webhook secrets, new API keys, invitation links) and customer data.
+    reply.header('x-content-type-options', 'nosniff');
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
   });
   app.addHook('onSend', settleBodyBeforeAnswer);
   app.addHook('onResponse', async (request, reply) => {
