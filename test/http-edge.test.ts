@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { OPERATOR_MAX_FAILURES } from '../src/http/operator-auth.js';
+import { MAX_PROVIDER_WEBHOOK_BYTES } from '../src/http/routes/provider-webhook-routes.js';
 import { ADMIN_TOKEN, call, createTenant, type Service, startService, type Tenant } from './support/harness.js';
 
 describe('answers carrying secrets', () => {
@@ -84,5 +85,45 @@ describe('operator token throttle', () => {
     });
     expect(users.status).toBe(429);
     await users.body?.cancel();
+  });
+});
+
+describe('provider webhooks', () => {
+  let svc: Service;
+  beforeAll(async () => {
+    svc = await startService({ role: 'api', env: { PROVIDER_APP_SECRET: 'provider-app-secret-0123456789' } });
+  });
+  afterAll(async () => svc?.stop());
+
+  const post = (body: BodyInit, headers: Record<string, string> = {}) =>
+    fetch(`${svc.url}/provider/webhooks/app`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': 'sha256=00', ...headers },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+
+  it('refuse a body over 1 MiB with 413 before any signature check, declared or chunked', async () => {
+    expect(MAX_PROVIDER_WEBHOOK_BYTES).toBe(1024 * 1024);
+    const big = Buffer.alloc(MAX_PROVIDER_WEBHOOK_BYTES + 1, 0x20);
+    const declared = await post(big);
+    expect(declared.status).toBe(413);
+    expect(await declared.json()).toEqual({ error: 'payload_too_large' });
+    const chunks = [Buffer.alloc(700 * 1024, 0x20), Buffer.alloc(700 * 1024, 0x20)];
+    const chunked = await post(
+      new ReadableStream({
+        pull(controller) {
+          const next = chunks.shift();
+          if (next) controller.enqueue(next);
+          else controller.close();
+        },
+      }),
+    );
+    expect(chunked.status).toBe(413);
+    await chunked.body?.cancel();
+    // At the limit, the signature decides.
+    const atLimit = await post(Buffer.alloc(MAX_PROVIDER_WEBHOOK_BYTES, 0x20));
+    expect(atLimit.status).toBe(401);
+    await atLimit.body?.cancel();
   });
 });
