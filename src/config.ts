@@ -125,6 +125,12 @@ function trustProxyOf(raw: string | null, problems: string[]): boolean | number 
   return false;
 }
 
+/** localhost, 127.0.0.0/8 or ::1 (a URL's hostname, IPv6 in brackets). */
+function isLoopbackHost(hostname: string): boolean {
+  const bare = hostname.replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare === '::1' || (net.isIPv4(bare) && bare.startsWith('127.'));
+}
+
 /** Parses and validates every setting; collects all problems so one start-up names them all. */
 export function loadConfig(env: Env): Config {
   const problems: string[] = [];
@@ -251,6 +257,17 @@ export function loadConfig(env: Env): Config {
   if (config.workerLeaseSeconds * 1000 < config.providerTimeoutMs + 2000) {
     problems.push(
       'WORKER_LEASE_SECONDS must exceed PROVIDER_TIMEOUT_MS by at least 2 seconds (a claimed send must finish inside its lease)',
+    );
+  }
+  // Access tokens travel to the provider in every request: in the clear only to this machine (the
+  // emulator on loopback) or when UNSAFE_ALLOW_PRIVATE_URLS says so.
+  if (
+    config.providerBaseUrl.startsWith('http:') &&
+    !config.unsafeAllowPrivateUrls &&
+    !isLoopbackHost(new URL(config.providerBaseUrl).hostname)
+  ) {
+    problems.push(
+      'PROVIDER_BASE_URL must use https (it carries access tokens); plain http only to a loopback address or with UNSAFE_ALLOW_PRIVATE_URLS=true',
     );
   }
   if (config.accountProbeMaxDelaySeconds < config.accountProbeFirstDelaySeconds) {
