@@ -206,6 +206,9 @@ export async function createApp(
       log,
       bodyLimit: config.bodyLimitBytes,
       bodyReadTimeoutMs: config.bodyReadTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+      maxConnections: config.maxConnections,
       trustProxy: config.trustProxy,
     });
     registerMetaRoutes(server, { readiness });

@@ -47,6 +47,12 @@ export type Config = {
   bodyLimitBytes: number;
   /** Deadline for receiving a whole request, head and body (Node's requestTimeout): 408 beyond. */
   bodyReadTimeoutMs: number;
+  /** A request's head (request line and headers) must arrive within this (Node's headersTimeout): 408 beyond. */
+  headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this (Node's keepAliveTimeout). */
+  keepAliveTimeoutMs: number;
+  /** Open client connections per API process (Node's server.maxConnections); more are closed at once. */
+  maxConnections: number;
   shutdownTimeoutMs: number;
   /** Portal sessions end after this long without a request, and at the absolute limit in any case. */
   portalSessionIdleMinutes: number;
@@ -243,6 +249,9 @@ export function loadConfig(env: Env): Config {
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     // 20 MB in 2 minutes is about 1.4 Mbit/s: a slow mobile upload still fits.
     bodyReadTimeoutMs: int('BODY_READ_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    headersTimeoutMs: int('HEADERS_TIMEOUT_MS', 10_000, 500, 120_000),
+    keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+    maxConnections: int('MAX_CONNECTIONS', 1024, 1, 1_000_000),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 20000, 0, 600000),
     portalSessionIdleMinutes: int('PORTAL_SESSION_IDLE_MINUTES', 30, 1, 1440),
     portalSessionAbsoluteHours: int('PORTAL_SESSION_ABSOLUTE_HOURS', 12, 1, 720),
