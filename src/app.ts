@@ -265,7 +265,7 @@ export async function createApp(
       }),
     );
     if (config.adminToken !== null) {
-      const operatorAuth = createOperatorAuth(config.adminToken);
+      const operatorAuth = createOperatorAuth(config.adminToken, config.adminMaxFailures);
       void api.register(async (plain) =>
         registerAdminRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {
           operatorAuth,

@@ -15,6 +15,8 @@ export type Config = {
   /** Embedded database only: PostgreSQL's shared_buffers inside PGlite, in MB (its page cache, in this process's memory). */
   embeddedSharedBuffersMb: number;
   adminToken: string | null;
+  /** Wrong operator tokens per client address within a minute before it is answered 429 for the rest of it. */
+  adminMaxFailures: number;
   publicBaseUrl: string;
   providerBaseUrl: string;
   providerApiVersion: string;
@@ -221,6 +223,7 @@ export function loadConfig(env: Env): Config {
     dbPoolSize: int('DB_POOL_SIZE', 20, 2, 500),
     embeddedSharedBuffersMb: int('EMBEDDED_SHARED_BUFFERS_MB', 32, 1, 4096),
     adminToken,
+    adminMaxFailures: int('ADMIN_MAX_FAILURES', 10, 1, 100_000),
     publicBaseUrl: url('PUBLIC_BASE_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`) ?? '',
     providerBaseUrl: url('PROVIDER_BASE_URL', 'https://graph.facebook.com') ?? '',
     providerApiVersion: str('PROVIDER_API_VERSION') ?? 'v23.0',

@@ -1,15 +1,15 @@
 // The operator API's token check (Authorization: Bearer ADMIN_TOKEN), shared by every /admin route:
 // compared in constant time (digests of equal length, so neither the token's length nor a common
-// prefix shows in the timing), and throttled per client address: after MAX_FAILURES wrong tokens
-// within WINDOW_MS, that address is answered 429 (Retry-After) until its window ends, whatever
-// token it sends, so that guessing the token costs a minute per ten tries.
+// prefix shows in the timing), and throttled per client address: after ADMIN_MAX_FAILURES (10)
+// wrong tokens within a minute of the first, that address is answered 429 (Retry-After) until
+// the minute ends, whatever token it sends (a right guess must not show), so that guessing the
+// token costs a minute per ten tries.
 import crypto from 'node:crypto';
 
 import type { FastifyRequest } from 'fastify';
 
 import { AppError, errors } from '../shared/errors.js';
 
-export const OPERATOR_MAX_FAILURES = 10;
 export const OPERATOR_FAILURE_WINDOW_MS = 60_000;
 /** Addresses remembered at most (the oldest window is forgotten first): memory stays bounded. */
 const MAX_TRACKED = 10_000;
@@ -19,7 +19,7 @@ const digest = (value: string) => crypto.createHash('sha256').update(value).dige
 export type OperatorAuth = (request: FastifyRequest) => Promise<void>;
 
 /** An onRequest hook for the operator routes; one per process, shared by all of them. */
-export function createOperatorAuth(adminToken: string): OperatorAuth {
+export function createOperatorAuth(adminToken: string, maxFailures: number): OperatorAuth {
   const expected = digest(`Bearer ${adminToken}`);
   const failures = new Map<string, { count: number; until: number }>();
 
@@ -36,7 +36,7 @@ export function createOperatorAuth(adminToken: string): OperatorAuth {
     const now = Date.now();
     const address = request.ip;
     const window = windowOf(address, now);
-    if (window && window.count >= OPERATOR_MAX_FAILURES) throw tooManyAttempts(window.until - now);
+    if (window && window.count >= maxFailures) throw tooManyAttempts(window.until - now);
     const given = request.headers.authorization ?? '';
     if (crypto.timingSafeEqual(digest(given), expected)) return;
     if (window) window.count++;
