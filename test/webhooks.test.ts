@@ -599,7 +599,9 @@ describe('webhooks', () => {
         expect(d.completedAt).toMatch(ISO);
         expect(d.attempts).toHaveLength(1);
         expect(sorted(Object.keys(d.attempts[0]))).toEqual(ATTEMPT_KEYS);
-        expect(d.attempts[0]).toMatchObject({ statusCode: 200, responseBody: 'ok', error: null });
+        // The receiver is on loopback (UNSAFE_ALLOW_PRIVATE_URLS): what a private address answers
+        // is never kept nor shown, only its status.
+        expect(d.attempts[0]).toMatchObject({ statusCode: 200, responseBody: null, error: null });
       }
       const after = await getEndpoint(t.key, e.id);
       expect(after.lastSuccessAt).toMatch(ISO);
@@ -681,10 +683,10 @@ describe('webhooks', () => {
       });
       expect(d.completedAt).toMatch(ISO);
       expect(d.attempts.map((a: any) => [a.statusCode, a.responseBody, a.error])).toEqual([
-        [500, 'boom', null],
-        [410, 'gone', null],
-        [503, 'later', null],
-        [200, 'thanks', null],
+        [500, null, null],
+        [410, null, null],
+        [503, null, null],
+        [200, null, null],
       ]);
       for (const a of d.attempts) expect(a.durationMs).toBeGreaterThanOrEqual(0);
       const done = await getEndpoint(t.key, e.id);
