@@ -57,7 +57,8 @@ export async function settleBodyBeforeAnswer(request: FastifyRequest, reply: Fas
   if (raw.complete) return payload;
   const bound = reply.statusCode === 401 ? UNAUTHENTICATED_DRAIN_BYTES : 2 * request.routeOptions.bodyLimit;
   const outcome = await drainBody(raw, bound);
-  if (outcome === 'ended') reply.removeHeader('connection');
+  // A client that asked to close (or spoke HTTP/1.0) is told so: the connection ends after this answer.
+  if (outcome === 'ended' && reply.raw.shouldKeepAlive) reply.removeHeader('connection');
   else void reply.header('connection', 'close');
   return payload;
 }
