@@ -53,8 +53,10 @@ export function answerClientError(log: FastifyBaseLogger) {
     // response that owns the socket (a Node internal). That answer goes first, whole, then this
     // one: written in its place, the client would read our 400 as the answer to its request and
     // get none for the bad bytes. A time limit still applies (the answer's own, and the linger).
+    // Only a request received whole: bytes that break one still arriving (a client gone mid-body:
+    // HPE_INVALID_EOF_STATE) end it, and the socket is ended at once as before.
     const current = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
-    if (current && !current.writableFinished) {
+    if (current && !current.writableFinished && current.req?.complete) {
       current.once('finish', answer);
       current.once('close', answer);
       setTimeout(answer, PENDING_ANSWER_MS).unref();
