@@ -1672,6 +1672,15 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    /** @description Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+    TooManyAttemptsError: {
+      /** @constant */
+      error: 'too_many_attempts';
+      /** @description How long to wait. */
+      message?: string;
+    } & {
+      [key: string]: unknown;
+    };
     /** @description The provider failed a template operation. */
     ProviderUnavailableError: {
       /** @constant */
@@ -5463,6 +5472,17 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -5540,6 +5560,17 @@ export interface operations {
           'application/json': components['schemas']['UnsupportedMediaTypeError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -5600,6 +5631,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
@@ -5690,6 +5732,17 @@ export interface operations {
           'application/json': components['schemas']['UnsupportedMediaTypeError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -5752,6 +5805,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
@@ -5822,6 +5886,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
@@ -5942,6 +6017,17 @@ export interface operations {
           'application/json': components['schemas']['UnsupportedMediaTypeError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -6056,6 +6142,17 @@ export interface operations {
           'application/json': components['schemas']['UnsupportedMediaTypeError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -6116,6 +6213,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
@@ -6225,6 +6333,17 @@ export interface operations {
           'application/json': components['schemas']['InvalidChatAccountError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -6318,6 +6437,17 @@ export interface operations {
           'application/json': components['schemas']['UnsupportedMediaTypeError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -6376,6 +6506,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
@@ -6438,6 +6579,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
@@ -6536,6 +6688,17 @@ export interface operations {
           'application/json': components['schemas']['UnsupportedMediaTypeError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -6598,6 +6761,17 @@ export interface operations {
           'application/json': components['schemas']['NotFoundError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -6658,6 +6832,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
