@@ -22,6 +22,7 @@ import { createMediaPreparer, mediaFetchTimeoutMs } from './dispatch/prepare-med
 import { createReadiness } from './health/readiness.js';
 import { closeServer } from './http/close-server.js';
 import { registerCrossFieldValidation } from './http/cross-field.js';
+import { createOperatorAuth } from './http/operator-auth.js';
 import { registerPortal } from './http/portal/portal-plugin.js';
 import { registerAdminPortalRoutes } from './http/routes/admin-portal-routes.js';
 import { registerAdminRoutes } from './http/routes/admin-routes.js';
@@ -96,6 +97,14 @@ export function createLogger(
         '*.key',
       ],
       censor: '[redacted]',
+    },
+    // A parse error from Node's HTTP server carries the raw request bytes (`rawPacket`): keys,
+    // cookies and Authorization headers past the redaction above. No error is logged with them.
+    serializers: {
+      err: (err: Error) => {
+        const { rawPacket: _raw, ...rest } = pino.stdSerializers.err(err) as { rawPacket?: unknown };
+        return rest;
+      },
     },
   };
   if (config.logFormat === 'pretty') return pino(options, prettyStream(destination ?? process.stdout));
@@ -228,6 +237,9 @@ export async function createApp(
       log,
       bodyLimit: config.bodyLimitBytes,
       bodyReadTimeoutMs: config.bodyReadTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+      maxConnections: config.maxConnections,
       trustProxy: config.trustProxy,
     });
     registerMetaRoutes(server, { readiness, publicBaseUrl: config.publicBaseUrl });
@@ -285,10 +297,10 @@ export async function createApp(
       }),
     );
     if (config.adminToken !== null) {
-      const adminToken = config.adminToken;
+      const operatorAuth = createOperatorAuth(config.adminToken, config.adminMaxFailures);
       void api.register(async (plain) =>
         registerAdminRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), {
-          adminToken,
+          operatorAuth,
           customers,
           customerQueries,
           accounts,
@@ -299,7 +311,7 @@ export async function createApp(
         }),
       );
       void api.register(async (plain) =>
-        registerAdminPortalRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), { adminToken, users }),
+        registerAdminPortalRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), { operatorAuth, users }),
       );
     } else {
       log.info('ADMIN_TOKEN is not set: the operator API is off');

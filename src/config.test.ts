@@ -70,6 +70,19 @@ describe('loadConfig', () => {
     ).toThrow(/ACCOUNT_PROBE_MAX_DELAY_SECONDS must be at least/);
   });
 
+  it('requires an https PROVIDER_BASE_URL, except on loopback or with UNSAFE_ALLOW_PRIVATE_URLS', () => {
+    for (const url of ['http://graph.example.com', 'http://10.0.0.5:4010', 'http://127.0.0.1.example.com'])
+      expect(() => loadConfig({ PROVIDER_BASE_URL: url }), url).toThrow(/PROVIDER_BASE_URL must use https/);
+    expect(loadConfig({ PROVIDER_BASE_URL: 'https://graph.example.com' }).providerBaseUrl).toBe(
+      'https://graph.example.com',
+    );
+    for (const url of ['http://127.0.0.1:4010', 'http://localhost:4010', 'http://[::1]:4010'])
+      expect(loadConfig({ PROVIDER_BASE_URL: url }).providerBaseUrl, url).toBe(url);
+    expect(
+      loadConfig({ PROVIDER_BASE_URL: 'http://10.0.0.5:4010', UNSAFE_ALLOW_PRIVATE_URLS: 'true' }).providerBaseUrl,
+    ).toBe('http://10.0.0.5:4010');
+  });
+
   it('requires a 32-byte ENCRYPTION_KEY with PostgreSQL', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://x@y/z' })).toThrow(/ENCRYPTION_KEY is required/);
     expect(() => loadConfig({ DATABASE_URL: 'postgres://x@y/z', ENCRYPTION_KEY: 'c2hvcnQ=' })).toThrow(/32 bytes/);

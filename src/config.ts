@@ -15,6 +15,8 @@ export type Config = {
   /** Embedded database only: PostgreSQL's shared_buffers inside PGlite, in MB (its page cache, in this process's memory). */
   embeddedSharedBuffersMb: number;
   adminToken: string | null;
+  /** Wrong operator tokens per client address within a minute before it is answered 429 for the rest of it. */
+  adminMaxFailures: number;
   publicBaseUrl: string;
   providerBaseUrl: string;
   providerApiVersion: string;
@@ -51,6 +53,12 @@ export type Config = {
   bodyLimitBytes: number;
   /** Deadline for receiving a whole request, head and body (Node's requestTimeout): 408 beyond. */
   bodyReadTimeoutMs: number;
+  /** A request's head (request line and headers) must arrive within this (Node's headersTimeout): 408 beyond. */
+  headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this (Node's keepAliveTimeout). */
+  keepAliveTimeoutMs: number;
+  /** Open client connections per API process (Node's server.maxConnections); more are closed at once. */
+  maxConnections: number;
   shutdownTimeoutMs: number;
   /** Portal sessions end after this long without a request, and at the absolute limit in any case. */
   portalSessionIdleMinutes: number;
@@ -127,6 +135,12 @@ function trustProxyOf(raw: string | null, problems: string[]): boolean | number 
     `TRUST_PROXY must be false, true, a hop count from 1 to 10, or addresses/CIDRs separated by commas (got "${raw}")`,
   );
   return false;
+}
+
+/** localhost, 127.0.0.0/8 or ::1 (a URL's hostname, IPv6 in brackets). */
+function isLoopbackHost(hostname: string): boolean {
+  const bare = hostname.replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare === '::1' || (net.isIPv4(bare) && bare.startsWith('127.'));
 }
 
 /** Parses and validates every setting; collects all problems so one start-up names them all. */
@@ -224,6 +238,7 @@ export function loadConfig(env: Env): Config {
     dbPoolSize: int('DB_POOL_SIZE', 20, 2, 500),
     embeddedSharedBuffersMb: int('EMBEDDED_SHARED_BUFFERS_MB', 32, 1, 4096),
     adminToken,
+    adminMaxFailures: int('ADMIN_MAX_FAILURES', 10, 1, 100_000),
     publicBaseUrl: url('PUBLIC_BASE_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`) ?? '',
     providerBaseUrl: url('PROVIDER_BASE_URL', 'https://graph.facebook.com') ?? '',
     providerApiVersion: str('PROVIDER_API_VERSION') ?? 'v23.0',
@@ -254,6 +269,9 @@ export function loadConfig(env: Env): Config {
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     // 20 MB in 2 minutes is about 1.4 Mbit/s: a slow mobile upload still fits.
     bodyReadTimeoutMs: int('BODY_READ_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    headersTimeoutMs: int('HEADERS_TIMEOUT_MS', 10_000, 500, 120_000),
+    keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+    maxConnections: int('MAX_CONNECTIONS', 1024, 1, 1_000_000),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 20000, 0, 600000),
     portalSessionIdleMinutes: int('PORTAL_SESSION_IDLE_MINUTES', 30, 1, 1440),
     portalSessionAbsoluteHours: int('PORTAL_SESSION_ABSOLUTE_HOURS', 12, 1, 720),
@@ -268,6 +286,17 @@ export function loadConfig(env: Env): Config {
   if (config.workerLeaseSeconds * 1000 < config.providerTimeoutMs + 2000) {
     problems.push(
       'WORKER_LEASE_SECONDS must exceed PROVIDER_TIMEOUT_MS by at least 2 seconds (a claimed send must finish inside its lease)',
+    );
+  }
+  // Access tokens travel to the provider in every request: in the clear only to this machine (the
+  // emulator on loopback) or when UNSAFE_ALLOW_PRIVATE_URLS says so.
+  if (
+    config.providerBaseUrl.startsWith('http:') &&
+    !config.unsafeAllowPrivateUrls &&
+    !isLoopbackHost(new URL(config.providerBaseUrl).hostname)
+  ) {
+    problems.push(
+      'PROVIDER_BASE_URL must use https (it carries access tokens); plain http only to a loopback address or with UNSAFE_ALLOW_PRIVATE_URLS=true',
     );
   }
   if (config.accountProbeMaxDelaySeconds < config.accountProbeFirstDelaySeconds) {

@@ -214,6 +214,8 @@ describe('POST /messages', () => {
         'https://127.0.0.1/a.png',
         'https://localhost/a.png',
         'https://[::1]/a.png',
+        'https://[::127.0.0.1]/a.png',
+        'https://[::a9fe:a9fe]/a.png',
         'https://10.1.2.3/a.png',
         'https://2130706433/a.png',
         'not a url',

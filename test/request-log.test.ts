@@ -1,6 +1,7 @@
 // Every request that acts on a message, and every worker action that changes one, logs the message
 // id, customer id and account id as fields.
 import crypto from 'node:crypto';
+import net from 'node:net';
 import { Writable } from 'node:stream';
 
 import pino from 'pino';
@@ -32,12 +33,36 @@ function capture(lines: Record<string, unknown>[], level: string) {
   return pino({ level }, sink);
 }
 
+/** The service's own logger (its redaction and serializers) at `level`, its JSON lines kept in `lines`. */
+function serviceLogger(lines: Record<string, unknown>[], level: string) {
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString().split('\n')) if (l !== '') lines.push(JSON.parse(l) as Record<string, unknown>);
+      done();
+    },
+  });
+  return createLogger({ logLevel: level }, sink);
+}
+
+/** Writes `raw` to the server and returns everything it answers until it closes. */
+function rawExchange(url: string, raw: string | Buffer): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = net.connect(Number(port), hostname, () => socket.write(raw));
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+  });
+}
+
 /** A service of `role` on its own database for this describe, logging at `level` into `lines`. */
 function serviceLoggingTo(
   lines: Record<string, unknown>[],
   role: 'api' | 'all',
   level: string,
   env: () => Record<string, string> = () => ({}),
+  makeLogger: typeof capture = capture,
 ) {
   const svc = { url: '', stopped: false, stop: async () => {} };
   let database: TestDatabase;
@@ -47,7 +72,7 @@ function serviceLoggingTo(
     app = await createApp(testConfig({ LOG_LEVEL: level, ...env() }), {
       db: database.db,
       role,
-      log: capture(lines, level),
+      log: makeLogger(lines, level),
     });
     svc.url = (await app.start())!;
     svc.stop = async () => {
@@ -234,5 +259,37 @@ describe('LOG_FORMAT=pretty', () => {
       /^\d\d:\d\d:\d\d\.\d{3} WARN  webhook delivery failed, will retry  deliveryId=d-1 attempt=2 reason="HTTP 503"\n$/,
     );
     expect(formatLine('not json')).toBe('not json');
+  });
+});
+
+describe('malformed requests at debug level', () => {
+  const lines: Record<string, unknown>[] = [];
+  const svc = serviceLoggingTo(lines, 'api', 'debug', () => ({}), serviceLogger);
+  const KEY = 'ak_live_rawpacketsecret0123456789';
+  const BEARER = 'rawpacket-bearer-secret-0123456789';
+  const COOKIE = 'rawpacket-cookie-secret-0123456789';
+
+  it('are logged without the bytes of the request (keys, Authorization, cookies)', async () => {
+    // A header value with a control character: Node's parser refuses it and hands the raw bytes
+    // it read (rawPacket) with the error.
+    const answer = await rawExchange(
+      svc.url,
+      `GET /messages HTTP/1.1\r\nHost: x\r\nx-api-key: ${KEY}\r\nAuthorization: Bearer ${BEARER}\r\n` +
+        `Cookie: cg_session=${COOKIE}\r\nX-Bad: a\u0001b\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    await eventually(async () => lines.some((l) => l.msg === 'client error'));
+    const text = JSON.stringify(lines);
+    expect(lines.find((l) => l.msg === 'client error')).toMatchObject({ status: 400, level: 20 });
+    for (const secret of [KEY, BEARER, COOKIE]) expect(text).not.toContain(secret);
+    expect(text).not.toContain('rawPacket');
+  });
+
+  it('and no logged error ever carries rawPacket', () => {
+    const seen: Record<string, unknown>[] = [];
+    const err = Object.assign(new Error('Parse Error'), { code: 'HPE_X', rawPacket: Buffer.from(`x-api-key: ${KEY}`) });
+    serviceLogger(seen, 'debug').debug({ err }, 'some error');
+    expect(seen[0]!.err).toMatchObject({ message: 'Parse Error', code: 'HPE_X' });
+    expect(JSON.stringify(seen)).not.toContain('rawPacket');
   });
 });

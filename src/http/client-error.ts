@@ -11,6 +11,8 @@ import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 
 const LINGER_MS = 1000;
+/** How long the answer to an earlier request on the socket may take before the error answer goes anyway. */
+const PENDING_ANSWER_MS = 30_000;
 const lingering = new WeakSet<Duplex>();
 
 function answerFor(code: string | undefined): [number, string, Record<string, string>] {
@@ -30,19 +32,34 @@ export function answerClientError(log: FastifyBaseLogger) {
     if (err.code === 'ECONNRESET' || socket.destroyed || lingering.has(socket)) return;
     lingering.add(socket);
     const [status, reason, body] = answerFor(err.code);
-    log.debug({ err, status }, 'client error');
-    // Node's own handler checks this too: an answer already begun on this socket cannot be followed
-    // by another one (`_httpMessage` is the response that owns the socket, a Node internal).
+    // Never the error itself: Node attaches the bytes it could not parse (`rawPacket`), API keys,
+    // cookies and Authorization headers included, which no field-name redaction can reach.
+    log.debug({ code: err.code, reason: err.message, status }, 'client error');
+    const text = JSON.stringify(body);
+    let answered = false;
+    const answer = () => {
+      if (answered) return;
+      answered = true;
+      if (socket.writable)
+        socket.end(
+          `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+            `Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+        );
+      else socket.end();
+      setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    };
+    // A request before the bad bytes (pipelined on the same connection: a body longer than its
+    // Content-Length, garbage after a request) may still be being answered: `_httpMessage` is the
+    // response that owns the socket (a Node internal). That answer goes first, whole, then this
+    // one: written in its place, the client would read our 400 as the answer to its request and
+    // get none for the bad bytes. A time limit still applies (the answer's own, and the linger).
+    // Only a request received whole: bytes that break one still arriving (a client gone mid-body:
+    // HPE_INVALID_EOF_STATE) end it, and the socket is ended at once as before.
     const current = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
-    if (socket.writable && !current?.headersSent) {
-      const text = JSON.stringify(body);
-      socket.end(
-        `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
-          `Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
-      );
-    } else {
-      socket.end();
-    }
-    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    if (current && !current.writableFinished && current.req?.complete) {
+      current.once('finish', answer);
+      current.once('close', answer);
+      setTimeout(answer, PENDING_ANSWER_MS).unref();
+    } else answer();
   };
 }

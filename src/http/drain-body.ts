@@ -41,17 +41,24 @@ export function drainBody(req: IncomingMessage, bound: number): Promise<Drained>
   });
 }
 
+/** What is read and thrown away, at most, of the body of a request refused as unauthenticated. */
+export const UNAUTHENTICATED_DRAIN_BYTES = 64 * 1024;
+
 /**
  * onSend hook: an answer to a request whose body has not all arrived waits for it (at most twice
  * the route's body limit more), then keeps the connection; beyond that it closes the connection.
- * A `connection: close` set only because of the unread body (Fastify sets one on every body
- * parsing error) is dropped when the body was read to its end.
+ * An unauthenticated caller (401) is worth no more than UNAUTHENTICATED_DRAIN_BYTES of reading:
+ * a larger body (declared or sent) is not waited for, the answer goes at once with
+ * `connection: close`. A `connection: close` set only because of the unread body (Fastify sets
+ * one on every body parsing error) is dropped when the body was read to its end.
  */
 export async function settleBodyBeforeAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
   const raw = request.raw;
   if (raw.complete) return payload;
-  const outcome = await drainBody(raw, 2 * request.routeOptions.bodyLimit);
-  if (outcome === 'ended') reply.removeHeader('connection');
+  const bound = reply.statusCode === 401 ? UNAUTHENTICATED_DRAIN_BYTES : 2 * request.routeOptions.bodyLimit;
+  const outcome = await drainBody(raw, bound);
+  // A client that asked to close (or spoke HTTP/1.0) is told so: the connection ends after this answer.
+  if (outcome === 'ended' && reply.raw.shouldKeepAlive) reply.removeHeader('connection');
   else void reply.header('connection', 'close');
   return payload;
 }

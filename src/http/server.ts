@@ -56,6 +56,9 @@ export function createServer(opts: {
   log: Logger;
   bodyLimit: number;
   bodyReadTimeoutMs: number;
+  headersTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
   /** Proxies believed about the client's address (X-Forwarded-For): see TRUST_PROXY. */
   trustProxy?: boolean | number | string[];
 }): Server {
@@ -74,11 +77,19 @@ export function createServer(opts: {
     // Every request must have arrived, head and body, within the deadline, or Node answers 408
     // (client-error.ts) and closes: a stalled upload cannot hold its place for ever. Node looks
     // for late requests every connectionsCheckingInterval (30 s by default: too coarse).
+    // The head must come sooner (HEADERS_TIMEOUT_MS): a connection that sends nothing, or a head
+    // byte by byte, is answered 408 and closed then. An idle keep-alive connection is closed after
+    // KEEP_ALIVE_TIMEOUT_MS (Fastify's own default holds it 72 s), and at most MAX_CONNECTIONS
+    // are open at once (below).
     requestTimeout: opts.bodyReadTimeoutMs,
+    keepAliveTimeout: opts.keepAliveTimeoutMs,
     http: {
       requestTimeout: opts.bodyReadTimeoutMs,
-      headersTimeout: Math.min(60_000, opts.bodyReadTimeoutMs),
-      connectionsCheckingInterval: Math.min(1000, Math.ceil(opts.bodyReadTimeoutMs / 4)),
+      headersTimeout: Math.min(opts.headersTimeoutMs, opts.bodyReadTimeoutMs),
+      connectionsCheckingInterval: Math.min(
+        1000,
+        Math.ceil(Math.min(opts.headersTimeoutMs, opts.bodyReadTimeoutMs) / 4),
+      ),
     },
     clientErrorHandler: answerClientError(opts.log),
     logController: new LogController({ disableRequestLogging: true }), // one line per request, from onResponse
@@ -96,6 +107,7 @@ export function createServer(opts: {
     ajv: { customOptions: { strict: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Server;
 
+  app.server.maxConnections = opts.maxConnections;
   app.setValidatorCompiler(validatorCompiler);
   app.decorateRequest('principal', null);
   app.decorateRequest('logIds', null);
@@ -118,6 +130,10 @@ export function createServer(opts: {
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // No answer is sniffed into another type, and none is kept by a cache unless its route says so:
+    // answers carry secrets (webhook secrets, new API keys, invitation links) and customer data.
+    reply.header('x-content-type-options', 'nosniff');
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
   });
   app.addHook('onSend', settleBodyBeforeAnswer);
   app.addHook('onResponse', async (request, reply) => {

@@ -22,14 +22,12 @@ for (const [addr, prefix] of [
 ] as const)
   blocked.addSubnet(addr, prefix, 'ipv4');
 for (const [addr, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['64:ff9b:1::', 48],
+  ['::', 96], // IPv4-compatible (deprecated, RFC 4291), with :: and ::1: nothing public lives there
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215)
   ['100::', 64],
-  ['2001::', 23],
+  ['2001::', 23], // IETF protocol assignments, Teredo (2001::/32) among them
   ['2001:db8::', 32],
-  ['2002::', 16],
+  ['2002::', 16], // 6to4 (deprecated, RFC 7526): the relay would reach the embedded IPv4 address
   ['fc00::', 7],
   ['fe80::', 10],
   ['fec0::', 10],
@@ -37,17 +35,45 @@ for (const [addr, prefix] of [
 ] as const)
   blocked.addSubnet(addr, prefix, 'ipv6');
 
-/** IPv4 embedded in an IPv4-mapped or -compatible IPv6 address, if any. */
-function embeddedIpv4(v6: string): string | null {
-  const m = /^(?:0{0,4}:){0,5}(?:ffff:)?((?:\d{1,3}\.){3}\d{1,3})$/i.exec(v6);
-  if (m) return m[1]!;
-  const hex =
-    /^(?:0{0,4}:){0,5}ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(v6) ??
-    /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(v6);
-  if (!hex) return null;
-  const hi = parseInt(hex[1]!, 16);
-  const lo = parseInt(hex[2]!, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+/** The 16 bytes of a valid IPv6 address (in any spelling net.isIPv6 accepts, a dotted tail included). */
+function ipv6Bytes(v6: string): Uint8Array {
+  let text = v6.toLowerCase();
+  const dotted = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, null];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === null ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  const bytes = new Uint8Array(16);
+  groups.forEach((g, i) => {
+    const n = parseInt(g, 16);
+    bytes[2 * i] = n >> 8;
+    bytes[2 * i + 1] = n & 255;
+  });
+  return bytes;
+}
+
+const startsWith = (bytes: Uint8Array, prefix: number[]) => prefix.every((b, i) => bytes[i] === b);
+const ZERO_80 = Array<number>(10).fill(0);
+/** Prefixes (of 96 bits) whose last 32 bits are an IPv4 address that a connection actually reaches. */
+const EMBEDDING_96 = [
+  [...ZERO_80, 0xff, 0xff], // IPv4-mapped ::ffff:0:0/96
+  [0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0], // IPv4-translated ::ffff:0:0:0/96 (SIIT)
+  [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0], // NAT64 well-known prefix 64:ff9b::/96 (RFC 6052)
+];
+
+/**
+ * The IPv4 address an IPv6 address stands for, if any: the mapped, translated and NAT64 forms
+ * reach the embedded IPv4 address, so they are judged by it. (The IPv4-compatible ::/96, 6to4
+ * 2002::/16 and Teredo 2001::/32 are refused as a whole.)
+ */
+export function embeddedIpv4(v6: string): string | null {
+  const bytes = ipv6Bytes(v6);
+  if (!EMBEDDING_96.some((p) => startsWith(bytes, p))) return null;
+  return Array.from(bytes.subarray(12)).join('.');
 }
 
 /** True when an IP address is private, loopback, link-local, unique-local or otherwise not public. */
@@ -57,7 +83,7 @@ export function isBlockedAddress(ip: string): boolean {
   if (kind === 4) return blocked.check(bare, 'ipv4');
   if (kind === 6) {
     const v4 = embeddedIpv4(bare);
-    if (v4 !== null && blocked.check(v4, 'ipv4')) return true;
+    if (v4 !== null) return blocked.check(v4, 'ipv4');
     return blocked.check(bare, 'ipv6');
   }
   return true; // not an address at all: refuse

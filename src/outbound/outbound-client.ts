@@ -4,7 +4,7 @@
 // Timeouts and response size caps; webhook POSTs follow no redirect, media GETs follow at most 3,
 // each target checked again.
 import dns from 'node:dns';
-import type { LookupFunction } from 'node:net';
+import net, { type LookupFunction } from 'node:net';
 
 import { Agent, request } from 'undici';
 
@@ -21,11 +21,21 @@ export class BlockedAddressError extends Error {
   }
 }
 
-/** A net.connect lookup that resolves through `resolve` and refuses blocked addresses. */
-function guardedLookup(resolve: Resolve, allowPrivate: boolean): LookupFunction {
+/**
+ * A net.connect lookup that resolves through `resolve` and refuses blocked addresses. With
+ * `allowPrivate`, it lets them through and notes in `privateNames` whether the name led to one.
+ */
+function guardedLookup(resolve: Resolve, allowPrivate: boolean, privateNames: Map<string, boolean>): LookupFunction {
   return ((hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
     resolve(hostname).then(
       (addresses) => {
+        if (allowPrivate) {
+          if (privateNames.size >= MAX_NOTED_NAMES) privateNames.clear();
+          privateNames.set(
+            hostname,
+            addresses.some((a) => isBlockedAddress(a.address)),
+          );
+        }
         const usable = allowPrivate ? addresses : addresses.filter((a) => !isBlockedAddress(a.address));
         if (usable.length === 0 || (!allowPrivate && usable.length !== addresses.length)) {
           callback(new BlockedAddressError(hostname));
@@ -62,7 +72,15 @@ function transportReason(err: unknown, timeoutMs: number): { code: string | unde
   return { code, reason };
 }
 
-export type PostResult = { statusCode: number | null; durationMs: number; body: string; error: string | null };
+/**
+ * One POST's outcome. `body` (its start) is null when it is not kept: the answer came from a
+ * private or loopback address (reachable only with UNSAFE_ALLOW_PRIVATE_URLS=true), whose
+ * answers must not reach customers (delivery history): the flag lets the service deliver there,
+ * not read what is there.
+ */
+export type PostResult = { statusCode: number | null; durationMs: number; body: string | null; error: string | null };
+
+const MAX_NOTED_NAMES = 1000;
 
 export type OutboundClient = ReturnType<typeof createOutboundClient>;
 
@@ -73,13 +91,22 @@ export function createOutboundClient(opts: {
   connections?: number;
 }) {
   const maxBytes = opts.maxResponseBytes ?? 64 * 1024;
+  const privateNames = new Map<string, boolean>();
+  /** Whether a URL's host is (an IP literal of) or last resolved to a private or loopback address. */
+  const reachedPrivate = (url: string) => {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    return net.isIP(host) !== 0 ? isBlockedAddress(host) : (privateNames.get(host) ?? true);
+  };
   const agent = new Agent({
     connections: opts.connections ?? 64,
     keepAliveTimeout: 10_000,
     // undici 8 would negotiate HTTP/2 over TLS by default; the connection counts and timeouts here are
     // sized for HTTP/1.1 connections, so keep that until they are measured with h2.
     allowH2: false,
-    connect: { lookup: guardedLookup(opts.resolve ?? systemResolve, opts.allowPrivate), timeout: 10_000 },
+    connect: {
+      lookup: guardedLookup(opts.resolve ?? systemResolve, opts.allowPrivate, privateNames),
+      timeout: 10_000,
+    },
   });
 
   return {
@@ -89,7 +116,7 @@ export function createOutboundClient(opts: {
       const elapsed = () => Math.round(performance.now() - started);
       // IP literals never reach the lookup: check them (and the scheme) here.
       const refused = checkOutboundUrl(url, { allowPrivate: opts.allowPrivate });
-      if (refused) return { statusCode: null, durationMs: 0, body: '', error: `refused: ${refused}` };
+      if (refused) return { statusCode: null, durationMs: 0, body: null, error: `refused: ${refused}` };
       try {
         const res = await request(url, {
           method: 'POST',
@@ -110,11 +137,14 @@ export function createOutboundClient(opts: {
         return {
           statusCode: res.statusCode,
           durationMs: elapsed(),
-          body: Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'),
+          body:
+            opts.allowPrivate && reachedPrivate(url)
+              ? null
+              : Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'),
           error: null,
         };
       } catch (err) {
-        return { statusCode: null, durationMs: elapsed(), body: '', error: transportReason(err, timeoutMs).reason };
+        return { statusCode: null, durationMs: elapsed(), body: null, error: transportReason(err, timeoutMs).reason };
       }
     },
 

@@ -144,7 +144,7 @@ export async function insertAttempts(tx: Queryable, attempts: Attempt[]): Promis
       attempts.map((a) => a.at.toISOString()),
       attempts.map((a) => a.post.statusCode),
       attempts.map((a) => a.post.durationMs),
-      attempts.map((a) => a.post.body.slice(0, MAX_RESPONSE_BODY)),
+      attempts.map((a) => a.post.body?.slice(0, MAX_RESPONSE_BODY) ?? null),
       attempts.map((a) => a.post.error),
     ],
   );

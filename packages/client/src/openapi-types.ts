@@ -1721,6 +1721,15 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    /** @description Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+    TooManyAttemptsError: {
+      /** @constant */
+      error: 'too_many_attempts';
+      /** @description How long to wait. */
+      message?: string;
+    } & {
+      [key: string]: unknown;
+    };
     /** @description The provider failed a template operation. */
     ProviderUnavailableError: {
       /** @constant */
@@ -5540,6 +5549,17 @@ export interface operations {
           'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -5617,6 +5637,17 @@ export interface operations {
           'application/json': components['schemas']['UnsupportedMediaTypeError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -5677,6 +5708,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
@@ -5767,6 +5809,17 @@ export interface operations {
           'application/json': components['schemas']['UnsupportedMediaTypeError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -5829,6 +5882,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
@@ -5899,6 +5963,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
@@ -6022,6 +6097,17 @@ export interface operations {
           'application/json': components['schemas']['UnsupportedMediaTypeError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -6139,6 +6225,17 @@ export interface operations {
           'application/json': components['schemas']['UnsupportedMediaTypeError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -6199,6 +6296,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
@@ -6308,6 +6416,17 @@ export interface operations {
           'application/json': components['schemas']['InvalidChatAccountError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -6401,6 +6520,17 @@ export interface operations {
           'application/json': components['schemas']['UnsupportedMediaTypeError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -6461,6 +6591,17 @@ export interface operations {
           'application/json': components['schemas']['NotFoundError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -6515,6 +6656,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['KeyMismatchError'];
+        };
+      };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
@@ -6577,6 +6729,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
@@ -6675,6 +6838,17 @@ export interface operations {
           'application/json': components['schemas']['UnsupportedMediaTypeError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -6737,6 +6911,17 @@ export interface operations {
           'application/json': components['schemas']['NotFoundError'];
         };
       };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
       500: {
         headers: {
@@ -6797,6 +6982,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NotFoundError'];
+        };
+      };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */

@@ -84,7 +84,9 @@ function standardErrors(path: string, op: Json): ErrorCode[] {
   return [
     ...(takesInput ? (['validation_error'] as const) : []),
     'bad_request',
-    ...(operator ? (['unauthorized'] as const) : (['Missing x-api-key header', 'Invalid API key'] as const)),
+    ...(operator
+      ? (['unauthorized', 'too_many_attempts'] as const)
+      : (['Missing x-api-key header', 'Invalid API key'] as const)),
     ...(op.requestBody !== undefined ? (['payload_too_large', 'unsupported_media_type'] as const) : []),
     'Internal server error',
   ];

@@ -268,6 +268,14 @@ export const ERROR_DOCS: Record<string, ErrorDoc> = {
     extra: { message: str('Explanation.'), provider: providerDetail },
     headers: { 'retry-after': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
   },
+  too_many_attempts: {
+    status: 429,
+    schema: 'TooManyAttemptsError',
+    description:
+      'Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After.',
+    extra: { message: str('How long to wait.') },
+    headers: { 'retry-after': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+  },
   provider_unavailable: {
     status: 503,
     schema: 'ProviderUnavailableError',

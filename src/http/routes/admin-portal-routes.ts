@@ -3,18 +3,14 @@
 import { Type } from '@sinclair/typebox';
 
 import { PORTAL_ROLES, type UserService } from '../../portal/user-service.js';
-import { safeEqual } from '../../shared/crypto.js';
-import { errors } from '../../shared/errors.js';
 import { Uuid } from '../../shared/schemas.js';
+import type { OperatorAuth } from '../operator-auth.js';
 import type { Server } from '../server.js';
 
 const IdParam = Type.Object({ id: Uuid() });
 
-export function registerAdminPortalRoutes(app: Server, deps: { adminToken: string; users: UserService }) {
-  app.addHook('onRequest', async (request) => {
-    const auth = request.headers.authorization ?? '';
-    if (!auth.startsWith('Bearer ') || !safeEqual(auth.slice(7), deps.adminToken)) throw errors.unauthorized();
-  });
+export function registerAdminPortalRoutes(app: Server, deps: { operatorAuth: OperatorAuth; users: UserService }) {
+  app.addHook('onRequest', deps.operatorAuth);
   const tags = ['operator'];
   const security = [{ operator: [] }];
 

@@ -10,7 +10,6 @@ import type { InboundService } from '../../inbound/inbound-service.js';
 import type { KeyService } from '../../keys/key-service.js';
 import { PLANS } from '../../plans/plans.js';
 import type { Rekey } from '../../secrets/rekey.js';
-import { safeEqual } from '../../shared/crypto.js';
 import { errors } from '../../shared/errors.js';
 import { normalizePhone } from '../../shared/phone.js';
 import { COUNTRY_PATTERN, E164, MONTH_PATTERN, PageQuery, Uuid } from '../../shared/schemas.js';
@@ -21,6 +20,7 @@ import {
   TEMPLATE_ACCESS,
   WABA_VERIFICATIONS,
 } from '../../shared/vocab.js';
+import type { OperatorAuth } from '../operator-auth.js';
 import type { Server } from '../server.js';
 
 const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
@@ -237,7 +237,7 @@ async function ingestFromConnector(
 export function registerAdminRoutes(
   app: Server,
   deps: {
-    adminToken: string;
+    operatorAuth: OperatorAuth;
     customers: CustomerService;
     customerQueries: CustomerQueries;
     accounts: AccountAdmin;
@@ -247,11 +247,7 @@ export function registerAdminRoutes(
     rekey: Rekey;
   },
 ) {
-  app.addHook('onRequest', async (request) => {
-    const header = request.headers.authorization ?? '';
-    const token = header.startsWith('Bearer ') ? header.slice(7) : '';
-    if (!safeEqual(token, deps.adminToken)) throw errors.unauthorized();
-  });
+  app.addHook('onRequest', deps.operatorAuth);
 
   app.post('/admin/customers', { schema: schemas.createCustomer }, async (request, reply) => {
     checkCountry(request.body.defaultCountry);

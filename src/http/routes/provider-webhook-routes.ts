@@ -6,7 +6,12 @@ import type { ReceiptService, WebhookChannel } from '../../receipts/receipt-serv
 import { safeEqual } from '../../shared/crypto.js';
 import type { Server } from '../server.js';
 
-const MAX_WEBHOOK_BYTES = 5 * 1024 * 1024;
+/**
+ * A provider webhook is read whole before its signature can be checked, from anyone: 1 MiB bounds
+ * that (receipts and inbound messages are a few KB; media come by id). A declared length over it
+ * is refused at once, a longer chunked body as soon as it passes the limit: 413 payload_too_large.
+ */
+export const MAX_PROVIDER_WEBHOOK_BYTES = 1024 * 1024;
 
 const Handshake = Type.Object({
   'hub.mode': Type.Optional(Type.String({ maxLength: 100 })),
@@ -19,7 +24,7 @@ export function registerProviderWebhookRoutes(
   deps: { receipts: ReceiptService; verifyToken: string | null },
 ) {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_WEBHOOK_BYTES }, (_req, body, done) =>
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_PROVIDER_WEBHOOK_BYTES }, (_req, body, done) =>
     done(null, body),
   );
 
@@ -42,7 +47,7 @@ export function registerProviderWebhookRoutes(
       return reply.type('text/plain').send(q['hub.challenge'] ?? '');
     });
 
-    app.post(route.path, { schema: hide }, async (request, reply) => {
+    app.post(route.path, { schema: hide, bodyLimit: MAX_PROVIDER_WEBHOOK_BYTES }, async (request, reply) => {
       const channel = route.channel(request.params as Record<string, string>);
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const signature = request.headers['x-hub-signature-256'];
