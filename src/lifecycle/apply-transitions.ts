@@ -20,7 +20,6 @@ type ChangedRow = EventMessage & {
   from_status: MessageStatus;
   to_status: MessageStatus;
   at: Date;
-  attempted: boolean;
   attemptCount: number;
   dueAt: Date | null;
 };
@@ -88,7 +87,7 @@ export async function applyTransitions(
       WHERE m.id = t.id AND m.id IN (SELECT id FROM locked) AND m.locked_by = $1 AND m.status = t.from_status
       RETURNING m.id, m.customer_id AS "customerId", m.external_id AS "externalId", m.channel, m.recipient,
                 m.chat_account_id AS "chatAccountId", m.error, m.media_id, m.sandbox, t.from_status, t.to_status, t.at,
-                t.attempted, m.attempt_count AS "attemptCount", m.due_at AS "dueAt"`,
+                m.attempt_count AS "attemptCount", m.due_at AS "dueAt"`,
     [
       workerId,
       transitions.map((t) => t.id),
@@ -126,6 +125,8 @@ export async function applyTransitions(
       })),
     ),
   ]);
+  // A send attempt's outcome that queues the message again is a retry (whenever its attempt was counted).
+  const attempted = new Set(transitions.filter((t) => t.attempted).map((t) => t.id));
   return rows.map((r) => ({
     messageId: r.id,
     customerId: r.customerId,
@@ -133,7 +134,7 @@ export async function applyTransitions(
     from: r.from_status,
     to: r.to_status,
     errorCode: r.error?.code ?? null,
-    ...(r.attempted && QUEUED.includes(r.to_status)
+    ...(attempted.has(r.id) && QUEUED.includes(r.to_status)
       ? { retry: { attempt: r.attemptCount, at: r.dueAt ? new Date(r.dueAt).toISOString() : null } }
       : {}),
   }));
