@@ -207,7 +207,7 @@ describe('broadcast names and GET /broadcasts', () => {
       mine1,
     ]);
 
-    // Sandbox keys read no live data (every broadcast is live: decision 00XX-sandbox-keys) and cannot
+    // Sandbox keys read no live data (every broadcast is live: decision 0024-sandbox-keys) and cannot
     // broadcast, named or not.
     expect((await get(t.sandboxKey, '/broadcasts')).body).toEqual({ broadcasts: [], nextCursor: null });
     expect((await get(t.sandboxKey, `/broadcasts/${mine1}`)).status).toBe(404);

@@ -1,7 +1,7 @@
 // A send, or a webhook POST, whose attempt kills its worker: the attempt is counted when it starts,
 // before the provider (or the endpoint) is called, so after its attempt limit the message ends
 // `failed` with SEND_INTERRUPTED (the delivery `failed`) instead of being claimed again after
-// every lease without end, and the messages claimed beside it are sent (decision 00XX). The
+// every lease without end, and the messages claimed beside it are sent (decision 0021). The
 // counting on both backends (an attempt counted while the provider still holds the request, and
 // not again when its outcome is recorded); real worker processes killed with SIGKILL on PostgreSQL.
 import crypto from 'node:crypto';

@@ -62,7 +62,7 @@ describe(`receipt batches (${backend})`, () => {
     }
     const claimed = await claimDue(svc.db, worker, 10_000, 60);
     expect(claimed.map((m) => m.id).sort()).toEqual([...ids].sort());
-    // The worker counts each attempt as its send starts (decision 00XX).
+    // The worker counts each attempt as its send starts (decision 0021).
     expect((await startAttempts(svc.db, worker, ids)).size).toBe(ids.length);
     return ids;
   }

@@ -1,4 +1,4 @@
-// Sandbox keys never read or receive live data (decision 00XX-sandbox-keys), through the API and,
+// Sandbox keys never read or receive live data (decision 0024-sandbox-keys), through the API and,
 // where the portal shows the same resource, through the portal: endpoints and forwarding rules
 // made with a sandbox key are sandbox ones (only sandbox events reach them, only sandbox keys see
 // them), live messages, broadcasts, suppressions and usage are invisible to a sandbox key, and

@@ -255,7 +255,7 @@ describe('tenant isolation', () => {
 
     it("GET /messages lists only the scoped account's messages", async () => {
       const all = await listAll(aScopedKey);
-      // The scoped key is a sandbox key: it reads no live message (decision 00XX-sandbox-keys), so
+      // The scoped key is a sandbox key: it reads no live message (decision 0024-sandbox-keys), so
       // a-ext-live, sent with A's live key, is not among them.
       const sandboxOnes = aMessages.filter((m) => m.externalId !== 'a-ext-live');
       expect(all.map((m) => m.messageId).sort()).toEqual(sandboxOnes.map((m) => m.messageId).sort());

@@ -244,7 +244,7 @@ describe('GET /usage', () => {
     );
     const today = new Date().toISOString().slice(0, 10);
     expect(activeDays(whole)).toEqual([{ date: today, ...zero(), accepted: 4 }]);
-    // A sandbox key reads no live counts (decision 00XX-sandbox-keys): its own sends never count,
+    // A sandbox key reads no live counts (decision 0024-sandbox-keys): its own sends never count,
     // so it sees the month with every count zero.
     expect(await usage(a.sandboxKey)).toEqual({
       ...whole,

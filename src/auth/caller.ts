@@ -1,7 +1,7 @@
 // Who is calling, as every service takes it: an API key's principal (src/http/server.ts,
 // callerOf) or a portal user mapped to one (src/http/portal/deps.ts, never sandbox, never scoped),
 // with the customer's tenant. The rules about who may do what that several capabilities share
-// live here, and the services apply them (decision 00XX-sandbox-keys): the plan gates, the rule of a key
+// live here, and the services apply them (decision 0024-sandbox-keys): the plan gates, the rule of a key
 // scoped to one account, the sandbox rule, and phone numbers read in the customer's default
 // country. The HTTP edge applies none of them itself.
 import type { AccountRecord } from '../accounts/account-record.js';
@@ -14,7 +14,7 @@ export type Caller = { principal: Principal; tenant: Tenant };
 
 /**
  * What a read covers: the customer, the account the key is scoped to (or the one asked for), and
- * `sandboxOnly` for a sandbox key, which never reads live data (decision 00XX-sandbox-keys).
+ * `sandboxOnly` for a sandbox key, which never reads live data (decision 0024-sandbox-keys).
  */
 export type Scope = { customerId: string; accountId: string | null; sandboxOnly?: boolean };
 

@@ -13,7 +13,7 @@ export type OutboxEvent = {
   createdAt: Date;
   /**
    * An event of sandbox data (a sandbox message's status). Sandbox endpoints (created with a
-   * sandbox key) get only these; live endpoints get every event, as before (decision 00XX-sandbox-keys).
+   * sandbox key) get only these; live endpoints get every event, as before (decision 0024-sandbox-keys).
    */
   sandbox?: boolean;
 };

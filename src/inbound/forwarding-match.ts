@@ -1,7 +1,7 @@
 // Forwarding rule conditions: contains, starts with, or a regular expression run by re2js, a
 // linear-time engine (no backtracking). Linear is not cheap enough on its own: a 76-character
 // pattern of three 1,000-fold repetitions held the event loop for seconds (issue 21). So the work
-// is bounded three ways (decision 00XX-regex-work-bounds):
+// is bounded three ways (decision 0022-regex-work-bounds):
 // - a pattern is refused when re2js compiles it to more than MAX_PROGRAM_SIZE instructions, or when
 //   a counted repetition asks for more than MAX_REPEAT copies (nested counts multiply);
 // - only the first MAX_MATCH_TEXT characters of a text are matched;

@@ -26,7 +26,7 @@ export function createInboundService(deps: {
   const ACCOUNT_CACHE_MS = 5000;
   const accountCache = new Map<string, { account: InboundAccount; at: number }>();
 
-  /** Inbound messages are live: a sandbox rule (decision 00XX-sandbox-keys) never gets one. */
+  /** Inbound messages are live: a sandbox rule (decision 0024-sandbox-keys) never gets one. */
   async function forward(account: InboundAccount, text: string | null, data: Record<string, unknown>) {
     const rules = await db.query<{
       id: string;

@@ -1,7 +1,7 @@
 // The inbox filter of an account and the customer's forwarding rules (plan Pro). Every method
 // takes the caller and applies who may do what: the plan, the key's scope (rules belong to the
 // whole customer), the caller's accounts and phone numbers in its default country, and the
-// sandbox rule (decision 00XX-sandbox-keys): a sandbox key cannot read or change an inbox filter
+// sandbox rule (decision 0024-sandbox-keys): a sandbox key cannot read or change an inbox filter
 // (it shapes live traffic), and manages only sandbox rules, which no live message reaches.
 import crypto from 'node:crypto';
 

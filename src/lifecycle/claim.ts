@@ -63,7 +63,7 @@ export async function claimDue(
 
 /**
  * Counts an attempt on each message whose send (or media step) starts now, before the provider
- * is called (decision 00XX): a send that kills its worker has still used an attempt, so a message
+ * is called (decision 0021): a send that kills its worker has still used an attempt, so a message
  * that always does ends failed (SEND_INTERRUPTED) instead of being claimed again without end. One
  * statement for the sends starting together; only the messages of a claim whose slot came are
  * counted, never the rest of the batch. Returns the ids counted: a message whose lease this worker

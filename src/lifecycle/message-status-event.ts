@@ -11,7 +11,7 @@ export type EventMessage = {
   channel: string;
   recipient: string;
   chatAccountId: string;
-  /** Sent with a sandbox key: its events go to sandbox endpoints too (decision 00XX-sandbox-keys). */
+  /** Sent with a sandbox key: its events go to sandbox endpoints too (decision 0024-sandbox-keys). */
   sandbox: boolean;
 };
 

@@ -1,6 +1,6 @@
 // Reading a customer's messages, for a caller: every query starts from the customer id, from the
 // scoped account when the key has one, and a sandbox key reads sandbox messages only (decision
-// 00XX-sandbox-keys).
+// 0024-sandbox-keys).
 import { type Caller, readScope, type Scope } from '../auth/caller.js';
 import type { Db, Queryable } from '../db/db.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';

@@ -1,6 +1,6 @@
 // Reading the sender aggregate ("has this number written to me?") and the inbox (Pro), for a
 // caller: its accounts and scope, its numbers in its default country, the plan of the inbox, and
-// the sandbox rule (simulated lookups, an empty inbox: decision 00XX-sandbox-keys).
+// the sandbox rule (simulated lookups, an empty inbox: decision 0024-sandbox-keys).
 import { type Caller, callerAccount, callerPhone, callerPhones, readScope, requirePlan } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';

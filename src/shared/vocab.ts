@@ -57,7 +57,7 @@ export const SEND_ERROR_CODES = {
   TEMPLATE_NOT_APPROVED: 'TEMPLATE_NOT_APPROVED',
   /**
    * Its attempts ran out with the last one unfinished: the worker stopped during the send (e.g. a
-   * message that crashes the worker), so it is failed instead of being sent again (decision 00XX).
+   * message that crashes the worker), so it is failed instead of being sent again (decision 0021).
    */
   SEND_INTERRUPTED: 'SEND_INTERRUPTED',
 } as const;

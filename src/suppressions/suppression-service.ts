@@ -3,7 +3,7 @@
 // the account must be one of its own (404) in its key's scope (403), numbers are read in its
 // default country, and a sandbox key reads an empty list and changes nothing (403
 // sandbox_not_supported), as the list and the keywords decide live sends (decision
-// 00XX-sandbox-keys). Every query here also takes the customer id.
+// 0024-sandbox-keys). Every query here also takes the customer id.
 import { type Caller, callerAccount, callerPhone, requireLive } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';

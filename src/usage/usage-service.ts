@@ -46,7 +46,7 @@ export function createUsageService(deps: { db: Pick<Db, 'query'> }) {
   const service = {
     /**
      * The caller's usage: its key's account only for a scoped key. A sandbox key reads no live
-     * counts (decision 00XX-sandbox-keys): its own sends are never counted, so it sees the month
+     * counts (decision 0024-sandbox-keys): its own sends are never counted, so it sees the month
      * with every count zero and the plan's limit.
      */
     async get(caller: UsageCaller, month?: string, now = new Date()): Promise<Usage> {

@@ -52,7 +52,7 @@ export async function claimDueDeliveries(
 }
 
 /**
- * Counts an attempt on each delivery whose POST starts now, before it is sent (decision 00XX): a
+ * Counts an attempt on each delivery whose POST starts now, before it is sent (decision 0021): a
  * POST that kills its worker has still used an attempt, so a delivery that always does ends
  * failed after WEBHOOK_MAX_ATTEMPTS instead of being claimed again without end. One statement for
  * the POSTs starting together. Returns the ids counted (a lease this worker lost is not: not sent).

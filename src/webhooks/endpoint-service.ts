@@ -2,7 +2,7 @@
 // delivery history and redelivery. Every method takes the caller and applies who may manage
 // endpoints (plans Basic and Pro; not a key scoped to one account). A sandbox key manages only
 // sandbox endpoints, which get only sandbox events; live callers manage only live endpoints
-// (decision 00XX-sandbox-keys). Every query starts from the customer id and that partition.
+// (decision 0024-sandbox-keys). Every query starts from the customer id and that partition.
 import crypto from 'node:crypto';
 
 import { type Caller, requirePlan, requireUnscoped } from '../auth/caller.js';
