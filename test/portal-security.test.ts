@@ -111,7 +111,8 @@ describe('portal security', () => {
       url: 'https://example.com/hook',
       events: ['message.status'],
     });
-    const epId = /href="\/portal\/webhooks\/([0-9a-f-]{36})"/.exec(ep.text)![1]!;
+    expect(ep.status).toBe(303);
+    const epId = /href="\/portal\/webhooks\/([0-9a-f-]{36})"/.exec((await cb.get('/portal/webhooks')).text)![1]!;
 
     const ca = new PortalClient(svc.url);
     await ca.login('owner-a@example.com');

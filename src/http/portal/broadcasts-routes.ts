@@ -19,7 +19,7 @@ import type { PortalDeps } from './deps.js';
 import { idParam, portalPrincipal, str, tenantOf } from './deps.js';
 import { number, when } from './format.js';
 import { html, type Part } from './html.js';
-import { csrfField, errorBox, gate, notice, page, type PageContext } from './layout.js';
+import { confirmPage, csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
 import { registerUploadRoutes, sendPage } from './portal-plugin.js';
 
 const validate = validatorCompiler({
@@ -265,9 +265,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       <p>Created ${when(b.createdAt)}${b.cancelledAt ? html`, cancelled ${when(b.cancelledAt)}` : ''}</p>
       ${
         b.status === 'active' && ctx.session.role === 'owner'
-          ? html`<form method="post" action="/portal/broadcasts/${b.broadcastId}/cancel">
-              ${csrfField(ctx.session)}<button type="submit" class="danger">Cancel the broadcast</button>
-            </form>`
+          ? html`<p><a href="/portal/broadcasts/${b.broadcastId}/cancel">Cancel the broadcast…</a></p>`
           : ''
       }
       <p>
@@ -288,7 +286,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       page(
         a.ctx,
         'Broadcast',
-        html`${body}
+        html`${doneNotice(request.query, { cancelled: 'Cancelled: messages not yet sent will not be sent.' })}${body}
           <p><a href="/portal/broadcasts/${id}">Reload</a> · <a href="/portal/broadcasts">New broadcast</a></p>`,
       ),
     );
@@ -302,15 +300,31 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       .send((await progress(a.tenant.customerId, idParam(request), a.ctx)).value);
   });
 
+  app.get('/broadcasts/:id/cancel', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated);
+    const b = await deps.broadcasts.get({ customerId: a.tenant.customerId, accountId: null }, idParam(request));
+    return sendPage(
+      reply,
+      confirmPage(
+        a.ctx,
+        'Cancel a broadcast',
+        html`<p>
+          Cancel this broadcast to ${b.recipients} recipient(s)? Messages not yet sent will not be sent; this cannot be
+          undone.
+        </p>`,
+        `/portal/broadcasts/${b.broadcastId}/cancel`,
+        'Cancel the broadcast',
+        `/portal/broadcasts/${b.broadcastId}`,
+      ),
+    );
+  });
+
   app.post('/broadcasts/:id/cancel', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
     await deps.broadcasts.cancel({ customerId: a.tenant.customerId, accountId: null }, id);
-    const body = await progress(a.tenant.customerId, id, a.ctx);
-    return sendPage(
-      reply,
-      page(a.ctx, 'Broadcast', html`${notice('Cancelled: messages not yet sent will not be sent.')}${body}`),
-    );
+    return reply.redirect(`/portal/broadcasts/${id}?done=cancelled`, 303);
   });
 }

@@ -12,7 +12,7 @@ import type { PortalDeps } from './deps.js';
 import { idParam, str, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
 import { type Html, html, type Part } from './html.js';
-import { csrfField, errorBox, gate, notice, page, type PageContext } from './layout.js';
+import { confirmPage, csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
 import { sendPage } from './portal-plugin.js';
 
 const CONDITIONS = ['contains', 'starts_with', 'regex'] as const;
@@ -176,13 +176,7 @@ ${f.numbers.join('\n')}</textarea>
                 html`<li>
                   <strong>${r.name || '(no name)'}</strong>: ${r.condition.type} <code>${r.condition.pattern}</code> →
                   ${r.destination.url} ${r.isActive ? '' : '(inactive)'}
-                  ${
-                    owner
-                      ? html`<form method="post" action="/portal/inbox/rules/${r.id}/delete" class="inline">
-                          ${csrfField(ctx.session)}<button type="submit">Delete</button>
-                        </form>`
-                      : ''
-                  }
+                  ${owner ? html`<a href="/portal/inbox/rules/${r.id}/delete">Delete…</a>` : ''}
                 </li>`,
             )}
           </ul>
@@ -221,7 +215,12 @@ ${f.numbers.join('\n')}</textarea>
   app.get('/inbox', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated);
-    return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, ''));
+    const done = doneNotice(request.query, {
+      'rule-created': 'Rule created.',
+      'rule-deleted': 'Rule deleted.',
+      'filter-saved': 'Filter saved.',
+    });
+    return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, done));
   });
 
   // The sender aggregate is on every plan (GET /inbound-senders/{phone}); shown here with the inbox.
@@ -272,18 +271,41 @@ ${f.numbers.join('\n')}</textarea>
         condition: conditionOf(request.body),
         destination: { type: 'http', url: str(request.body, 'url') },
       });
-      return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, notice('Rule created.')));
+      // Post/redirect/get: a reload must not create the rule (and forward every match) twice.
+      return reply.redirect('/portal/inbox?done=rule-created', 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, errorBox(err)), err.status);
     }
   });
 
+  app.get('/inbox/rules/:id/delete', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated);
+    const id = idParam(request);
+    const rule = (await deps.settings.listRules(a.tenant.customerId)).find((r) => r.id === id);
+    if (!rule) throw errors.notFound();
+    return sendPage(
+      reply,
+      confirmPage(
+        a.ctx,
+        'Delete a forwarding rule',
+        html`<p>
+          Delete the rule <strong>${rule.name || '(no name)'}</strong> (${rule.condition.type}
+          <code>${rule.condition.pattern}</code> → ${rule.destination.url})? Matching messages are no longer forwarded.
+        </p>`,
+        `/portal/inbox/rules/${rule.id}/delete`,
+        'Delete the rule',
+        '/portal/inbox',
+      ),
+    );
+  });
+
   app.post('/inbox/rules/:id/delete', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     await deps.settings.deleteRule(a.tenant.customerId, idParam(request));
-    return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, notice('Rule deleted.')));
+    return reply.redirect('/portal/inbox?done=rule-deleted', 303);
   });
 
   app.post('/inbox/filters/:id', async (request, reply) => {
@@ -299,7 +321,7 @@ ${f.numbers.join('\n')}</textarea>
         .filter((n) => n !== '')
         .map((n, i) => phoneOf(a.tenant, n, `numbers.${i}`));
       await deps.settings.setFilter(a.tenant.customerId, accountId, mode, numbers);
-      return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, notice('Filter saved.')));
+      return reply.redirect('/portal/inbox?done=filter-saved', 303);
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404) throw err;
       return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, errorBox(err)), err.status);

@@ -137,3 +137,36 @@ export function sandboxBadge(sandbox: boolean): Html {
 export function copyButton(targetId: string): Html {
   return html`<button type="button" class="copy" data-copy="${targetId}">Copy</button>`;
 }
+
+/**
+ * The notice a page shows after a form redirected to it (post/redirect/get): `?done=<code>` names
+ * one of the page's fixed messages, so nothing the URL carries is shown as text.
+ */
+export function doneNotice(query: unknown, messages: Record<string, Part>): Part {
+  const done = (query as Record<string, string | undefined> | undefined)?.done;
+  return done !== undefined && Object.hasOwn(messages, done) ? notice(messages[done]) : '';
+}
+
+/**
+ * A confirmation step that works without JavaScript: a page (GET, changes nothing) saying what
+ * the action does, with the one button that POSTs it and a way back.
+ */
+export function confirmPage(
+  ctx: PageContext,
+  title: string,
+  warning: Part,
+  action: string,
+  button: string,
+  back: string,
+): Html {
+  return page(
+    ctx,
+    title,
+    html`<div class="warn" role="alert">${warning}</div>
+      <form method="post" action="${action}" class="inline">
+        ${csrfField(ctx.session)}
+        <button type="submit" class="danger">${button}</button>
+      </form>
+      <a href="${back}">Go back</a>`,
+  );
+}

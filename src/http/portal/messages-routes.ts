@@ -12,7 +12,7 @@ import type { PortalDeps } from './deps.js';
 import { idParam, portalPrincipal, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
 import { type Html, html } from './html.js';
-import { csrfField, errorBox, notice, page, sandboxBadge } from './layout.js';
+import { confirmPage, doneNotice, errorBox, page, sandboxBadge } from './layout.js';
 import { sendPage } from './portal-plugin.js';
 
 type Query = Record<string, string | undefined>;
@@ -32,12 +32,9 @@ const FILTERS = [
 const cancellable = (m: Message, session: Session) =>
   (m.status === 'pending' || m.status === 'queued') && session.role === 'owner';
 
-function cancelForm(m: Message, session: Session): Html {
-  return html`<form method="post" action="/portal/messages/${m.messageId}/cancel">
-    ${csrfField(session)}<button type="submit" class="danger" aria-label="Cancel message ${m.externalId}">
-      Cancel
-    </button>
-  </form>`;
+/** Cancelling asks first: the link leads to a confirmation page whose button does it. */
+function cancelLink(m: Message): Html {
+  return html`<a href="/portal/messages/${m.messageId}/cancel" aria-label="Cancel message ${m.externalId}">Cancel…</a>`;
 }
 
 function timeline(m: Message) {
@@ -106,7 +103,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
                   <td>${m.error ? html`<code>${String(m.error.code)}</code>` : ''}</td>
                   <td>${m.sandbox ? sandboxBadge(true) : 'live'}</td>
                   <td>${m.scheduledAt ? when(m.scheduledAt) : ''}</td>
-                  <td>${cancellable(m, session) ? cancelForm(m, session) : ''}</td>
+                  <td>${cancellable(m, session) ? cancelLink(m) : ''}</td>
                 </tr>`,
             )}
           </tbody>
@@ -172,23 +169,41 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
     );
   });
 
-  app.get('/messages/:id', async (request, reply) =>
-    sendPage(reply, await messagePage(deps, request, idParam(request), html``)),
-  );
+  app.get('/messages/:id', async (request, reply) => {
+    const done = doneNotice(request.query, { cancelled: 'Cancelled: the message will not be sent.' });
+    return sendPage(reply, await messagePage(deps, request, idParam(request), html`${done}`));
+  });
+
+  app.get('/messages/:id/cancel', async (request, reply) => {
+    const { tenant, ctx } = await tenantOf(deps, request);
+    const m = await deps.messages.get({ customerId: tenant.customerId, accountId: null }, idParam(request));
+    return sendPage(
+      reply,
+      confirmPage(
+        ctx,
+        'Cancel a message',
+        html`<p>
+          Cancel the message <strong>${m.externalId}</strong> to ${m.recipient}? It will not be sent; this cannot be
+          undone.
+        </p>`,
+        `/portal/messages/${m.messageId}/cancel`,
+        'Cancel the message',
+        `/portal/messages/${m.messageId}`,
+      ),
+    );
+  });
 
   app.post('/messages/:id/cancel', async (request, reply) => {
     // A viewer's POST never gets here (portal-plugin.ts refuses it).
     const { tenant } = await tenantOf(deps, request);
     const id = idParam(request);
-    let outcome: Html;
     try {
       await deps.messageCancel.cancel({ customerId: tenant.customerId, accountId: null }, id, { liveAllowed: true });
-      outcome = notice('Cancelled: the message will not be sent.');
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      outcome = errorBox(err);
+      return sendPage(reply, await messagePage(deps, request, id, errorBox(err)), err.status);
     }
-    return sendPage(reply, await messagePage(deps, request, id, outcome));
+    return reply.redirect(`/portal/messages/${id}?done=cancelled`, 303);
   });
 }
 
@@ -230,7 +245,7 @@ async function messagePage(deps: PortalDeps, request: FastifyRequest, id: string
               <dd>${v === null ? 'null' : String(v)}</dd>`,
         )}
       </dl>
-      ${cancellable(m, session) ? cancelForm(m, session) : ''}
+      ${cancellable(m, session) ? cancelLink(m) : ''}
       <h2>Timeline</h2>
       <ol class="timeline">
         ${timeline(m).map(([what, at]) => html`<li><time datetime="${at!}">${when(at)}</time> ${what}</li>`)}

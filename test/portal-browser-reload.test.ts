@@ -1,0 +1,183 @@
+// Issue #27, part 1, in chromium: every state-changing form of the portal answers with a redirect
+// (post/redirect/get), so a reload after it repeats nothing; a secret shown once is shown on the
+// page the redirect leads to, read once from the server and gone on reload (never in the URL).
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { checkPage, launchBrowser, loggedIn, text } from './support/browser.js';
+import { startLiveService } from './support/emulator.js';
+import { call, createTenant } from './support/harness.js';
+import { createPortalUser, PASSWORD, PortalClient } from './support/portal.js';
+import { type Receiver, startReceiver } from './support/receiver.js';
+
+describe('portal: a reload after each state-changing action does nothing twice', () => {
+  let live: Awaited<ReturnType<typeof startLiveService>>;
+  let receiver: Receiver;
+  let browser: Browser;
+  let url: string;
+  let pro: Awaited<ReturnType<typeof createTenant>>;
+  const owner = 'owner@reload.example';
+
+  beforeAll(async () => {
+    live = await startLiveService({ UNSAFE_ALLOW_PRIVATE_URLS: 'true' });
+    url = live.svc.url;
+    receiver = await startReceiver();
+    pro = await createTenant(url, { plan: 'pro' });
+    await createPortalUser(url, pro.customerId, owner);
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await receiver?.close();
+    await live?.stop();
+  });
+
+  /** The page after a form landed on a GET address (not the POST's), and a reload of it. */
+  async function landedOnGet(page: Page, path: RegExp) {
+    expect(new URL(page.url()).pathname).toMatch(path);
+    const res = await page.reload();
+    expect(res!.request().method()).toBe('GET');
+    expect(res!.status()).toBe(200);
+  }
+
+  it('creates a key and reveals it: the key is shown once, a reload neither repeats nor shows it', async () => {
+    const page = await loggedIn(browser, url, owner);
+    await page.goto(`${url}/portal/keys`);
+    const rows = page.locator('tbody tr');
+    const before = await rows.count();
+    await page.getByLabel('Name').fill('reload test');
+    await page.getByLabel('Your password (to confirm)').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = await text(page.locator('#shown-key'));
+    expect(key).toMatch(/^ak_live_/);
+    expect(page.url()).not.toContain(key);
+    expect(await rows.count()).toBe(before + 1);
+    await checkPage(page, '30-key-created-once');
+
+    await landedOnGet(page, /^\/portal\/keys$/);
+    expect(await rows.count()).toBe(before + 1);
+    expect(await page.locator('#shown-key').count()).toBe(0);
+    expect(await text(page.getByRole('status'))).toContain('no longer shown');
+    // The key works (it was created once, and only once).
+    expect((await call(url, 'GET', '/chat-accounts', { key })).status).toBe(200);
+
+    const row = page.locator('tr', { hasText: 'reload test' });
+    await row.getByLabel('Password').fill(PASSWORD);
+    await row.getByRole('button', { name: 'Reveal' }).click();
+    expect(await text(page.locator('#shown-key'))).toBe(key);
+    expect(page.url()).not.toContain(key);
+    await landedOnGet(page, /^\/portal\/keys$/);
+    expect(await page.locator('#shown-key').count()).toBe(0);
+    // Back from the reveal does not answer ERR_CACHE_MISS: it is a GET page.
+    await page.goto(`${url}/portal`);
+    const back = await page.goBack();
+    expect(back?.request().method() ?? 'GET').toBe('GET');
+    expect(await page.locator('#shown-key').count()).toBe(0);
+
+    // Revoke: a confirmation page, then a redirect; a reload revokes nothing more.
+    await page.goto(`${url}/portal/keys`);
+    await page.locator('tr', { hasText: 'reload test' }).getByRole('link', { name: 'Revoke…' }).click();
+    await page.getByRole('button', { name: 'Revoke now' }).click();
+    expect(await text(page.getByRole('status'))).toContain('The key is revoked');
+    await landedOnGet(page, /^\/portal\/keys$/);
+    expect((await call(url, 'GET', '/chat-accounts', { key })).status).toBe(401);
+    await page.context().close();
+  });
+
+  it('a shown-once secret is bound to the session that made it', async () => {
+    // One session creates a key and stops at the redirect; another session of the same user
+    // opens the address it names.
+    const client = new PortalClient(url);
+    await client.login(owner);
+    const created = await client.submit('/portal/keys', '/portal/keys', { name: 'bound', password: PASSWORD });
+    expect(created.status).toBe(303);
+    const location = created.headers.get('location')!;
+    expect(location).toMatch(/^\/portal\/keys\?shown=[\w-]{20,}$/);
+    const other = await loggedIn(browser, url, owner);
+    await other.goto(`${url}${location}`);
+    expect(await other.locator('#shown-key').count()).toBe(0);
+    expect(await text(other.getByRole('status'))).toContain('no longer shown');
+    await other.context().close();
+    // Opening it in the other session did not take it from its own; its own reads it once.
+    const first = await client.get(location);
+    expect(first.text).toMatch(/id="shown-key" class="secret">ak_live_/);
+    expect(first.headers.get('cache-control')).toBe('no-store');
+    const second = await client.get(location);
+    expect(second.text).not.toContain('id="shown-key"');
+  });
+
+  it('adds an endpoint and saves it: a reload adds no second endpoint', async () => {
+    const page = await loggedIn(browser, url, owner);
+    await page.goto(`${url}/portal/webhooks`);
+    await page.getByLabel('HTTPS URL').fill(`${receiver.url}/once`);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    expect(await text(page.locator('#secret'))).toMatch(/^whsec_/);
+    await landedOnGet(page, /^\/portal\/webhooks$/);
+    expect(await page.locator('#secret').count()).toBe(0);
+    const listed = await call(url, 'GET', '/webhook-endpoints', { key: pro.key });
+    const mine = (listed.body.webhookEndpoints as { id: string; url: string }[]).filter(
+      (e) => e.url === `${receiver.url}/once`,
+    );
+    expect(mine).toHaveLength(1);
+
+    await page.getByRole('link', { name: `${receiver.url}/once` }).click();
+    await page.getByLabel('Description').fill('saved once');
+    await page.getByRole('button', { name: 'Save' }).click();
+    expect(await text(page.getByRole('status'))).toContain('Saved.');
+    await landedOnGet(page, new RegExp(`^/portal/webhooks/${mine[0]!.id}$`));
+    await page.context().close();
+  });
+
+  it('creates a rule, saves a filter and deletes the rule: a reload repeats none of them', async () => {
+    const page = await loggedIn(browser, url, owner);
+    await page.goto(`${url}/portal/inbox`);
+    await page.getByLabel('Name', { exact: true }).fill('reload-rule');
+    await page.getByLabel('Pattern').fill('HELLO');
+    await page.getByLabel(/Destination URL/).fill(`${receiver.url}/rule`);
+    await page.getByRole('button', { name: 'Create rule' }).click();
+    expect(await text(page.getByRole('status'))).toContain('Rule created.');
+    await landedOnGet(page, /^\/portal\/inbox$/);
+    const rules = async () =>
+      (
+        (await call(url, 'GET', '/forwarding-rules', { key: pro.key })).body.forwardingRules as { name: string }[]
+      ).filter((r) => r.name === 'reload-rule');
+    expect(await rules()).toHaveLength(1);
+
+    const filterForm = page.locator(`form[action="/portal/inbox/filters/${pro.accountId}"]`);
+    await filterForm.getByLabel('Mode').selectOption('blacklist');
+    await filterForm.getByLabel('Numbers, one per line').fill('+14155550199');
+    await filterForm.getByRole('button', { name: 'Save filter' }).click();
+    expect(await text(page.getByRole('status'))).toContain('Filter saved.');
+    await landedOnGet(page, /^\/portal\/inbox$/);
+
+    await page.locator('li', { hasText: 'reload-rule' }).getByRole('link', { name: 'Delete…' }).click();
+    await checkPage(page, '31-rule-delete-confirm');
+    await page.getByRole('button', { name: 'Delete the rule' }).click();
+    expect(await text(page.getByRole('status'))).toContain('Rule deleted.');
+    await landedOnGet(page, /^\/portal\/inbox$/);
+    expect(await rules()).toHaveLength(0);
+    await page.context().close();
+  });
+
+  it('cancels a scheduled message after a confirmation; a reload cancels nothing more', async () => {
+    const sent = await call(url, 'POST', '/messages', {
+      key: pro.key,
+      body: {
+        externalId: 'reload-cancel-1',
+        to: { type: 'phone', phoneE164: '+15551230177' },
+        content: { type: 'text', text: 'later' },
+        sendAt: new Date(Date.now() + 3600_000).toISOString(),
+      },
+    });
+    expect(sent.status).toBe(201);
+    const page = await loggedIn(browser, url, owner);
+    await page.goto(`${url}/portal/messages/${sent.body.messageId}`);
+    await page.getByRole('link', { name: 'Cancel message reload-cancel-1' }).click();
+    await checkPage(page, '32-message-cancel-confirm');
+    await page.getByRole('button', { name: 'Cancel the message' }).click();
+    expect(await text(page.getByRole('status'))).toContain('Cancelled');
+    await landedOnGet(page, new RegExp(`^/portal/messages/${sent.body.messageId}$`));
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await page.context().close();
+  });
+});
