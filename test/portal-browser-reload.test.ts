@@ -4,6 +4,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { verifyWebhookSignature } from '../src/webhooks/signature.js';
 import { checkPage, launchBrowser, loggedIn, text } from './support/browser.js';
 import { startLiveService } from './support/emulator.js';
 import { call, createTenant } from './support/harness.js';
@@ -125,6 +126,44 @@ describe('portal: a reload after each state-changing action does nothing twice',
     await page.getByRole('button', { name: 'Save' }).click();
     expect(await text(page.getByRole('status'))).toContain('Saved.');
     await landedOnGet(page, new RegExp(`^/portal/webhooks/${mine[0]!.id}$`));
+    await page.context().close();
+  });
+
+  it('rotates a secret only after a confirmation; a reload does not rotate again; rotating twice keeps the original secret', async () => {
+    const page = await loggedIn(browser, url, owner);
+    await page.goto(`${url}/portal/webhooks`);
+    await page.getByLabel('HTTPS URL').fill(`${receiver.url}/rotate`);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const original = await text(page.locator('#secret'));
+    await page.getByRole('link', { name: `${receiver.url}/rotate` }).click();
+    const detail = page.url();
+
+    const rotate = async () => {
+      await page.getByRole('link', { name: 'Rotate secret…' }).click();
+      expect(await text(page.getByRole('alert'))).toContain('keeps the oldest secret valid');
+      await checkPage(page, '33-rotate-confirm');
+      await page.getByRole('button', { name: 'Rotate secret' }).click();
+      const secret = await text(page.locator('#secret'));
+      expect(page.url()).not.toContain(secret);
+      await landedOnGet(page, /^\/portal\/webhooks\/[0-9a-f-]{36}$/);
+      expect(await page.locator('#secret').count()).toBe(0);
+      return secret;
+    };
+    // Going back from the confirmation rotates nothing.
+    await page.getByRole('link', { name: 'Rotate secret…' }).click();
+    await page.getByRole('link', { name: 'Go back' }).click();
+    expect(page.url()).toBe(detail);
+
+    const middle = await rotate();
+    const newest = await rotate();
+    expect(new Set([original, middle, newest]).size).toBe(3);
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    const [hit] = await receiver.waitForRequests(1, { filter: (r) => r.path === '/rotate' });
+    const header = String(hit!.headers['x-svc-signature']);
+    // The receiver that never switched keeps verifying; the secret shown in between is dropped.
+    expect(verifyWebhookSignature(hit!.rawBody, header, original)).toBe(true);
+    expect(verifyWebhookSignature(hit!.rawBody, header, newest)).toBe(true);
+    expect(verifyWebhookSignature(hit!.rawBody, header, middle)).toBe(false);
     await page.context().close();
   });
 
