@@ -219,4 +219,79 @@ describe('portal: a reload after each state-changing action does nothing twice',
     expect(await page.getByRole('alert').count()).toBe(0);
     await page.context().close();
   });
+
+  it('keeps "Messages of this broadcast" under other filters, and says why a bad broadcast id or range shows nothing (#27.6)', async () => {
+    const b = await call(url, 'POST', '/messages/broadcast', {
+      key: pro.key,
+      body: {
+        externalId: 'reload-broadcast',
+        content: { type: 'text', text: 'Spring sale' },
+        recipients: [
+          { phoneE164: '+15551239001', externalId: 'rb-1' },
+          { phoneE164: '+15551239002', externalId: 'rb-2' },
+        ],
+      },
+    });
+    expect(b.status).toBe(201);
+    const other = await call(url, 'POST', '/messages', {
+      key: pro.key,
+      body: {
+        externalId: 'not-in-broadcast',
+        to: { type: 'phone', phoneE164: '+15551239003' },
+        content: { type: 'text', text: 'x' },
+      },
+    });
+    expect(other.status).toBe(201);
+    const page = await loggedIn(browser, url, owner);
+    await page.goto(`${url}/portal/broadcasts/${b.body.broadcastId}`);
+    await page.getByRole('link', { name: 'Messages of this broadcast' }).click();
+    const ids = async () => (await page.locator('tbody tr td:nth-child(2)').allInnerTexts()).sort();
+    expect(await ids()).toEqual(['rb-1', 'rb-2']);
+    // Another filter applied: the broadcast's filter stays (in the form, and in the URL).
+    await page.getByLabel('Account').selectOption(pro.accountId);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/chatAccountId=/);
+    expect(new URL(page.url()).searchParams.get('broadcastId')).toBe(b.body.broadcastId);
+    expect(await page.getByLabel('Broadcast').inputValue()).toBe(b.body.broadcastId);
+    expect(await ids()).toEqual(['rb-1', 'rb-2']);
+
+    await page.goto(`${url}/portal/messages?broadcastId=nonsense`);
+    expect(await text(page.getByRole('alert'))).toContain('is not a broadcast id');
+    expect(await page.locator('tbody tr').count()).toBe(0);
+    await page.goto(`${url}/portal/messages?since=2026-11-26T10:00&until=2026-11-25T10:00`);
+    expect(await text(page.getByRole('alert'))).toContain('must not be before');
+    expect(await page.locator('tbody tr').count()).toBe(0);
+    await page.context().close();
+  });
+
+  it('shows a cancelled message as cancelled, with its own status filter; the API keeps failed + CANCELLED (#27.7)', async () => {
+    const sent = await call(url, 'POST', '/messages', {
+      key: pro.key,
+      body: {
+        externalId: 'shown-cancelled',
+        to: { type: 'phone', phoneE164: '+15551239010' },
+        content: { type: 'text', text: 'later' },
+        sendAt: new Date(Date.now() + 3600_000).toISOString(),
+      },
+    });
+    expect((await call(url, 'POST', `/messages/${sent.body.messageId}/cancel`, { key: pro.key })).status).toBe(200);
+    expect((await call(url, 'GET', `/messages/${sent.body.messageId}`, { key: pro.key })).body).toMatchObject({
+      status: 'failed',
+      error: { code: 'CANCELLED' },
+    });
+    const page = await loggedIn(browser, url, owner);
+    await page.goto(`${url}/portal/messages`);
+    expect(await text(page.locator('tr', { hasText: 'shown-cancelled' }).locator('.status'))).toBe('cancelled');
+    await page.getByLabel('Status').selectOption('cancelled');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/status=cancelled/);
+    expect(await page.locator('tr', { hasText: 'shown-cancelled' }).count()).toBe(1);
+    await checkPage(page, '34-messages-cancelled');
+    await page.goto(`${url}/portal/messages?status=failed`);
+    expect(await page.locator('tr', { hasText: 'shown-cancelled' }).count()).toBe(0);
+    await page.goto(`${url}/portal/messages/${sent.body.messageId}`);
+    const fields = await text(page.locator('dl.fields').first());
+    expect(fields).toMatch(/status\s+cancelled/);
+    await page.context().close();
+  });
 });

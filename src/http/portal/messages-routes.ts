@@ -28,6 +28,21 @@ const FILTERS = [
   'until',
 ] as const;
 
+/**
+ * The status as the portal shows it: a message cancelled before it left is `cancelled` (the API
+ * keeps the spec's `failed` with error code CANCELLED or BROADCAST_CANCELLED).
+ */
+function shownStatus(m: Pick<Message, 'status' | 'lastErrorCode'>): string {
+  return m.status === 'failed' && (m.lastErrorCode === 'CANCELLED' || m.lastErrorCode === 'BROADCAST_CANCELLED')
+    ? 'cancelled'
+    : m.status;
+}
+
+/** The status filter: the API's statuses, with `cancelled` apart from `failed`. */
+const SHOWN_STATUSES = [...MESSAGE_STATUSES, 'cancelled'] as const;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** A message that has not left yet can be cancelled, by an owner. */
 const cancellable = (m: Message, session: Session) =>
   (m.status === 'pending' || m.status === 'queued') && session.role === 'owner';
@@ -46,7 +61,7 @@ function timeline(m: Message) {
       ['sent', m.sentAt],
       ['delivered', m.deliveredAt],
       ['read', m.readAt],
-      ['failed', m.failedAt],
+      [shownStatus(m) === 'cancelled' ? 'cancelled' : 'failed', m.failedAt],
     ] as [string, string | null][]
   )
     .filter(([, at]) => at !== null)
@@ -60,17 +75,26 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
     const f = Object.fromEntries(FILTERS.map((k) => [k, q[k] ? q[k]!.trim() : undefined])) as Query;
     let body;
     try {
-      if (f.status && !(MESSAGE_STATUSES as readonly string[]).includes(f.status))
-        throw errors.validation([{ path: 'status', message: `must be one of ${MESSAGE_STATUSES.join(', ')}` }]);
+      if (f.status && !(SHOWN_STATUSES as readonly string[]).includes(f.status))
+        throw errors.validation([{ path: 'status', message: `must be one of ${SHOWN_STATUSES.join(', ')}` }]);
+      if (f.broadcastId && !UUID.test(f.broadcastId))
+        throw errors.validation([
+          { path: 'broadcastId', message: 'is not a broadcast id (open the broadcast and follow its link)' },
+        ]);
+      const since = parseWhen(f.since, 'since');
+      const until = parseWhen(f.until, 'until');
+      if (since && until && since > until)
+        throw errors.validation([{ path: 'until', message: 'must not be before “since”' }]);
       const scope = resolveReadScope(portalPrincipal(session), tenant, f.chatAccountId);
       const result = await deps.messages.list(scope, {
-        status: f.status,
+        status: f.status === 'cancelled' ? 'failed' : f.status,
+        cancelled: f.status === 'cancelled' ? true : f.status === 'failed' ? false : undefined,
         externalId: f.externalId,
         providerMessageId: f.providerMessageId,
-        broadcastId: f.broadcastId && /^[0-9a-f-]{36}$/i.test(f.broadcastId) ? f.broadcastId : undefined,
+        broadcastId: f.broadcastId?.toLowerCase(),
         scheduled: f.scheduled === 'true' ? true : undefined,
-        since: parseWhen(f.since, 'since'),
-        until: parseWhen(f.until, 'until'),
+        since,
+        until,
         limit: 50,
         cursor: q.cursor || undefined,
       });
@@ -99,7 +123,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
                   <td>${when(m.createdAt)}</td>
                   <td><a href="/portal/messages/${m.messageId}">${m.externalId}</a></td>
                   <td>${m.recipient}</td>
-                  <td><span class="status status-${m.status}">${m.status}</span></td>
+                  <td><span class="status status-${shownStatus(m)}">${shownStatus(m)}</span></td>
                   <td>${m.error ? html`<code>${String(m.error.code)}</code>` : ''}</td>
                   <td>${m.sandbox ? sandboxBadge(true) : 'live'}</td>
                   <td>${m.scheduledAt ? when(m.scheduledAt) : ''}</td>
@@ -124,7 +148,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
               <label for="status">Status</label>
               <select id="status" name="status">
                 <option value="">any</option>
-                ${MESSAGE_STATUSES.map((s) => html`<option value="${s}" ${f.status === s ? 'selected' : ''}>${s}</option>`)}
+                ${SHOWN_STATUSES.map((s) => html`<option value="${s}" ${f.status === s ? 'selected' : ''}>${s}</option>`)}
               </select>
             </div>
             <div>
@@ -153,6 +177,10 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
             <div>
               <label for="providerMessageId">providerMessageId</label>
               <input id="providerMessageId" name="providerMessageId" value="${f.providerMessageId ?? ''}" />
+            </div>
+            <div>
+              <label for="broadcastId">Broadcast</label>
+              <input id="broadcastId" name="broadcastId" value="${f.broadcastId ?? ''}" />
             </div>
             <div>
               <label for="since">Since (UTC)</label>
@@ -218,7 +246,7 @@ async function messagePage(deps: PortalDeps, request: FastifyRequest, id: string
     ['externalId', m.externalId],
     ['recipient', m.recipient],
     ['channel', m.channel],
-    ['status', m.status],
+    ['status', shownStatus(m)],
     ['attemptCount', m.attemptCount],
     ['lastErrorCode', m.lastErrorCode],
     ['broadcastId', m.broadcastId],
