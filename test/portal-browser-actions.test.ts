@@ -145,7 +145,8 @@ describe('portal actions in chromium', () => {
       (await call(url, 'GET', `/chat-accounts/${pro.accountId}/inbox-filter`, { key: pro.key })).body;
 
     await saveWhitelist('+14155550101\nnot a number');
-    expect(await text(page.getByRole('alert'))).toContain('numbers.1');
+    // The problem names the line (issue #27.5), not the API's path numbers.1.
+    expect(await text(page.getByRole('alert'))).toContain('Line 2');
     expect((await filterViaApi()).mode).toBe('off');
 
     await saveWhitelist('+14155550101\n+14155550102');

@@ -294,4 +294,59 @@ describe('portal: a reload after each state-changing action does nothing twice',
     expect(fields).toMatch(/status\s+cancelled/);
     await page.context().close();
   });
+
+  it('keeps what was typed when a filter or CSV has a problem, names the line in words, never a raw code (#27.5)', async () => {
+    const page = await loggedIn(browser, url, owner);
+    await page.goto(`${url}/portal/inbox`);
+    const form = page.locator(`form[action="/portal/inbox/filters/${pro.accountId}"]`);
+    const typed = '+14155550101\n+1 415 555 0102\nnot a number\n+14155550104';
+    await form.getByLabel('Mode').selectOption('whitelist');
+    await form.getByLabel('Numbers, one per line').fill(typed);
+    await form.getByRole('button', { name: 'Save filter' }).click();
+    const problem = await text(form.getByRole('alert'));
+    expect(problem).toContain('Line 3');
+    expect(problem).toContain('not a number');
+    expect(await form.getByLabel('Numbers, one per line').inputValue()).toBe(typed);
+    expect(await form.getByLabel('Mode').inputValue()).toBe('whitelist');
+    expect(await form.getByLabel('Numbers, one per line').getAttribute('aria-invalid')).toBe('true');
+    const body = await page.content();
+    for (const raw of ['numbers.', 'validation_error']) expect(body).not.toContain(raw);
+    await checkPage(page, '35-filter-problem');
+    // Fixed, it saves, spaces inside a number included.
+    await form.getByLabel('Numbers, one per line').fill('+14155550101\n+1 415 555 0102');
+    await form.getByRole('button', { name: 'Save filter' }).click();
+    expect(await text(page.getByRole('status'))).toContain('Filter saved.');
+    const saved = await call(url, 'GET', `/chat-accounts/${pro.accountId}/inbox-filter`, { key: pro.key });
+    expect(saved.body.numbers).toEqual(['+14155550101', '+14155550102']);
+
+    // A CSV with a bad phone on line 12 (a header, then ten good rows): the row says line 12, in words.
+    const rows = Array.from({ length: 10 }, (_, i) => `+1555123${String(9100 + i)},r${i}`);
+    await page.goto(`${url}/portal/broadcasts`);
+    await page.getByLabel('Text (for a text broadcast)').fill('Hello');
+    await page.getByLabel(/^Recipients/).fill(['phone,externalId', ...rows, '+12,short'].join('\n'));
+    await page.getByRole('button', { name: 'Check recipients' }).click();
+    const bad = page.locator('tr.bad-row');
+    await bad.first().waitFor();
+    expect(await bad.locator('td').first().innerText()).toBe('12');
+    const why = await bad.locator('td').nth(2).innerText();
+    expect(why).toContain('phone number');
+    expect(why).not.toMatch(/recipients\.|phoneE164/);
+
+    // A plan gate and a wrong login in words, without the API's codes.
+    const starter = await createTenant(url, { plan: 'starter' });
+    await createPortalUser(url, starter.customerId, 'owner@starter-reload.example');
+    const small = await loggedIn(browser, url, 'owner@starter-reload.example');
+    await small.goto(`${url}/portal/webhooks`);
+    expect(await small.content()).not.toContain('feature_not_available');
+    await small.context().close();
+    const context = await browser.newContext();
+    const login = await context.newPage();
+    await login.goto(`${url}/portal/login`);
+    await login.getByLabel('Email').fill(owner);
+    await login.getByLabel('Password').fill('wrong-password-123');
+    await login.getByRole('button', { name: 'Log in' }).click();
+    expect(await text(login.getByRole('alert'))).toBe('Wrong email or password.');
+    await context.close();
+    await page.context().close();
+  });
 });

@@ -53,6 +53,28 @@ function contentOf(body: unknown) {
   return { type: 'text', text: str(body, 'text') };
 }
 
+/** The compose form's labels for the API's paths. */
+const BROADCAST_LABELS: Record<string, string> = {
+  chatAccountId: 'Account',
+  content: 'Content',
+  'content.text': 'Text',
+  'content.template.name': 'Template name',
+  'content.template.language': 'Template language',
+  'content.template.components.body': 'Template body values',
+  recipients: 'Recipients',
+};
+
+/** The words a row's problem is shown in: the column the customer wrote, not the API's path (recipients.10.phoneE164). */
+function rowProblem(field: string, message: string): string {
+  if (field === 'phoneE164')
+    return /pattern|format/.test(message)
+      ? 'The phone number is not in international form (such as +14155550101).'
+      : `The phone number ${message}.`;
+  if (field === 'externalId') return `The reference (second column) ${message}.`;
+  if (field === '') return `This row ${message}.`;
+  return `${field.replace(/([a-z])([A-Z])/g, '$1 $2').replaceAll('.', ' ')} ${message}.`;
+}
+
 export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps): void {
   async function allowed(request: FastifyRequest) {
     const t = await tenantOf(deps, request);
@@ -156,8 +178,9 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
     const rowProblems = new Map<number, string[]>();
     const general: Problem[] = [];
     for (const p of problems) {
-      const m = /^recipients\.(\d+)(\.|$)/.exec(p.path);
-      if (m) rowProblems.set(Number(m[1]), [...(rowProblems.get(Number(m[1])) ?? []), `${p.path} ${p.message}`]);
+      const m = /^recipients\.(\d+)(?:\.(.*))?$/.exec(p.path);
+      if (m)
+        rowProblems.set(Number(m[1]), [...(rowProblems.get(Number(m[1])) ?? []), rowProblem(m[2] ?? '', p.message)]);
       else general.push(p);
     }
     rows.forEach((_r, i) => {
@@ -169,7 +192,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
     });
     const good = rows.filter((_r, i) => !rowProblems.has(i));
     const usage = await deps.usage.get({ customerId: a.tenant.customerId, plan: a.tenant.plan, accountId: null });
-    const top = html`${general.length > 0 ? errorBox(errors.validation(general)) : ''}
+    const top = html`${general.length > 0 ? errorBox(errors.validation(general), BROADCAST_LABELS) : ''}
       <section aria-labelledby="check-h">
         <h2 id="check-h">Recipients checked</h2>
         <p>

@@ -64,7 +64,21 @@ export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): voi
     }
   }
 
-  async function inboxPage(request: FastifyRequest, ctx: PageContext, tenant: Tenant, top: Part) {
+  /** A filter form sent back with a problem: what was typed, and the problem beside its field. */
+  type FilterDraft = {
+    accountId: string;
+    mode: string;
+    numbers: string;
+    problem: { field: 'mode' | 'numbers'; text: string };
+  };
+
+  async function inboxPage(
+    request: FastifyRequest,
+    ctx: PageContext,
+    tenant: Tenant,
+    top: Part,
+    draft: FilterDraft | null = null,
+  ) {
     const q = request.query as Record<string, string | undefined>;
     let list: Part;
     try {
@@ -154,17 +168,27 @@ export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): voi
           <h2 id="filter-h">Inbox whitelist / blacklist</h2>
           ${filters.map((f, i) => {
             const a = tenant.accounts[i]!;
+            // A form sent back with a problem keeps what was typed, the problem beside its field.
+            const d = draft?.accountId === a.id ? draft : null;
+            const mode = d ? d.mode : f.mode;
+            const fieldError = (field: 'mode' | 'numbers') =>
+              d?.problem.field === field
+                ? html`<p class="field-error" id="${field}-${i}-error" role="alert">${d.problem.text}</p>`
+                : '';
+            const invalid = (field: 'mode' | 'numbers') =>
+              d?.problem.field === field ? html`aria-invalid="true" aria-describedby="${field}-${i}-error"` : '';
             return html`<form method="post" action="/portal/inbox/filters/${a.id}" class="stack">
               ${csrfField(ctx.session)}
               <h3>${a.displayName} (${a.phoneNumber})</h3>
               <label for="mode-${i}">Mode</label>
-              <select id="mode-${i}" name="mode" ${owner ? '' : 'disabled'}>
-                ${['off', 'whitelist', 'blacklist'].map((m) => html`<option value="${m}" ${f.mode === m ? 'selected' : ''}>${m}</option>`)}
+              <select id="mode-${i}" name="mode" ${owner ? '' : 'disabled'} ${invalid('mode')}>
+                ${['off', 'whitelist', 'blacklist'].map((m) => html`<option value="${m}" ${mode === m ? 'selected' : ''}>${m}</option>`)}
               </select>
+              ${fieldError('mode')}
               <label for="numbers-${i}">Numbers, one per line</label>
-              <textarea id="numbers-${i}" name="numbers" rows="3" ${owner ? '' : 'readonly'}>
-${f.numbers.join('\n')}</textarea>
-              ${owner ? html`<button type="submit">Save filter</button>` : ''}
+              <textarea id="numbers-${i}" name="numbers" rows="3" ${owner ? '' : 'readonly'} ${invalid('numbers')}>
+${d ? d.numbers : f.numbers.join('\n')}</textarea>
+              ${fieldError('numbers')} ${owner ? html`<button type="submit">Save filter</button>` : ''}
             </form>`;
           })}
         </section>
@@ -311,20 +335,40 @@ ${f.numbers.join('\n')}</textarea>
   app.post('/inbox/filters/:id', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
+    const accountId = accountOf(a.tenant, idParam(request));
+    const mode = str(request.body, 'mode');
+    const typed = str(request.body, 'numbers');
+    const refuse = async (field: 'mode' | 'numbers', text: string) =>
+      sendPage(
+        reply,
+        await inboxPage(request, a.ctx, a.tenant, '', { accountId, mode, numbers: typed, problem: { field, text } }),
+        400,
+      );
+    if (!['off', 'whitelist', 'blacklist'].includes(mode)) return refuse('mode', 'Choose off, whitelist or blacklist.');
+    // One number per line (a line may also hold several, separated by commas); spaces inside a
+    // number are fine. A problem names its line, as the customer sees the field.
+    const numbers: string[] = [];
+    const lines = typed.split(/\r?\n/);
+    for (const [i, line] of lines.entries()) {
+      for (const part of line.split(',').map((p) => p.trim())) {
+        if (part === '') continue;
+        const e164 = normalizePhone(part, a.tenant.defaultCountry);
+        if (!e164)
+          return refuse(
+            'numbers',
+            `Line ${i + 1}: “${part.slice(0, 40)}” is not a phone number. Write it in international form, such as +14155550101${a.tenant.defaultCountry ? ', or as a national number' : ''}.`,
+          );
+        numbers.push(e164);
+      }
+    }
     try {
-      const accountId = accountOf(a.tenant, idParam(request));
-      const mode = str(request.body, 'mode');
-      if (!['off', 'whitelist', 'blacklist'].includes(mode))
-        throw errors.validation([{ path: 'mode', message: 'must be one of off, whitelist, blacklist' }]);
-      const numbers = str(request.body, 'numbers')
-        .split(/[\s,]+/)
-        .filter((n) => n !== '')
-        .map((n, i) => phoneOf(a.tenant, n, `numbers.${i}`));
       await deps.settings.setFilter(a.tenant.customerId, accountId, mode, numbers);
-      return reply.redirect('/portal/inbox?done=filter-saved', 303);
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404) throw err;
-      return sendPage(reply, await inboxPage(request, a.ctx, a.tenant, errorBox(err)), err.status);
+      const detail = (err.body().details as { message: string }[] | undefined)?.[0]?.message;
+      const message = typeof err.body().message === 'string' ? (err.body().message as string) : undefined;
+      return refuse('numbers', detail ?? message ?? 'These numbers could not be saved.');
     }
+    return reply.redirect('/portal/inbox?done=filter-saved', 303);
   });
 }

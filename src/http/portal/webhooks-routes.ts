@@ -30,6 +30,9 @@ function listOf(body: unknown, name: string): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : [];
 }
 
+/** The endpoint forms' labels for the API's paths. */
+const ENDPOINT_LABELS: Record<string, string> = { url: 'HTTPS URL', events: 'Events', description: 'Description' };
+
 const validateCreate = compile(CreateEndpointSchema);
 const validateUpdate = compile(UpdateEndpointSchema);
 
@@ -276,7 +279,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
       return reply.redirect(`/portal/webhooks?shown=${shown}`, 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      return sendPage(reply, await listPage(a.ctx, a.tenant.customerId, errorBox(err)), err.status);
+      return sendPage(reply, await listPage(a.ctx, a.tenant.customerId, errorBox(err, ENDPOINT_LABELS)), err.status);
     }
   });
 
@@ -311,7 +314,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404) throw err;
       const status = err.status === 401 ? 403 : err.status;
-      return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, id, errorBox(err)), status);
+      return sendPage(reply, await detailPage(a.ctx, a.tenant.customerId, id, errorBox(err, ENDPOINT_LABELS)), status);
     }
   });
 
