@@ -169,6 +169,13 @@ export function confirmPage(
   button: string,
   back: string,
 ): Html {
+  if (ctx.session.role !== 'owner')
+    return page(
+      ctx,
+      title,
+      html`<p role="alert">Your role is <strong>viewer</strong>: an owner of your account can do this.</p>
+        <a href="${back}">Go back</a>`,
+    );
   return page(
     ctx,
     title,
