@@ -263,7 +263,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     ok: { 200: 'WebhookEndpointWithSecret' },
     errors: endpointGate,
     description:
-      'A new secret, returned once. For 24 hours (`previousSecretExpiresAt`) every delivery is signed with both secrets: `x-svc-signature` carries two `v1=` values. A second rotation inside the overlap keeps the oldest still-valid secret (and its expiry) and replaces only the newer one.',
+      'A new secret, returned once. For 24 hours (`previousSecretExpiresAt`) every delivery is signed with both secrets: `x-svc-signature` carries two `v1=` values.',
   },
   'POST /webhook-endpoints/{id}/test': {
     operationId: 'testWebhookEndpoint',
