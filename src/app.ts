@@ -207,6 +207,7 @@ export async function createApp(
   });
   const sessions = createSessionService({
     db,
+    sealer,
     idleMinutes: config.portalSessionIdleMinutes,
     absoluteHours: config.portalSessionAbsoluteHours,
   });

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { runAdminCli } from '../src/admin/admin-cli.js';
-import { SEALED_COLUMNS, sealedAt } from '../src/secrets/sealed-columns.js';
+import { keyOf, SEALED_COLUMNS, sealedAt } from '../src/secrets/sealed-columns.js';
 import { createSealer, keyIdOf } from '../src/shared/crypto.js';
 import { type Emulator, providerEnv, startEmulator } from './support/emulator.js';
 import {
@@ -162,7 +162,7 @@ describe(`encryption keys: check at start, rotation with rekey, values bound to 
     let checked = 0;
     for (const c of SEALED_COLUMNS) {
       const rows = await rotating.db.query<{ id: string; v: string }>(
-        `SELECT id::text AS id, ${c.column} AS v FROM ${c.table} WHERE ${c.column} IS NOT NULL`,
+        `SELECT ${keyOf(c).column}::text AS id, ${c.column} AS v FROM ${c.table} WHERE ${c.column} IS NOT NULL`,
       );
       for (const r of rows) {
         expect(r.v.startsWith(`v2.${keyIdOf(bytes(KEY_B))}.`), `${c.table}.${c.column}`).toBe(true);

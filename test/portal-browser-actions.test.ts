@@ -62,6 +62,8 @@ describe('portal actions in chromium', () => {
     expect(saved.body.events).not.toContain('message.inbound');
     expect(saved.body.events).toContain('message.status');
 
+    // Rotating asks first (issue #27.2), then shows the new secret once.
+    await page.getByRole('link', { name: 'Rotate secret…' }).click();
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     const secret = (await text(page.locator('#secret'))).match(/whsec_\S+/)![0];
     expect(secret).not.toBe(firstSecret);
@@ -122,7 +124,8 @@ describe('portal actions in chromium', () => {
     expect(rule?.condition).toMatchObject({ type: 'starts_with', pattern: 'ORDER' });
     await checkPage(page, '22-inbox-rule');
 
-    await page.locator('li', { hasText: 'orders' }).getByRole('button', { name: 'Delete' }).click();
+    await page.locator('li', { hasText: 'orders' }).getByRole('link', { name: 'Delete…' }).click();
+    await page.getByRole('button', { name: 'Delete the rule' }).click();
     expect(await text(page.getByRole('status'))).toContain('Rule deleted.');
     const after = await call(url, 'GET', '/forwarding-rules', { key: pro.key });
     expect((after.body.forwardingRules as { id: string }[]).map((r) => r.id)).not.toContain(rule!.id);
@@ -142,7 +145,8 @@ describe('portal actions in chromium', () => {
       (await call(url, 'GET', `/chat-accounts/${pro.accountId}/inbox-filter`, { key: pro.key })).body;
 
     await saveWhitelist('+14155550101\nnot a number');
-    expect(await text(page.getByRole('alert'))).toContain('numbers.1');
+    // The problem names the line (issue #27.5), not the API's path numbers.1.
+    expect(await text(page.getByRole('alert'))).toContain('Line 2');
     expect((await filterViaApi()).mode).toBe('off');
 
     await saveWhitelist('+14155550101\n+14155550102');
@@ -177,7 +181,8 @@ describe('portal actions in chromium', () => {
       .locator('form', { has: page.locator(`#n-${accountId}`) })
       .getByRole('button', { name: 'Create template' })
       .click();
-    expect(await text(page.getByRole('status'))).toContain('Template portal_order_ready created');
+    expect(await text(page.getByRole('status'))).toContain('Template created');
+    expect(await text(page.locator('tr', { hasText: 'portal_order_ready' }))).toContain('portal_order_ready');
     await checkPage(page, '23-template-created');
     const reader = await createKey(url, pro.customerId, { templateAccess: 'read' });
     const listed = await call(url, 'GET', `/chat-accounts/${accountId}/templates`, { key: reader });
@@ -215,11 +220,14 @@ describe('portal broadcast cancel in chromium (API role only: nothing is sent me
     const broadcastId = page.url().split('/').pop()!;
     expect(await text(page.locator('.bstatus'))).toBe('active');
 
+    await page.getByRole('link', { name: 'Cancel the broadcast…' }).click();
     await page.getByRole('button', { name: 'Cancel the broadcast' }).click();
     expect(await text(page.getByRole('status'))).toContain('Cancelled');
+    // Post/redirect/get: a reload shows the broadcast, it does not cancel again.
+    expect((await page.reload())!.request().method()).toBe('GET');
     expect(await text(page.locator('.bstatus'))).toBe('cancelled');
     await checkPage(page, '24-broadcast-cancelled');
-    expect(await page.getByRole('button', { name: 'Cancel the broadcast' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Cancel the broadcast…' }).count()).toBe(0);
 
     const b = await call(svc.url, 'GET', `/broadcasts/${broadcastId}`, { key: t.key });
     expect(b.body).toMatchObject({ status: 'cancelled', cancelledMessages: 3 });

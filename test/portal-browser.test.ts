@@ -136,7 +136,8 @@ describe('portal in chromium', () => {
     const row = page.locator('tr', { hasText: 'portal-scheduled-1' });
     expect(await text(row)).toContain('pending');
     await checkPage(page, '05b-messages-scheduled');
-    await row.getByRole('button', { name: 'Cancel message portal-scheduled-1' }).click();
+    await row.getByRole('link', { name: 'Cancel message portal-scheduled-1' }).click();
+    await page.getByRole('button', { name: 'Cancel the message' }).click();
     expect(await text(page.getByRole('status'))).toContain('Cancelled');
     const after = await call(url, 'GET', `/messages/${sent.body.messageId}`, { key: pro.key });
     expect(after.body).toMatchObject({ status: 'failed', error: { code: 'CANCELLED' } });

@@ -178,7 +178,8 @@ describe('portal password re-checks, bodies, dates and cookies', () => {
     expect(wrong.status).toBe(403);
     expect(await count()).toBe(before);
     const ok = await owner.submit('/portal/keys', '/portal/keys', { name: 'confirmed', password: PASSWORD });
-    expect(ok.status).toBe(201);
+    // Post/redirect/get (issue #27.1): the new key is shown on the page the redirect names.
+    expect(ok.status).toBe(303);
     expect(await count()).toBe(before + 1);
     const actions = (await auditActions(svc, t.customerId)).map((a) => a.action);
     expect(actions.filter((a) => a === 'key.create_failed')).toHaveLength(2);
@@ -190,8 +191,9 @@ describe('portal password re-checks, bodies, dates and cookies', () => {
       url: 'https://hooks.example.com/old',
       events: ['message.status'],
     });
-    expect(created.status).toBe(201);
-    const id = /href="\/portal\/webhooks\/([0-9a-f-]{36})"/.exec(created.text)![1]!;
+    expect(created.status).toBe(303);
+    const listed = await owner.get(created.headers.get('location')!);
+    const id = /href="\/portal\/webhooks\/([0-9a-f-]{36})"/.exec(listed.text)![1]!;
     const path = `/portal/webhooks/${id}`;
     const url = async () => (await call(svc.url, 'GET', `/webhook-endpoints/${id}`, { key: t.key })).body.url;
 
@@ -208,14 +210,14 @@ describe('portal password re-checks, bodies, dates and cookies', () => {
       events: ['message.status'],
       isActive: 'true',
     });
-    expect(described.status).toBe(200);
+    expect(described.status).toBe(303);
     const moved = await owner.submit(path, path, {
       url: 'https://hooks.example.com/new',
       events: ['message.status'],
       isActive: 'true',
       password: PASSWORD,
     });
-    expect(moved.status).toBe(200);
+    expect(moved.status).toBe(303);
     expect(await url()).toBe('https://hooks.example.com/new');
     const audit = await auditActions(svc, t.customerId);
     expect(audit).toContainEqual({ action: 'webhook.url_change_failed', target: id });

@@ -213,23 +213,27 @@ describe('portal: scheduled messages and their cancel button', () => {
     expect(list.text).toContain('portal-later');
     expect(list.text).not.toContain('portal-now');
     const action = `/portal/messages/${later.body.messageId}/cancel`;
-    expect(list.text).toContain(`action="${action}"`);
+    // The list links to a confirmation page whose form posts the cancel (issue #27.7).
+    expect(list.text).toContain(`href="${action}"`);
+    expect((await owner.get(action)).text).toContain(`action="${action}"`);
 
     // Without the page's token the form is refused and nothing changes.
     expect((await owner.post(action, { _csrf: 'forged' })).status).toBe(403);
     expect((await statusOf(svc, t.key, 'portal-later')).status).toBe('pending');
 
     const done = await owner.submit('/portal/messages?scheduled=true', action, {});
-    expect(done.status).toBe(200);
-    expect(done.text).toContain('Cancelled: the message will not be sent.');
+    expect(done.status).toBe(303);
+    expect((await owner.get(done.headers.get('location')!)).text).toContain('Cancelled: the message will not be sent.');
     expect((await statusOf(svc, t.key, 'portal-later')).error.code).toBe('CANCELLED');
     expect((await owner.get('/portal/messages?scheduled=true')).text).not.toContain('portal-later');
-    // Again: the service's 200 (same record), shown with the failed message.
-    expect((await owner.submit(`/portal/messages/${later.body.messageId}`, action, {})).status).toBe(200);
+    // Again: the service's 200 (same record); the form redirects to the message as before.
+    expect((await owner.submit(`/portal/messages/${later.body.messageId}`, action, {})).status).toBe(303);
 
     const viewer = new PortalClient(svc.url);
     await viewer.login('viewer@sched.example');
     expect((await viewer.get('/portal/messages')).text).not.toContain('/cancel"');
+    // The confirmation page has no form for a viewer (the POST would be refused anyway).
+    expect((await viewer.get(action)).text).not.toContain(`action="${action}"`);
   });
 });
 

@@ -1017,6 +1017,45 @@ describe('webhooks', () => {
       expect(verifyWebhookSignature(r2!.rawBody, String(r2!.headers['x-svc-signature']), oldSecret)).toBe(false);
       checkSignedEnvelope(r2!, newSecret);
     });
+
+    it('a second rotation inside the overlap keeps the oldest secret (and its expiry), replacing only the newer one', async () => {
+      const t = await createTenant(svc.url, { plan: 'pro' });
+      const rx = await newReceiver();
+      const e = await createEndpoint(t.key, { url: `${rx.url}/twice` });
+      const original: string = e.secret;
+      const first = await api(t.key, 'POST', `/webhook-endpoints/${e.id}/rotate-secret`);
+      const second = await api(t.key, 'POST', `/webhook-endpoints/${e.id}/rotate-secret`);
+      expect(second.status).toBe(200);
+      expect(sorted(Object.keys(second.body))).toEqual(sorted([...ENDPOINT_KEYS, 'secret', 'previousSecretExpiresAt']));
+      // The overlap is not extended: the original secret still expires when the first rotation said.
+      expect(second.body.previousSecretExpiresAt).toBe(first.body.previousSecretExpiresAt);
+      const middle: string = first.body.secret;
+      const newest: string = second.body.secret;
+      expect(new Set([original, middle, newest]).size).toBe(3);
+
+      await sendTest(t.key, e.id);
+      const [r] = await rx.waitForRequests(1);
+      const header = String(r!.headers['x-svc-signature']);
+      const { t: ts, v1 } = parseSignature(header);
+      expect(sorted(v1)).toEqual(sorted([hmacHex(newest, ts, r!.rawBody), hmacHex(original, ts, r!.rawBody)]));
+      expect(verifyWebhookSignature(r!.rawBody, header, original)).toBe(true);
+      expect(verifyWebhookSignature(r!.rawBody, header, newest)).toBe(true);
+      expect(verifyWebhookSignature(r!.rawBody, header, middle)).toBe(false);
+
+      // After the overlap a rotation starts a new one, keeping the secret it replaces.
+      await svc.db.query(
+        `UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`,
+        [e.id],
+      );
+      const third = await api(t.key, 'POST', `/webhook-endpoints/${e.id}/rotate-secret`);
+      expect(Date.parse(third.body.previousSecretExpiresAt)).toBeGreaterThan(Date.now() + 23 * 3600_000);
+      await sendTest(t.key, e.id);
+      const [, r2] = await rx.waitForRequests(2);
+      const h2 = String(r2!.headers['x-svc-signature']);
+      expect(verifyWebhookSignature(r2!.rawBody, h2, newest)).toBe(true);
+      expect(verifyWebhookSignature(r2!.rawBody, h2, third.body.secret)).toBe(true);
+      expect(verifyWebhookSignature(r2!.rawBody, h2, original)).toBe(false);
+    });
   });
 });
 

@@ -5,6 +5,7 @@ import { type Caller, readScope, type Scope } from '../auth/caller.js';
 import type { Db, Queryable } from '../db/db.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
+import { SEND_ERROR_CODES } from '../shared/vocab.js';
 import { type Message, MESSAGE_COLUMNS, toMessage } from './message-view.js';
 
 export type { Scope };
@@ -18,11 +19,16 @@ export type ListFilter = {
   broadcastId?: string;
   /** true: only scheduled sends still waiting for their time; false: every other message. */
   scheduled?: boolean;
+  /** true: only messages that ended failed because they were cancelled (alone or with their broadcast); false: every other message. */
+  cancelled?: boolean;
   since?: Date;
   until?: Date;
   limit: number;
   cursor?: string;
 };
+
+/** A message cancelled before it left: failed with CANCELLED or BROADCAST_CANCELLED (the spec's codes, fixed strings). */
+const CANCELLED = `status = 'failed' AND last_error_code IN ('${SEND_ERROR_CODES.CANCELLED}', '${SEND_ERROR_CODES.BROADCAST_CANCELLED}')`;
 
 /** A scheduled send not picked up yet (the index messages_scheduled_at holds every scheduled send; this filters it). */
 const WAITING_FOR_SCHEDULE = `scheduled_at IS NOT NULL AND status = 'pending'`;
@@ -102,6 +108,7 @@ export function createMessageQueries(db: Db) {
       if (f.channel !== undefined) add((n) => `channel = ${n}`, f.channel);
       if (f.broadcastId !== undefined) add((n) => `broadcast_id = ${n}::uuid`, f.broadcastId);
       if (f.scheduled !== undefined) where.push(`${f.scheduled ? '' : 'NOT '}(${WAITING_FOR_SCHEDULE})`);
+      if (f.cancelled !== undefined) where.push(`${f.cancelled ? '' : 'NOT '}(${CANCELLED})`);
       if (f.since !== undefined) add((n) => `created_at >= ${n}::timestamptz`, f.since.toISOString());
       if (f.until !== undefined) add((n) => `created_at <= ${n}::timestamptz`, f.until.toISOString());
       if (f.cursor !== undefined) {

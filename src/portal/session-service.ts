@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 
 import type { Db } from '../db/db.js';
-import { sha256Hex } from '../shared/crypto.js';
+import { type SealedAt, type Sealer, sha256Hex } from '../shared/crypto.js';
 import type { PortalRole } from './user-service.js';
 
 export type Session = {
@@ -19,9 +19,15 @@ export type Session = {
 /** last_seen_at is written at most this often per session (a page view costs no write). */
 const TOUCH_EVERY_MS = 60_000;
 
+/** How long a secret waits for the page that shows it once (the redirect's GET follows at once). */
+const SHOWN_ONCE_MINUTES = 10;
+
+/** A shown-once value is bound to its row (its hashed id), as every sealed value is. */
+const shownOnceAt = (id: string): SealedAt => ({ table: 'portal_shown_once', column: 'value_enc', id: sha256Hex(id) });
+
 export type SessionService = ReturnType<typeof createSessionService>;
 
-export function createSessionService(deps: { db: Db; idleMinutes: number; absoluteHours: number }) {
+export function createSessionService(deps: { db: Db; sealer: Sealer; idleMinutes: number; absoluteHours: number }) {
   const { db } = deps;
   return {
     /** A fresh session for a user who just proved who they are; `previous` (a presented cookie) ends. */
@@ -73,6 +79,44 @@ export function createSessionService(deps: { db: Db; idleMinutes: number; absolu
 
     async destroy(id: string): Promise<void> {
       await db.query('DELETE FROM portal_sessions WHERE id_hash = $1', [sha256Hex(id)]);
+    },
+
+    /**
+     * Keeps a secret for the one page that shows it after a form's redirect: sealed, bound to the
+     * session `sessionId`, readable once. Returns the unguessable id the redirect names (the
+     * secret itself never goes into a URL).
+     */
+    async stash(sessionId: string, kind: string, value: string): Promise<string> {
+      const id = crypto.randomBytes(24).toString('base64url');
+      await db.query(`DELETE FROM portal_shown_once WHERE session_hash = $1 AND expires_at < now()`, [
+        sha256Hex(sessionId),
+      ]);
+      await db.query(
+        `INSERT INTO portal_shown_once (id_hash, session_hash, kind, value_enc, expires_at)
+         VALUES ($1, $2, $3, $4, now() + make_interval(mins => $5))`,
+        [sha256Hex(id), sha256Hex(sessionId), kind, deps.sealer.seal(value, shownOnceAt(id)), SHOWN_ONCE_MINUTES],
+      );
+      return id;
+    },
+
+    /**
+     * The stashed secret of `id` if this session made it, its kind starts with `kindPrefix` and it
+     * is still there; deleted as it is read (a reload finds nothing).
+     */
+    async takeStashed(
+      sessionId: string,
+      id: string,
+      kindPrefix: string,
+    ): Promise<{ kind: string; value: string } | null> {
+      if (id.length < 20 || id.length > 100) return null;
+      const rows = await db.query<{ kind: string; value_enc: string; expires_at: Date }>(
+        `DELETE FROM portal_shown_once WHERE id_hash = $1 AND session_hash = $2 AND starts_with(kind, $3)
+         RETURNING kind, value_enc, expires_at`,
+        [sha256Hex(id), sha256Hex(sessionId), kindPrefix],
+      );
+      const r = rows[0];
+      if (!r || r.expires_at.getTime() < Date.now()) return null;
+      return { kind: r.kind, value: deps.sealer.open(r.value_enc, shownOnceAt(id)) };
     },
 
     /** Log out everywhere: every session of the user, in every process, ends now. */

@@ -4,7 +4,7 @@
 // starting and then failing every send on a token it cannot open.
 import type { Db, Queryable } from '../db/db.js';
 import type { Sealer } from '../shared/crypto.js';
-import { SEALED_COLUMNS, sealedAt } from './sealed-columns.js';
+import { keyOf, SEALED_COLUMNS, sealedAt } from './sealed-columns.js';
 
 const LOCK_KEY = 727_002; // arbitrary, constant: the key-state lock (migrations use 727_001)
 
@@ -29,7 +29,7 @@ export async function readKeyState(db: Pick<Queryable, 'query'>): Promise<KeySta
 async function opensExisting(tx: Queryable, sealer: Sealer): Promise<boolean> {
   for (const c of SEALED_COLUMNS) {
     const rows = await tx.query<{ id: string; sealed: string }>(
-      `SELECT id::text AS id, ${c.column} AS sealed FROM ${c.table} WHERE ${c.column} IS NOT NULL LIMIT 1`,
+      `SELECT ${keyOf(c).column}::text AS id, ${c.column} AS sealed FROM ${c.table} WHERE ${c.column} IS NOT NULL LIMIT 1`,
     );
     const r = rows[0];
     if (!r) continue;

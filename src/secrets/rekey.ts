@@ -7,7 +7,7 @@ import type { Db } from '../db/db.js';
 import type { Sealer } from '../shared/crypto.js';
 import { operatorErrors } from '../shared/errors.js';
 import { readKeyState } from './key-check.js';
-import { SEALED_COLUMNS, sealedAt } from './sealed-columns.js';
+import { keyOf, SEALED_COLUMNS, sealedAt } from './sealed-columns.js';
 
 const BATCH = 200;
 
@@ -50,11 +50,13 @@ export function createRekey(deps: { db: Db; sealer: Sealer }) {
       let resealed = 0;
       let unreadable = 0;
       for (const c of SEALED_COLUMNS) {
-        let after = '00000000-0000-0000-0000-000000000000';
+        const key = keyOf(c);
+        let after = key.first;
         for (;;) {
           const rows = await db.query<{ id: string; sealed: string }>(
-            `SELECT id::text AS id, ${c.column} AS sealed FROM ${c.table}
-              WHERE ${c.column} IS NOT NULL AND ${c.column} NOT LIKE $1 AND id > $2::uuid ORDER BY id LIMIT ${BATCH}`,
+            `SELECT ${key.column}::text AS id, ${c.column} AS sealed FROM ${c.table}
+              WHERE ${c.column} IS NOT NULL AND ${c.column} NOT LIKE $1 AND ${key.column} > $2::${key.type}
+              ORDER BY ${key.column} LIMIT ${BATCH}`,
             [notCurrent, after],
           );
           for (const r of rows) {
@@ -66,7 +68,7 @@ export function createRekey(deps: { db: Db; sealer: Sealer }) {
               continue;
             }
             const changed = await db.query(
-              `UPDATE ${c.table} SET ${c.column} = $3 WHERE id = $1::uuid AND ${c.column} = $2 RETURNING id`,
+              `UPDATE ${c.table} SET ${c.column} = $3 WHERE ${key.column} = $1::${key.type} AND ${c.column} = $2 RETURNING 1`,
               [r.id, r.sealed, sealer.seal(plain, sealedAt(c, r.id))],
             );
             resealed += changed.length;

@@ -7,6 +7,14 @@ export type SealedColumn = {
   column: string;
   /** The column named in the associated data (a previous secret keeps its binding as the secret). */
   boundAs?: string;
+  /** The row's key, bound as its id: `id` (uuid) unless named here. */
+  key?: { column: string; type: 'uuid' | 'text' };
+};
+
+/** The key column of a sealed column's rows, its type, and where a scan in key order starts. */
+export const keyOf = (c: SealedColumn) => {
+  const key = c.key ?? { column: 'id', type: 'uuid' as const };
+  return { ...key, first: key.type === 'uuid' ? '00000000-0000-0000-0000-000000000000' : '' };
 };
 
 export const SEALED_COLUMNS: readonly SealedColumn[] = [
@@ -18,6 +26,8 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
   // the second while rekey runs is still found.
   { table: 'webhook_endpoints', column: 'secret_enc' },
   { table: 'webhook_endpoints', column: 'previous_secret_enc', boundAs: 'secret_enc' },
+  // A secret the portal shows once after a redirect (minutes at most), bound to its hashed id.
+  { table: 'portal_shown_once', column: 'value_enc', key: { column: 'id_hash', type: 'text' } },
 ];
 
 export const sealedAt = (c: SealedColumn, id: string): SealedAt => ({

@@ -102,7 +102,7 @@ export function createEndpointService(deps: Deps) {
       if (rows.length === 0) throw errors.webhookEndpointNotFound();
     },
 
-    /** A new secret, shown once; the previous one keeps signing for 24 hours. */
+    /** A new secret, shown once; the previous one keeps signing for 24 hours (the oldest, if rotated twice). */
     rotateSecret: (caller: Caller, id: string) => rotateSecret(deps, ownerOf(caller), id),
 
     /** Queues a webhook.test event to this endpoint alone (active or not). */
@@ -208,11 +208,21 @@ async function updateEndpoint(deps: Deps, owner: Owner, id: string, patch: Endpo
   return toEndpoint(row);
 }
 
+/**
+ * A new secret; the one it replaces keeps signing for ROTATION_OVERLAP_HOURS. A second rotation
+ * inside that overlap keeps the oldest still-valid secret (the one the receiver most likely still
+ * checks) with its original expiry, and replaces only the newer one, which may never have been
+ * deployed: a receiver is never cut off by rotating twice (issue #27.2).
+ */
 async function rotateSecret(deps: Deps, owner: Owner, id: string) {
   const { db, sealer } = deps;
   const secret = newSecret();
+  // Every right-hand side reads the row as it was before this UPDATE.
   const rows = await db.query<Row>(
-    `UPDATE webhook_endpoints SET previous_secret_enc = secret_enc, previous_secret_expires_at = now() + make_interval(hours => $4),
+    `UPDATE webhook_endpoints
+        SET previous_secret_enc = CASE WHEN previous_secret_expires_at > now() THEN previous_secret_enc ELSE secret_enc END,
+            previous_secret_expires_at = CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at
+                                              ELSE now() + make_interval(hours => $4) END,
             secret_enc = $3, updated_at = now()
       WHERE customer_id = $1 AND id = $2 AND sandbox = $5 RETURNING ${COLUMNS}, previous_secret_expires_at`,
     [

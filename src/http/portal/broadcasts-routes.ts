@@ -19,7 +19,7 @@ import type { PortalDeps } from './deps.js';
 import { idParam, str, tenantOf } from './deps.js';
 import { number, when } from './format.js';
 import { html, type Part } from './html.js';
-import { csrfField, errorBox, gate, notice, page, type PageContext } from './layout.js';
+import { confirmPage, csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
 import { registerUploadRoutes, sendPage } from './portal-plugin.js';
 
 const validate = validatorCompiler({
@@ -51,6 +51,28 @@ function contentOf(body: unknown) {
     };
   }
   return { type: 'text', text: str(body, 'text') };
+}
+
+/** The compose form's labels for the API's paths. */
+const BROADCAST_LABELS: Record<string, string> = {
+  chatAccountId: 'Account',
+  content: 'Content',
+  'content.text': 'Text',
+  'content.template.name': 'Template name',
+  'content.template.language': 'Template language',
+  'content.template.components.body': 'Template body values',
+  recipients: 'Recipients',
+};
+
+/** The words a row's problem is shown in: the column the customer wrote, not the API's path (recipients.10.phoneE164). */
+function rowProblem(field: string, message: string): string {
+  if (field === 'phoneE164')
+    return /pattern|format/.test(message)
+      ? 'The phone number is not in international form (such as +14155550101).'
+      : `The phone number ${message}.`;
+  if (field === 'externalId') return `The reference (second column) ${message}.`;
+  if (field === '') return `This row ${message}.`;
+  return `${field.replace(/([a-z])([A-Z])/g, '$1 $2').replaceAll('.', ' ')} ${message}.`;
 }
 
 export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps): void {
@@ -156,8 +178,9 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
     const rowProblems = new Map<number, string[]>();
     const general: Problem[] = [];
     for (const p of problems) {
-      const m = /^recipients\.(\d+)(\.|$)/.exec(p.path);
-      if (m) rowProblems.set(Number(m[1]), [...(rowProblems.get(Number(m[1])) ?? []), `${p.path} ${p.message}`]);
+      const m = /^recipients\.(\d+)(?:\.(.*))?$/.exec(p.path);
+      if (m)
+        rowProblems.set(Number(m[1]), [...(rowProblems.get(Number(m[1])) ?? []), rowProblem(m[2] ?? '', p.message)]);
       else general.push(p);
     }
     rows.forEach((_r, i) => {
@@ -169,7 +192,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
     });
     const good = rows.filter((_r, i) => !rowProblems.has(i));
     const usage = await deps.usage.get(a.caller);
-    const top = html`${general.length > 0 ? errorBox(errors.validation(general)) : ''}
+    const top = html`${general.length > 0 ? errorBox(errors.validation(general), BROADCAST_LABELS) : ''}
       <section aria-labelledby="check-h">
         <h2 id="check-h">Recipients checked</h2>
         <p>
@@ -265,9 +288,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       <p>Created ${when(b.createdAt)}${b.cancelledAt ? html`, cancelled ${when(b.cancelledAt)}` : ''}</p>
       ${
         b.status === 'active' && ctx.session.role === 'owner'
-          ? html`<form method="post" action="/portal/broadcasts/${b.broadcastId}/cancel">
-              ${csrfField(ctx.session)}<button type="submit" class="danger">Cancel the broadcast</button>
-            </form>`
+          ? html`<p><a href="/portal/broadcasts/${b.broadcastId}/cancel">Cancel the broadcast…</a></p>`
           : ''
       }
       <p>
@@ -288,7 +309,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       page(
         a.ctx,
         'Broadcast',
-        html`${body}
+        html`${doneNotice(request.query, { cancelled: 'Cancelled: messages not yet sent will not be sent.' })}${body}
           <p><a href="/portal/broadcasts/${id}">Reload</a> · <a href="/portal/broadcasts">New broadcast</a></p>`,
       ),
     );
@@ -300,15 +321,31 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
     return reply.type('text/html; charset=utf-8').send((await progress(a.caller, idParam(request), a.ctx)).value);
   });
 
+  app.get('/broadcasts/:id/cancel', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated);
+    const b = await deps.broadcasts.get(a.caller, idParam(request));
+    return sendPage(
+      reply,
+      confirmPage(
+        a.ctx,
+        'Cancel a broadcast',
+        html`<p>
+          Cancel this broadcast to ${b.recipients} recipient(s)? Messages not yet sent will not be sent; this cannot be
+          undone.
+        </p>`,
+        `/portal/broadcasts/${b.broadcastId}/cancel`,
+        'Cancel the broadcast',
+        `/portal/broadcasts/${b.broadcastId}`,
+      ),
+    );
+  });
+
   app.post('/broadcasts/:id/cancel', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
     await deps.broadcasts.cancel(a.caller, id);
-    const body = await progress(a.caller, id, a.ctx);
-    return sendPage(
-      reply,
-      page(a.ctx, 'Broadcast', html`${notice('Cancelled: messages not yet sent will not be sent.')}${body}`),
-    );
+    return reply.redirect(`/portal/broadcasts/${id}?done=cancelled`, 303);
   });
 }

@@ -110,3 +110,24 @@ export function idParam(request: FastifyRequest, name = 'id'): string {
   if (!UUID.test(v)) throw errors.notFound();
   return v.toLowerCase();
 }
+
+/** Keeps a secret for the page the form redirects to (shown once there, never in the URL); returns its id. */
+export function stashSecret(deps: PortalDeps, request: FastifyRequest, kind: string, value: string): Promise<string> {
+  if (!request.portalSessionId) throw errors.unauthorized();
+  return deps.sessions.stash(request.portalSessionId, kind, value);
+}
+
+/**
+ * The secret a redirect's `?shown=<id>` names, read (and deleted) once; `'gone'` when the id is
+ * there but the secret is not (a reload, another session), null without an id.
+ */
+export async function takeSecret(
+  deps: PortalDeps,
+  request: FastifyRequest,
+  kindPrefix: string,
+): Promise<{ kind: string; value: string } | 'gone' | null> {
+  const id = (request.query as Record<string, string | undefined> | undefined)?.shown;
+  if (id === undefined || id === '') return null;
+  if (!request.portalSessionId) return 'gone';
+  return (await deps.sessions.takeStashed(request.portalSessionId, id, kindPrefix)) ?? 'gone';
+}

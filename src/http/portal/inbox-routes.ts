@@ -5,12 +5,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Caller } from '../../auth/caller.js';
 import { type Condition, MAX_MATCH_TEXT, MAX_PATTERN_LENGTH } from '../../inbound/forwarding-match.js';
 import { AppError, errors } from '../../shared/errors.js';
+import { normalizePhone } from '../../shared/phone.js';
 import { createRateWindow } from '../../shared/rate-window.js';
 import type { PortalDeps } from './deps.js';
 import { idParam, str, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
 import { type Html, html, type Part } from './html.js';
-import { csrfField, errorBox, gate, notice, page, type PageContext } from './layout.js';
+import { confirmPage, csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
 import { sendPage } from './portal-plugin.js';
 
 const CONDITIONS = ['contains', 'starts_with', 'regex'] as const;
@@ -65,7 +66,22 @@ export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): voi
     }
   }
 
-  async function inboxPage(request: FastifyRequest, ctx: PageContext, caller: Caller, top: Part, form?: RuleForm) {
+  /** A filter form sent back with a problem: what was typed, and the problem beside its field. */
+  type FilterDraft = {
+    accountId: string;
+    mode: string;
+    numbers: string;
+    problem: { field: 'mode' | 'numbers'; text: string };
+  };
+
+  async function inboxPage(
+    request: FastifyRequest,
+    ctx: PageContext,
+    caller: Caller,
+    top: Part,
+    draft: FilterDraft | null = null,
+    form?: RuleForm,
+  ) {
     const { tenant } = caller;
     const q = request.query as Record<string, string | undefined>;
     let list: Part;
@@ -159,17 +175,27 @@ export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): voi
           <h2 id="filter-h">Inbox whitelist / blacklist</h2>
           ${filters.map((f, i) => {
             const a = tenant.accounts[i]!;
+            // A form sent back with a problem keeps what was typed, the problem beside its field.
+            const d = draft?.accountId === a.id ? draft : null;
+            const mode = d ? d.mode : f.mode;
+            const fieldError = (field: 'mode' | 'numbers') =>
+              d?.problem.field === field
+                ? html`<p class="field-error" id="${field}-${i}-error" role="alert">${d.problem.text}</p>`
+                : '';
+            const invalid = (field: 'mode' | 'numbers') =>
+              d?.problem.field === field ? html`aria-invalid="true" aria-describedby="${field}-${i}-error"` : '';
             return html`<form method="post" action="/portal/inbox/filters/${a.id}" class="stack">
               ${csrfField(ctx.session)}
               <h3>${a.displayName} (${a.phoneNumber})</h3>
               <label for="mode-${i}">Mode</label>
-              <select id="mode-${i}" name="mode" ${owner ? '' : 'disabled'}>
-                ${['off', 'whitelist', 'blacklist'].map((m) => html`<option value="${m}" ${f.mode === m ? 'selected' : ''}>${m}</option>`)}
+              <select id="mode-${i}" name="mode" ${owner ? '' : 'disabled'} ${invalid('mode')}>
+                ${['off', 'whitelist', 'blacklist'].map((m) => html`<option value="${m}" ${mode === m ? 'selected' : ''}>${m}</option>`)}
               </select>
+              ${fieldError('mode')}
               <label for="numbers-${i}">Numbers, one per line</label>
-              <textarea id="numbers-${i}" name="numbers" rows="3" ${owner ? '' : 'readonly'}>
-${f.numbers.join('\n')}</textarea>
-              ${owner ? html`<button type="submit">Save filter</button>` : ''}
+              <textarea id="numbers-${i}" name="numbers" rows="3" ${owner ? '' : 'readonly'} ${invalid('numbers')}>
+${d ? d.numbers : f.numbers.join('\n')}</textarea>
+              ${fieldError('numbers')} ${owner ? html`<button type="submit">Save filter</button>` : ''}
             </form>`;
           })}
         </section>
@@ -181,13 +207,7 @@ ${f.numbers.join('\n')}</textarea>
                 html`<li>
                   <strong>${r.name || '(no name)'}</strong>: ${r.condition.type} <code>${r.condition.pattern}</code> →
                   ${r.destination.url} ${r.isActive ? '' : '(inactive)'}
-                  ${
-                    owner
-                      ? html`<form method="post" action="/portal/inbox/rules/${r.id}/delete" class="inline">
-                          ${csrfField(ctx.session)}<button type="submit">Delete</button>
-                        </form>`
-                      : ''
-                  }
+                  ${owner ? html`<a href="/portal/inbox/rules/${r.id}/delete">Delete…</a>` : ''}
                 </li>`,
             )}
           </ul>
@@ -241,7 +261,12 @@ ${f.numbers.join('\n')}</textarea>
   app.get('/inbox', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated);
-    return sendPage(reply, await inboxPage(request, a.ctx, a.caller, ''));
+    const done = doneNotice(request.query, {
+      'rule-created': 'Rule created.',
+      'rule-deleted': 'Rule deleted.',
+      'filter-saved': 'Filter saved.',
+    });
+    return sendPage(reply, await inboxPage(request, a.ctx, a.caller, done));
   });
 
   // The sender aggregate is on every plan (GET /inbound-senders/{phone}); shown here with the inbox.
@@ -303,7 +328,7 @@ ${f.numbers.join('\n')}</textarea>
     }
     // htmx swaps only 2xx answers: the fragment carries the refusal in its text instead.
     if (fragment) return reply.type('text/html; charset=utf-8').send(answer.value);
-    return sendPage(reply, await inboxPage(request, a.ctx, a.caller, answer, form), status);
+    return sendPage(reply, await inboxPage(request, a.ctx, a.caller, answer, null, form), status);
   });
 
   app.post('/inbox/rules', async (request, reply) => {
@@ -315,33 +340,83 @@ ${f.numbers.join('\n')}</textarea>
         condition: conditionOf(request.body),
         destination: { type: 'http', url: str(request.body, 'url') },
       });
-      return sendPage(reply, await inboxPage(request, a.ctx, a.caller, notice('Rule created.')));
+      // Post/redirect/get: a reload must not create the rule (and forward every match) twice.
+      return reply.redirect('/portal/inbox?done=rule-created', 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       const form = { body: request.body, err };
-      return sendPage(reply, await inboxPage(request, a.ctx, a.caller, errorBox(err), form), err.status);
+      return sendPage(reply, await inboxPage(request, a.ctx, a.caller, errorBox(err), null, form), err.status);
     }
+  });
+
+  app.get('/inbox/rules/:id/delete', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated);
+    const id = idParam(request);
+    const rule = (await deps.settings.listRules(a.caller)).find((r) => r.id === id);
+    if (!rule) throw errors.notFound();
+    return sendPage(
+      reply,
+      confirmPage(
+        a.ctx,
+        'Delete a forwarding rule',
+        html`<p>
+          Delete the rule <strong>${rule.name || '(no name)'}</strong> (${rule.condition.type}
+          <code>${rule.condition.pattern}</code> → ${rule.destination.url})? Matching messages are no longer forwarded.
+        </p>`,
+        `/portal/inbox/rules/${rule.id}/delete`,
+        'Delete the rule',
+        '/portal/inbox',
+      ),
+    );
   });
 
   app.post('/inbox/rules/:id/delete', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     await deps.settings.deleteRule(a.caller, idParam(request));
-    return sendPage(reply, await inboxPage(request, a.ctx, a.caller, notice('Rule deleted.')));
+    return reply.redirect('/portal/inbox?done=rule-deleted', 303);
   });
 
   app.post('/inbox/filters/:id', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
+    // The account is the settings service's to check (404 when not the caller's); the numbers are
+    // read here line by line only to name the line of a problem in the form.
+    const accountId = idParam(request).toLowerCase();
+    const mode = str(request.body, 'mode');
+    const typed = str(request.body, 'numbers');
+    const refuse = async (field: 'mode' | 'numbers', text: string) =>
+      sendPage(
+        reply,
+        await inboxPage(request, a.ctx, a.caller, '', { accountId, mode, numbers: typed, problem: { field, text } }),
+        400,
+      );
+    if (!['off', 'whitelist', 'blacklist'].includes(mode)) return refuse('mode', 'Choose off, whitelist or blacklist.');
+    // One number per line (a line may also hold several, separated by commas); spaces inside a
+    // number are fine. A problem names its line, as the customer sees the field.
+    const numbers: string[] = [];
+    const lines = typed.split(/\r?\n/);
+    for (const [i, line] of lines.entries()) {
+      for (const part of line.split(',').map((p) => p.trim())) {
+        if (part === '') continue;
+        const e164 = normalizePhone(part, a.tenant.defaultCountry);
+        if (!e164)
+          return refuse(
+            'numbers',
+            `Line ${i + 1}: “${part.slice(0, 40)}” is not a phone number. Write it in international form, such as +14155550101${a.tenant.defaultCountry ? ', or as a national number' : ''}.`,
+          );
+        numbers.push(e164);
+      }
+    }
     try {
-      const numbers = str(request.body, 'numbers')
-        .split(/[\s,]+/)
-        .filter((n) => n !== '');
-      await deps.settings.setFilter(a.caller, idParam(request), str(request.body, 'mode'), numbers);
-      return sendPage(reply, await inboxPage(request, a.ctx, a.caller, notice('Filter saved.')));
+      await deps.settings.setFilter(a.caller, accountId, mode, numbers);
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404) throw err;
-      return sendPage(reply, await inboxPage(request, a.ctx, a.caller, errorBox(err)), err.status);
+      const detail = (err.body().details as { message: string }[] | undefined)?.[0]?.message;
+      const message = typeof err.body().message === 'string' ? (err.body().message as string) : undefined;
+      return refuse('numbers', detail ?? message ?? 'These numbers could not be saved.');
     }
+    return reply.redirect('/portal/inbox?done=filter-saved', 303);
   });
 }

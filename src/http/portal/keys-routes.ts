@@ -7,10 +7,10 @@ import { MAX_ACTIVE_KEYS } from '../../keys/key-service.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { TEMPLATE_ACCESS, type TemplateAccess } from '../../shared/vocab.js';
 import type { PortalDeps } from './deps.js';
-import { audit, idParam, recheckPassword, str, tenantOf } from './deps.js';
+import { audit, idParam, recheckPassword, stashSecret, str, takeSecret, tenantOf } from './deps.js';
 import { when } from './format.js';
 import { type Html, html, type Part } from './html.js';
-import { copyButton, csrfField, errorBox, notice, page, type PageContext, sandboxBadge } from './layout.js';
+import { copyButton, csrfField, doneNotice, errorBox, notice, page, type PageContext, sandboxBadge } from './layout.js';
 import { sendPage } from './portal-plugin.js';
 
 type KeyView = Awaited<ReturnType<PortalDeps['keys']['list']>>[number];
@@ -135,8 +135,25 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
     return { page: keysPage(ctx, tenant, await deps.keys.list(tenant.customerId), top), status };
   };
 
+  // Every form here redirects back to this page (post/redirect/get): a reload repeats nothing. A
+  // new or revealed key waits server-side for this one view (`?shown=`) and is gone after it.
   app.get('/keys', async (request, reply) => {
-    const r = await render(request);
+    const shown = await takeSecret(deps, request, 'key.');
+    const top =
+      shown === 'gone'
+        ? notice('This key was shown once and is no longer shown here. Reveal it again with your password.')
+        : shown?.kind === 'key.created'
+          ? shownOnce(
+              'Your new key. It is shown once here; copy it now (you can reveal it later with your password).',
+              shown.value,
+            )
+          : shown
+            ? shownOnce('The full key (this reveal is recorded in the audit log):', shown.value)
+            : doneNotice(request.query, {
+                revoked: 'The key is revoked. Requests with it are refused from now on.',
+                'not-revealable': 'This key was created before June 2026: only its hash exists, it cannot be revealed.',
+              });
+    const r = await render(request, top);
     return sendPage(reply, r.page);
   });
 
@@ -157,15 +174,8 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
         sandbox: str(request.body, 'sandbox') === 'true',
       });
       await audit(deps, request, session, 'key.create', created.id);
-      const r = await render(
-        request,
-        shownOnce(
-          'Your new key. It is shown once here; copy it now (you can reveal it later with your password).',
-          created.key,
-        ),
-        201,
-      );
-      return sendPage(reply, r.page, r.status);
+      const shown = await stashSecret(deps, request, 'key.created', created.key);
+      return reply.redirect(`/portal/keys?shown=${shown}`, 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       const r = await render(request, errorBox(err));
@@ -179,16 +189,10 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
     try {
       await recheckPassword(deps, request, session, 'key.reveal', id);
       const { key } = await deps.keys.reveal(tenant.customerId, id);
-      if (key === null) {
-        const r = await render(
-          request,
-          notice('This key was created before June 2026: only its hash exists, it cannot be revealed.'),
-        );
-        return sendPage(reply, r.page);
-      }
+      if (key === null) return reply.redirect('/portal/keys?done=not-revealable', 303);
       await audit(deps, request, session, 'key.reveal', id);
-      const r = await render(request, shownOnce('The full key (this reveal is recorded in the audit log):', key));
-      return sendPage(reply, r.page);
+      const shown = await stashSecret(deps, request, 'key.revealed', key);
+      return reply.redirect(`/portal/keys?shown=${shown}`, 303);
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404) throw err;
       const r = await render(request, errorBox(err));
@@ -225,7 +229,6 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
     const id = idParam(request);
     await deps.keys.revoke(id, tenant.customerId);
     await audit(deps, request, session, 'key.revoke', id);
-    const r = await render(request, notice('The key is revoked. Requests with it are refused from now on.'));
-    return sendPage(reply, r.page);
+    return reply.redirect('/portal/keys?done=revoked', 303);
   });
 }

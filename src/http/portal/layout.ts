@@ -89,26 +89,37 @@ export function publicPage(title: string, body: Part): Html {
     </html>`;
 }
 
-/** An error of a service, in the words the API answers with (code, message, details). */
-export function errorBox(err: unknown): Html {
+/** A field path of the API (`numbers.3`, `condition.pattern`) in words, when the form did not name it. */
+function fieldWords(path: string): string {
+  const words = path
+    .split('.')
+    .filter((p) => !/^\d+$/.test(p))
+    .map((p) => p.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase())
+    .join(' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/**
+ * An error of a service for a person: its message (or the code in words), and each detail with
+ * its field's label (`labels` maps the API's paths to the form's labels). Never the raw code.
+ */
+export function errorBox(err: unknown, labels: Record<string, string> = {}): Html {
   if (!(err instanceof AppError)) return html`<div class="error" role="alert"><p>Something went wrong.</p></div>`;
   const body = err.body();
   const details = Array.isArray(body.details) ? (body.details as { path: string; message: string }[]) : [];
-  const extras = Object.entries(body).filter(([k]) => !['error', 'message', 'details'].includes(k));
+  const message =
+    typeof body.message === 'string'
+      ? body.message
+      : details.length > 0
+        ? 'Please correct the following.'
+        : `${err.code.charAt(0).toUpperCase()}${err.code.slice(1).replaceAll('_', ' ')}.`;
   return html`<div class="error" role="alert">
-    <p><strong>${err.code}</strong>${typeof body.message === 'string' ? html`: ${body.message}` : ''}</p>
+    <p>${message}</p>
     ${
       details.length > 0
         ? html`<ul>
-            ${details.map((d) => html`<li><code>${d.path}</code> ${d.message}</li>`)}
+            ${details.map((d) => html`<li><strong>${labels[d.path] ?? fieldWords(d.path)}</strong>: ${d.message}</li>`)}
           </ul>`
-        : ''
-    }
-    ${
-      extras.length > 0
-        ? html`<p class="muted">
-            ${extras.map(([k, v]) => html`${k}: ${typeof v === 'string' ? v : JSON.stringify(v)} `)}
-          </p>`
         : ''
     }
   </div>`;
@@ -124,8 +135,7 @@ export function gate(plan: Plan, feature: Feature, what: string): Html {
     <h2 id="gate-title">${what} is not in your plan</h2>
     <p>
       Your plan is <strong>${planName(plan)}</strong>. ${what} is available on the
-      <strong>${plansWith(feature)}</strong> plans (API answer: <code>403 feature_not_available</code>). Ask your
-      operator to change your plan.
+      <strong>${plansWith(feature)}</strong> plans. Ask your operator to change your plan.
     </p>
   </section>`;
 }
@@ -136,4 +146,44 @@ export function sandboxBadge(sandbox: boolean): Html {
 
 export function copyButton(targetId: string): Html {
   return html`<button type="button" class="copy" data-copy="${targetId}">Copy</button>`;
+}
+
+/**
+ * The notice a page shows after a form redirected to it (post/redirect/get): `?done=<code>` names
+ * one of the page's fixed messages, so nothing the URL carries is shown as text.
+ */
+export function doneNotice(query: unknown, messages: Record<string, Part>): Part {
+  const done = (query as Record<string, string | undefined> | undefined)?.done;
+  return done !== undefined && Object.hasOwn(messages, done) ? notice(messages[done]) : '';
+}
+
+/**
+ * A confirmation step that works without JavaScript: a page (GET, changes nothing) saying what
+ * the action does, with the one button that POSTs it and a way back.
+ */
+export function confirmPage(
+  ctx: PageContext,
+  title: string,
+  warning: Part,
+  action: string,
+  button: string,
+  back: string,
+): Html {
+  if (ctx.session.role !== 'owner')
+    return page(
+      ctx,
+      title,
+      html`<p role="alert">Your role is <strong>viewer</strong>: an owner of your account can do this.</p>
+        <a href="${back}">Go back</a>`,
+    );
+  return page(
+    ctx,
+    title,
+    html`<div class="warn" role="alert">${warning}</div>
+      <form method="post" action="${action}" class="inline">
+        ${csrfField(ctx.session)}
+        <button type="submit" class="danger">${button}</button>
+      </form>
+      <a href="${back}">Go back</a>`,
+  );
 }

@@ -11,7 +11,7 @@ import type { PortalDeps } from './deps.js';
 import { idParam, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
 import { type Html, html } from './html.js';
-import { csrfField, errorBox, notice, page, sandboxBadge } from './layout.js';
+import { confirmPage, doneNotice, errorBox, page, sandboxBadge } from './layout.js';
 import { sendPage } from './portal-plugin.js';
 
 type Query = Record<string, string | undefined>;
@@ -27,16 +27,28 @@ const FILTERS = [
   'until',
 ] as const;
 
+/**
+ * The status as the portal shows it: a message cancelled before it left is `cancelled` (the API
+ * keeps the spec's `failed` with error code CANCELLED or BROADCAST_CANCELLED).
+ */
+function shownStatus(m: Pick<Message, 'status' | 'lastErrorCode'>): string {
+  return m.status === 'failed' && (m.lastErrorCode === 'CANCELLED' || m.lastErrorCode === 'BROADCAST_CANCELLED')
+    ? 'cancelled'
+    : m.status;
+}
+
+/** The status filter: the API's statuses, with `cancelled` apart from `failed`. */
+const SHOWN_STATUSES = [...MESSAGE_STATUSES, 'cancelled'] as const;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** A message that has not left yet can be cancelled, by an owner. */
 const cancellable = (m: Message, session: Session) =>
   (m.status === 'pending' || m.status === 'queued') && session.role === 'owner';
 
-function cancelForm(m: Message, session: Session): Html {
-  return html`<form method="post" action="/portal/messages/${m.messageId}/cancel">
-    ${csrfField(session)}<button type="submit" class="danger" aria-label="Cancel message ${m.externalId}">
-      Cancel
-    </button>
-  </form>`;
+/** Cancelling asks first: the link leads to a confirmation page whose button does it. */
+function cancelLink(m: Message): Html {
+  return html`<a href="/portal/messages/${m.messageId}/cancel" aria-label="Cancel message ${m.externalId}">Cancel…</a>`;
 }
 
 function timeline(m: Message) {
@@ -48,7 +60,7 @@ function timeline(m: Message) {
       ['sent', m.sentAt],
       ['delivered', m.deliveredAt],
       ['read', m.readAt],
-      ['failed', m.failedAt],
+      [shownStatus(m) === 'cancelled' ? 'cancelled' : 'failed', m.failedAt],
     ] as [string, string | null][]
   )
     .filter(([, at]) => at !== null)
@@ -62,17 +74,26 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
     const f = Object.fromEntries(FILTERS.map((k) => [k, q[k] ? q[k]!.trim() : undefined])) as Query;
     let body;
     try {
-      if (f.status && !(MESSAGE_STATUSES as readonly string[]).includes(f.status))
-        throw errors.validation([{ path: 'status', message: `must be one of ${MESSAGE_STATUSES.join(', ')}` }]);
+      if (f.status && !(SHOWN_STATUSES as readonly string[]).includes(f.status))
+        throw errors.validation([{ path: 'status', message: `must be one of ${SHOWN_STATUSES.join(', ')}` }]);
+      if (f.broadcastId && !UUID.test(f.broadcastId))
+        throw errors.validation([
+          { path: 'broadcastId', message: 'is not a broadcast id (open the broadcast and follow its link)' },
+        ]);
+      const since = parseWhen(f.since, 'since');
+      const until = parseWhen(f.until, 'until');
+      if (since && until && since > until)
+        throw errors.validation([{ path: 'until', message: 'must not be before “since”' }]);
       const result = await deps.messages.list(caller, {
         chatAccountId: f.chatAccountId,
-        status: f.status,
+        status: f.status === 'cancelled' ? 'failed' : f.status,
+        cancelled: f.status === 'cancelled' ? true : f.status === 'failed' ? false : undefined,
         externalId: f.externalId,
         providerMessageId: f.providerMessageId,
-        broadcastId: f.broadcastId && /^[0-9a-f-]{36}$/i.test(f.broadcastId) ? f.broadcastId : undefined,
+        broadcastId: f.broadcastId?.toLowerCase(),
         scheduled: f.scheduled === 'true' ? true : undefined,
-        since: parseWhen(f.since, 'since'),
-        until: parseWhen(f.until, 'until'),
+        since,
+        until,
         limit: 50,
         cursor: q.cursor || undefined,
       });
@@ -101,11 +122,11 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
                   <td>${when(m.createdAt)}</td>
                   <td><a href="/portal/messages/${m.messageId}">${m.externalId}</a></td>
                   <td>${m.recipient}</td>
-                  <td><span class="status status-${m.status}">${m.status}</span></td>
+                  <td><span class="status status-${shownStatus(m)}">${shownStatus(m)}</span></td>
                   <td>${m.error ? html`<code>${String(m.error.code)}</code>` : ''}</td>
                   <td>${m.sandbox ? sandboxBadge(true) : 'live'}</td>
                   <td>${m.scheduledAt ? when(m.scheduledAt) : ''}</td>
-                  <td>${cancellable(m, session) ? cancelForm(m, session) : ''}</td>
+                  <td>${cancellable(m, session) ? cancelLink(m) : ''}</td>
                 </tr>`,
             )}
           </tbody>
@@ -126,7 +147,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
               <label for="status">Status</label>
               <select id="status" name="status">
                 <option value="">any</option>
-                ${MESSAGE_STATUSES.map((s) => html`<option value="${s}" ${f.status === s ? 'selected' : ''}>${s}</option>`)}
+                ${SHOWN_STATUSES.map((s) => html`<option value="${s}" ${f.status === s ? 'selected' : ''}>${s}</option>`)}
               </select>
             </div>
             <div>
@@ -157,6 +178,10 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
               <input id="providerMessageId" name="providerMessageId" value="${f.providerMessageId ?? ''}" />
             </div>
             <div>
+              <label for="broadcastId">Broadcast</label>
+              <input id="broadcastId" name="broadcastId" value="${f.broadcastId ?? ''}" />
+            </div>
+            <div>
               <label for="since">Since (UTC)</label>
               <input id="since" name="since" type="datetime-local" value="${f.since ?? ''}" />
             </div>
@@ -171,23 +196,41 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
     );
   });
 
-  app.get('/messages/:id', async (request, reply) =>
-    sendPage(reply, await messagePage(deps, request, idParam(request), html``)),
-  );
+  app.get('/messages/:id', async (request, reply) => {
+    const done = doneNotice(request.query, { cancelled: 'Cancelled: the message will not be sent.' });
+    return sendPage(reply, await messagePage(deps, request, idParam(request), html`${done}`));
+  });
+
+  app.get('/messages/:id/cancel', async (request, reply) => {
+    const { caller, ctx } = await tenantOf(deps, request);
+    const m = await deps.messages.get(caller, idParam(request));
+    return sendPage(
+      reply,
+      confirmPage(
+        ctx,
+        'Cancel a message',
+        html`<p>
+          Cancel the message <strong>${m.externalId}</strong> to ${m.recipient}? It will not be sent; this cannot be
+          undone.
+        </p>`,
+        `/portal/messages/${m.messageId}/cancel`,
+        'Cancel the message',
+        `/portal/messages/${m.messageId}`,
+      ),
+    );
+  });
 
   app.post('/messages/:id/cancel', async (request, reply) => {
     // A viewer's POST never gets here (portal-plugin.ts refuses it).
     const { caller } = await tenantOf(deps, request);
     const id = idParam(request);
-    let outcome: Html;
     try {
       await deps.messageCancel.cancel(caller, id);
-      outcome = notice('Cancelled: the message will not be sent.');
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      outcome = errorBox(err);
+      return sendPage(reply, await messagePage(deps, request, id, errorBox(err)), err.status);
     }
-    return sendPage(reply, await messagePage(deps, request, id, outcome));
+    return reply.redirect(`/portal/messages/${id}?done=cancelled`, 303);
   });
 }
 
@@ -202,7 +245,7 @@ async function messagePage(deps: PortalDeps, request: FastifyRequest, id: string
     ['externalId', m.externalId],
     ['recipient', m.recipient],
     ['channel', m.channel],
-    ['status', m.status],
+    ['status', shownStatus(m)],
     ['attemptCount', m.attemptCount],
     ['lastErrorCode', m.lastErrorCode],
     ['broadcastId', m.broadcastId],
@@ -229,7 +272,7 @@ async function messagePage(deps: PortalDeps, request: FastifyRequest, id: string
               <dd>${v === null ? 'null' : String(v)}</dd>`,
         )}
       </dl>
-      ${cancellable(m, session) ? cancelForm(m, session) : ''}
+      ${cancellable(m, session) ? cancelLink(m) : ''}
       <h2>Timeline</h2>
       <ol class="timeline">
         ${timeline(m).map(([what, at]) => html`<li><time datetime="${at!}">${when(at)}</time> ${what}</li>`)}

@@ -9,7 +9,7 @@ import { toProblems, validatorCompiler } from '../validation.js';
 import type { PortalDeps } from './deps.js';
 import { portalPrincipal, str, tenantOf } from './deps.js';
 import { html, type Part } from './html.js';
-import { csrfField, errorBox, gate, notice, page, type PageContext } from './layout.js';
+import { csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
 import { sendPage } from './portal-plugin.js';
 
 const validate = validatorCompiler({
@@ -98,7 +98,10 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: PortalDeps): 
 
   app.get('/templates', async (request, reply) => {
     const { tenant, ctx } = await tenantOf(deps, request);
-    return sendPage(reply, await templatesPage(request, ctx, tenant, ''));
+    const done = doneNotice(request.query, {
+      created: 'Template created: the provider reviews it; its status is in the list below.',
+    });
+    return sendPage(reply, await templatesPage(request, ctx, tenant, done));
   });
 
   app.post('/templates', async (request, reply) => {
@@ -118,12 +121,9 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: PortalDeps): 
     } as CreateTemplateRequest;
     try {
       if (!validate(req)) throw errors.validation(toProblems(validate.errors ?? []));
-      const t = await deps.templates.create(caller, str(b, 'chatAccountId'), req);
-      return sendPage(
-        reply,
-        await templatesPage(request, ctx, tenant, notice(html`Template ${t.name} created: ${t.status}.`)),
-        201,
-      );
+      await deps.templates.create(caller, str(b, 'chatAccountId'), req);
+      // Post/redirect/get: a reload shows the catalog, it does not submit the template again.
+      return reply.redirect('/portal/templates?done=created', 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       return sendPage(reply, await templatesPage(request, ctx, tenant, errorBox(err)), err.status);

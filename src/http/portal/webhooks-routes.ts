@@ -9,16 +9,29 @@ import { CreateEndpointSchema, UpdateEndpointSchema } from '../../webhooks/endpo
 import { MAX_ACTIVE_ENDPOINTS } from '../../webhooks/endpoint-service.js';
 import { toProblems, validatorCompiler } from '../validation.js';
 import type { PortalDeps } from './deps.js';
-import { audit, idParam, recheckPassword, str, tenantOf } from './deps.js';
+import { audit, idParam, recheckPassword, stashSecret, str, takeSecret, tenantOf } from './deps.js';
 import { when } from './format.js';
 import { html, type Part } from './html.js';
-import { copyButton, csrfField, errorBox, gate, notice, page, type PageContext } from './layout.js';
+import {
+  confirmPage,
+  copyButton,
+  csrfField,
+  doneNotice,
+  errorBox,
+  gate,
+  notice,
+  page,
+  type PageContext,
+} from './layout.js';
 import { sendPage } from './portal-plugin.js';
 
 function listOf(body: unknown, name: string): string[] {
   const v = (body as Record<string, unknown> | undefined)?.[name];
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : [];
 }
+
+/** The endpoint forms' labels for the API's paths. */
+const ENDPOINT_LABELS: Record<string, string> = { url: 'HTTPS URL', events: 'Events', description: 'Description' };
 
 const validateCreate = compile(CreateEndpointSchema);
 const validateUpdate = compile(UpdateEndpointSchema);
@@ -40,6 +53,14 @@ function secretShown(secret: string) {
     html`<p><strong>The signing secret, shown once. Copy it now.</strong></p>
       <p><code id="secret" class="secret">${secret}</code> ${copyButton('secret')}</p>`,
   );
+}
+
+/** A signing secret a create or rotate redirected here with (`?shown=`), shown on this one view only. */
+async function shownSecret(deps: PortalDeps, request: FastifyRequest): Promise<Part> {
+  const shown = await takeSecret(deps, request, 'webhook.');
+  if (shown === 'gone')
+    return notice('The signing secret was shown once and is no longer shown here. Rotate it if it was not copied.');
+  return shown ? secretShown(shown.value) : '';
 }
 
 /** The notice after a test event or a redelivery was queued (they redirect here, post/redirect/get). */
@@ -187,7 +208,10 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
                   <input id="password" name="password" type="password" autocomplete="current-password" />
                   <button type="submit">Save</button>
                 </form>
-                <p>${action('test', 'Send a test event')} ${action('rotate-secret', 'Rotate secret')}</p>`
+                <p>
+                  ${action('test', 'Send a test event')}
+                  <a href="/portal/webhooks/${e.id}/rotate-secret">Rotate secret…</a>
+                </p>`
             : ''
         }
         <h2>Deliveries</h2>
@@ -236,7 +260,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
   app.get('/webhooks', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated);
-    return sendPage(reply, await listPage(a.ctx, a.caller, ''));
+    return sendPage(reply, await listPage(a.ctx, a.caller, await shownSecret(deps, request)));
   });
 
   app.post('/webhooks', async (request, reply) => {
@@ -250,17 +274,22 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
       });
       const created = await deps.endpoints.create(a.caller, input);
       await audit(deps, request, a.session, 'webhook.create', created.id);
-      return sendPage(reply, await listPage(a.ctx, a.caller, secretShown(created.secret)), 201);
+      // Post/redirect/get: a reload shows the list, it does not add the endpoint again.
+      const shown = await stashSecret(deps, request, 'webhook.secret', created.secret);
+      return reply.redirect(`/portal/webhooks?shown=${shown}`, 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      return sendPage(reply, await listPage(a.ctx, a.caller, errorBox(err)), err.status);
+      return sendPage(reply, await listPage(a.ctx, a.caller, errorBox(err, ENDPOINT_LABELS)), err.status);
     }
   });
 
   app.get('/webhooks/:id', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated);
-    return sendPage(reply, await detailPage(a.ctx, a.caller, idParam(request), queuedNotice(request)));
+    const top = html`${await shownSecret(deps, request)}${queuedNotice(request)}${doneNotice(request.query, {
+      saved: 'Saved.',
+    })}`;
+    return sendPage(reply, await detailPage(a.ctx, a.caller, idParam(request), top));
   });
 
   app.post('/webhooks/:id', async (request, reply) => {
@@ -281,12 +310,37 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
       if (urlChange) await recheckPassword(deps, request, a.session, 'webhook.url_change', id);
       await deps.endpoints.update(a.caller, id, input);
       if (urlChange) await audit(deps, request, a.session, 'webhook.url_change', `${id}: ${before.url} → ${input.url}`);
-      return sendPage(reply, await detailPage(a.ctx, a.caller, id, notice('Saved.')));
+      return reply.redirect(`/portal/webhooks/${id}?done=saved`, 303);
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404) throw err;
       const status = err.status === 401 ? 403 : err.status;
-      return sendPage(reply, await detailPage(a.ctx, a.caller, id, errorBox(err)), status);
+      return sendPage(reply, await detailPage(a.ctx, a.caller, id, errorBox(err, ENDPOINT_LABELS)), status);
     }
+  });
+
+  // Rotating changes what the receiver must check: a confirmation page first (no JavaScript needed).
+  app.get('/webhooks/:id/rotate-secret', async (request, reply) => {
+    const a = await allowed(request);
+    if (a.gated) return sendPage(reply, a.gated);
+    const e = await deps.endpoints.get(a.caller, idParam(request));
+    return sendPage(
+      reply,
+      confirmPage(
+        a.ctx,
+        'Rotate the signing secret',
+        html`<p>
+            A new secret for <code>${e.url}</code> is shown once. For 24 hours every delivery is signed with the new
+            secret and the one your receiver has now, so you can switch it without losing events.
+          </p>
+          <p>
+            If you rotated less than 24 hours ago, rotating again keeps the oldest secret valid until its 24 hours end
+            and replaces the newer one: a receiver already switched to the newer secret stops verifying.
+          </p>`,
+        `/portal/webhooks/${e.id}/rotate-secret`,
+        'Rotate secret',
+        `/portal/webhooks/${e.id}`,
+      ),
+    );
   });
 
   app.post('/webhooks/:id/rotate-secret', async (request, reply) => {
@@ -295,7 +349,8 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
     const id = idParam(request);
     const { secret } = await deps.endpoints.rotateSecret(a.caller, id);
     await audit(deps, request, a.session, 'webhook.rotate_secret', id);
-    return sendPage(reply, await detailPage(a.ctx, a.caller, id, secretShown(secret)));
+    const shown = await stashSecret(deps, request, 'webhook.secret', secret);
+    return reply.redirect(`/portal/webhooks/${id}?shown=${shown}`, 303);
   });
 
   app.post('/webhooks/:id/test', async (request, reply) => {
