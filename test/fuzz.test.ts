@@ -1148,12 +1148,13 @@ describe('fuzzing the HTTP API', () => {
           } else if (effective === '') {
             expect({ status: r.status, body: r.json }, what).toEqual({
               status: 401,
-              body: { error: 'Missing x-api-key header' },
+              // The spec's sentence, exactly, and the message added beside it (issue #22.6).
+              body: { error: 'Missing x-api-key header', message: expect.stringContaining('x-api-key') },
             });
           } else {
             expect({ status: r.status, body: r.json }, what).toEqual({
               status: 401,
-              body: { error: 'Invalid API key' },
+              body: { error: 'Invalid API key', message: expect.stringContaining('unknown or revoked') },
             });
           }
         }),
@@ -1211,7 +1212,10 @@ describe('fuzzing the HTTP API', () => {
           if (authorization !== undefined && trimOws(authorization) === `Bearer ${ADMIN_TOKEN}`)
             expectWellFormed(r, what);
           else
-            expect({ status: r.status, body: r.json }, what).toEqual({ status: 401, body: { error: 'unauthorized' } });
+            expect({ status: r.status, body: r.json }, what).toEqual({
+              status: 401,
+              body: { error: 'unauthorized', message: expect.stringContaining('ADMIN_TOKEN') },
+            });
         }),
         params(120),
       );

@@ -307,7 +307,10 @@ describe('tenant isolation', () => {
       const revoked = await call(url, 'DELETE', `/admin/api-keys/${live[0].id}`, { admin: true });
       expect(revoked.status).toBe(204);
 
-      const refused = { status: 401, body: { error: 'Invalid API key' } };
+      const refused = {
+        status: 401,
+        body: { error: 'Invalid API key', message: expect.stringContaining('unknown or revoked') },
+      };
       const attempts: [string, string, unknown?][] = [
         ['POST', '/messages', textMessage('b-after-revoke')],
         ['GET', '/messages'],
