@@ -2,6 +2,7 @@
 // due probes are claimed (one process per account at a time) and their outcomes written.
 import type { Db, Queryable } from '../db/db.js';
 import type { Sealer } from '../shared/crypto.js';
+import { openAccessToken } from './account-record.js';
 
 export type DueProbe = {
   accountId: string;
@@ -34,28 +35,14 @@ export async function claimDueProbes(
       RETURNING a.id, a.customer_id, a.phone_number_id, a.access_token_enc, a.probe_attempts, a.probe_next_at`,
     [limit, leaseSeconds],
   );
-  return rows.map((r) => {
-    let accessToken: string | null = null;
-    try {
-      accessToken = r.access_token_enc
-        ? sealer.open(r.access_token_enc as string, {
-            table: 'chat_accounts',
-            column: 'access_token_enc',
-            id: r.id as string,
-          })
-        : null;
-    } catch {
-      accessToken = null;
-    }
-    return {
-      accountId: r.id as string,
-      customerId: r.customer_id as string,
-      phoneNumberId: (r.phone_number_id as string | null) ?? null,
-      accessToken,
-      attempts: Number(r.probe_attempts),
-      claim: r.probe_next_at as Date,
-    };
-  });
+  return rows.map((r) => ({
+    accountId: r.id as string,
+    customerId: r.customer_id as string,
+    phoneNumberId: (r.phone_number_id as string | null) ?? null,
+    accessToken: openAccessToken(sealer, r),
+    attempts: Number(r.probe_attempts),
+    claim: r.probe_next_at as Date,
+  }));
 }
 
 /**

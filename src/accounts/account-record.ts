@@ -1,4 +1,5 @@
 // The chat account as the rest of the service sees it (secrets stay sealed until a sender needs them).
+import type { Sealer } from '../shared/crypto.js';
 import type { AccountStatus, AccountType, SendPolicyMode } from '../shared/vocab.js';
 
 export type AccountRecord = {
@@ -56,4 +57,21 @@ export function toAccountRecord(r: Record<string, unknown>): AccountRecord {
     probeAttempts: Number(r.probe_attempts ?? 0),
     createdAt: r.created_at as Date,
   };
+}
+
+/**
+ * An account row's access token, unsealed in memory only: null when it has none, or when it does
+ * not open (sealed with another key, or not bound to this row).
+ */
+export function openAccessToken(sealer: Pick<Sealer, 'open'>, row: Record<string, unknown>): string | null {
+  if (!row.access_token_enc) return null;
+  try {
+    return sealer.open(row.access_token_enc as string, {
+      table: 'chat_accounts',
+      column: 'access_token_enc',
+      id: row.id as string,
+    });
+  } catch {
+    return null;
+  }
 }

@@ -3,7 +3,7 @@ import type { Db } from '../db/db.js';
 import type { Sealer } from '../shared/crypto.js';
 import type { AccountStatus } from '../shared/vocab.js';
 import { PROBED_ACCOUNT_ERRORS } from './account-probe-policy.js';
-import { ACCOUNT_COLUMNS, type AccountRecord, toAccountRecord } from './account-record.js';
+import { ACCOUNT_COLUMNS, type AccountRecord, openAccessToken, toAccountRecord } from './account-record.js';
 
 /** The account record plus its unsealed token (null when missing or sealed with another key). */
 export type SendAccount = AccountRecord & { accessToken: string | null };
@@ -18,23 +18,7 @@ export async function loadSendAccounts(
     `SELECT ${ACCOUNT_COLUMNS}, access_token_enc FROM chat_accounts WHERE id = ANY($1::uuid[])`,
     [ids],
   );
-  return new Map(
-    rows.map((r) => {
-      let accessToken: string | null = null;
-      try {
-        accessToken = r.access_token_enc
-          ? sealer.open(r.access_token_enc as string, {
-              table: 'chat_accounts',
-              column: 'access_token_enc',
-              id: r.id as string,
-            })
-          : null;
-      } catch {
-        accessToken = null;
-      }
-      return [r.id as string, { ...toAccountRecord(r), accessToken }];
-    }),
-  );
+  return new Map(rows.map((r) => [r.id as string, { ...toAccountRecord(r), accessToken: openAccessToken(sealer, r) }]));
 }
 
 /**
