@@ -13,6 +13,7 @@ import {
   startService,
   textMessage,
 } from './support/harness.js';
+import { createPortalUser, PortalClient } from './support/portal.js';
 
 describe('purger', () => {
   let svc: Service;
@@ -52,6 +53,36 @@ describe('purger', () => {
     });
     expect(reused.status).toBe(201);
     expect(reused.body.messageId).not.toBe(old.body.messageId);
+  });
+
+  it('deletes portal sessions past their expiry and shown-once secrets nobody came back for', async () => {
+    const c = await createTenant(svc.url, { plan: 'pro' });
+    await createPortalUser(svc.url, c.customerId, 'purge-sessions@example.com');
+    const portal = new PortalClient(svc.url);
+    expect((await portal.login('purge-sessions@example.com')).status).toBe(303);
+    const [session] = await svc.db.query<{ id_hash: string }>(
+      `SELECT s.id_hash FROM portal_sessions s JOIN portal_users u ON u.id = s.user_id WHERE u.email = $1`,
+      ['purge-sessions@example.com'],
+    );
+    const shown = (id: string, minutes: number) =>
+      svc.db.query(
+        `INSERT INTO portal_shown_once (id_hash, session_hash, kind, value_enc, expires_at)
+         VALUES ($1, $2, 'key.created', 'v2.x', now() + make_interval(mins => $3))`,
+        [id, session!.id_hash, minutes],
+      );
+    await shown('stale', -1);
+    await shown('fresh', 5);
+    await purgeOnce(svc.db, 3600, true);
+    const left = await svc.db.query<{ id_hash: string }>('SELECT id_hash FROM portal_shown_once ORDER BY 1');
+    expect(left.map((r) => r.id_hash)).toEqual(['fresh']);
+    expect((await portal.request('GET', '/portal')).status).toBe(200); // the live session stays
+
+    await svc.db.query(`UPDATE portal_sessions SET expires_at = now() - interval '1 second' WHERE id_hash = $1`, [
+      session!.id_hash,
+    ]);
+    await purgeOnce(svc.db, 3600, true);
+    expect(await svc.db.query('SELECT 1 FROM portal_sessions WHERE id_hash = $1', [session!.id_hash])).toHaveLength(0);
+    expect(await svc.db.query('SELECT 1 FROM portal_shown_once')).toHaveLength(0);
   });
 
   it('runs once per interval across processes, one at a time', async () => {

@@ -125,3 +125,14 @@ export function createSessionService(deps: { db: Db; sealer: Sealer; idleMinutes
     },
   };
 }
+
+/**
+ * The purger's sweep: sessions past their absolute expiry (their shown-once secrets go with them)
+ * and shown-once secrets nobody came back for. Both are refused when read anyway; this keeps a
+ * session that is never used again, and its sealed secrets, from staying in the database.
+ */
+export async function purgeExpiredSessions(db: Pick<Db, 'query'>): Promise<number> {
+  const shown = await db.query('DELETE FROM portal_shown_once WHERE expires_at < now() RETURNING 1');
+  const sessions = await db.query('DELETE FROM portal_sessions WHERE expires_at < now() RETURNING 1');
+  return shown.length + sessions.length;
+}
