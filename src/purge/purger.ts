@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
 import { purgeMedia } from '../lifecycle/media-lifecycle.js';
 import { purgeExpiredMessages } from '../lifecycle/purge-messages.js';
+import { purgeExpiredSessions } from '../portal/session-service.js';
 import { purgeLoginFailures } from '../portal/user-service.js';
 
 const LOCK_KEY = 727_002;
@@ -78,6 +79,7 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
   // Failed portal logins past the throttle's window count for nothing: a few rows at most per
   // address and account, so one statement.
   await purgeLoginFailures(db);
+  await purgeExpiredSessions(db);
   return { messages, broadcasts, events, receipts, deliveries, inbound, media };
 }
 
