@@ -178,7 +178,8 @@ describe('regular expressions: bounded work', () => {
       for (const action of ['/portal/inbox/rules/check', '/portal/inbox/rules']) {
         const res = await o.post(action, fields(token, ISSUE_PATTERN, 'x'.repeat(100)));
         expect(res.status, action).toBe(400);
-        expect(res.text).toContain('validation_error');
+        // In the customer's words, never the raw code (issue #27.5).
+        expect(res.text).not.toContain('validation_error');
         expect(res.text).toMatch(/aria-invalid="true" aria-describedby="r-pattern-error"/);
         expect(res.text).toMatch(/<p id="r-pattern-error" class="field-error" role="alert">[^<]*at most 100 copies/);
       }
@@ -226,13 +227,14 @@ describe('regular expressions: bounded work', () => {
         }
       }
       expect(allowed).toBe(RULE_CHECKS_PER_MINUTE - 10);
-      expect(refused?.text).toContain('check_throttled');
+      expect(refused?.text).toContain(`at most ${RULE_CHECKS_PER_MINUTE} checks a minute`);
+      expect(refused?.text).not.toContain('check_throttled'); // no raw code in the portal (issue #27.5)
       expect(Number(refused?.headers.get('retry-after'))).toBeGreaterThan(0);
       const fragment = await o.post('/portal/inbox/rules/check', fields(token, 'order', 'my order'), {
         'hx-request': 'true',
       });
       expect(fragment.status).toBe(200);
-      expect(fragment.text).toContain('check_throttled');
+      expect(fragment.text).toContain(`at most ${RULE_CHECKS_PER_MINUTE} checks a minute`);
     });
   });
 });
