@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 
-import { API_VERSIONS, apiVersionStatus, apiVersionSummary, DEFAULT_API_VERSION } from './api-versions.js';
+import {
+  API_VERSIONS,
+  apiVersionStatus,
+  apiVersionSummary,
+  apiVersionWarning,
+  DEFAULT_API_VERSION,
+} from './api-versions.js';
 
 const on = (day: string) => new Date(`${day}T12:00:00Z`);
 
@@ -35,5 +41,14 @@ describe('Graph API versions', () => {
       expires: '2028-02-18',
       daysLeft: 79,
     });
+  });
+
+  it('warns at start-up only within the 90 days before the expiry', () => {
+    expect(apiVersionWarning('PROVIDER_API_VERSION', 'v23.0', on('2027-07-09'))).toBeNull();
+    expect(apiVersionWarning('PROVIDER_API_VERSION', 'v23.0', on('2027-10-07'))).toMatch(
+      /^PROVIDER_API_VERSION=v23\.0 expires on 2027-10-08 \(in 1 day\)/,
+    );
+    expect(apiVersionWarning('PROVIDER_API_VERSION', 'v23.0', on('2027-07-10'))).toMatch(/\(in 90 days\)/);
+    expect(apiVersionWarning('PROVIDER_API_VERSION', 'v26.0', on('2030-01-01'))).toBeNull();
   });
 });

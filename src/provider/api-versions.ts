@@ -82,3 +82,10 @@ export function apiVersionProblem(name: string, version: string, now: Date = new
     return `${name}=${version} expired on ${s.expires} (the provider no longer serves it); use ${DEFAULT_API_VERSION} or newer`;
   return null;
 }
+
+/** The start-up warning when `version` expires within EXPIRY_WARNING_DAYS of `now`; null otherwise. */
+export function apiVersionWarning(name: string, version: string, now: Date = new Date()): string | null {
+  const s = apiVersionStatus(version, now);
+  if (s.state !== 'expiring') return null;
+  return `${name}=${version} expires on ${s.expires} (in ${s.daysLeft} day${s.daysLeft === 1 ? '' : 's'}): the provider stops serving it then; move to a newer version (docs/provider-protocol-2026.md, "API versions")`;
+}
