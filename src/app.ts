@@ -317,6 +317,7 @@ export async function createApp(
           keys,
           inbound,
           rekey: createRekey({ db, sealer }),
+          providerApiVersion: config.providerApiVersion,
         }),
       );
       void api.register(async (plain) =>

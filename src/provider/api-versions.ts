@@ -89,3 +89,14 @@ export function apiVersionWarning(name: string, version: string, now: Date = new
   if (s.state !== 'expiring') return null;
   return `${name}=${version} expires on ${s.expires} (in ${s.daysLeft} day${s.daysLeft === 1 ? '' : 's'}): the provider stops serving it then; move to a newer version (docs/provider-protocol-2026.md, "API versions")`;
 }
+
+/** GET /admin/provider: the version this process calls, and every version the table knows, newest first. */
+export function providerVersionReport(version: string, now: Date = new Date()) {
+  return {
+    ...apiVersionSummary(version, now),
+    versions: Object.keys(API_VERSIONS).map((v) => {
+      const { apiVersion, ...rest } = apiVersionSummary(v, now);
+      return { version: apiVersion, ...rest };
+    }),
+  };
+}
