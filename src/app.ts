@@ -58,6 +58,7 @@ import { createAuditLog } from './portal/audit-log.js';
 import { createPortalQueries } from './portal/portal-queries.js';
 import { createSessionService } from './portal/session-service.js';
 import { createUserService } from './portal/user-service.js';
+import { apiVersionSummary, apiVersionWarning } from './provider/api-versions.js';
 import { createProviderClient } from './provider/cloud-api.js';
 import { createPurger } from './purge/purger.js';
 import { createReceiptService } from './receipts/receipt-service.js';
@@ -147,6 +148,9 @@ export async function createApp(
       'UNSAFE_ALLOW_PRIVATE_URLS=true: outbound URLs may use http and private or loopback hosts; never in production',
     );
 
+  const versionWarning = apiVersionWarning('PROVIDER_API_VERSION', config.providerApiVersion);
+  if (versionWarning) log.warn({ providerApiVersion: config.providerApiVersion }, versionWarning);
+
   if (config.trustProxy === true)
     log.warn(
       "TRUST_PROXY=true is read as one proxy hop (the address the nearest proxy saw); set the hop count or the proxies' addresses instead",
@@ -227,7 +231,11 @@ export async function createApp(
   const inbound = createInboundService({ db, log, client: outbound, metrics });
   const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log, inbound, metrics });
 
-  const readiness = createReadiness({ db, log });
+  const readiness = createReadiness({
+    db,
+    log,
+    details: () => ({ provider: apiVersionSummary(config.providerApiVersion) }),
+  });
   let server: Server | null = null;
   const statusServer =
     role === 'worker' && config.workerStatusPort !== null
@@ -309,6 +317,7 @@ export async function createApp(
           keys,
           inbound,
           rekey: createRekey({ db, sealer }),
+          providerApiVersion: config.providerApiVersion,
         }),
       );
       void api.register(async (plain) =>

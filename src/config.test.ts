@@ -56,6 +56,20 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ WORKER_STATUS_PORT: 'x' })).toThrow(/WORKER_STATUS_PORT must be a whole number/);
   });
 
+  it('takes a Graph API version the provider still serves, and names PROVIDER_API_VERSION when it does not', () => {
+    expect(loadConfig({}).providerApiVersion).toBe('v23.0');
+    expect(loadConfig({ PROVIDER_API_VERSION: 'v25.0' }).providerApiVersion).toBe('v25.0');
+    // v18.0 expired on 2026-01-26: the provider no longer serves it.
+    expect(() => loadConfig({ PROVIDER_API_VERSION: 'v18.0' })).toThrow(
+      /PROVIDER_API_VERSION=v18\.0 expired on 2026-01-26/,
+    );
+    // Not a version the provider has released (as far as the table in src/provider/api-versions.ts knows).
+    expect(() => loadConfig({ PROVIDER_API_VERSION: 'v99.0' })).toThrow(
+      /PROVIDER_API_VERSION=v99\.0 is not a Graph API version this release knows/,
+    );
+    expect(() => loadConfig({ PROVIDER_API_VERSION: '23' })).toThrow(/PROVIDER_API_VERSION must look like v23.0/);
+  });
+
   it('requires the lease to outlast a provider request', () => {
     expect(() => loadConfig({ WORKER_LEASE_SECONDS: '10', PROVIDER_TIMEOUT_MS: '9000' })).toThrow(
       /WORKER_LEASE_SECONDS must exceed PROVIDER_TIMEOUT_MS/,

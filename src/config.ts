@@ -4,6 +4,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
+import { apiVersionProblem, DEFAULT_API_VERSION } from './provider/api-versions.js';
+
 export type Config = {
   port: number;
   host: string;
@@ -241,7 +243,7 @@ export function loadConfig(env: Env): Config {
     adminMaxFailures: int('ADMIN_MAX_FAILURES', 10, 1, 100_000),
     publicBaseUrl: url('PUBLIC_BASE_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`) ?? '',
     providerBaseUrl: url('PROVIDER_BASE_URL', 'https://graph.facebook.com') ?? '',
-    providerApiVersion: str('PROVIDER_API_VERSION') ?? 'v23.0',
+    providerApiVersion: str('PROVIDER_API_VERSION') ?? DEFAULT_API_VERSION,
     providerAppSecret: str('PROVIDER_APP_SECRET'),
     providerTimeoutMs: int('PROVIDER_TIMEOUT_MS', 15000, 100, 120000),
     providerVerifyToken: str('PROVIDER_VERIFY_TOKEN'),
@@ -283,6 +285,10 @@ export function loadConfig(env: Env): Config {
     metricsMaxIdLabels: int('METRICS_MAX_ID_LABELS', 500, 1, 100_000),
   };
   if (!/^v\d+\.\d+$/.test(config.providerApiVersion)) problems.push('PROVIDER_API_VERSION must look like v23.0');
+  else {
+    const versionProblem = apiVersionProblem('PROVIDER_API_VERSION', config.providerApiVersion);
+    if (versionProblem) problems.push(versionProblem);
+  }
   if (config.workerLeaseSeconds * 1000 < config.providerTimeoutMs + 2000) {
     problems.push(
       'WORKER_LEASE_SECONDS must exceed PROVIDER_TIMEOUT_MS by at least 2 seconds (a claimed send must finish inside its lease)',

@@ -507,7 +507,10 @@ describe('fuzzing the HTTP API', () => {
     const health = await raw('GET', '/healthz');
     expect({ status: health.status, body: health.json }).toEqual({ status: 200, body: { status: 'ok' } });
     const ready = await raw('GET', '/readyz');
-    expect({ status: ready.status, body: ready.json }).toEqual({ status: 200, body: { status: 'ready' } });
+    expect({ status: ready.status, body: ready.json }).toEqual({
+      status: 200,
+      body: { status: 'ready', provider: expect.objectContaining({ apiVersion: 'v23.0' }) },
+    });
   });
 
   afterAll(async () => {
@@ -1587,7 +1590,8 @@ describe('fuzzing the HTTP API', () => {
             if (r.status === 431 && nearHeaderLimit(`${path}?${qs}`, extra)) return;
             expect(r.status, `${what} -> ${describeReply(r)}`).toBe(200);
             if (path === '/healthz') expect(r.json).toEqual({ status: 'ok' });
-            if (path === '/readyz') expect(r.json).toEqual({ status: 'ready' });
+            if (path === '/readyz')
+              expect(r.json).toEqual({ status: 'ready', provider: expect.objectContaining({ apiVersion: 'v23.0' }) });
             if (path === '/openapi.json') expect((r.json as { openapi: string }).openapi).toBe('3.1.0');
             if (path === '/docs') expect(r.contentType).toContain('text/html');
           },

@@ -7,6 +7,15 @@ import { browserExecutable } from './support/browser-path.js';
 import { call, createTestDatabase, type Service, startService } from './support/harness.js';
 import { checkAgainstDocument } from './support/openapi-check.js';
 
+/** What /readyz says of the default PROVIDER_API_VERSION (its state turns `expiring` 90 days before 2027-10-08). */
+const PROVIDER_V23 = {
+  apiVersion: 'v23.0',
+  state: expect.stringMatching(/^(current|expiring)$/),
+  released: '2025-05-29',
+  expires: '2027-10-08',
+  daysLeft: expect.any(Number),
+};
+
 describe('health, readiness and the API description', () => {
   let svc: Service;
   beforeAll(async () => {
@@ -14,12 +23,30 @@ describe('health, readiness and the API description', () => {
   });
   afterAll(() => svc.stop());
 
-  it('answers /healthz and /readyz', async () => {
+  it('answers /healthz and /readyz, which shows the provider API version in use and its expiry', async () => {
     expect(await call(svc.url, 'GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
     // Ready although PROVIDER_BASE_URL points where nothing listens: the provider is not a reason.
     expect(await call(svc.url, 'GET', '/readyz')).toEqual(
-      expect.objectContaining({ status: 200, body: { status: 'ready' } }),
+      expect.objectContaining({ status: 200, body: { status: 'ready', provider: PROVIDER_V23 } }),
     );
+  });
+
+  it('shows the configured PROVIDER_API_VERSION in /readyz', async () => {
+    const other = await startService({ role: 'api', env: { PROVIDER_API_VERSION: 'v25.0' } });
+    try {
+      expect((await call(other.url, 'GET', '/readyz')).body).toEqual({
+        status: 'ready',
+        provider: {
+          apiVersion: 'v25.0',
+          state: 'current',
+          released: '2026-02-18',
+          expires: '2028-07-29',
+          daysLeft: expect.any(Number),
+        },
+      });
+    } finally {
+      await other.stop();
+    }
   });
 
   it('says which migrations are pending, and is ready again once they are applied', async () => {
@@ -59,6 +86,7 @@ describe('health, readiness and the API description', () => {
             status: 'unavailable',
             error: 'database unreachable',
             reasons: [{ check: 'database', error: 'unreachable' }],
+            provider: PROVIDER_V23,
           },
         }),
       );

@@ -11,6 +11,7 @@ import { createWindows, MEDIA_LIMITS } from './emulator-limits.js';
 import { createEmulatorState, type EmulatorState, type FailureRule, type ReceiptSettings } from './emulator-state.js';
 import { registerTemplateControls, registerTemplateRoutes } from './emulator-templates.js';
 import { registerUserPreferenceControl, unixSeconds } from './emulator-user-preferences.js';
+import { registerVersionCheck } from './emulator-versions.js';
 import { graphError } from './graph-error.js';
 
 export type EmulatorOptions = {
@@ -18,6 +19,8 @@ export type EmulatorOptions = {
   appSecret: string | null;
   latencyMs?: number;
   logLevel?: string;
+  /** The emulator's clock for Graph API version expiry (default: the real one). */
+  now?: () => Date;
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -36,6 +39,8 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
   const windows = createWindows();
   let callbackUrl = opts.callbackUrl;
   let appSecret = opts.appSecret;
+
+  registerVersionCheck(app, opts.now ?? (() => new Date()));
 
   app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 

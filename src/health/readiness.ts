@@ -19,6 +19,8 @@ export function createReadiness(deps: {
   migrations?: string[];
   /** A database slower than this to answer counts as unavailable (a probe must not hang). */
   timeoutMs?: number;
+  /** What /readyz shows beside the status, ready or not (e.g. the provider API version in use). */
+  details?: () => Record<string, unknown>;
 }) {
   const expected = deps.migrations ?? readMigrations().map((m) => m.name);
   const timeoutMs = deps.timeoutMs ?? 2000;
@@ -55,6 +57,10 @@ export function createReadiness(deps: {
   }
 
   return {
+    /** What /readyz shows beside the status (nothing a probe acts on: information for an operator). */
+    details(): Record<string, unknown> {
+      return deps.details?.() ?? {};
+    },
     /** Logs when readiness changes (not on every probe): the reasons, and the database error itself. */
     async check(): Promise<Readiness> {
       const { result, detail } = await evaluate();

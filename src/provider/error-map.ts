@@ -25,6 +25,9 @@ const fail = (errorCode: string, message?: string): Verdict => ({
 /** Our message for REENGAGEMENT_REQUIRED (131047, or a send that required the window): what to do. */
 export const REENGAGEMENT_MESSAGE =
   "The recipient's 24-hour reply window is closed (the number has not written in the last 24 hours): send an approved template instead";
+/** Our message for API_VERSION_UNSUPPORTED: what the operator has to change. */
+export const API_VERSION_MESSAGE =
+  'The provider refused the Graph API version this service calls (PROVIDER_API_VERSION): it is expired or unknown there; set a version the provider serves and restart';
 const account = (errorCode: string, accountStatus: AccountStatus): Verdict => ({
   action: 'account',
   errorCode,
@@ -86,6 +89,9 @@ const RULES: Record<number, Rule> = {
   132007: fail('TEMPLATE_POLICY_VIOLATION'),
   132015: fail('TEMPLATE_PAUSED'),
   132016: fail('TEMPLATE_DISABLED'),
+  // A Graph API version the provider no longer serves (or never did): every send fails alike until
+  // PROVIDER_API_VERSION is changed, so say so (docs/provider-protocol-2026.md, "API versions").
+  2635: fail('API_VERSION_UNSUPPORTED', API_VERSION_MESSAGE),
 };
 
 /** What to do with a provider error. Unknown codes: 5xx-like ones are retried, the rest fail. */

@@ -16,6 +16,7 @@ describe('classifyProviderError', () => {
     [131031, 403, 'account', 'ACCOUNT_LOCKED'],
     [131042, 400, 'account', 'ACCOUNT_PAYMENT_ISSUE'],
     [250, 403, 'account', 'PERMISSION_DENIED'],
+    [2635, 400, 'fail', 'API_VERSION_UNSUPPORTED'],
   ])('code %i → %s %s', (code, http, action, errorCode) => {
     expect(classifyProviderError(code, null, http)).toMatchObject({ action, errorCode });
   });

@@ -11,8 +11,13 @@ export const VERIFY_TOKEN = 'verify-token-0123456789';
 
 export type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
-export async function startEmulator(opts: { latencyMs?: number } = {}) {
-  const { app, state } = createEmulator({ callbackUrl: null, appSecret: APP_SECRET, latencyMs: opts.latencyMs ?? 0 });
+export async function startEmulator(opts: { latencyMs?: number; now?: () => Date } = {}) {
+  const { app, state } = createEmulator({
+    callbackUrl: null,
+    appSecret: APP_SECRET,
+    latencyMs: opts.latencyMs ?? 0,
+    now: opts.now,
+  });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   const control = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${url}/__emulator${path}`, {

@@ -640,6 +640,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/admin/provider': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The Graph API version this process calls (PROVIDER_API_VERSION) with its expiry, and every version this release knows */
+    get: operations['getProviderSettings'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/admin/customers/{id}/users': {
     parameters: {
       query?: never;
@@ -1344,6 +1361,35 @@ export interface components {
       remaining: number;
       /** @description Values neither key opens, left as they are. */
       unreadable: number;
+    } & {
+      [key: string]: unknown;
+    };
+    ProviderSettings: {
+      /**
+       * @description expiring: within 90 days of its expiry; expired: the provider no longer serves it.
+       * @enum {string}
+       */
+      state: 'current' | 'expiring' | 'expired' | 'unknown';
+      released: string | null;
+      expires: string | null;
+      daysLeft: number | null;
+      /** @description The Graph API version this process calls (PROVIDER_API_VERSION). */
+      apiVersion: string;
+      /** @description Every version this release knows, newest first (docs/provider-protocol-2026.md). */
+      versions: ({
+        /** @description A Graph API version, e.g. v23.0. */
+        version: string;
+        /**
+         * @description expiring: within 90 days of its expiry; expired: the provider no longer serves it.
+         * @enum {string}
+         */
+        state: 'current' | 'expiring' | 'expired' | 'unknown';
+        released: string | null;
+        expires: string | null;
+        daysLeft: number | null;
+      } & {
+        [key: string]: unknown;
+      })[];
     } & {
       [key: string]: unknown;
     };
@@ -6656,6 +6702,64 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['KeyMismatchError'];
+        };
+      };
+      /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TooManyAttemptsError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
+  getProviderSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK: ProviderSettings */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ProviderSettings'];
+        };
+      };
+      /** @description `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter). */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BadRequestError'];
+        };
+      };
+      /** @description `unauthorized`: Operator API: missing or wrong `Authorization: Bearer <ADMIN_TOKEN>`. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OperatorUnauthorizedError'];
         };
       };
       /** @description `too_many_attempts`: Operator API: 10 wrong tokens from this address within a minute; every request from it waits, see Retry-After. */

@@ -414,6 +414,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   },
   'DELETE /admin/api-keys/{id}': { operationId: 'revokeApiKey', ok: { 204: null }, errors: operator },
   'POST /admin/encryption/rekey': { operationId: 'rekey', ok: { 200: 'RekeyResult' }, errors: ['key_mismatch'] },
+  'GET /admin/provider': { operationId: 'getProviderSettings', ok: { 200: 'ProviderSettings' } },
   'POST /admin/customers/{id}/users': {
     operationId: 'createPortalUser',
     ok: { 201: 'PortalUserInvited' },

@@ -29,6 +29,19 @@ const Page = (items: string, name: string) =>
     nextCursor: Nullable(Type.String({ description: 'Pass as `cursor` for the next page; null on the last page.' })),
   });
 
+/** A Graph API version's standing (GET /admin/provider; /readyz shows the same for the version in use). */
+const ApiVersionFields = {
+  state: Type.String({
+    enum: ['current', 'expiring', 'expired', 'unknown'],
+    description: 'expiring: within 90 days of its expiry; expired: the provider no longer serves it.',
+  }),
+  released: Nullable(Type.String({ format: 'date', description: 'Release date (UTC).' })),
+  expires: Nullable(
+    Type.String({ format: 'date', description: "The provider's published end of service; null: not published yet." }),
+  ),
+  daysLeft: Nullable(Type.Integer({ description: 'Days until `expires` (0 or less once expired).' })),
+};
+
 /** The counters of GET /usage (sandbox never counted). */
 const UsageCounters = {
   accepted: Type.Integer({ description: 'Messages accepted (quota charged), on the day of the charge.' }),
@@ -394,6 +407,20 @@ export const resourceSchemas: Record<string, TSchema> = {
       resealed: Type.Integer({ description: 'Values re-sealed by this run.' }),
       remaining: Type.Integer({ description: 'Values still not under keyId (run again; 0 when done).' }),
       unreadable: Type.Integer({ description: 'Values neither key opens, left as they are.' }),
+    },
+    { additionalProperties: true },
+  ),
+  ProviderSettings: Type.Object(
+    {
+      ...ApiVersionFields,
+      apiVersion: Type.String({ description: 'The Graph API version this process calls (PROVIDER_API_VERSION).' }),
+      versions: Type.Array(
+        Type.Object(
+          { version: Type.String({ description: 'A Graph API version, e.g. v23.0.' }), ...ApiVersionFields },
+          { additionalProperties: true },
+        ),
+        { description: 'Every version this release knows, newest first (docs/provider-protocol-2026.md).' },
+      ),
     },
     { additionalProperties: true },
   ),

@@ -9,6 +9,7 @@ import type { CustomerService } from '../../customers/customer-service.js';
 import type { InboundService } from '../../inbound/inbound-service.js';
 import type { KeyService } from '../../keys/key-service.js';
 import { PLANS } from '../../plans/plans.js';
+import { providerVersionReport } from '../../provider/api-versions.js';
 import type { Rekey } from '../../secrets/rekey.js';
 import { errors } from '../../shared/errors.js';
 import { normalizePhone } from '../../shared/phone.js';
@@ -178,6 +179,12 @@ const schemas = {
       { additionalProperties: false },
     ),
   },
+  provider: {
+    tags,
+    security,
+    summary:
+      'The Graph API version this process calls (PROVIDER_API_VERSION) with its expiry, and every version this release knows',
+  },
   rekey: {
     tags,
     security,
@@ -245,6 +252,8 @@ export function registerAdminRoutes(
     keys: KeyService;
     inbound: InboundService;
     rekey: Rekey;
+    /** PROVIDER_API_VERSION, shown by GET /admin/provider. */
+    providerApiVersion: string;
   },
 ) {
   app.addHook('onRequest', deps.operatorAuth);
@@ -293,6 +302,8 @@ export function registerAdminRoutes(
 
   // Key rotation: re-seals every secret under this process's ENCRYPTION_KEY (docs/security.md).
   app.post('/admin/encryption/rekey', { schema: schemas.rekey }, async () => deps.rekey.run());
+
+  app.get('/admin/provider', { schema: schemas.provider }, async () => providerVersionReport(deps.providerApiVersion));
 }
 
 /** The operator's read-only lists (customers, a customer's accounts) and a customer's usage. */

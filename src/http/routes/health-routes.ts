@@ -1,4 +1,5 @@
-// /healthz (the process answers) and /readyz (it can do its work; 503 with the reasons if not).
+// /healthz (the process answers) and /readyz (it can do its work; 503 with the reasons if not),
+// with the readiness details (the provider API version in use) either way.
 // Served by the API server and, in a worker-only process, by its status server.
 import type { ReadinessCheck } from '../../health/readiness.js';
 import type { Server } from '../server.js';
@@ -11,9 +12,13 @@ export function registerHealthRoutes(app: Server, deps: { readiness: ReadinessCh
   app.get('/healthz', hidden, async () => ({ status: 'ok' }));
   app.get('/readyz', hidden, async (_request, reply) => {
     const readiness = await deps.readiness.check();
-    if (readiness.ready) return { status: 'ready' };
-    return reply
-      .code(503)
-      .send({ status: 'unavailable', error: SUMMARY[readiness.reasons[0]!.check], reasons: readiness.reasons });
+    const details = deps.readiness.details();
+    if (readiness.ready) return { status: 'ready', ...details };
+    return reply.code(503).send({
+      status: 'unavailable',
+      error: SUMMARY[readiness.reasons[0]!.check],
+      reasons: readiness.reasons,
+      ...details,
+    });
   });
 }
