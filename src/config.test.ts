@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { ConfigError, loadConfig } from './config.js';
+import { apiVersionWarning } from './provider/api-versions.js';
 
 describe('loadConfig', () => {
   it('has working defaults for the embedded mode', () => {
@@ -56,11 +57,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ WORKER_STATUS_PORT: 'x' })).toThrow(/WORKER_STATUS_PORT must be a whole number/);
   });
 
-  it('takes a Graph API version the provider still serves, and names PROVIDER_API_VERSION when it does not', () => {
+  it('takes a Graph API version the table knows, and names PROVIDER_API_VERSION when it does not', () => {
     expect(loadConfig({}).providerApiVersion).toBe('v23.0');
     expect(loadConfig({ PROVIDER_API_VERSION: 'v25.0' }).providerApiVersion).toBe('v25.0');
-    // v18.0 expired on 2026-01-26: the provider no longer serves it.
-    expect(() => loadConfig({ PROVIDER_API_VERSION: 'v18.0' })).toThrow(
+    // v18.0 expired on 2026-01-26: the service still starts (never refused for a date), and says so loudly.
+    expect(loadConfig({ PROVIDER_API_VERSION: 'v18.0' }).providerApiVersion).toBe('v18.0');
+    expect(apiVersionWarning('PROVIDER_API_VERSION', 'v18.0')).toMatch(
       /PROVIDER_API_VERSION=v18\.0 expired on 2026-01-26/,
     );
     // Not a version the provider has released (as far as the table in src/provider/api-versions.ts knows).

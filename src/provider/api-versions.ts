@@ -73,19 +73,27 @@ export function apiVersionSummary(version: string, now: Date = new Date()) {
     : { apiVersion: version, state: s.state, released: s.released, expires: s.expires, daysLeft: s.daysLeft };
 }
 
-/** Why `name` (the setting) cannot be `version` on `now`, or null when it can (expiring still can). */
+/**
+ * Why `name` (the setting) cannot be `version`, or null when it can: a version the table does not
+ * know is a typo or a release too old for it. An expired one can (start-up says so loudly, see
+ * apiVersionWarning): the provider serves calls to an expired version with its oldest one, and a
+ * service must never refuse to restart because a date passed.
+ */
 export function apiVersionProblem(name: string, version: string, now: Date = new Date()): string | null {
   const s = apiVersionStatus(version, now);
   if (s.state === 'unknown')
     return `${name}=${version} is not a Graph API version this release knows (${Object.keys(API_VERSIONS).join(', ')}); use ${DEFAULT_API_VERSION} or newer`;
-  if (s.state === 'expired')
-    return `${name}=${version} expired on ${s.expires} (the provider no longer serves it); use ${DEFAULT_API_VERSION} or newer`;
   return null;
 }
 
-/** The start-up warning when `version` expires within EXPIRY_WARNING_DAYS of `now`; null otherwise. */
+/**
+ * The start-up warning when `version` expires within EXPIRY_WARNING_DAYS of `now`, or has expired;
+ * null otherwise.
+ */
 export function apiVersionWarning(name: string, version: string, now: Date = new Date()): string | null {
   const s = apiVersionStatus(version, now);
+  if (s.state === 'expired')
+    return `${name}=${version} expired on ${s.expires}: the provider serves its calls with its oldest version, or refuses them; move to ${DEFAULT_API_VERSION} or newer (docs/provider-protocol-2026.md, "API versions")`;
   if (s.state !== 'expiring') return null;
   return `${name}=${version} expires on ${s.expires} (in ${s.daysLeft} day${s.daysLeft === 1 ? '' : 's'}): the provider stops serving it then; move to a newer version (docs/provider-protocol-2026.md, "API versions")`;
 }
