@@ -4,13 +4,15 @@
 import crypto from 'node:crypto';
 
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Agent, request as httpRequest } from 'undici';
 
+import { newWamid, numericId, sleep } from './emulator-common.js';
 import { registerStateControls } from './emulator-controls.js';
 import { createWindows, MEDIA_LIMITS } from './emulator-limits.js';
-import { createEmulatorState, type EmulatorState, type FailureRule, type ReceiptSettings } from './emulator-state.js';
+import { sendReceipts } from './emulator-receipts.js';
+import { createEmulatorState, type EmulatorState, type ReceiptSettings } from './emulator-state.js';
 import { registerTemplateControls, registerTemplateRoutes } from './emulator-templates.js';
 import { registerUserPreferenceControl, unixSeconds } from './emulator-user-preferences.js';
+import { createWebhookSender, envelope } from './emulator-webhook-sender.js';
 import { graphError } from './graph-error.js';
 
 export type EmulatorOptions = {
@@ -19,11 +21,6 @@ export type EmulatorOptions = {
   latencyMs?: number;
   logLevel?: string;
 };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** A provider-style numeric id (15 digits; randomInt's range stops at 2^48). */
-const numericId = () => String(crypto.randomInt(1e14, 2 ** 48 - 1));
-const newWamid = () => `wamid.${crypto.randomBytes(24).toString('base64url')}`;
 
 export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; state: EmulatorState } {
   const state = createEmulatorState();
@@ -34,137 +31,11 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     forceCloseConnections: true,
   });
   const windows = createWindows();
-  let callbackUrl = opts.callbackUrl;
-  let appSecret = opts.appSecret;
 
   app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
-  // Webhook POSTs go through one keep-alive pool (undici's request: the global fetch costs
-  // several times the CPU per POST, which in a bench is taken from the service under test).
-  const webhookAgent = new Agent({ connections: 256, headersTimeout: 10_000, bodyTimeout: 10_000 });
-  let closed = false;
-  app.addHook('onClose', async () => {
-    closed = true; // webhooks still being retried give up instead of failing on the closed pool
-    await webhookAgent.destroy();
-  });
-
-  // Webhook POSTs in flight, and those waiting for a slot when `receipts.maxInFlight` caps them.
-  let posting = 0;
-  const waiting: (() => void)[] = [];
-  async function slot(): Promise<boolean> {
-    const limit = state.receipts.maxInFlight;
-    if (!(limit > 0)) return false;
-    while (posting >= state.receipts.maxInFlight) await new Promise<void>((r) => waiting.push(r));
-    posting++;
-    return true;
-  }
-  function release(held: boolean) {
-    if (!held) return;
-    posting--;
-    waiting.shift()?.();
-  }
-
-  async function postWebhook(payload: unknown, phoneNumberId?: string): Promise<number | null> {
-    const url =
-      (phoneNumberId !== undefined ? state.numbers.get(phoneNumberId)?.callbackUrl : undefined) ?? callbackUrl;
-    if (!url) return null;
-    const raw = JSON.stringify(payload);
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (appSecret)
-      headers['x-hub-signature-256'] = `sha256=${crypto.createHmac('sha256', appSecret).update(raw).digest('hex')}`;
-    const stats = state.webhookStats;
-    // The provider re-delivers on failure; a few quick tries are enough here.
-    for (let attempt = 0; attempt < 5 && !closed; attempt++) {
-      if (attempt > 0) stats.retries++;
-      const held = await slot();
-      stats.posts++;
-      if (stats.firstPostAt === 0) stats.firstPostAt = Date.now();
-      try {
-        const res = await httpRequest(url, { method: 'POST', headers, body: raw, dispatcher: webhookAgent });
-        await res.body.dump().catch(() => {});
-        stats.lastAnsweredAt = Date.now();
-        if (res.statusCode === 200) return 200;
-      } catch {
-        /* retried below */
-      } finally {
-        release(held);
-      }
-      await sleep(100 * 2 ** attempt);
-    }
-    stats.failures++;
-    return null;
-  }
-
-  const envelope = (phoneNumberId: string, value: Record<string, unknown>, field = 'messages') => {
-    const n = state.numbers.get(phoneNumberId);
-    return {
-      object: 'whatsapp_business_account',
-      entry: [
-        {
-          id: n?.wabaId ?? 'emulator-waba',
-          changes: [
-            {
-              field,
-              value: {
-                messaging_product: 'whatsapp',
-                metadata: {
-                  display_phone_number: n?.displayPhoneNumber ?? '15550000000',
-                  phone_number_id: phoneNumberId,
-                },
-                ...value,
-              },
-            },
-          ],
-        },
-      ],
-    };
-  };
-
-  /** Posts the receipts of one accepted send (after r.delayMs); resolves once they were posted. */
-  async function sendReceipts(
-    phoneNumberId: string,
-    to: string,
-    wamid: string,
-    messageId: string | null,
-    failure: FailureRule['asyncFailure'] | undefined,
-    r: ReceiptSettings,
-  ): Promise<void> {
-    if (!r.enabled) return;
-    if (r.omitCallbackData) messageId = null;
-    const base = Math.floor(Date.now() / 1000);
-    const statusItem = (status: string, i: number) => ({
-      id: wamid,
-      status,
-      timestamp: String(base + i),
-      recipient_id: to,
-      ...(messageId ? { biz_opaque_callback_data: messageId } : {}),
-    });
-    let items: Record<string, unknown>[] = failure
-      ? [
-          {
-            ...statusItem('failed', 0),
-            errors: [
-              {
-                code: failure.code,
-                title: failure.title ?? 'Message failed',
-                message: failure.title ?? 'Message failed',
-                error_data: { details: failure.title ?? 'Message failed' },
-              },
-            ],
-          },
-        ]
-      : r.statuses.map(statusItem);
-    if (r.order === 'reverse') items = items.reverse();
-    if (r.order === 'shuffle')
-      items = items
-        .map((v) => ({ v, k: Math.random() }))
-        .sort((a, b) => a.k - b.k)
-        .map((x) => x.v);
-    items = items.flatMap((item) => Array.from({ length: 1 + r.duplicates }, () => item));
-    if (r.delayMs > 0) await sleep(r.delayMs);
-    const posts = r.batch ? [items] : items.map((i) => [i]);
-    for (const statuses of posts) await postWebhook(envelope(phoneNumberId, { statuses }), phoneNumberId);
-  }
+  const sender = createWebhookSender(app, state, { callbackUrl: opts.callbackUrl, appSecret: opts.appSecret });
+  const postWebhook = sender.post;
 
   // ---- the Cloud API ----
   app.post<{ Params: { version: string; phoneNumberId: string }; Body: Record<string, unknown> }>(
@@ -214,7 +85,9 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
       const wamid = newWamid();
       const messageId = typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : null;
       state.sent.push({ phoneNumberId, to, type: String(body.type), messageId, wamid, at: Date.now(), payload: body });
-      const receipts = sendReceipts(phoneNumberId, to, wamid, messageId, rule?.asyncFailure, { ...state.receipts });
+      const receipts = sendReceipts(state, sender, { phoneNumberId, to, wamid, messageId }, rule?.asyncFailure, {
+        ...state.receipts,
+      });
       if (state.receipts.beforeResponse) await receipts;
       else receipts.catch((err: unknown) => request.log.warn({ err }, 'posting receipts failed'));
       return {
@@ -316,7 +189,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
   registerTemplateRoutes(app, state);
 
   // ---- control API ----
-  registerStateControls(app, state, () => ({ inFlight: posting, waiting: waiting.length }));
+  registerStateControls(app, state, sender.queue);
   app.put<{
     Body: Partial<ReceiptSettings> & {
       latencyMs?: number;
@@ -338,20 +211,20 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     if (latencyMs !== undefined) state.latencyMs = latencyMs;
     if (defaultThroughputMps !== undefined) state.defaultThroughputMps = defaultThroughputMps;
     if (pairRateLimit !== undefined) state.pairRateLimit = pairRateLimit;
-    if (cb !== undefined) callbackUrl = cb;
-    if (secret !== undefined) appSecret = secret;
+    if (cb !== undefined) sender.target.callbackUrl = cb;
+    if (secret !== undefined) sender.target.appSecret = secret;
     return {
       receipts: state.receipts,
       latencyMs: state.latencyMs,
       defaultThroughputMps: state.defaultThroughputMps,
       pairRateLimit: state.pairRateLimit,
-      callbackUrl,
+      callbackUrl: sender.target.callbackUrl,
     };
   });
   registerTemplateControls(app, state, (wabaId, payload) =>
     postWebhook(payload, [...state.numbers].find(([, n]) => n.wabaId === wabaId && n.callbackUrl)?.[0]),
   );
-  registerUserPreferenceControl(app, (pn, value) => postWebhook(envelope(pn, value, 'user_preferences'), pn));
+  registerUserPreferenceControl(app, (pn, value) => postWebhook(envelope(state, pn, value, 'user_preferences'), pn));
   /** Posts an inbound message webhook, as if a user had written to the number (docs/emulator.md). */
   app.post<{
     Body: { phoneNumberId: string; from?: string; text?: string; name?: string; type?: string; contextId?: string } & {
@@ -372,7 +245,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     if (b.contextId) message.context = { from: '15550000000', id: b.contextId };
     const contact = { profile: { name: b.name ?? 'Emulated User' }, ...(from ? { wa_id: from } : {}) };
     const status = await postWebhook(
-      envelope(b.phoneNumberId, {
+      envelope(state, b.phoneNumberId, {
         contacts: [{ ...contact, ...(b.fromUserId ? { user_id: b.fromUserId } : {}) }],
         messages: [message],
       }),
