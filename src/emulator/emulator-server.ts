@@ -7,8 +7,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 
 import { newWamid, numericId, sleep } from './emulator-common.js';
 import { registerStateControls } from './emulator-controls.js';
-import { createWindows, MEDIA_LIMITS } from './emulator-limits.js';
-import { sendReceipts } from './emulator-receipts.js';
+import { MEDIA_LIMITS } from './emulator-limits.js';
+import { registerMessageRoute } from './emulator-messages.js';
 import { createEmulatorState, type EmulatorState, type ReceiptSettings } from './emulator-state.js';
 import { registerTemplateControls, registerTemplateRoutes } from './emulator-templates.js';
 import { registerUserPreferenceControl, unixSeconds } from './emulator-user-preferences.js';
@@ -30,7 +30,6 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
     bodyLimit: 110 * 1024 * 1024,
     forceCloseConnections: true,
   });
-  const windows = createWindows();
 
   app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
@@ -38,65 +37,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
   const postWebhook = sender.post;
 
   // ---- the Cloud API ----
-  app.post<{ Params: { version: string; phoneNumberId: string }; Body: Record<string, unknown> }>(
-    '/:version/:phoneNumberId/messages',
-    async (request, reply) => {
-      const { phoneNumberId } = request.params;
-      const number = state.numbers.get(phoneNumberId);
-      const token = (request.headers.authorization ?? '').replace(/^Bearer /, '');
-      if (state.latencyMs > 0) await sleep(state.latencyMs);
-      if (!token || (number?.accessToken !== undefined && token !== number.accessToken)) {
-        return reply
-          .code(401)
-          .send(graphError(190, 'Error validating access token: Session has expired or the token is invalid.'));
-      }
-      const body = request.body ?? {};
-      const to = String(body.to ?? '').replace(/^\+/, '');
-      if (body.messaging_product !== 'whatsapp' || !/^\d{6,15}$/.test(to))
-        return reply.code(400).send(graphError(100, 'Invalid parameter'));
-      const media = (body.image ?? body.document) as { id?: string } | undefined;
-      if (media?.id !== undefined && !state.media.has(media.id))
-        return reply.code(400).send(graphError(131053, 'Media upload error: unknown media id'));
-      const rule = state.takeRule(phoneNumberId, to);
-      if (rule?.hang) {
-        const messageId = typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : null;
-        state.held.push({ phoneNumberId, to, messageId, at: Date.now() });
-        await sleep(120_000);
-        return reply.code(504).send();
-      }
-      if (rule?.httpStatus !== undefined || (rule?.error && !rule.asyncFailure)) {
-        const status = rule.httpStatus ?? 400;
-        return reply
-          .code(status)
-          .send(
-            rule.error
-              ? graphError(rule.error.code, rule.error.message ?? 'Injected failure', rule.error.subcode)
-              : { error: 'injected' },
-          );
-      }
-      if (!windows.take(`mps:${phoneNumberId}`, number?.throughputMps ?? state.defaultThroughputMps, 1000)) {
-        const messageId = typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : null;
-        state.throttled.push({ phoneNumberId, to, messageId, at: Date.now() });
-        return reply.code(400).send(graphError(130429, 'Rate limit hit', 2494055));
-      }
-      if (state.pairRateLimit && !windows.take(`pair:${phoneNumberId}:${to}`, 1, 6000)) {
-        return reply.code(400).send(graphError(131056, '(Business Account, Consumer Account) pair rate limit hit'));
-      }
-      const wamid = newWamid();
-      const messageId = typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : null;
-      state.sent.push({ phoneNumberId, to, type: String(body.type), messageId, wamid, at: Date.now(), payload: body });
-      const receipts = sendReceipts(state, sender, { phoneNumberId, to, wamid, messageId }, rule?.asyncFailure, {
-        ...state.receipts,
-      });
-      if (state.receipts.beforeResponse) await receipts;
-      else receipts.catch((err: unknown) => request.log.warn({ err }, 'posting receipts failed'));
-      return {
-        messaging_product: 'whatsapp',
-        contacts: [{ input: String(body.to), wa_id: to }],
-        messages: [{ id: wamid, ...(body.type === 'template' ? { message_status: 'accepted' } : {}) }],
-      };
-    },
-  );
+  registerMessageRoute(app, state, sender);
 
   // Media upload: multipart with messaging_product, file (and type); the provider's type and size
   // limits answered with 131053.
