@@ -1,13 +1,11 @@
 // `chatgate emulator`: a local stand-in for the provider's Cloud API, for development, demos,
 // tests and benchmarks. It speaks the same protocol (paths, bearer tokens, Graph error envelope,
 // wamid ids, signed webhooks) and adds a control API under /__emulator.
-import crypto from 'node:crypto';
-
 import Fastify, { type FastifyInstance } from 'fastify';
 
-import { newWamid, numericId, sleep } from './emulator-common.js';
+import { newWamid, sleep } from './emulator-common.js';
 import { registerStateControls } from './emulator-controls.js';
-import { MEDIA_LIMITS } from './emulator-limits.js';
+import { registerMediaRoute } from './emulator-media.js';
 import { registerMessageRoute } from './emulator-messages.js';
 import { createEmulatorState, type EmulatorState, type ReceiptSettings } from './emulator-state.js';
 import { registerTemplateControls, registerTemplateRoutes } from './emulator-templates.js';
@@ -39,55 +37,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
   // ---- the Cloud API ----
   registerMessageRoute(app, state, sender);
 
-  // Media upload: multipart with messaging_product, file (and type); the provider's type and size
-  // limits answered with 131053.
-  app.post<{ Params: { version: string; phoneNumberId: string } }>(
-    '/:version/:phoneNumberId/media',
-    async (request, reply) => {
-      const token = (request.headers.authorization ?? '').replace(/^Bearer /, '');
-      const number = state.numbers.get(request.params.phoneNumberId);
-      if (!token || (number?.accessToken !== undefined && token !== number.accessToken)) {
-        return reply
-          .code(401)
-          .send(graphError(190, 'Error validating access token: Session has expired or the token is invalid.'));
-      }
-      const rule = state.takeRule(request.params.phoneNumberId, 'media');
-      if (rule?.httpStatus !== undefined || rule?.error) {
-        return reply
-          .code(rule.httpStatus ?? 400)
-          .send(
-            rule.error
-              ? graphError(rule.error.code, rule.error.message ?? 'Injected failure', rule.error.subcode)
-              : { error: 'injected' },
-          );
-      }
-      let form: FormData;
-      try {
-        form = await new Response(new Uint8Array(request.body as Buffer), {
-          headers: { 'content-type': String(request.headers['content-type'] ?? '') },
-        }).formData();
-      } catch {
-        return reply.code(400).send(graphError(100, 'Invalid parameter'));
-      }
-      const file = form.get('file');
-      if (form.get('messaging_product') !== 'whatsapp' || !(file instanceof Blob))
-        return reply.code(400).send(graphError(100, 'Invalid parameter'));
-      const mimeType = String(form.get('type') ?? file.type);
-      const limit = MEDIA_LIMITS[mimeType];
-      if (limit === undefined || file.size > limit)
-        return reply.code(400).send(graphError(131053, 'Media upload error', undefined));
-      const data = Buffer.from(await file.arrayBuffer());
-      const id = numericId();
-      state.media.set(id, {
-        mimeType,
-        size: file.size,
-        filename: (file as File).name ?? null,
-        sha256: crypto.createHash('sha256').update(data).digest('hex'),
-        phoneNumberId: request.params.phoneNumberId,
-      });
-      return { id };
-    },
-  );
+  registerMediaRoute(app, state);
 
   // Phone-number read: the bearer token is checked as for sends (a registered number's own token
   // only), and `lookup` failure rules apply, so a test can make a token check fail, then pass.
