@@ -3,15 +3,15 @@
 // wamid ids, signed webhooks) and adds a control API under /__emulator.
 import Fastify, { type FastifyInstance } from 'fastify';
 
-import { newWamid, sleep } from './emulator-common.js';
+import { newWamid } from './emulator-common.js';
 import { registerStateControls } from './emulator-controls.js';
 import { registerMediaRoute } from './emulator-media.js';
 import { registerMessageRoute } from './emulator-messages.js';
+import { registerPhoneNumberRoute } from './emulator-phone-numbers.js';
 import { createEmulatorState, type EmulatorState, type ReceiptSettings } from './emulator-state.js';
 import { registerTemplateControls, registerTemplateRoutes } from './emulator-templates.js';
 import { registerUserPreferenceControl, unixSeconds } from './emulator-user-preferences.js';
 import { createWebhookSender, envelope } from './emulator-webhook-sender.js';
-import { graphError } from './graph-error.js';
 
 export type EmulatorOptions = {
   callbackUrl: string | null;
@@ -39,44 +39,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
 
   registerMediaRoute(app, state);
 
-  // Phone-number read: the bearer token is checked as for sends (a registered number's own token
-  // only), and `lookup` failure rules apply, so a test can make a token check fail, then pass.
-  app.get<{ Params: { version: string; id: string } }>('/:version/:id', async (request, reply) => {
-    const n = state.numbers.get(request.params.id);
-    const token = (request.headers.authorization ?? '').replace(/^Bearer /, '');
-    state.lookups.push({ phoneNumberId: request.params.id, at: Date.now() });
-    if (state.latencyMs > 0) await sleep(state.latencyMs);
-    if (!token || (n?.accessToken !== undefined && token !== n.accessToken)) {
-      return reply
-        .code(401)
-        .send(graphError(190, 'Error validating access token: Session has expired or the token is invalid.'));
-    }
-    const rule = state.takeRule(request.params.id, 'lookup');
-    if (rule?.hang) {
-      await sleep(120_000);
-      return reply.code(504).send();
-    }
-    if (rule?.httpStatus !== undefined || rule?.error) {
-      return reply
-        .code(rule.httpStatus ?? 400)
-        .send(
-          rule.error
-            ? graphError(rule.error.code, rule.error.message ?? 'Injected failure', rule.error.subcode)
-            : { error: 'injected' },
-        );
-    }
-    if (!n) return reply.code(400).send(graphError(100, 'Unsupported get request. Object does not exist'));
-    return {
-      id: request.params.id,
-      display_phone_number: n.displayPhoneNumber ?? '+1 555-000-0000',
-      verified_name: n.verifiedName ?? 'Emulated Business',
-      quality_rating: 'GREEN',
-      platform_type: 'CLOUD_API',
-      throughput: { level: (n.throughputMps ?? 80) > 80 ? 'HIGH' : 'STANDARD' },
-      status: 'CONNECTED',
-    };
-  });
-
+  registerPhoneNumberRoute(app, state);
   registerTemplateRoutes(app, state);
 
   // ---- control API ----
