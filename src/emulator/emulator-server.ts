@@ -8,7 +8,8 @@ import { registerStateControls } from './emulator-controls.js';
 import { registerMediaRoute } from './emulator-media.js';
 import { registerMessageRoute } from './emulator-messages.js';
 import { registerPhoneNumberRoute } from './emulator-phone-numbers.js';
-import { createEmulatorState, type EmulatorState, type ReceiptSettings } from './emulator-state.js';
+import { registerSettingsControl } from './emulator-settings.js';
+import { createEmulatorState, type EmulatorState } from './emulator-state.js';
 import { registerTemplateControls, registerTemplateRoutes } from './emulator-templates.js';
 import { registerUserPreferenceControl, unixSeconds } from './emulator-user-preferences.js';
 import { createWebhookSender, envelope } from './emulator-webhook-sender.js';
@@ -44,37 +45,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
 
   // ---- control API ----
   registerStateControls(app, state, sender.queue);
-  app.put<{
-    Body: Partial<ReceiptSettings> & {
-      latencyMs?: number;
-      defaultThroughputMps?: number;
-      pairRateLimit?: boolean;
-      callbackUrl?: string;
-      appSecret?: string;
-    };
-  }>('/__emulator/settings', async (request) => {
-    const {
-      latencyMs,
-      defaultThroughputMps,
-      pairRateLimit,
-      callbackUrl: cb,
-      appSecret: secret,
-      ...receipts
-    } = request.body ?? {};
-    Object.assign(state.receipts, receipts);
-    if (latencyMs !== undefined) state.latencyMs = latencyMs;
-    if (defaultThroughputMps !== undefined) state.defaultThroughputMps = defaultThroughputMps;
-    if (pairRateLimit !== undefined) state.pairRateLimit = pairRateLimit;
-    if (cb !== undefined) sender.target.callbackUrl = cb;
-    if (secret !== undefined) sender.target.appSecret = secret;
-    return {
-      receipts: state.receipts,
-      latencyMs: state.latencyMs,
-      defaultThroughputMps: state.defaultThroughputMps,
-      pairRateLimit: state.pairRateLimit,
-      callbackUrl: sender.target.callbackUrl,
-    };
-  });
+  registerSettingsControl(app, state, sender.target);
   registerTemplateControls(app, state, (wabaId, payload) =>
     postWebhook(payload, [...state.numbers].find(([, n]) => n.wabaId === wabaId && n.callbackUrl)?.[0]),
   );
