@@ -587,7 +587,14 @@ describe('broadcasts: sent by the dispatcher through the provider emulator', () 
       15_000,
       100,
     );
-    await new Promise((r) => setTimeout(r, 500));
+    // No worker holds any of them any more (a send needs a lease): nothing can still reach the provider.
+    await eventually(async () => {
+      const [row] = await svc.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM messages WHERE broadcast_id = $1 AND locked_by IS NOT NULL AND locked_until > now()',
+        [res.body.broadcastId],
+      );
+      return row!.n === 0;
+    });
     const sent = sentTo(t.phoneNumberId);
     const left = end.counts.sent + end.counts.delivered + end.counts.read;
     expect(end.counts.failed).toBe(end.cancelledMessages);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { APP_SECRET, type Emulator, startLiveService } from './support/emulator.js';
 import { call, createAccount, createKey, eventually, type Service } from './support/harness.js';
+import { metricSum } from './support/prometheus-text.js';
 
 type Event = { type: string; data: Record<string, any> };
 
@@ -495,13 +496,21 @@ describe('inbound messages and the sender aggregate', () => {
         key: t.key,
         body: { condition: { type: 'starts_with', pattern: 'zzz' }, destination: { type: 'http', url } },
       });
+      const forwardingDone = (labels: Record<string, string> = {}) =>
+        metricSum(svc.url, 'chatgate_inbound_forwarding_total', labels);
+      const [before, forwarded] = [await forwardingDone(), await forwardingDone({ result: 'forwarded' })];
       await deliver(t.phoneNumberIds[0]!, [
         textFrom('16505551600', 'About ORDER #42 please'),
         textFrom('16505551600', 'nothing here'),
       ]);
       await eventually(async () => got.length >= 1);
-      await new Promise((r) => setTimeout(r, 200));
+      // Both messages' forwarding finished (every matched rule's request made): nothing more will come.
+      await eventually(
+        async () =>
+          (await forwardingDone()) >= before + 2 && (await forwardingDone({ result: 'forwarded' })) >= forwarded + 1,
+      );
       expect(got).toHaveLength(1);
+      expect(await forwardingDone({ result: 'forwarded' })).toBe(forwarded + 1);
       expect(got[0]!.headers['x-svc-forward-rule']).toBe(rule.body.id);
       expect(JSON.parse(got[0]!.body)).toMatchObject({
         from: '+16505551600',

@@ -24,6 +24,7 @@ import {
   startService,
   textMessage,
 } from './support/harness.js';
+import { metricSum } from './support/prometheus-text.js';
 
 type Event = { type: string; data: Record<string, any> };
 
@@ -72,6 +73,8 @@ describe('live sends through the provider emulator', () => {
   const events = (id: string) =>
     svc.db.query<Event>(`SELECT type, data FROM events WHERE data->>'messageId' = $1 ORDER BY created_at`, [id]);
   const sentTo = (phoneNumberId: string) => emu.sent().filter((s) => s.phoneNumberId === phoneNumberId);
+  /** Provider receipts the service has decided on (applied, ignored, parked, …). */
+  const receiptsDecided = () => metricSum(svc.url, 'chatgate_receipts_total');
 
   it('sends text with the bearer token and our messageId, then follows the receipts', async () => {
     const t = await tenant();
@@ -352,9 +355,11 @@ describe('live sends through the provider emulator', () => {
     it('applies out-of-order, duplicated and batched receipts once each, never backwards', async () => {
       const t = await tenant();
       await emu.settings({ statuses: ['sent', 'delivered', 'read'], order: 'reverse', duplicates: 2, batch: true });
+      const before = await receiptsDecided();
       const id = await send(t.key, textMessage(ext()));
       const m = await waitStatus(t.key, id, 'read');
-      await new Promise((r) => setTimeout(r, 200));
+      // All nine receipts (three statuses, each posted three times) decided, none still to come.
+      await eventually(async () => (await receiptsDecided()) >= before + 9);
       expect((await message(t.key, id)).status).toBe('read');
       expect(m.sentAt).not.toBeNull();
       expect(m.deliveredAt).not.toBeNull();

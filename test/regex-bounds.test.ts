@@ -12,6 +12,7 @@ import { MAX_MATCH_TEXT } from '../src/inbound/forwarding-match.js';
 import { APP_SECRET, startLiveService } from './support/emulator.js';
 import { call, createAccount, createKey, eventually, type Service } from './support/harness.js';
 import { createPortalUser, PortalClient } from './support/portal.js';
+import { metricSum } from './support/prometheus-text.js';
 
 /** The issue's pattern: three 1,000-fold repetitions of a four-way alternation, then `z`. */
 const ISSUE_PATTERN = `${'(?:\\w|\\d|[a-z]|\\pL){1000}'.repeat(3)}z`;
@@ -133,6 +134,8 @@ describe('regular expressions: bounded work', () => {
         },
       ],
     });
+    const forwardingDone = () => metricSum(svc.url, 'chatgate_inbound_forwarding_total');
+    const before = await forwardingDone();
     const delivered = await call(svc.url, 'POST', '/provider/webhooks/app', {
       body,
       headers: {
@@ -143,7 +146,8 @@ describe('regular expressions: bounded work', () => {
     // The service keeps answering while the rules run.
     expect((await call(svc.url, 'GET', '/healthz')).status).toBe(200);
     await eventually(async () => got.length >= 1);
-    await new Promise((r) => setTimeout(r, 500));
+    // Its forwarding finished (every matched rule's request made): no other rule will still forward it.
+    await eventually(async () => (await forwardingDone()) >= before + 1);
     // Only the rule whose match lies in the first 4,096 characters forwarded the message.
     expect(got.map((g) => g.rule)).toEqual([early.body.id]);
     expect(got[0]!.text).toBe(text);

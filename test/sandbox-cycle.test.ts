@@ -81,7 +81,15 @@ describe('sandbox cycles', () => {
   it('any other ending goes sent → delivered and stops there', async () => {
     const id = await sendTo('sb-00', '+15551234500');
     const m = await waitFor(id, 'delivered');
-    await new Promise((r) => setTimeout(r, 400)); // several sandbox steps: it must not move on to read
+    // The simulator has decided its last step: nothing is due for this message any more (a step to
+    // read would have left it due again, or moved it on to read).
+    await eventually(async () => {
+      const [row] = await svc.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM messages WHERE id = $1 AND due_at IS NULL AND locked_by IS NULL',
+        [id],
+      );
+      return row!.n === 1;
+    });
     expect((await call(svc.url, 'GET', `/messages/${id}`, { key: t.sandboxKey })).body).toMatchObject({
       status: 'delivered',
       readAt: null,

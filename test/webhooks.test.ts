@@ -66,6 +66,21 @@ const ATTEMPT_KEYS = ['attemptedAt', 'durationMs', 'error', 'responseBody', 'sta
 const NOT_FOUND = { error: 'webhook_endpoint_not_found' };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Waits until every delivery of these endpoints is in a final state (no `pending` row, so none in
+ * flight and none due later): the deliverer has decided everything it will ever send them, and
+ * only claims pending rows, so a receiver's count read afterwards is final.
+ */
+async function deliveriesSettled(db: TestDatabase['db'], endpointIds: string[]): Promise<void> {
+  await eventually(async () => {
+    const [row] = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = ANY($1::uuid[]) AND status = 'pending'`,
+      [endpointIds],
+    );
+    return row!.n === 0;
+  });
+}
 const sorted = (a: readonly string[]) => [...a].sort();
 const withoutSecret = (e: Record<string, unknown>) => {
   const { secret: _secret, previousSecretExpiresAt: _p, ...rest } = e;
@@ -384,7 +399,7 @@ describe('webhooks', () => {
       }
       expect((await api(other.key, 'GET', '/webhook-endpoints')).body).toEqual({ webhookEndpoints: [] });
       expect(await getEndpoint(owner.key, e.id)).toEqual(withoutSecret(e));
-      await sleep(200);
+      await deliveriesSettled(svc.db, [e.id]); // a foreign test event would be a pending row, then a request
       expect(await deliveryRows(e.id)).toBe(0);
       expect(rx.requests).toHaveLength(0);
 
@@ -430,7 +445,7 @@ describe('webhooks', () => {
         expect(res.status).toBe(404);
         expect(res.body).toEqual(NOT_FOUND);
       }
-      await sleep(200);
+      await deliveriesSettled(svc.db, [e.id]); // a redelivery would have made it pending again
       expect(rx.requests).toHaveLength(1); // nothing was redelivered
     });
 
@@ -514,7 +529,7 @@ describe('webhooks', () => {
 
       const id = await sandboxSend(t, 'after-delete', '+15551234588');
       await waitMessage(t, id, 'read');
-      await sleep(200);
+      await deliveriesSettled(svc.db, [e.id]); // status events write their deliveries in the status change's transaction
       expect(rx.requests).toHaveLength(1);
     });
   });
@@ -527,7 +542,7 @@ describe('webhooks', () => {
       const id = await sandboxSend(t, 'wh-88', '+15551234588');
       const m = await waitMessage(t, id, 'read');
       const got = await rx.waitForRequests(3);
-      await sleep(200);
+      await deliveriesSettled(svc.db, [e.id]);
       expect(rx.requests).toHaveLength(3);
 
       const bodies = got.map((r) => {
@@ -652,7 +667,7 @@ describe('webhooks', () => {
       expect(failing.lastFailureAt).toMatch(ISO);
 
       const got = await rx.waitForRequests(4);
-      await sleep(200);
+      await deliveriesSettled(svc.db, [e.id]);
       expect(rx.requests).toHaveLength(4);
       for (const r of got) {
         expect(r.headers['x-svc-event-id']).toBe(eventId);
@@ -777,7 +792,10 @@ describe('webhooks', () => {
       await waitMessage(t, id, 'read');
       await waitMessage(downgraded, gatedId, 'read');
       await rx.waitForRequests(3);
-      await sleep(300);
+      await deliveriesSettled(
+        svc.db,
+        [status, inbound, inactive, foreign, gated].map((e) => e.id),
+      );
       expect(rx.requests.map((r) => r.path)).toEqual(['/status', '/status', '/status']);
       for (const e of [inbound, inactive, foreign, gated]) expect(await deliveryRows(e.id)).toBe(0);
       // The downgraded customer's events exist; they are just not delivered.
@@ -806,7 +824,7 @@ describe('webhooks', () => {
       const b = await createEndpoint(t.key, { url: `${rx.url}/b`, events: ['message.inbound'] });
       const eventId = await sendTest(t.key, b.id);
       const [r] = await rx.waitForRequests(1);
-      await sleep(300);
+      await deliveriesSettled(svc.db, [a.id, b.id]);
       expect(rx.requests).toHaveLength(1);
       expect(r!.path).toBe('/b');
       const body = checkSignedEnvelope(r!, b.secret);
@@ -836,7 +854,7 @@ describe('webhooks', () => {
 
       const eventId = await sendTest(t.key, everything.id);
       const [r] = await rx.waitForRequests(1);
-      await sleep(300);
+      await deliveriesSettled(svc.db, [subscribed.id, everything.id, foreign.id]);
       expect(rx.requests.map((x) => x.path)).toEqual(['/everything']);
       expect(checkSignedEnvelope(r!, everything.secret)).toMatchObject({
         eventId,
@@ -845,7 +863,7 @@ describe('webhooks', () => {
       });
       const foreignId = await sendTest(other.key, foreign.id);
       await rx.waitForRequests(2);
-      await sleep(300);
+      await deliveriesSettled(svc.db, [subscribed.id, everything.id, foreign.id]);
       expect(rx.requests.map((x) => [x.path, x.headers['x-svc-event-id']])).toEqual([
         ['/everything', eventId],
         ['/foreign', foreignId],
@@ -947,7 +965,7 @@ describe('webhooks', () => {
         return list[0]?.status === 'succeeded' && list[0].attempts.length === 2 ? list : undefined;
       });
       expect(after).toMatchObject({ id: d.id, eventId, attemptCount: 1, lastStatusCode: 200 });
-      await sleep(200);
+      await deliveriesSettled(svc.db, [e.id]);
       expect(rx.requests).toHaveLength(2);
       expect(await deliveryRows(e.id)).toBe(1);
     });
@@ -1208,7 +1226,12 @@ describe('webhook URL guard (private URLs not allowed)', () => {
     expect(endpoint.lastFailureReason).toMatch(/private or loopback/);
     expect(endpoint.lastSuccessAt).toBeNull();
     expect(lookups.filter((h) => h === 'flip.test').length).toBeGreaterThanOrEqual(2); // at creation and at delivery
-    await sleep(300); // retries too (30 ms, 120 ms…) must stay away from the receiver
+    // Retries too (30 ms, 120 ms…) must stay away from the receiver: wait until two were decided.
+    await eventually(async () => {
+      const [first] = (await call(svc.url, 'GET', `/webhook-endpoints/${id}/deliveries`, { key: t.key })).body
+        .deliveries;
+      return first?.attempts.length >= 3;
+    });
     expect(rx.connections).toBe(0);
     expect(rx.requests).toHaveLength(0);
   });
@@ -1282,7 +1305,7 @@ describe('deliverer crash', () => {
       async () =>
         (await count(`webhook_deliveries WHERE endpoint_id = $1 AND status = 'succeeded'`, [endpointId])) === 23,
     );
-    await sleep(300);
+    await deliveriesSettled(database.db, [endpointId]); // nothing pending: no later second copy can be claimed
     const byId = rx.byEventId();
     expect(sorted([...byId.keys()])).toEqual(sorted([...early, ...late]));
     for (const [eventId, reqs] of byId) expect(reqs.length, eventId).toBe(1);
@@ -1332,7 +1355,7 @@ describe('deliverer crash', () => {
     expect(d).toMatchObject({ eventId, attemptCount: 8, lastStatusCode: 500, nextAttemptAt: null });
     expect(d.completedAt).toMatch(ISO);
     expect(d.attempts).toHaveLength(1);
-    await sleep(400);
+    await deliveriesSettled(database.db, [endpointId]); // no ninth attempt can be claimed
     expect(rx.requests).toHaveLength(1);
     const endpoint = (await call(apiSvc.url, 'GET', `/webhook-endpoints/${endpointId}`, { key: t.key })).body;
     expect(endpoint).toMatchObject({ isActive: true, lastFailureReason: 'HTTP 500', lastSuccessAt: null }); // failures never deactivate it
@@ -1375,8 +1398,9 @@ describe('webhook retry window', () => {
     // (a lower bound: a slow machine only lengthens it).
     const windowMs = [30_000, 120_000, 480_000, 1_920_000, 7_200_000, 14_400_000, 14_400_000].reduce((a, b) => a + b);
     expect(rx.requests[7]!.at - rx.requests[0]!.at).toBeGreaterThanOrEqual(windowMs * SCALE * 0.8);
-    // Dropped: no ninth attempt, even after a last step (4 h, +20 %) would have passed.
-    await sleep(Math.ceil(14_400_000 * 1.2 * SCALE) + 500);
+    // Dropped: no ninth attempt. Nothing of this endpoint is pending, and the deliverer only claims
+    // pending rows, so none can come (no need to sit out a last step of 4 h + 20 %).
+    await deliveriesSettled(svc.db, [endpointId]);
     expect(rx.requests).toHaveLength(8);
     expect((await call(svc.url, 'GET', `/webhook-endpoints/${endpointId}`, { key: t.key })).body).toMatchObject({
       isActive: true,

@@ -19,14 +19,17 @@ export function createInboundService(deps: {
   db: Db;
   log: Logger;
   client: OutboundClient;
-  metrics: Pick<Metrics, 'inboundMessages'>;
+  metrics: Pick<Metrics, 'inboundMessages' | 'inboundForwarding'>;
 }) {
   const { db, log, client } = deps;
   // Accounts by webhook route: a plan or routing change applies within these few seconds.
   const ACCOUNT_CACHE_MS = 5000;
   const accountCache = new Map<string, { account: InboundAccount; at: number }>();
 
-  /** Inbound messages are live: a sandbox rule (decision 0024-sandbox-keys) never gets one. */
+  /**
+   * Inbound messages are live: a sandbox rule (decision 0024-sandbox-keys) never gets one. Answers
+   * whether any rule matched (its request made, whatever the answer: a failed one is logged).
+   */
   async function forward(account: InboundAccount, text: string | null, data: Record<string, unknown>) {
     const rules = await db.query<{
       id: string;
@@ -39,7 +42,7 @@ export function createInboundService(deps: {
         WHERE customer_id = $1 AND is_active AND NOT sandbox AND (chat_account_id IS NULL OR chat_account_id = $2)`,
       [account.customerId, account.id],
     );
-    if (rules.length === 0) return;
+    if (rules.length === 0) return false;
     // Regular expressions run in the matcher's worker, within a time budget per message.
     const { matched, exceeded } = await ruleMatcher().match(
       account.customerId,
@@ -52,23 +55,23 @@ export function createInboundService(deps: {
         'forwarding rules: regular expressions ran out of their time budget; they did not match this message',
       );
     const body = JSON.stringify(data);
+    const targets = rules.filter((_, i) => matched[i]);
     await Promise.all(
-      rules
-        .filter((_, i) => matched[i])
-        .map(async (r) => {
-          const res = await client.post(
-            r.url,
-            body,
-            { 'content-type': 'application/json', 'user-agent': 'ChatGate-Forwarding/1.0', 'x-svc-forward-rule': r.id },
-            FORWARD_TIMEOUT_MS,
+      targets.map(async (r) => {
+        const res = await client.post(
+          r.url,
+          body,
+          { 'content-type': 'application/json', 'user-agent': 'ChatGate-Forwarding/1.0', 'x-svc-forward-rule': r.id },
+          FORWARD_TIMEOUT_MS,
+        );
+        if (res.error !== null || res.statusCode! >= 300)
+          log.warn(
+            { ruleId: r.id, status: res.statusCode, error: res.error },
+            'forwarding an inbound message failed (single attempt)',
           );
-          if (res.error !== null || res.statusCode! >= 300)
-            log.warn(
-              { ruleId: r.id, status: res.statusCode, error: res.error },
-              'forwarding an inbound message failed (single attempt)',
-            );
-        }),
+      }),
     );
+    return targets.length > 0;
   }
 
   // Concurrent webhooks' messages share one transaction (group commit); a batch the database
@@ -119,8 +122,13 @@ export function createInboundService(deps: {
           const { account, message } = items[i]!;
           // Forwarding never holds up the provider's webhook answer.
           if (PLAN_LIMITS[account.plan].inbox)
-            void forward(account, message.text, result.eventData).catch((err: unknown) =>
-              log.error({ err }, 'forwarding failed'),
+            // Counted once finished: operators see forwarding at work, tests know nothing more will come.
+            void forward(account, message.text, result.eventData).then(
+              (any) => deps.metrics.inboundForwarding.inc({ result: any ? 'forwarded' : 'unmatched' }),
+              (err: unknown) => {
+                deps.metrics.inboundForwarding.inc({ result: 'failed' });
+                log.error({ err }, 'forwarding failed');
+              },
             );
         }
       });

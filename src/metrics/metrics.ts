@@ -82,6 +82,12 @@ export function createMetrics(opts: MetricsOptions = { maxIdLabels: 1000 }) {
       labelNames: ['result'] as const,
       registers,
     }),
+    inboundForwarding: new Counter({
+      name: 'chatgate_inbound_forwarding_total',
+      help: 'Inbound messages whose forwarding by rules is finished, by result (forwarded, unmatched, failed)',
+      labelNames: ['result'] as const,
+      registers,
+    }),
     webhookDeliveries: new Counter({
       name: 'chatgate_webhook_deliveries_total',
       help: 'Webhook delivery attempts by outcome (success, failure) and HTTP class (2xx … 5xx, or none)',

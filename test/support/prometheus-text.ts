@@ -41,3 +41,16 @@ export function metricNamesIn(expr: string, prefixes = ['chatgate_', 'process_',
     if (prefixes.some((p) => m[0].startsWith(p))) names.add(m[0]);
   return [...names];
 }
+
+/**
+ * The sum over the series of one counter on a service's /metrics (those with these labels; open
+ * when no METRICS_TOKEN is set): tests wait on it for "everything that could happen has been
+ * decided" instead of sleeping.
+ */
+export async function metricSum(baseUrl: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const res = await fetch(`${baseUrl}/metrics`);
+  if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}`);
+  return parseSamples(await res.text())
+    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((sum, s) => sum + s.value, 0);
+}
