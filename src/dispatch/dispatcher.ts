@@ -16,7 +16,7 @@ import { CANCELLED_ERROR, type Transition } from '../lifecycle/transitions.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createLeasedWorker } from '../shared/worker-loop.js';
-import { createLiveDispatch, earliest } from './live-dispatch.js';
+import { createHeldSends, createLiveDispatch, earliest } from './live-dispatch.js';
 import { type Outcome, writeOutcomes } from './outcomes.js';
 import type { MediaPreparer } from './prepare-media.js';
 import { failRefusedRecipients, type RecipientChecks } from './recipient-checks.js';
@@ -53,6 +53,11 @@ export function createDispatcher(deps: {
 }) {
   const { db, log, options } = deps;
   let lastSweep = Date.now();
+  // Built in order, each from what it needs: the sends held between claim and outcome; the worker,
+  // whose outcome writer blocks accounts and whose stop drops booked sends; the live path, which
+  // books sends and records their outcomes through the worker. The pass below uses the last two
+  // (the worker calls it only once started).
+  const held = createHeldSends();
   const loop = { db, log, pollMs: options.pollMs, channel: MESSAGES_READY };
   const worker = createLeasedWorker<Outcome>('dispatcher', loop, {
     pass,
@@ -63,14 +68,14 @@ export function createDispatcher(deps: {
           db,
           log,
           invalidateCustomer: deps.invalidateCustomer,
-          onMarked: live.block,
+          onMarked: held.block,
           firstAccountProbeDelayMs: options.firstAccountProbeDelayMs,
         },
         workerId,
         items,
       ),
     writeConcurrency: db.kind === 'pglite' ? 1 : 2,
-    dropUnstarted: () => live.cancelTimers(),
+    dropUnstarted: held.cancelTimers,
     releaseLeases: (workerId) => releaseLeases(db, workerId),
   });
   const { provider, media, sealer } = deps;
@@ -84,6 +89,7 @@ export function createDispatcher(deps: {
     retryTimeScale,
     pacingHorizonMs,
     worker,
+    held,
     onLateSends: deps.onLateSends ?? (() => {}),
   });
 
