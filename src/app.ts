@@ -60,6 +60,7 @@ import { createSessionService } from './portal/session-service.js';
 import { createUserService } from './portal/user-service.js';
 import { createProviderClient } from './provider/cloud-api.js';
 import { createPurger } from './purge/purger.js';
+import { createParkedReceiptSweep } from './receipts/parked-sweep.js';
 import { createReceiptService } from './receipts/receipt-service.js';
 import { checkEncryptionKey } from './secrets/key-check.js';
 import { createRekey } from './secrets/rekey.js';
@@ -346,6 +347,7 @@ export async function createApp(
               sandboxStepMs: config.sandboxStepMs,
               retryTimeScale: config.retryTimeScale,
               maxInFlight: config.workerMaxInFlight,
+              maxMediaSteps: config.maxMediaSteps,
               // Booked slots must fire, and their send finish, inside the claim's lease.
               pacingHorizonMs: Math.min(
                 config.pacingHorizonMs,
@@ -354,6 +356,7 @@ export async function createApp(
               firstAccountProbeDelayMs: config.accountProbeFirstDelaySeconds * 1000 * config.retryTimeScale,
             },
           }),
+          createParkedReceiptSweep({ db, log, intervalMs: config.parkedSweepMs }),
           createAccountProber({
             db,
             log,

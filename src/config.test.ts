@@ -63,6 +63,16 @@ describe('loadConfig', () => {
     expect(loadConfig({ WORKER_LEASE_SECONDS: '3', PROVIDER_TIMEOUT_MS: '500' }).workerLeaseSeconds).toBe(3);
   });
 
+  it('reads MAX_MEDIA_STEPS (4) and PARKED_SWEEP_MS (5 s), and refuses values out of range', () => {
+    expect(loadConfig({})).toMatchObject({ maxMediaSteps: 4, parkedSweepMs: 5000 });
+    expect(loadConfig({ MAX_MEDIA_STEPS: '16', PARKED_SWEEP_MS: '250' })).toMatchObject({
+      maxMediaSteps: 16,
+      parkedSweepMs: 250,
+    });
+    expect(() => loadConfig({ MAX_MEDIA_STEPS: '0' })).toThrow(/MAX_MEDIA_STEPS must be a whole number from 1 to 256/);
+    expect(() => loadConfig({ PARKED_SWEEP_MS: '10' })).toThrow(/PARKED_SWEEP_MS must be a whole number from 100/);
+  });
+
   it('probes a marked account from 1 min up to 30 min, and refuses a cap below the first delay', () => {
     expect(loadConfig({})).toMatchObject({ accountProbeFirstDelaySeconds: 60, accountProbeMaxDelaySeconds: 1800 });
     expect(() =>

@@ -40,6 +40,10 @@ export type Config = {
   workerMaxInFlight: number;
   /** The longest a dispatcher books pacing slots ahead (never past what its lease allows). */
   pacingHorizonMs: number;
+  /** Media steps (fetch, upload) at once per worker process: each may hold a file of up to 20 MB. */
+  maxMediaSteps: number;
+  /** How often each worker process applies receipts parked in a race with their send's commit (a safety net). */
+  parkedSweepMs: number;
   /** The webhook deliverer: its claim's lease, concurrent POSTs per endpoint, POSTs in flight per process. */
   webhookLeaseSeconds: number;
   webhookPerEndpointConcurrency: number;
@@ -258,6 +262,8 @@ export function loadConfig(env: Env): Config {
     workerPollMs: int('WORKER_POLL_MS', 1000, 10, 60000),
     workerMaxInFlight: int('WORKER_MAX_IN_FLIGHT', 1000, 1, 20000),
     pacingHorizonMs: int('PACING_HORIZON_MS', 10_000, 100, 600_000),
+    maxMediaSteps: int('MAX_MEDIA_STEPS', 4, 1, 256),
+    parkedSweepMs: int('PARKED_SWEEP_MS', 5000, 100, 600_000),
     // At least a delivery's 10 s timeout and the time to record its attempt.
     webhookLeaseSeconds: int('WEBHOOK_LEASE_SECONDS', 60, 12, 3600),
     webhookPerEndpointConcurrency: int('WEBHOOK_PER_ENDPOINT_CONCURRENCY', 16, 1, 1000),

@@ -19,8 +19,6 @@ import type { Outcome } from './outcomes.js';
 import { type Reservation, reserveSlots } from './pacing.js';
 import { type MediaPreparer, needsMediaStep } from './prepare-media.js';
 
-/** Media steps (fetch, upload) at once in one process: each may hold a file of up to 20 MB. */
-const MAX_MEDIA_STEPS = 4;
 /** A message whose media step found no room waits this long before it is claimed again. */
 const MEDIA_STEP_RETRY_MS = 250;
 
@@ -41,6 +39,8 @@ type Live = {
   retryTimeScale: number;
   /** How far ahead an account's send slots may be booked. */
   pacingHorizonMs: number;
+  /** Media steps (fetch, upload) at once in this process (MAX_MEDIA_STEPS). */
+  maxMediaSteps: number;
   worker: Pick<LeasedWorker<Outcome>, 'workerId' | 'begin' | 'record'>;
   onLateSends: (outcome: 'rebooked' | 'returned', n: number) => void;
   /** The booked sends and blocked accounts, which the worker's outcome writer and its stop act on too. */
@@ -128,7 +128,7 @@ async function dispatchLive(live: Live, messages: Claimed[]): Promise<Date | nul
     if (refusal) refused.push(refusal);
     else if (needsMediaStep(m)) {
       // Media are fetched and uploaded before the send is booked into the account's slots.
-      if (live.mediaSteps < MAX_MEDIA_STEPS) prepareMedia(live, m, account!);
+      if (live.mediaSteps < live.maxMediaSteps) prepareMedia(live, m, account!);
       else deferred.push(transition.wait(m, now, new Date(now.getTime() + MEDIA_STEP_RETRY_MS)));
     } else byAccount.set(m.chatAccountId, [...(byAccount.get(m.chatAccountId) ?? []), m]);
   }
