@@ -4,7 +4,25 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
-export type Config = {
+/** Settings computed from the others in loadConfig (none is read from the environment). */
+export type DerivedSettings = {
+  /** PACING_HORIZON_MS, capped so a booked send fires, and its request ends, inside its claim's lease (1 s to spare). */
+  dispatchPacingHorizonMs: number;
+  /** How long a media URL may take to answer, redirects included: 10 s, less when the lease leaves no room for the upload after it (at least 1 s). */
+  mediaFetchTimeoutMs: number;
+  /** The prober's claim on an account: one provider request, and 5 s to record its answer. */
+  accountProbeLeaseSeconds: number;
+  /** ACCOUNT_PROBE_FIRST_DELAY_SECONDS in ms, times RETRY_TIME_SCALE: when the dispatcher schedules a marked account's first probe. */
+  accountProbeFirstDelayScaledMs: number;
+  /** Failed portal logins per client address within 15 minutes: 4 times PORTAL_LOGIN_MAX_FAILURES. */
+  portalLoginMaxFailuresPerAddress: number;
+  /** Cookie security (Secure, __Host-, HSTS) follows PUBLIC_BASE_URL only: an https one gets them. */
+  portalSecureCookies: boolean;
+  /** On shutdown, requests in flight may finish for this long (5 s, at most a quarter of SHUTDOWN_TIMEOUT_MS). */
+  shutdownRequestGraceMs: number;
+};
+
+export type Config = DerivedSettings & {
   port: number;
   host: string;
   /** `serve --role worker` only: port of /healthz, /readyz and /metrics (0: any free port); null: none. */
@@ -233,7 +251,7 @@ export function loadConfig(env: Env): Config {
   const logFormat = str('LOG_FORMAT') ?? 'json';
   if (logFormat !== 'json' && logFormat !== 'pretty') problems.push('LOG_FORMAT must be json or pretty');
 
-  const config: Config = {
+  const config: Omit<Config, keyof DerivedSettings> = {
     port,
     host,
     workerStatusPort: str('WORKER_STATUS_PORT') === null ? null : int('WORKER_STATUS_PORT', 0, 0, 65535),
@@ -309,7 +327,21 @@ export function loadConfig(env: Env): Config {
     problems.push('ACCOUNT_PROBE_MAX_DELAY_SECONDS must be at least ACCOUNT_PROBE_FIRST_DELAY_SECONDS');
   }
   if (problems.length > 0) throw new ConfigError(problems);
-  return config;
+  return { ...config, ...deriveSettings(config) };
+}
+
+/** The settings computed from the others (see DerivedSettings). */
+function deriveSettings(c: Omit<Config, keyof DerivedSettings>): DerivedSettings {
+  const leaseMs = c.workerLeaseSeconds * 1000;
+  return {
+    dispatchPacingHorizonMs: Math.min(c.pacingHorizonMs, leaseMs - c.providerTimeoutMs - 1000),
+    mediaFetchTimeoutMs: Math.max(1000, Math.min(10_000, leaseMs - c.providerTimeoutMs - 2000)),
+    accountProbeLeaseSeconds: Math.ceil(c.providerTimeoutMs / 1000) + 5,
+    accountProbeFirstDelayScaledMs: c.accountProbeFirstDelaySeconds * 1000 * c.retryTimeScale,
+    portalLoginMaxFailuresPerAddress: c.portalLoginMaxFailures * 4,
+    portalSecureCookies: c.publicBaseUrl.startsWith('https:'),
+    shutdownRequestGraceMs: Math.min(5000, c.shutdownTimeoutMs / 4),
+  };
 }
 
 export type EmulatorConfig = {
