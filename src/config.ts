@@ -4,25 +4,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
-/** Settings computed from the others in loadConfig (none is read from the environment). */
-export type DerivedSettings = {
-  /** PACING_HORIZON_MS, capped so a booked send fires, and its request ends, inside its claim's lease (1 s to spare). */
-  dispatchPacingHorizonMs: number;
-  /** How long a media URL may take to answer, redirects included: 10 s, less when the lease leaves no room for the upload after it (at least 1 s). */
-  mediaFetchTimeoutMs: number;
-  /** The prober's claim on an account: one provider request, and 5 s to record its answer. */
-  accountProbeLeaseSeconds: number;
-  /** ACCOUNT_PROBE_FIRST_DELAY_SECONDS in ms, times RETRY_TIME_SCALE: when the dispatcher schedules a marked account's first probe. */
-  accountProbeFirstDelayScaledMs: number;
-  /** Failed portal logins per client address within 15 minutes: 4 times PORTAL_LOGIN_MAX_FAILURES. */
-  portalLoginMaxFailuresPerAddress: number;
-  /** Cookie security (Secure, __Host-, HSTS) follows PUBLIC_BASE_URL only: an https one gets them. */
-  portalSecureCookies: boolean;
-  /** On shutdown, requests in flight may finish for this long (5 s, at most a quarter of SHUTDOWN_TIMEOUT_MS). */
-  shutdownRequestGraceMs: number;
-};
-
-export type Config = DerivedSettings & {
+export type Config = {
   port: number;
   host: string;
   /** `serve --role worker` only: port of /healthz, /readyz and /metrics (0: any free port); null: none. */
@@ -101,6 +83,24 @@ export type Config = DerivedSettings & {
   metricsQuotaTopN: number;
   /** Distinct account or endpoint ids kept as label values per process; the rest count as "other". */
   metricsMaxIdLabels: number;
+} & DerivedSettings;
+
+/** Settings computed from the others in loadConfig (none is read from the environment). */
+export type DerivedSettings = {
+  /** PACING_HORIZON_MS, capped so a booked send fires, and its request ends, inside its claim's lease (1 s to spare). */
+  dispatchPacingHorizonMs: number;
+  /** How long a media URL may take to answer, redirects included: 10 s, less when the lease leaves no room for the upload after it (at least 1 s). */
+  mediaFetchTimeoutMs: number;
+  /** The prober's claim on an account: one provider request, and 5 s to record its answer. */
+  accountProbeLeaseSeconds: number;
+  /** ACCOUNT_PROBE_FIRST_DELAY_SECONDS in ms, times RETRY_TIME_SCALE: when the dispatcher schedules a marked account's first probe. */
+  accountProbeFirstDelayScaledMs: number;
+  /** Failed portal logins per client address within 15 minutes: 4 times PORTAL_LOGIN_MAX_FAILURES. */
+  portalLoginMaxFailuresPerAddress: number;
+  /** Cookie security (Secure, __Host-, HSTS) follows PUBLIC_BASE_URL only: an https one gets them. */
+  portalSecureCookies: boolean;
+  /** On shutdown, requests in flight may finish for this long (5 s, at most a quarter of SHUTDOWN_TIMEOUT_MS). */
+  shutdownRequestGraceMs: number;
 };
 
 export class ConfigError extends Error {
