@@ -18,7 +18,7 @@ import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { openDb } from './db/open-db.js';
 import { createDispatcher } from './dispatch/dispatcher.js';
-import { createMediaPreparer, mediaFetchTimeoutMs } from './dispatch/prepare-media.js';
+import { createMediaPreparer } from './dispatch/prepare-media.js';
 import { createReadiness } from './health/readiness.js';
 import { closeServer } from './http/close-server.js';
 import { registerCrossFieldValidation } from './http/cross-field.js';
@@ -61,6 +61,7 @@ import { createUserService } from './portal/user-service.js';
 import { apiVersionSummary, apiVersionWarning } from './provider/api-versions.js';
 import { createProviderClient } from './provider/cloud-api.js';
 import { createPurger } from './purge/purger.js';
+import { createParkedReceiptSweep } from './receipts/parked-sweep.js';
 import { createReceiptService } from './receipts/receipt-service.js';
 import { checkEncryptionKey } from './secrets/key-check.js';
 import { createRekey } from './secrets/rekey.js';
@@ -74,8 +75,6 @@ import { createUsageService } from './usage/usage-service.js';
 import { createDeliverer } from './webhooks/deliverer.js';
 import { createEndpointService } from './webhooks/endpoint-service.js';
 
-/** How long a shutdown lets API requests in flight finish before cutting their connections. */
-const SHUTDOWN_REQUEST_GRACE_MS = 5000;
 export type Role = 'all' | 'api' | 'worker';
 
 /**
@@ -207,7 +206,7 @@ export async function createApp(
     publicBaseUrl: config.publicBaseUrl,
     invitationHours: config.portalInvitationHours,
     maxFailuresPerAccount: config.portalLoginMaxFailures,
-    maxFailuresPerAddress: config.portalLoginMaxFailures * 4,
+    maxFailuresPerAddress: config.portalLoginMaxFailuresPerAddress,
   });
   const sessions = createSessionService({
     db,
@@ -280,9 +279,8 @@ export async function createApp(
     });
     registerPortal(api, {
       publicBaseUrl: config.publicBaseUrl,
-      // Cookie security (Secure, __Host-, HSTS) follows the public base URL only: an https base URL
-      // gets them whatever else is set (UNSAFE_ALLOW_PRIVATE_URLS is about outbound URLs).
-      secureCookies: config.publicBaseUrl.startsWith('https:'),
+      // Cookie security follows the public base URL only (UNSAFE_ALLOW_PRIVATE_URLS is about outbound URLs).
+      secureCookies: config.portalSecureCookies,
       allowPrivateUrls: config.unsafeAllowPrivateUrls,
       directory,
       keys,
@@ -342,7 +340,7 @@ export async function createApp(
               provider,
               outbound,
               retryTimeScale: config.retryTimeScale,
-              fetchTimeoutMs: mediaFetchTimeoutMs(config.workerLeaseSeconds, config.providerTimeoutMs),
+              fetchTimeoutMs: config.mediaFetchTimeoutMs,
             }),
             sealer,
             invalidateCustomer: directory.invalidate,
@@ -355,14 +353,12 @@ export async function createApp(
               sandboxStepMs: config.sandboxStepMs,
               retryTimeScale: config.retryTimeScale,
               maxInFlight: config.workerMaxInFlight,
-              // Booked slots must fire, and their send finish, inside the claim's lease.
-              pacingHorizonMs: Math.min(
-                config.pacingHorizonMs,
-                config.workerLeaseSeconds * 1000 - config.providerTimeoutMs - 1000,
-              ),
-              firstAccountProbeDelayMs: config.accountProbeFirstDelaySeconds * 1000 * config.retryTimeScale,
+              maxMediaSteps: config.maxMediaSteps,
+              pacingHorizonMs: config.dispatchPacingHorizonMs,
+              firstAccountProbeDelayMs: config.accountProbeFirstDelayScaledMs,
             },
           }),
+          createParkedReceiptSweep({ db, log, intervalMs: config.parkedSweepMs }),
           createAccountProber({
             db,
             log,
@@ -374,7 +370,7 @@ export async function createApp(
               firstDelayMs: config.accountProbeFirstDelaySeconds * 1000,
               maxDelayMs: config.accountProbeMaxDelaySeconds * 1000,
               retryTimeScale: config.retryTimeScale,
-              leaseSeconds: Math.ceil(config.providerTimeoutMs / 1000) + 5,
+              leaseSeconds: config.accountProbeLeaseSeconds,
             },
           }),
           createDeliverer({
@@ -424,7 +420,7 @@ export async function createApp(
       // requests in flight finish (cutting those still being read after a grace: a stalled upload
       // must not hold the shutdown for BODY_READ_TIMEOUT_MS), while each worker finishes and
       // records what it has started and releases its leases.
-      const graceMs = Math.min(SHUTDOWN_REQUEST_GRACE_MS, config.shutdownTimeoutMs / 4);
+      const graceMs = config.shutdownRequestGraceMs;
       await Promise.all([
         (async () => {
           if (server) await closeServer(server, graceMs);

@@ -79,6 +79,48 @@ describe('loadConfig', () => {
     expect(loadConfig({ WORKER_LEASE_SECONDS: '3', PROVIDER_TIMEOUT_MS: '500' }).workerLeaseSeconds).toBe(3);
   });
 
+  it('reads MAX_MEDIA_STEPS (4) and PARKED_SWEEP_MS (5 s), and refuses values out of range', () => {
+    expect(loadConfig({})).toMatchObject({ maxMediaSteps: 4, parkedSweepMs: 5000 });
+    expect(loadConfig({ MAX_MEDIA_STEPS: '16', PARKED_SWEEP_MS: '250' })).toMatchObject({
+      maxMediaSteps: 16,
+      parkedSweepMs: 250,
+    });
+    expect(() => loadConfig({ MAX_MEDIA_STEPS: '0' })).toThrow(/MAX_MEDIA_STEPS must be a whole number from 1 to 256/);
+    expect(() => loadConfig({ PARKED_SWEEP_MS: '10' })).toThrow(/PARKED_SWEEP_MS must be a whole number from 100/);
+  });
+
+  it('derives the dispatch, prober, portal and shutdown values from the settings they follow', () => {
+    expect(loadConfig({})).toMatchObject({
+      dispatchPacingHorizonMs: 10_000,
+      mediaFetchTimeoutMs: 10_000,
+      accountProbeLeaseSeconds: 20,
+      accountProbeFirstDelayScaledMs: 60_000,
+      portalLoginMaxFailuresPerAddress: 20,
+      portalSecureCookies: false,
+      shutdownRequestGraceMs: 5000,
+    });
+    // A short lease caps the pacing horizon and the media fetch (room for the send or upload after).
+    expect(
+      loadConfig({
+        WORKER_LEASE_SECONDS: '10',
+        PROVIDER_TIMEOUT_MS: '6500',
+        RETRY_TIME_SCALE: '0.5',
+        PORTAL_LOGIN_MAX_FAILURES: '3',
+        PUBLIC_BASE_URL: 'https://chatgate.example',
+        SHUTDOWN_TIMEOUT_MS: '8000',
+      }),
+    ).toMatchObject({
+      dispatchPacingHorizonMs: 2500,
+      mediaFetchTimeoutMs: 1500,
+      accountProbeLeaseSeconds: 12,
+      accountProbeFirstDelayScaledMs: 30_000,
+      portalLoginMaxFailuresPerAddress: 12,
+      portalSecureCookies: true,
+      shutdownRequestGraceMs: 2000,
+    });
+    expect(loadConfig({ WORKER_LEASE_SECONDS: '3', PROVIDER_TIMEOUT_MS: '500' }).mediaFetchTimeoutMs).toBe(1000);
+  });
+
   it('probes a marked account from 1 min up to 30 min, and refuses a cap below the first delay', () => {
     expect(loadConfig({})).toMatchObject({ accountProbeFirstDelaySeconds: 60, accountProbeMaxDelaySeconds: 1800 });
     expect(() =>

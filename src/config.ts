@@ -42,6 +42,10 @@ export type Config = {
   workerMaxInFlight: number;
   /** The longest a dispatcher books pacing slots ahead (never past what its lease allows). */
   pacingHorizonMs: number;
+  /** Media steps (fetch, upload) at once per worker process: each may hold a file of up to 20 MB. */
+  maxMediaSteps: number;
+  /** How often each worker process applies receipts parked in a race with their send's commit (a safety net). */
+  parkedSweepMs: number;
   /** The webhook deliverer: its claim's lease, concurrent POSTs per endpoint, POSTs in flight per process. */
   webhookLeaseSeconds: number;
   webhookPerEndpointConcurrency: number;
@@ -81,6 +85,24 @@ export type Config = {
   metricsQuotaTopN: number;
   /** Distinct account or endpoint ids kept as label values per process; the rest count as "other". */
   metricsMaxIdLabels: number;
+} & DerivedSettings;
+
+/** Settings computed from the others in loadConfig (none is read from the environment). */
+export type DerivedSettings = {
+  /** PACING_HORIZON_MS, capped so a booked send fires, and its request ends, inside its claim's lease (1 s to spare). */
+  dispatchPacingHorizonMs: number;
+  /** How long a media URL may take to answer, redirects included: 10 s, less when the lease leaves no room for the upload after it (at least 1 s). */
+  mediaFetchTimeoutMs: number;
+  /** The prober's claim on an account: one provider request, and 5 s to record its answer. */
+  accountProbeLeaseSeconds: number;
+  /** ACCOUNT_PROBE_FIRST_DELAY_SECONDS in ms, times RETRY_TIME_SCALE: when the dispatcher schedules a marked account's first probe. */
+  accountProbeFirstDelayScaledMs: number;
+  /** Failed portal logins per client address within 15 minutes: 4 times PORTAL_LOGIN_MAX_FAILURES. */
+  portalLoginMaxFailuresPerAddress: number;
+  /** Cookie security (Secure, __Host-, HSTS) follows PUBLIC_BASE_URL only: an https one gets them. */
+  portalSecureCookies: boolean;
+  /** On shutdown, requests in flight may finish for this long (5 s, at most a quarter of SHUTDOWN_TIMEOUT_MS). */
+  shutdownRequestGraceMs: number;
 };
 
 export class ConfigError extends Error {
@@ -231,7 +253,7 @@ export function loadConfig(env: Env): Config {
   const logFormat = str('LOG_FORMAT') ?? 'json';
   if (logFormat !== 'json' && logFormat !== 'pretty') problems.push('LOG_FORMAT must be json or pretty');
 
-  const config: Config = {
+  const config: Omit<Config, keyof DerivedSettings> = {
     port,
     host,
     workerStatusPort: str('WORKER_STATUS_PORT') === null ? null : int('WORKER_STATUS_PORT', 0, 0, 65535),
@@ -260,6 +282,8 @@ export function loadConfig(env: Env): Config {
     workerPollMs: int('WORKER_POLL_MS', 1000, 10, 60000),
     workerMaxInFlight: int('WORKER_MAX_IN_FLIGHT', 1000, 1, 20000),
     pacingHorizonMs: int('PACING_HORIZON_MS', 10_000, 100, 600_000),
+    maxMediaSteps: int('MAX_MEDIA_STEPS', 4, 1, 256),
+    parkedSweepMs: int('PARKED_SWEEP_MS', 5000, 100, 600_000),
     // At least a delivery's 10 s timeout and the time to record its attempt.
     webhookLeaseSeconds: int('WEBHOOK_LEASE_SECONDS', 60, 12, 3600),
     webhookPerEndpointConcurrency: int('WEBHOOK_PER_ENDPOINT_CONCURRENCY', 16, 1, 1000),
@@ -309,7 +333,21 @@ export function loadConfig(env: Env): Config {
     problems.push('ACCOUNT_PROBE_MAX_DELAY_SECONDS must be at least ACCOUNT_PROBE_FIRST_DELAY_SECONDS');
   }
   if (problems.length > 0) throw new ConfigError(problems);
-  return config;
+  return { ...config, ...deriveSettings(config) };
+}
+
+/** The settings computed from the others (see DerivedSettings). */
+function deriveSettings(c: Omit<Config, keyof DerivedSettings>): DerivedSettings {
+  const leaseMs = c.workerLeaseSeconds * 1000;
+  return {
+    dispatchPacingHorizonMs: Math.min(c.pacingHorizonMs, leaseMs - c.providerTimeoutMs - 1000),
+    mediaFetchTimeoutMs: Math.max(1000, Math.min(10_000, leaseMs - c.providerTimeoutMs - 2000)),
+    accountProbeLeaseSeconds: Math.ceil(c.providerTimeoutMs / 1000) + 5,
+    accountProbeFirstDelayScaledMs: c.accountProbeFirstDelaySeconds * 1000 * c.retryTimeScale,
+    portalLoginMaxFailuresPerAddress: c.portalLoginMaxFailures * 4,
+    portalSecureCookies: c.publicBaseUrl.startsWith('https:'),
+    shutdownRequestGraceMs: Math.min(5000, c.shutdownTimeoutMs / 4),
+  };
 }
 
 export type EmulatorConfig = {

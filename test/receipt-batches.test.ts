@@ -1,16 +1,27 @@
 // Receipts as a batch path: concurrent provider webhooks are group-committed, each answered after
 // the commit that applied its receipts; forward-only, one event (and one delivery per endpoint)
 // per transition whatever the order, duplicates and batching; receipts that beat the send's own
-// commit are applied by that commit (no sweep here: the API role runs no dispatcher).
+// commit are applied by that commit (the API role runs no sweep; one test starts the sweep loop itself).
 import crypto from 'node:crypto';
 
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { applyParkedReceipts, applyReceipts } from '../src/lifecycle/apply-receipt.js';
 import { applyTransitions } from '../src/lifecycle/apply-transitions.js';
 import { claimDue, startAttempts } from '../src/lifecycle/claim.js';
 import * as transition from '../src/lifecycle/transitions.js';
-import { backend, call, createAccount, createKey, type Service, startService, textMessage } from './support/harness.js';
+import { createParkedReceiptSweep } from '../src/receipts/parked-sweep.js';
+import {
+  backend,
+  call,
+  createAccount,
+  createKey,
+  eventually,
+  type Service,
+  startService,
+  textMessage,
+} from './support/harness.js';
 
 const SECRET = 'receipt-batches-secret-0123456789';
 const STATUSES = ['sent', 'delivered', 'read'] as const;
@@ -304,6 +315,35 @@ describe(`receipt batches (${backend})`, () => {
       const events = await expectChain(m.id, 'delivered');
       // Both events were written by the send's own transaction.
       expect(new Set(events.map((e) => e.xmin)).size).toBe(1);
+    }
+  });
+
+  it('the parked-receipt sweep, on its own loop, applies receipts a send commit did not pick up', async () => {
+    const t = await tenant();
+    const ms = (await queued(t.key, 2)).map((id) => ({ id, wamid: wamidOf() }));
+    const at = 1_790_000_350;
+    for (const m of ms)
+      expect((await post(t.phoneNumberId, [{ wamid: m.wamid, status: 'delivered', at }])).status).toBe(200);
+    expect(await parkedCount(ms.map((m) => m.wamid))).toBe(2);
+    // The sends are recorded without looking at parked receipts: only the sweep can apply them.
+    await svc.db.transaction((tx) =>
+      applyTransitions(
+        tx,
+        worker,
+        ms.map((m) => transition.countedAtStart(transition.sent({ id: m.id, status: 'queued' }, new Date(), m.wamid))),
+      ),
+    );
+    expect(await parkedCount(ms.map((m) => m.wamid))).toBe(2);
+    const sweep = createParkedReceiptSweep({ db: svc.db, log: pino({ level: 'silent' }), intervalMs: 100 });
+    await sweep.start();
+    try {
+      await eventually(async () => (await parkedCount(ms.map((m) => m.wamid))) === 0);
+    } finally {
+      await sweep.stop();
+    }
+    for (const m of ms) {
+      expect(await rowOf(m.id)).toMatchObject({ status: 'delivered', provider_message_id: m.wamid });
+      await expectChain(m.id, 'delivered');
     }
   });
 

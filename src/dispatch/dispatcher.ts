@@ -7,7 +7,6 @@ import type { Logger } from 'pino';
 import { findCancelled } from '../broadcasts/cancel-messages.js';
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
-import { applyParkedReceipts } from '../lifecycle/apply-receipt.js';
 import { applyTransitions, logChanges } from '../lifecycle/apply-transitions.js';
 import { claimDue, type Claimed, nextDueTime, releaseLeases } from '../lifecycle/claim.js';
 import { MESSAGES_READY } from '../lifecycle/create-messages.js';
@@ -16,7 +15,7 @@ import { CANCELLED_ERROR, type Transition } from '../lifecycle/transitions.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createLeasedWorker } from '../shared/worker-loop.js';
-import { createLiveDispatch, earliest } from './live-dispatch.js';
+import { createHeldSends, createLiveDispatch, earliest } from './live-dispatch.js';
 import { type Outcome, writeOutcomes } from './outcomes.js';
 import type { MediaPreparer } from './prepare-media.js';
 import { failRefusedRecipients, type RecipientChecks } from './recipient-checks.js';
@@ -32,11 +31,11 @@ export type DispatcherOptions = {
   maxInFlight: number;
   /** How far ahead an account's send slots may be booked: inside the lease, with room for the send. */
   pacingHorizonMs: number;
+  /** Media steps (fetch, upload) at once in this process. */
+  maxMediaSteps: number;
   /** When an account marked after a rejected token is first probed (scaled; see accounts/account-prober.ts). */
   firstAccountProbeDelayMs: number;
 };
-
-const PARKED_SWEEP_MS = 5000;
 
 export function createDispatcher(deps: {
   db: Db;
@@ -52,7 +51,11 @@ export function createDispatcher(deps: {
   onLateSends?: (outcome: 'rebooked' | 'returned', n: number) => void;
 }) {
   const { db, log, options } = deps;
-  let lastSweep = Date.now();
+  // Built in order, each from what it needs: the sends held between claim and outcome; the worker,
+  // whose outcome writer blocks accounts and whose stop drops booked sends; the live path, which
+  // books sends and records their outcomes through the worker. The pass below uses the last two
+  // (the worker calls it only once started).
+  const held = createHeldSends();
   const loop = { db, log, pollMs: options.pollMs, channel: MESSAGES_READY };
   const worker = createLeasedWorker<Outcome>('dispatcher', loop, {
     pass,
@@ -63,18 +66,18 @@ export function createDispatcher(deps: {
           db,
           log,
           invalidateCustomer: deps.invalidateCustomer,
-          onMarked: live.block,
+          onMarked: held.block,
           firstAccountProbeDelayMs: options.firstAccountProbeDelayMs,
         },
         workerId,
         items,
       ),
     writeConcurrency: db.kind === 'pglite' ? 1 : 2,
-    dropUnstarted: () => live.cancelTimers(),
+    dropUnstarted: held.cancelTimers,
     releaseLeases: (workerId) => releaseLeases(db, workerId),
   });
   const { provider, media, sealer } = deps;
-  const { retryTimeScale, pacingHorizonMs } = options;
+  const { retryTimeScale, pacingHorizonMs, maxMediaSteps } = options;
   const live = createLiveDispatch({
     db,
     log,
@@ -83,7 +86,9 @@ export function createDispatcher(deps: {
     sealer,
     retryTimeScale,
     pacingHorizonMs,
+    maxMediaSteps,
     worker,
+    held,
     onLateSends: deps.onLateSends ?? (() => {}),
   });
 
@@ -92,11 +97,6 @@ export function createDispatcher(deps: {
     const room = options.maxInFlight - worker.inFlight();
     if (room <= 0) return { didWork: false };
     const claimed = await claimDue(db, worker.workerId, Math.min(options.batchSize, room), options.leaseSeconds);
-    // Every few seconds, busy or not, sweep receipts parked in a race with a commit (never lost).
-    if (Date.now() - lastSweep > PARKED_SWEEP_MS) {
-      lastSweep = Date.now();
-      await retryTransient(() => db.transaction((tx) => applyParkedReceipts(tx, null)));
-    }
     // Idle: sleep no later than the next due time (a scheduled send leaves on time).
     if (claimed.length === 0) return { didWork: false, nextDueAt: await nextDueTime(db) };
     const now = new Date();

@@ -19,8 +19,6 @@ import type { Outcome } from './outcomes.js';
 import { type Reservation, reserveSlots } from './pacing.js';
 import { type MediaPreparer, needsMediaStep } from './prepare-media.js';
 
-/** Media steps (fetch, upload) at once in one process: each may hold a file of up to 20 MB. */
-const MAX_MEDIA_STEPS = 4;
 /** A message whose media step found no room waits this long before it is claimed again. */
 const MEDIA_STEP_RETRY_MS = 250;
 
@@ -41,20 +39,15 @@ type Live = {
   retryTimeScale: number;
   /** How far ahead an account's send slots may be booked. */
   pacingHorizonMs: number;
+  /** Media steps (fetch, upload) at once in this process (MAX_MEDIA_STEPS). */
+  maxMediaSteps: number;
   worker: Pick<LeasedWorker<Outcome>, 'workerId' | 'begin' | 'record'>;
   onLateSends: (outcome: 'rebooked' | 'returned', n: number) => void;
-  /** Timers of sends not fired yet, each with the end of its in-flight count: cancelled on shutdown. */
-  timers: Map<NodeJS.Timeout, () => void>;
-  /**
-   * Accounts this process marked after an account-level error: their booked sends are not fired.
-   * Reloaded on each claim (loadSendAccounts), so a reconnected account sends again.
-   */
-  blocked: Set<string>;
+  /** The booked sends and blocked accounts, which the worker's outcome writer and its stop act on too. */
+  held: HeldSends;
   mediaSteps: number;
   /** Sends whose timer fired late, waiting (one event-loop turn) to be booked again together. */
   late: (Booked & { settle: () => void })[];
-  /** Shutdown began: late sends are not booked again. */
-  stopping: boolean;
   /**
    * Counts the attempt of each send or media step that starts, before it calls the provider: the
    * ones starting together share one statement. Resolves false when the lease was lost (not sent).
@@ -62,15 +55,52 @@ type Live = {
   starts: GroupCommit<string, boolean>;
 };
 
+/**
+ * What this process holds between a claim and its outcome: booked sends not fired yet, and the
+ * accounts whose booked sends must not fire. Built before the worker (its outcome writer blocks
+ * accounts, its stop cancels the timers) and before the live path (which books and fires them).
+ */
+export type HeldSends = {
+  /** Timers of sends not fired yet, each with the end of its in-flight count: cancelled on shutdown. */
+  timers: Map<NodeJS.Timeout, () => void>;
+  /**
+   * Accounts this process marked after an account-level error: their booked sends are not fired.
+   * Reloaded on each claim (loadSendAccounts), so a reconnected account sends again.
+   */
+  blocked: Set<string>;
+  /** Shutdown began: late sends are not booked again. */
+  stopping: boolean;
+  /** The account was just marked unusable: its booked sends go back to the queue. */
+  block(accountId: string): void;
+  /** Shutdown: booked sends not fired yet are not sent (their leases are released). */
+  cancelTimers(): void;
+};
+
+export function createHeldSends(): HeldSends {
+  const held: HeldSends = {
+    timers: new Map(),
+    blocked: new Set(),
+    stopping: false,
+    block: (accountId) => void held.blocked.add(accountId),
+    cancelTimers() {
+      held.stopping = true;
+      for (const [timer, done] of held.timers) {
+        clearTimeout(timer);
+        done();
+      }
+      held.timers.clear();
+    },
+  };
+  return held;
+}
+
 /** A send booked into its account's slots; `deadlineMs`: the last time a slot of it may start. */
 type Booked = { m: Claimed; account: SendAccount; deadlineMs: number };
 
 export const earliest = (ts: Transition[]) =>
   ts.reduce<Date | null>((min, t) => (t.nextDueAt && (!min || t.nextDueAt < min) ? t.nextDueAt : min), null);
 
-export function createLiveDispatch(
-  deps: Omit<Live, 'timers' | 'blocked' | 'mediaSteps' | 'late' | 'stopping' | 'starts'>,
-) {
+export function createLiveDispatch(deps: Omit<Live, 'mediaSteps' | 'late' | 'starts'>) {
   const starts = createGroupCommit<string, boolean>(
     async (ids) => {
       const counted = await retryTransient(() => startAttempts(deps.db, deps.worker.workerId, ids));
@@ -78,36 +108,17 @@ export function createLiveDispatch(
     },
     { maxBatch: 500, maxInFlight: deps.db.kind === 'pglite' ? 1 : 2 },
   );
-  const live: Live = {
-    ...deps,
-    timers: new Map(),
-    blocked: new Set(),
-    mediaSteps: 0,
-    late: [],
-    stopping: false,
-    starts,
-  };
+  const live: Live = { ...deps, mediaSteps: 0, late: [], starts };
   return {
     /** Sends or refuses each live message; returns when deferred ones become due, if any. */
     dispatch: (messages: Claimed[]) => dispatchLive(live, messages),
-    /** The account was just marked unusable: its booked sends go back to the queue. */
-    block: (accountId: string) => void live.blocked.add(accountId),
-    /** Shutdown: booked sends not fired yet are not sent (their leases are released). */
-    cancelTimers() {
-      live.stopping = true;
-      for (const [timer, done] of live.timers) {
-        clearTimeout(timer);
-        done();
-      }
-      live.timers.clear();
-    },
   };
 }
 
 async function dispatchLive(live: Live, messages: Claimed[]): Promise<Date | null> {
   const now = new Date();
   const accounts = await loadSendAccounts(live.db, live.sealer, [...new Set(messages.map((m) => m.chatAccountId))]);
-  for (const a of accounts.values()) if (a.status === 'CONNECTED') live.blocked.delete(a.id);
+  for (const a of accounts.values()) if (a.status === 'CONNECTED') live.held.blocked.delete(a.id);
   const refused: Transition[] = [];
   const deferred: Transition[] = [];
   const byAccount = new Map<string, Claimed[]>();
@@ -117,7 +128,7 @@ async function dispatchLive(live: Live, messages: Claimed[]): Promise<Date | nul
     if (refusal) refused.push(refusal);
     else if (needsMediaStep(m)) {
       // Media are fetched and uploaded before the send is booked into the account's slots.
-      if (live.mediaSteps < MAX_MEDIA_STEPS) prepareMedia(live, m, account!);
+      if (live.mediaSteps < live.maxMediaSteps) prepareMedia(live, m, account!);
       else deferred.push(transition.wait(m, now, new Date(now.getTime() + MEDIA_STEP_RETRY_MS)));
     } else byAccount.set(m.chatAccountId, [...(byAccount.get(m.chatAccountId) ?? []), m]);
   }
@@ -179,12 +190,12 @@ function sendAt(live: Live, booked: Booked, slotMs: number) {
   const done = live.worker.begin();
   const timer = setTimeout(
     () => {
-      live.timers.delete(timer);
+      live.held.timers.delete(timer);
       void fire(live, booked, slotMs).finally(done);
     },
     Math.max(0, slotMs - Date.now()),
   );
-  live.timers.set(timer, done);
+  live.held.timers.set(timer, done);
 }
 
 /** Back to the queue, due now (the next claim fails it without a call when the account is not CONNECTED). */
@@ -213,7 +224,7 @@ async function started(live: Live, m: Claimed, step: () => Promise<AttemptResult
 function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
   const { m, account } = booked;
   // Its account was just marked unusable here: back to the queue.
-  if (live.blocked.has(account.id)) return putBack(live, m);
+  if (live.held.blocked.has(account.id)) return putBack(live, m);
   if (Date.now() - slotMs > MAX_LATE_MS) return rebook(live, booked);
   return started(live, m, async () =>
     recordAttempt(
@@ -275,7 +286,7 @@ async function rebookLate(live: Live): Promise<void> {
   const batch = live.late;
   live.late = [];
   // Shutdown: not sent; the lease is released with the others.
-  if (live.stopping) return batch.forEach((b) => b.settle());
+  if (live.held.stopping) return batch.forEach((b) => b.settle());
   const now = Date.now();
   const horizonMs = Math.min(...batch.map((b) => b.deadlineMs)) - now - REBOOK_SPAN_MS;
   const byAccount = new Map<string, typeof batch>();
@@ -298,7 +309,7 @@ async function rebookLate(live: Live): Promise<void> {
   for (const [accountId, bs] of byAccount) {
     const r = reservations.get(accountId);
     bs.forEach((b, i) => {
-      if (r && i < r.count && !live.stopping) {
+      if (r && i < r.count && !live.held.stopping) {
         rebooked++;
         sendAt(live, b, r.startMs + i * r.intervalMs);
       } else back.push(putBack(live, b.m));

@@ -15,16 +15,9 @@ import { backoffDelayMs, SEND_SCHEDULE_MS } from '../shared/backoff.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
 import { type AttemptResult, recordAttempt } from './live-send.js';
 
-/** A URL must answer within this time, redirects included (less when the lease is short). */
-export const MEDIA_FETCH_TIMEOUT_MS = 10_000;
 export const MAX_MEDIA_REDIRECTS = 3;
 /** How long a broadcast's fetched URL is reused for its other messages (provider ids last 30 days). */
 const BROADCAST_URL_TTL_MS = 3600_000;
-
-/** The fetch must leave room in the claim's lease for the provider upload that follows it. */
-export function mediaFetchTimeoutMs(leaseSeconds: number, providerTimeoutMs: number): number {
-  return Math.max(1000, Math.min(MEDIA_FETCH_TIMEOUT_MS, leaseSeconds * 1000 - providerTimeoutMs - 2000));
-}
 
 export type MediaPreparer = ReturnType<typeof createMediaPreparer>;
 
