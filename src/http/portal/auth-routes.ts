@@ -9,7 +9,7 @@ import type { PortalDeps } from './deps.js';
 import { str } from './deps.js';
 import { html } from './html.js';
 import { errorBox, notice, publicPage } from './layout.js';
-import { PRE_CSRF_COOKIE, sendPage } from './portal-plugin.js';
+import { PRE_CSRF_COOKIE, sendPage } from './reply.js';
 
 /** A fresh double-submit token for a form shown before login. */
 function preToken(reply: FastifyReply, secure: boolean): string {

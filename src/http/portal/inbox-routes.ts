@@ -12,7 +12,7 @@ import { idParam, str, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
 import { type Html, html, type Part } from './html.js';
 import { confirmPage, csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
-import { sendPage } from './portal-plugin.js';
+import { sendPage } from './reply.js';
 
 const CONDITIONS = ['contains', 'starts_with', 'regex'] as const;
 

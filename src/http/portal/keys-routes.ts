@@ -11,7 +11,7 @@ import { audit, idParam, recheckPassword, stashSecret, str, takeSecret, tenantOf
 import { when } from './format.js';
 import { type Html, html, type Part } from './html.js';
 import { copyButton, csrfField, doneNotice, errorBox, notice, page, type PageContext, sandboxBadge } from './layout.js';
-import { sendPage } from './portal-plugin.js';
+import { sendPage } from './reply.js';
 
 type KeyView = Awaited<ReturnType<PortalDeps['keys']['list']>>[number];
 

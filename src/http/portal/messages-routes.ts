@@ -12,7 +12,7 @@ import { idParam, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
 import { type Html, html } from './html.js';
 import { confirmPage, doneNotice, errorBox, page, sandboxBadge } from './layout.js';
-import { sendPage } from './portal-plugin.js';
+import { sendPage } from './reply.js';
 
 type Query = Record<string, string | undefined>;
 

@@ -10,7 +10,7 @@ import type { PortalDeps } from './deps.js';
 import { portalPrincipal, str, tenantOf } from './deps.js';
 import { html, type Part } from './html.js';
 import { csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
-import { sendPage } from './portal-plugin.js';
+import { sendPage } from './reply.js';
 
 const validate = validatorCompiler({
   schema: CreateTemplateSchema,

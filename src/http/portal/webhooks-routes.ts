@@ -23,7 +23,7 @@ import {
   page,
   type PageContext,
 } from './layout.js';
-import { sendPage } from './portal-plugin.js';
+import { sendPage } from './reply.js';
 
 function listOf(body: unknown, name: string): string[] {
   const v = (body as Record<string, unknown> | undefined)?.[name];
