@@ -19,6 +19,7 @@ import type { PortalDeps } from './deps.js';
 import { idParam, str, tenantOf } from './deps.js';
 import { number, when } from './format.js';
 import { html, type Part } from './html.js';
+import { pageQuery } from './input.js';
 import { confirmPage, csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
 import { sendPage } from './reply.js';
 import { registerUploadRoutes } from './upload.js';
@@ -310,7 +311,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       page(
         a.ctx,
         'Broadcast',
-        html`${doneNotice(request.query, { cancelled: 'Cancelled: messages not yet sent will not be sent.' })}${body}
+        html`${doneNotice(pageQuery(request), { cancelled: 'Cancelled: messages not yet sent will not be sent.' })}${body}
           <p><a href="/portal/broadcasts/${id}">Reload</a> · <a href="/portal/broadcasts">New broadcast</a></p>`,
       ),
     );

@@ -11,6 +11,7 @@ import type { PortalDeps } from './deps.js';
 import { idParam, str, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
 import { type Html, html, type Part } from './html.js';
+import { pageQuery } from './input.js';
 import { confirmPage, csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
 import { sendPage } from './reply.js';
 
@@ -83,7 +84,7 @@ export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): voi
     form?: RuleForm,
   ) {
     const { tenant } = caller;
-    const q = request.query as Record<string, string | undefined>;
+    const q = pageQuery(request);
     let list: Part;
     try {
       const since = parseWhen(q.since, 'since');
@@ -261,7 +262,7 @@ ${d ? d.numbers : f.numbers.join('\n')}</textarea>
   app.get('/inbox', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated);
-    const done = doneNotice(request.query, {
+    const done = doneNotice(pageQuery(request), {
       'rule-created': 'Rule created.',
       'rule-deleted': 'Rule deleted.',
       'filter-saved': 'Filter saved.',
@@ -272,7 +273,7 @@ ${d ? d.numbers : f.numbers.join('\n')}</textarea>
   // The sender aggregate is on every plan (GET /inbound-senders/{phone}); shown here with the inbox.
   app.get('/inbox/sender', async (request, reply) => {
     const { caller, ctx } = await tenantOf(deps, request);
-    const q = request.query as Record<string, string | undefined>;
+    const q = pageQuery(request);
     let body: Part;
     try {
       // The form always names the account: an empty one is not found (never "the only account").

@@ -11,10 +11,9 @@ import type { PortalDeps } from './deps.js';
 import { idParam, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
 import { type Html, html } from './html.js';
+import { pageQuery } from './input.js';
 import { confirmPage, doneNotice, errorBox, page, sandboxBadge } from './layout.js';
 import { sendPage } from './reply.js';
-
-type Query = Record<string, string | undefined>;
 
 const FILTERS = [
   'status',
@@ -70,8 +69,8 @@ function timeline(m: Message) {
 export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/messages', async (request, reply) => {
     const { session, tenant, caller, ctx } = await tenantOf(deps, request);
-    const q = request.query as Query;
-    const f = Object.fromEntries(FILTERS.map((k) => [k, q[k] ? q[k]!.trim() : undefined])) as Query;
+    const q = pageQuery(request);
+    const f = Object.fromEntries(FILTERS.map((k) => [k, q[k] ? q[k].trim() : undefined]));
     let body;
     try {
       if (f.status && !(SHOWN_STATUSES as readonly string[]).includes(f.status))
@@ -197,7 +196,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
   });
 
   app.get('/messages/:id', async (request, reply) => {
-    const done = doneNotice(request.query, { cancelled: 'Cancelled: the message will not be sent.' });
+    const done = doneNotice(pageQuery(request), { cancelled: 'Cancelled: the message will not be sent.' });
     return sendPage(reply, await messagePage(deps, request, idParam(request), html`${done}`));
   });
 

@@ -9,6 +9,7 @@ import { toProblems, validatorCompiler } from '../validation.js';
 import type { PortalDeps } from './deps.js';
 import { portalPrincipal, str, tenantOf } from './deps.js';
 import { html, type Part } from './html.js';
+import { pageQuery } from './input.js';
 import { csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
 import { sendPage } from './reply.js';
 
@@ -98,7 +99,7 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: PortalDeps): 
 
   app.get('/templates', async (request, reply) => {
     const { tenant, ctx } = await tenantOf(deps, request);
-    const done = doneNotice(request.query, {
+    const done = doneNotice(pageQuery(request), {
       created: 'Template created: the provider reviews it; its status is in the list below.',
     });
     return sendPage(reply, await templatesPage(request, ctx, tenant, done));

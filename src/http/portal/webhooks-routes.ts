@@ -12,6 +12,7 @@ import type { PortalDeps } from './deps.js';
 import { audit, idParam, recheckPassword, stashSecret, str, takeSecret, tenantOf } from './deps.js';
 import { when } from './format.js';
 import { html, type Part } from './html.js';
+import { pageQuery } from './input.js';
 import {
   confirmPage,
   copyButton,
@@ -65,7 +66,7 @@ async function shownSecret(deps: PortalDeps, request: FastifyRequest): Promise<P
 
 /** The notice after a test event or a redelivery was queued (they redirect here, post/redirect/get). */
 function queuedNotice(request: FastifyRequest): Part {
-  const queued = (request.query as Record<string, string | undefined>).queued ?? '';
+  const queued = pageQuery(request).queued ?? '';
   if (queued === 'redelivery') return notice('Redelivery queued.');
   if (/^evt_[0-9a-f-]{36}$/.test(queued)) return notice(html`Test event <code>${queued}</code> queued.`);
   return '';
@@ -286,7 +287,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
   app.get('/webhooks/:id', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated);
-    const top = html`${await shownSecret(deps, request)}${queuedNotice(request)}${doneNotice(request.query, {
+    const top = html`${await shownSecret(deps, request)}${queuedNotice(request)}${doneNotice(pageQuery(request), {
       saved: 'Saved.',
     })}`;
     return sendPage(reply, await detailPage(a.ctx, a.caller, idParam(request), top));
