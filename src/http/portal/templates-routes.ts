@@ -12,6 +12,7 @@ import { html, type Part } from './html.js';
 import { pageQuery } from './input.js';
 import { csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
 import { sendPage } from './reply.js';
+import { dataTable } from './tables.js';
 
 const validate = validatorCompiler({
   schema: CreateTemplateSchema,
@@ -32,32 +33,20 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: PortalDeps): 
           let body: Part;
           try {
             const { templates } = await deps.templates.list(caller, a.id, { limit: 50 });
-            body = html`<table>
-              <caption>
-                Templates of ${a.displayName}
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Language</th>
-                  <th scope="col">Category</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Quality</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${templates.map(
-                  (t) =>
-                    html`<tr>
-                      <td>${t.name}</td>
-                      <td>${t.language}</td>
-                      <td>${t.category}</td>
-                      <td>${t.status}${t.rejectedReason ? ` (${t.rejectedReason})` : ''}</td>
-                      <td>${t.qualityScore ? JSON.stringify(t.qualityScore) : '—'}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`;
+            body = dataTable(
+              html`Templates of ${a.displayName}`,
+              ['Name', 'Language', 'Category', 'Status', 'Quality'],
+              templates.map(
+                (t) =>
+                  html`<tr>
+                    <td>${t.name}</td>
+                    <td>${t.language}</td>
+                    <td>${t.category}</td>
+                    <td>${t.status}${t.rejectedReason ? ` (${t.rejectedReason})` : ''}</td>
+                    <td>${t.qualityScore ? JSON.stringify(t.qualityScore) : '—'}</td>
+                  </tr>`,
+              ),
+            );
           } catch (err) {
             if (!(err instanceof AppError)) throw err;
             body = errorBox(err);

@@ -11,7 +11,7 @@ import { toProblems, validatorCompiler } from '../validation.js';
 import type { PortalDeps } from './deps.js';
 import { audit, idParam, recheckPassword, stashSecret, str, takeSecret, tenantOf } from './deps.js';
 import { when } from './format.js';
-import { html, type Part } from './html.js';
+import { type Html, html, type Part } from './html.js';
 import { pageQuery } from './input.js';
 import {
   confirmPage,
@@ -70,6 +70,20 @@ function queuedNotice(request: FastifyRequest): Part {
   if (queued === 'redelivery') return notice('Redelivery queued.');
   if (/^evt_[0-9a-f-]{36}$/.test(queued)) return notice(html`Test event <code>${queued}</code> queued.`);
   return '';
+}
+
+/** The event-type checkboxes of the endpoint forms (add and edit), `checked` ticked. */
+function eventsFieldset(checked: readonly string[]): Html {
+  return html`<fieldset>
+    <legend>Events</legend>
+    ${EVENT_TYPES.map(
+      (ev, i) =>
+        html`<div>
+          <input id="ev-${i}" type="checkbox" name="events" value="${ev}" ${checked.includes(ev) ? 'checked' : ''} />
+          <label for="ev-${i}">${ev}</label>
+        </div>`,
+    )}
+  </fieldset>`;
 }
 
 export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): void {
@@ -134,21 +148,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
                   <input id="url" name="url" type="url" required maxlength="2048" />
                   <label for="description">Description</label>
                   <input id="description" name="description" maxlength="500" />
-                  <fieldset>
-                    <legend>Events</legend>
-                    ${EVENT_TYPES.map(
-                      (ev, i) =>
-                        html`<div>
-                          <input
-                            id="ev-${i}"
-                            type="checkbox"
-                            name="events"
-                            value="${ev}"
-                            ${DEFAULT_EVENT_TYPES.includes(ev) ? 'checked' : ''}
-                          /><label for="ev-${i}">${ev}</label>
-                        </div>`,
-                    )}
-                  </fieldset>
+                  ${eventsFieldset(DEFAULT_EVENT_TYPES)}
                   <button type="submit">Add endpoint</button>
                 </form>
               </section>`
@@ -185,22 +185,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
                   <input id="url" name="url" type="url" required value="${e.url}" />
                   <label for="description">Description</label>
                   <input id="description" name="description" value="${e.description}" maxlength="500" />
-                  <fieldset>
-                    <legend>Events</legend>
-                    ${EVENT_TYPES.map(
-                      (ev, i) =>
-                        html`<div>
-                          <input
-                            id="ev-${i}"
-                            type="checkbox"
-                            name="events"
-                            value="${ev}"
-                            ${e.events.includes(ev) ? 'checked' : ''}
-                          />
-                          <label for="ev-${i}">${ev}</label>
-                        </div>`,
-                    )}
-                  </fieldset>
+                  ${eventsFieldset(e.events)}
                   <div>
                     <input id="isActive" type="checkbox" name="isActive" value="true" ${e.isActive ? 'checked' : ''} />
                     <label for="isActive">Active</label>
