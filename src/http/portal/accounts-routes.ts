@@ -9,7 +9,7 @@ import { tenantOf } from './deps.js';
 import { plansWith, when } from './format.js';
 import { html } from './html.js';
 import { copyButton, page } from './layout.js';
-import { sendPage } from './portal-plugin.js';
+import { sendPage } from './reply.js';
 
 export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/accounts', async (request, reply) => {

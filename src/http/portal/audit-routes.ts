@@ -8,7 +8,7 @@ import { tenantOf } from './deps.js';
 import { when } from './format.js';
 import { html } from './html.js';
 import { page } from './layout.js';
-import { sendPage } from './portal-plugin.js';
+import { sendPage } from './reply.js';
 
 /** How many entries the page shows (the newest). */
 export const AUDIT_PAGE_SIZE = 100;

@@ -8,8 +8,9 @@ import { AppError } from '../../shared/errors.js';
 import type { PortalDeps } from './deps.js';
 import { str } from './deps.js';
 import { html } from './html.js';
+import { pageQuery } from './input.js';
 import { errorBox, notice, publicPage } from './layout.js';
-import { PRE_CSRF_COOKIE, sendPage } from './portal-plugin.js';
+import { PRE_CSRF_COOKIE, sendPage } from './reply.js';
 
 /** A fresh double-submit token for a form shown before login. */
 function preToken(reply: FastifyReply, secure: boolean): string {
@@ -39,7 +40,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: PortalDeps, cooki
 
   app.get('/login', { config: { portalPublic: true } }, async (request, reply) => {
     if (request.portalSession) return reply.redirect('/portal', 303);
-    const q = request.query as Record<string, string | undefined>;
+    const q = pageQuery(request);
     const info =
       q.done === 'password' ? 'Your password is set. Log in with it.' : q.done === 'out' ? 'You are logged out.' : null;
     return sendPage(reply, loginForm(preToken(reply, secure), '', null, info));

@@ -19,8 +19,10 @@ import type { PortalDeps } from './deps.js';
 import { idParam, str, tenantOf } from './deps.js';
 import { number, when } from './format.js';
 import { html, type Part } from './html.js';
+import { pageQuery } from './input.js';
 import { confirmPage, csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
-import { registerUploadRoutes, sendPage } from './portal-plugin.js';
+import { sendPage } from './reply.js';
+import { registerUploadRoutes } from './upload.js';
 
 const validate = validatorCompiler({
   schema: BroadcastRequestSchema,
@@ -244,7 +246,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       </section>`;
     return sendPage(reply, composePage(a.ctx, a.tenant.accounts, top, body));
   };
-  // The one route that takes a file (the CSV): multipart is parsed here only (portal-plugin.ts).
+  // The one route that takes a file (the CSV): multipart is parsed here only (upload.ts).
   registerUploadRoutes(app, (upload) => upload.post('/broadcasts/preview', preview));
 
   app.post('/broadcasts', async (request, reply) => {
@@ -309,7 +311,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       page(
         a.ctx,
         'Broadcast',
-        html`${doneNotice(request.query, { cancelled: 'Cancelled: messages not yet sent will not be sent.' })}${body}
+        html`${doneNotice(pageQuery(request), { cancelled: 'Cancelled: messages not yet sent will not be sent.' })}${body}
           <p><a href="/portal/broadcasts/${id}">Reload</a> · <a href="/portal/broadcasts">New broadcast</a></p>`,
       ),
     );

@@ -17,6 +17,7 @@ import { AppError, errors } from '../../shared/errors.js';
 import type { TemplateService } from '../../templates/template-service.js';
 import type { UsageService } from '../../usage/usage-service.js';
 import type { EndpointService } from '../../webhooks/endpoint-service.js';
+import { pageQuery } from './input.js';
 import type { PageContext } from './layout.js';
 
 export type PortalDeps = {
@@ -126,7 +127,7 @@ export async function takeSecret(
   request: FastifyRequest,
   kindPrefix: string,
 ): Promise<{ kind: string; value: string } | 'gone' | null> {
-  const id = (request.query as Record<string, string | undefined> | undefined)?.shown;
+  const id = pageQuery(request).shown;
   if (id === undefined || id === '') return null;
   if (!request.portalSessionId) return 'gone';
   return (await deps.sessions.takeStashed(request.portalSessionId, id, kindPrefix)) ?? 'gone';

@@ -11,8 +11,10 @@ import type { PortalDeps } from './deps.js';
 import { idParam, str, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
 import { type Html, html, type Part } from './html.js';
+import { type PageQuery, pageQuery } from './input.js';
 import { confirmPage, csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
-import { sendPage } from './portal-plugin.js';
+import { sendPage } from './reply.js';
+import { dataTable, nextPageLink } from './tables.js';
 
 const CONDITIONS = ['contains', 'starts_with', 'regex'] as const;
 
@@ -52,6 +54,47 @@ function sampleAnswer(r: { matched: boolean; exceeded: boolean }): Html {
   return html`<p role="status" class="match">${says}</p>`;
 }
 
+type InboundPage = Awaited<ReturnType<PortalDeps['senders']['inbox']>>;
+
+/** The inbox list's loader: the page of inbound messages the query selects, or why there is none. */
+async function inboxList(deps: PortalDeps, caller: Caller, q: PageQuery): Promise<Part> {
+  try {
+    const r = await deps.senders.inbox(caller, {
+      chatAccountId: q.chatAccountId || undefined,
+      from: q.from || undefined,
+      since: parseWhen(q.since, 'since'),
+      until: parseWhen(q.until, 'until'),
+      limit: 50,
+      cursor: q.cursor || undefined,
+    });
+    return inboxTable(
+      r.inboundMessages,
+      nextPageLink('/portal/inbox', { ...q } as Record<string, string>, r.nextCursor),
+    );
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    return errorBox(err);
+  }
+}
+
+/** The inbox list's view. */
+function inboxTable(messages: InboundPage['inboundMessages'], next: Part): Html {
+  return html`${dataTable(
+    'Inbound messages, newest first',
+    ['Received', 'From', 'Type', 'Text'],
+    messages.map(
+      (m) =>
+        html`<tr>
+          <td>${when(m.receivedAt)}</td>
+          <td>${m.from ?? '—'} ${m.fromDisplayName}</td>
+          <td>${m.messageType}</td>
+          <td>${m.text ?? ''}</td>
+        </tr>`,
+    ),
+  )}
+  ${next}`;
+}
+
 export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): void {
   const checks = createRateWindow({ limit: RULE_CHECKS_PER_MINUTE, windowMs: 60_000 });
 
@@ -83,48 +126,8 @@ export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): voi
     form?: RuleForm,
   ) {
     const { tenant } = caller;
-    const q = request.query as Record<string, string | undefined>;
-    let list: Part;
-    try {
-      const since = parseWhen(q.since, 'since');
-      const until = parseWhen(q.until, 'until');
-      const r = await deps.senders.inbox(caller, {
-        chatAccountId: q.chatAccountId || undefined,
-        from: q.from || undefined,
-        since,
-        until,
-        limit: 50,
-        cursor: q.cursor || undefined,
-      });
-      list = html`<table>
-          <caption>
-            Inbound messages, newest first
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Received</th>
-              <th scope="col">From</th>
-              <th scope="col">Type</th>
-              <th scope="col">Text</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${r.inboundMessages.map(
-              (m) =>
-                html`<tr>
-                  <td>${when(m.receivedAt)}</td>
-                  <td>${m.from ?? '—'} ${m.fromDisplayName}</td>
-                  <td>${m.messageType}</td>
-                  <td>${m.text ?? ''}</td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-        ${r.nextCursor ? html`<p><a href="/portal/inbox?${new URLSearchParams({ ...(q as Record<string, string>), cursor: r.nextCursor }).toString()}">Next page</a></p>` : ''}`;
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      list = errorBox(err);
-    }
+    const q = pageQuery(request);
+    const list = await inboxList(deps, caller, q);
     const [rules, filters] = await Promise.all([
       deps.settings.listRules(caller),
       Promise.all(tenant.accounts.map((a) => deps.settings.getFilter(caller, a.id))),
@@ -261,7 +264,7 @@ ${d ? d.numbers : f.numbers.join('\n')}</textarea>
   app.get('/inbox', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated);
-    const done = doneNotice(request.query, {
+    const done = doneNotice(pageQuery(request), {
       'rule-created': 'Rule created.',
       'rule-deleted': 'Rule deleted.',
       'filter-saved': 'Filter saved.',
@@ -272,7 +275,7 @@ ${d ? d.numbers : f.numbers.join('\n')}</textarea>
   // The sender aggregate is on every plan (GET /inbound-senders/{phone}); shown here with the inbox.
   app.get('/inbox/sender', async (request, reply) => {
     const { caller, ctx } = await tenantOf(deps, request);
-    const q = request.query as Record<string, string | undefined>;
+    const q = pageQuery(request);
     let body: Part;
     try {
       // The form always names the account: an empty one is not found (never "the only account").

@@ -10,8 +10,9 @@ import type { PortalDeps } from './deps.js';
 import { audit, idParam, recheckPassword, stashSecret, str, takeSecret, tenantOf } from './deps.js';
 import { when } from './format.js';
 import { type Html, html, type Part } from './html.js';
+import { pageQuery } from './input.js';
 import { copyButton, csrfField, doneNotice, errorBox, notice, page, type PageContext, sandboxBadge } from './layout.js';
-import { sendPage } from './portal-plugin.js';
+import { sendPage } from './reply.js';
 
 type KeyView = Awaited<ReturnType<PortalDeps['keys']['list']>>[number];
 
@@ -149,7 +150,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
             )
           : shown
             ? shownOnce('The full key (this reveal is recorded in the audit log):', shown.value)
-            : doneNotice(request.query, {
+            : doneNotice(pageQuery(request), {
                 revoked: 'The key is revoked. Requests with it are refused from now on.',
                 'not-revealable': 'This key was created before June 2026: only its hash exists, it cannot be revealed.',
               });

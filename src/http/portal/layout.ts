@@ -6,6 +6,7 @@ import type { Session } from '../../portal/session-service.js';
 import { AppError } from '../../shared/errors.js';
 import { planName, plansWith } from './format.js';
 import { type Html, html, type Part } from './html.js';
+import type { PageQuery } from './input.js';
 
 export type PageContext = { session: Session; plan: Plan; path: string };
 
@@ -152,8 +153,8 @@ export function copyButton(targetId: string): Html {
  * The notice a page shows after a form redirected to it (post/redirect/get): `?done=<code>` names
  * one of the page's fixed messages, so nothing the URL carries is shown as text.
  */
-export function doneNotice(query: unknown, messages: Record<string, Part>): Part {
-  const done = (query as Record<string, string | undefined> | undefined)?.done;
+export function doneNotice(query: PageQuery, messages: Record<string, Part>): Part {
+  const done = query.done;
   return done !== undefined && Object.hasOwn(messages, done) ? notice(messages[done]) : '';
 }
 

@@ -11,7 +11,7 @@ import { tenantOf } from './deps.js';
 import { number, planName, plansWith, when } from './format.js';
 import { html } from './html.js';
 import { page } from './layout.js';
-import { sendPage } from './portal-plugin.js';
+import { sendPage } from './reply.js';
 
 export function registerOverviewRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/', async (request, reply) => {

@@ -6,7 +6,6 @@ import { createRequire } from 'node:module';
 
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import type { Session } from '../../portal/session-service.js';
@@ -23,6 +22,7 @@ import { registerKeyRoutes } from './keys-routes.js';
 import { errorBox, publicPage } from './layout.js';
 import { registerMessageRoutes } from './messages-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
+import { PRE_CSRF_COOKIE, sendPage } from './reply.js';
 import { registerTemplateRoutes } from './templates-routes.js';
 import { registerWebhookRoutes } from './webhooks-routes.js';
 
@@ -52,8 +52,6 @@ const CSP = [
   "object-src 'none'",
 ].join('; ');
 
-export const PRE_CSRF_COOKIE = 'chatgate_form';
-
 export function sessionCookieName(secure: boolean): string {
   // The __Host- prefix pins the cookie to this host and path / and requires Secure.
   return secure ? '__Host-chatgate_session' : 'chatgate_session';
@@ -72,51 +70,6 @@ function loadAssets() {
   } as Record<string, { type: string; body: Buffer }>;
 }
 
-export function sendPage(reply: FastifyReply, page: Html, status = 200) {
-  return reply.code(status).type('text/html; charset=utf-8').send(page.value);
-}
-
-/** Fields and parts a portal upload form may have (the broadcast form has about ten). */
-const UPLOAD_FIELDS = 30;
-
-/**
- * The routes `routes` registers take multipart bodies (one file upload); no other portal route
- * does. The whole body must declare its length (Content-Length) within BODY_LIMIT_BYTES, checked
- * before any of it is read (and after the session: the portal's onRequest runs first).
- */
-export function registerUploadRoutes(app: FastifyInstance, routes: (upload: FastifyInstance) => void): void {
-  void app.register(async (upload) => {
-    const limit = upload.initialConfig.bodyLimit ?? 1024 * 1024;
-    await upload.register(multipart, {
-      attachFieldsToBody: 'keyValues',
-      limits: {
-        fileSize: limit,
-        fieldSize: limit,
-        files: 1,
-        fields: UPLOAD_FIELDS,
-        parts: UPLOAD_FIELDS + 1,
-        headerPairs: 20,
-      },
-    });
-    upload.addHook('onRequest', async (request, reply) => {
-      if (!request.headers['content-type']?.toLowerCase().startsWith('multipart/')) return;
-      const declared = request.headers['content-length'];
-      if (declared === undefined || !/^\d+$/.test(declared))
-        return sendPage(reply, publicPage('Length required', html`<p role="alert">Send the form again.</p>`), 411);
-      if (Number(declared) > limit)
-        return sendPage(
-          reply,
-          publicPage(
-            'Too large',
-            html`<p role="alert">The form is larger than ${Math.floor(limit / 1024)} KiB. Upload a smaller file.</p>`,
-          ),
-          413,
-        );
-    });
-    routes(upload);
-  });
-}
-
 export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
   const cookieName = sessionCookieName(deps.secureCookies);
   const assets = loadAssets();
@@ -129,7 +82,7 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
       });
       await portal.register(cookie);
       // Form bodies up to BODY_LIMIT_BYTES (the server's limit). Multipart is registered only
-      // around the one route that uploads a file (the broadcast CSV, broadcasts-routes.ts).
+      // around the one route that uploads a file (the broadcast CSV, upload.ts).
       await portal.register(formbody);
       portal.decorateRequest('portalSession', null);
       portal.decorateRequest('portalSessionId', null);

@@ -9,8 +9,10 @@ import { toProblems, validatorCompiler } from '../validation.js';
 import type { PortalDeps } from './deps.js';
 import { portalPrincipal, str, tenantOf } from './deps.js';
 import { html, type Part } from './html.js';
+import { pageQuery } from './input.js';
 import { csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
-import { sendPage } from './portal-plugin.js';
+import { sendPage } from './reply.js';
+import { dataTable } from './tables.js';
 
 const validate = validatorCompiler({
   schema: CreateTemplateSchema,
@@ -31,32 +33,20 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: PortalDeps): 
           let body: Part;
           try {
             const { templates } = await deps.templates.list(caller, a.id, { limit: 50 });
-            body = html`<table>
-              <caption>
-                Templates of ${a.displayName}
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Language</th>
-                  <th scope="col">Category</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Quality</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${templates.map(
-                  (t) =>
-                    html`<tr>
-                      <td>${t.name}</td>
-                      <td>${t.language}</td>
-                      <td>${t.category}</td>
-                      <td>${t.status}${t.rejectedReason ? ` (${t.rejectedReason})` : ''}</td>
-                      <td>${t.qualityScore ? JSON.stringify(t.qualityScore) : '—'}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`;
+            body = dataTable(
+              html`Templates of ${a.displayName}`,
+              ['Name', 'Language', 'Category', 'Status', 'Quality'],
+              templates.map(
+                (t) =>
+                  html`<tr>
+                    <td>${t.name}</td>
+                    <td>${t.language}</td>
+                    <td>${t.category}</td>
+                    <td>${t.status}${t.rejectedReason ? ` (${t.rejectedReason})` : ''}</td>
+                    <td>${t.qualityScore ? JSON.stringify(t.qualityScore) : '—'}</td>
+                  </tr>`,
+              ),
+            );
           } catch (err) {
             if (!(err instanceof AppError)) throw err;
             body = errorBox(err);
@@ -98,7 +88,7 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: PortalDeps): 
 
   app.get('/templates', async (request, reply) => {
     const { tenant, ctx } = await tenantOf(deps, request);
-    const done = doneNotice(request.query, {
+    const done = doneNotice(pageQuery(request), {
       created: 'Template created: the provider reviews it; its status is in the list below.',
     });
     return sendPage(reply, await templatesPage(request, ctx, tenant, done));

@@ -11,7 +11,8 @@ import { toProblems, validatorCompiler } from '../validation.js';
 import type { PortalDeps } from './deps.js';
 import { audit, idParam, recheckPassword, stashSecret, str, takeSecret, tenantOf } from './deps.js';
 import { when } from './format.js';
-import { html, type Part } from './html.js';
+import { type Html, html, type Part } from './html.js';
+import { pageQuery } from './input.js';
 import {
   confirmPage,
   copyButton,
@@ -23,7 +24,7 @@ import {
   page,
   type PageContext,
 } from './layout.js';
-import { sendPage } from './portal-plugin.js';
+import { sendPage } from './reply.js';
 
 function listOf(body: unknown, name: string): string[] {
   const v = (body as Record<string, unknown> | undefined)?.[name];
@@ -65,10 +66,24 @@ async function shownSecret(deps: PortalDeps, request: FastifyRequest): Promise<P
 
 /** The notice after a test event or a redelivery was queued (they redirect here, post/redirect/get). */
 function queuedNotice(request: FastifyRequest): Part {
-  const queued = (request.query as Record<string, string | undefined>).queued ?? '';
+  const queued = pageQuery(request).queued ?? '';
   if (queued === 'redelivery') return notice('Redelivery queued.');
   if (/^evt_[0-9a-f-]{36}$/.test(queued)) return notice(html`Test event <code>${queued}</code> queued.`);
   return '';
+}
+
+/** The event-type checkboxes of the endpoint forms (add and edit), `checked` ticked. */
+function eventsFieldset(checked: readonly string[]): Html {
+  return html`<fieldset>
+    <legend>Events</legend>
+    ${EVENT_TYPES.map(
+      (ev, i) =>
+        html`<div>
+          <input id="ev-${i}" type="checkbox" name="events" value="${ev}" ${checked.includes(ev) ? 'checked' : ''} />
+          <label for="ev-${i}">${ev}</label>
+        </div>`,
+    )}
+  </fieldset>`;
 }
 
 export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): void {
@@ -133,21 +148,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
                   <input id="url" name="url" type="url" required maxlength="2048" />
                   <label for="description">Description</label>
                   <input id="description" name="description" maxlength="500" />
-                  <fieldset>
-                    <legend>Events</legend>
-                    ${EVENT_TYPES.map(
-                      (ev, i) =>
-                        html`<div>
-                          <input
-                            id="ev-${i}"
-                            type="checkbox"
-                            name="events"
-                            value="${ev}"
-                            ${DEFAULT_EVENT_TYPES.includes(ev) ? 'checked' : ''}
-                          /><label for="ev-${i}">${ev}</label>
-                        </div>`,
-                    )}
-                  </fieldset>
+                  ${eventsFieldset(DEFAULT_EVENT_TYPES)}
                   <button type="submit">Add endpoint</button>
                 </form>
               </section>`
@@ -184,22 +185,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
                   <input id="url" name="url" type="url" required value="${e.url}" />
                   <label for="description">Description</label>
                   <input id="description" name="description" value="${e.description}" maxlength="500" />
-                  <fieldset>
-                    <legend>Events</legend>
-                    ${EVENT_TYPES.map(
-                      (ev, i) =>
-                        html`<div>
-                          <input
-                            id="ev-${i}"
-                            type="checkbox"
-                            name="events"
-                            value="${ev}"
-                            ${e.events.includes(ev) ? 'checked' : ''}
-                          />
-                          <label for="ev-${i}">${ev}</label>
-                        </div>`,
-                    )}
-                  </fieldset>
+                  ${eventsFieldset(e.events)}
                   <div>
                     <input id="isActive" type="checkbox" name="isActive" value="true" ${e.isActive ? 'checked' : ''} />
                     <label for="isActive">Active</label>
@@ -286,7 +272,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
   app.get('/webhooks/:id', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated);
-    const top = html`${await shownSecret(deps, request)}${queuedNotice(request)}${doneNotice(request.query, {
+    const top = html`${await shownSecret(deps, request)}${queuedNotice(request)}${doneNotice(pageQuery(request), {
       saved: 'Saved.',
     })}`;
     return sendPage(reply, await detailPage(a.ctx, a.caller, idParam(request), top));

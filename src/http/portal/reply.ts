@@ -1,0 +1,12 @@
+// What every portal page shares at the edge, kept apart from portal-plugin.ts so that the page
+// route files never import the plugin that registers them.
+import type { FastifyReply } from 'fastify';
+
+import type { Html } from './html.js';
+
+/** The cookie that carries the double-submit CSRF token of forms shown before login. */
+export const PRE_CSRF_COOKIE = 'chatgate_form';
+
+export function sendPage(reply: FastifyReply, page: Html, status = 200) {
+  return reply.code(status).type('text/html; charset=utf-8').send(page.value);
+}
