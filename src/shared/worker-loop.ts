@@ -54,7 +54,15 @@ export function createWorkerLoop(opts: {
   const loop: WorkerLoop = {
     async start() {
       if (running) return;
-      if (opts.wakeOn) unlisten = await opts.wakeOn.db.listen(opts.wakeOn.channel, () => loop.wake());
+      // Woken by each NOTIFY, and by each (re)LISTEN: notifications sent while the LISTEN
+      // connection was down (killed, failed over) are lost, so a pass right after listening again
+      // finds what they announced; anything committed later is notified.
+      if (opts.wakeOn)
+        unlisten = await opts.wakeOn.db.listen(
+          opts.wakeOn.channel,
+          () => loop.wake(),
+          () => loop.wake(),
+        );
       running = true;
       done = run();
       opts.log.info({ worker: opts.name, pollMs: opts.pollMs }, 'worker started');
