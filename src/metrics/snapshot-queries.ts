@@ -11,12 +11,15 @@ export type QueueRow = { state: QueueState; depth: number; oldestDueSeconds: num
 /**
  * Messages waiting for a worker, through the partial index messages_due (due_at IS NOT NULL):
  * the work is proportional to the queue, not to the table. pending: not claimed yet; queued:
- * claimed, no attempt made; retry_wait: waiting for another attempt after a transient failure.
+ * claimed, and no attempt made or one in flight (an attempt counts as its send starts, decision
+ * 0021: a message under a live lease is being worked on); retry_wait: waiting for another attempt
+ * after a transient failure.
  * The age is how long the oldest message whose due time has passed has been waiting.
  */
 export async function readQueue(db: Pick<Queryable, 'query'>): Promise<QueueRow[]> {
   const rows = await db.query<{ state: QueueState; depth: number; oldest: number | null }>(
-    `SELECT CASE WHEN status = 'pending' THEN 'pending' WHEN attempt_count = 0 THEN 'queued' ELSE 'retry_wait' END AS state,
+    `SELECT CASE WHEN status = 'pending' THEN 'pending' WHEN attempt_count = 0 OR locked_until > now() THEN 'queued'
+                 ELSE 'retry_wait' END AS state,
             count(*)::int AS depth,
             EXTRACT(EPOCH FROM now() - min(due_at) FILTER (WHERE due_at <= now()))::float8 AS oldest
        FROM messages WHERE due_at IS NOT NULL AND status IN ('pending', 'queued')
