@@ -5,7 +5,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Caller } from '../../auth/caller.js';
 import { type Condition, MAX_MATCH_TEXT, MAX_PATTERN_LENGTH } from '../../inbound/forwarding-match.js';
 import { AppError, errors } from '../../shared/errors.js';
-import { normalizePhone } from '../../shared/phone.js';
 import { createRateWindow } from '../../shared/rate-window.js';
 import type { PortalDeps } from './deps.js';
 import { idParam, str, tenantOf } from './deps.js';
@@ -384,8 +383,10 @@ ${d ? d.numbers : f.numbers.join('\n')}</textarea>
   app.post('/inbox/filters/:id', async (request, reply) => {
     const a = await allowed(request);
     if (a.gated) return sendPage(reply, a.gated, 403);
-    // The account is the settings service's to check (404 when not the caller's); the numbers are
-    // read here line by line only to name the line of a problem in the form.
+    // The account and the numbers are the settings service's to check (the API's rule: 404 when
+    // not the caller's account, `numbers.K` for a number it cannot read); the form only splits
+    // the field, one number per line (a line may also hold several, separated by commas), so that
+    // a problem is named by the line the customer typed it on.
     const accountId = idParam(request).toLowerCase();
     const mode = str(request.body, 'mode');
     const typed = str(request.body, 'numbers');
@@ -396,29 +397,28 @@ ${d ? d.numbers : f.numbers.join('\n')}</textarea>
         400,
       );
     if (!['off', 'whitelist', 'blacklist'].includes(mode)) return refuse('mode', 'Choose off, whitelist or blacklist.');
-    // One number per line (a line may also hold several, separated by commas); spaces inside a
-    // number are fine. A problem names its line, as the customer sees the field.
-    const numbers: string[] = [];
-    const lines = typed.split(/\r?\n/);
-    for (const [i, line] of lines.entries()) {
-      for (const part of line.split(',').map((p) => p.trim())) {
-        if (part === '') continue;
-        const e164 = normalizePhone(part, a.tenant.defaultCountry);
-        if (!e164)
-          return refuse(
-            'numbers',
-            `Line ${i + 1}: “${part.slice(0, 40)}” is not a phone number. Write it in international form, such as +14155550101${a.tenant.defaultCountry ? ', or as a national number' : ''}.`,
-          );
-        numbers.push(e164);
-      }
-    }
+    const parts = typed
+      .split(/\r?\n/)
+      .flatMap((line, i) => line.split(',').map((p) => ({ value: p.trim(), line: i + 1 })))
+      .filter((p) => p.value !== '');
     try {
-      await deps.settings.setFilter(a.caller, accountId, mode, numbers);
+      await deps.settings.setFilter(
+        a.caller,
+        accountId,
+        mode,
+        parts.map((p) => p.value),
+      );
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404) throw err;
-      const detail = (err.body().details as { message: string }[] | undefined)?.[0]?.message;
+      const detail = (err.body().details as { path: string; message: string }[] | undefined)?.[0];
+      const part = detail ? parts[Number(/^numbers\.(\d+)$/.exec(detail.path)?.[1] ?? NaN)] : undefined;
+      if (detail && part)
+        return refuse(
+          'numbers',
+          `Line ${part.line}: “${part.value.slice(0, 40)}” ${detail.message}. Write it in international form, such as +14155550101${a.tenant.defaultCountry ? ', or as a national number' : ''}.`,
+        );
       const message = typeof err.body().message === 'string' ? (err.body().message as string) : undefined;
-      return refuse('numbers', detail ?? message ?? 'These numbers could not be saved.');
+      return refuse('numbers', detail?.message ?? message ?? 'These numbers could not be saved.');
     }
     return reply.redirect('/portal/inbox?done=filter-saved', 303);
   });
