@@ -263,6 +263,10 @@ describe('portal login throttle (no TRUST_PROXY)', () => {
     expect(checked).toBeGreaterThanOrEqual(1);
     expect(checked).toBeLessThanOrEqual(3);
     expect(statuses.filter((st) => st === 429)).toHaveLength(8 - checked);
+    // Refused attempts are taken back, so the window holds exactly the checked ones: the rest of
+    // the limit is still there for sequential tries, and then even the right password is refused.
+    for (let i = checked; i < 3; i++) expect((await loginFrom(user.email, 'not-the-password-123')).status).toBe(401);
+    expect((await loginFrom(user.email, 'not-the-password-123')).status).toBe(429);
     expect((await loginFrom(user.email, PASSWORD)).status).toBe(429);
   });
 });
