@@ -15,6 +15,7 @@ import {
   TEMPLATE_ACCESS,
   WABA_VERIFICATIONS,
 } from '../../shared/vocab.js';
+import { inboundContentProps, inboundContentSchemas } from './inbound-content.js';
 
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 const Enum = (values: readonly string[], opts: Record<string, unknown> = {}) =>
@@ -114,6 +115,11 @@ export const resourceSchemas: Record<string, TSchema> = {
     }),
     error: Nullable(SendError),
     metadata: Nullable(Type.Object({}, { additionalProperties: true })),
+    reactions: Type.Optional(
+      Type.Array(ref('MessageReaction'), {
+        description: "GET /messages/{id}: the users' current reactions to this message (not on list items).",
+      }),
+    ),
   }),
   MessagePage: Page('messages', 'Message'),
   ChatAccount: Type.Object({
@@ -231,7 +237,9 @@ export const resourceSchemas: Record<string, TSchema> = {
     displayText: Nullable(Type.String()),
     receivedAt: Time(),
     replyTo: Nullable(ref('ReplyTo')),
+    ...inboundContentProps,
   }),
+  ...inboundContentSchemas,
   InboundMessagePage: Page('inboundMessages', 'InboundMessage'),
   InboxFilter: Type.Object({
     chatAccountId: Id(),
