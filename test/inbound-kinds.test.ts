@@ -4,6 +4,7 @@
 // in message.inbound; button and list replies linked to our message; reactions shown on our
 // message; tenant isolation; the metric by kind.
 import fs from 'node:fs';
+import http from 'node:http';
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
@@ -49,7 +50,7 @@ describe('inbound messages of every kind', () => {
   const t0 = Math.floor(Date.now() / 1000) - 3600;
 
   beforeAll(async () => {
-    ({ emu, svc, stop } = await startLiveService());
+    ({ emu, svc, stop } = await startLiveService({ UNSAFE_ALLOW_PRIVATE_URLS: 'true' }));
   });
   afterAll(() => stop());
   beforeEach(() => resetEmulator(emu, { statuses: ['sent'] }));
@@ -333,6 +334,44 @@ describe('inbound messages of every kind', () => {
       body: JSON.stringify({ phoneNumberId: 'pn', from: '16505551234', message: { type: 'hologram', hologram: {} } }),
     });
     expect(res.status).toBe(400);
+  });
+
+  it("forwarding rules match a message's text: a caption and a list reply's title, not a button id; the body carries the content", async () => {
+    const got: Record<string, any>[] = [];
+    const receiver = http.createServer((req, res) => {
+      let body = '';
+      req
+        .on('data', (c) => (body += c))
+        .on('end', () => {
+          got.push(JSON.parse(body) as Record<string, any>);
+          res.writeHead(204).end();
+        });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/forward`;
+    try {
+      const t = await officialCustomer(svc.url, emu);
+      for (const pattern of ['parcel', 'priority mail', 'cancel-button'])
+        expect(
+          (
+            await call(svc.url, 'POST', '/forwarding-rules', {
+              key: t.key,
+              body: { condition: { type: 'contains', pattern }, destination: { type: 'http', url } },
+            })
+          ).status,
+        ).toBe(201);
+      const done = () => metricSum(svc.url, 'chatgate_inbound_forwarding_total');
+      const before = await done();
+      await inbound(t, documented('image')); // caption "Broken parcel"
+      await inbound(t, documented('interactive_list_reply')); // title "Priority Mail Express"
+      await inbound(t, documented('interactive_button_reply')); // id "cancel-button", title "Cancel"
+      await eventually(async () => (await done()) >= before + 3);
+      expect(got.map((b) => b.messageType).sort()).toEqual(['image', 'interactive']);
+      expect(got.find((b) => b.messageType === 'image')!.media).toMatchObject({ caption: 'Broken parcel' });
+      expect(got.find((b) => b.messageType === 'interactive')!.interactive).toMatchObject({ id: 'priority_express' });
+    } finally {
+      await new Promise((r) => receiver.close(r));
+    }
   });
 
   it('counts inbound messages by kind', async () => {
