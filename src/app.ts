@@ -65,6 +65,7 @@ import { createParkedReceiptSweep } from './receipts/parked-sweep.js';
 import { createReceiptService } from './receipts/receipt-service.js';
 import { checkEncryptionKey } from './secrets/key-check.js';
 import { createRekey } from './secrets/rekey.js';
+import { createConversationService } from './senders/conversation-service.js';
 import { createSenderService } from './senders/sender-service.js';
 import { createSealer } from './shared/crypto.js';
 import { prettyStream } from './shared/pretty-log.js';
@@ -288,6 +289,8 @@ export async function createApp(
       messageCancel,
       broadcasts,
       senders,
+      conversations: createConversationService({ db, senders, messages: messageQueries }),
+      sends,
       settings,
       endpoints,
       templates,
