@@ -35,7 +35,14 @@ describe('portal: the conversation view and its reply box', () => {
     const res = await fetch(`${emu.url}/__emulator/inbound`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ phoneNumberId: t.phoneNumberIds[0], from, name: 'Sheena Nelson', timestamp, message, contextId }),
+      body: JSON.stringify({
+        phoneNumberId: t.phoneNumberIds[0],
+        from,
+        name: 'Sheena Nelson',
+        timestamp,
+        message,
+        contextId,
+      }),
     });
     expect(((await res.json()) as { delivered: boolean }).delivered).toBe(true);
   }
@@ -75,7 +82,9 @@ describe('portal: the conversation view and its reply box', () => {
     expect(res.status).toBe(201);
     ours = await eventually(async () => {
       const m = (await call(svc.url, 'GET', `/messages/${res.body.messageId}`, { key: t.key })).body;
-      return m.status === 'sent' && { messageId: m.messageId as string, providerMessageId: m.providerMessageId as string };
+      return (
+        m.status === 'sent' && { messageId: m.messageId as string, providerMessageId: m.providerMessageId as string }
+      );
     });
     const after = nowS() + 2;
     await inbound(
@@ -123,9 +132,12 @@ describe('portal: the conversation view and its reply box', () => {
     expect(await map.getAttribute('href')).toBe(
       'https://www.openstreetmap.org/?mlat=37.44216&mlon=-122.16153#map=16/37.44216/-122.16153',
     );
-    expect(await items.nth(3).getByRole('link', { name: /our message/ }).getAttribute('href')).toBe(
-      `/portal/messages/${ours.messageId}`,
-    );
+    expect(
+      await items
+        .nth(3)
+        .getByRole('link', { name: /our message/ })
+        .getAttribute('href'),
+    ).toBe(`/portal/messages/${ours.messageId}`);
     expect(await text(page.locator('#reply-window'))).toContain('open until');
     await checkPage(page, '70-conversation');
 
@@ -155,9 +167,7 @@ describe('portal: the conversation view and its reply box', () => {
     expect(reload!.request().method()).toBe('GET');
     expect(await text(page.locator('ol.conversation > li.out').last())).toContain('A replacement is on its way.');
     const listed = await call(svc.url, 'GET', `/messages?chatAccountId=${t.accountIds[0]}&limit=100`, { key: t.key });
-    expect(
-      (listed.body.messages as { recipient: string }[]).filter((m) => m.recipient === `+${P1}`).length,
-    ).toBe(2);
+    expect((listed.body.messages as { recipient: string }[]).filter((m) => m.recipient === `+${P1}`).length).toBe(2);
 
     // The same form posted twice (a browser resubmitting it) is one message: its externalId is the form's.
     const client = new PortalClient(svc.url);
@@ -171,13 +181,18 @@ describe('portal: the conversation view and its reply box', () => {
     expect(twice.status).toBe(200);
     await eventually(async () => sentTo(P1).filter((s) => JSON.stringify(s.payload).includes('Twice?')).length === 1);
     expect(
-      ((await call(svc.url, 'GET', `/messages?limit=100`, { key: t.key })).body.messages as { recipient: string }[])
-        .filter((m) => m.recipient === `+${P1}`).length,
+      (
+        (await call(svc.url, 'GET', `/messages?limit=100`, { key: t.key })).body.messages as { recipient: string }[]
+      ).filter((m) => m.recipient === `+${P1}`).length,
     ).toBe(3);
 
     // A refused reply: the problem in words beside the field, the text kept.
     const long = 'x'.repeat(10_001);
-    const refused = await client.post(`${path(t.accountIds[0]!, P1)}/reply`, { ...fields, externalId: 'convo-long', text: long });
+    const refused = await client.post(`${path(t.accountIds[0]!, P1)}/reply`, {
+      ...fields,
+      externalId: 'convo-long',
+      text: long,
+    });
     expect(refused.status).toBe(400);
     const problem = /id="reply-text-error"[\s\S]*?<\/div>/.exec(refused.text)?.[0] ?? '';
     expect(problem).toMatch(/<strong>Reply<\/strong>: [^<]*10000/);
@@ -192,7 +207,10 @@ describe('portal: the conversation view and its reply box', () => {
     expect(await page.locator('#reply-text').count()).toBe(0);
     const options = await page.locator('#reply-template option').allInnerTexts();
     expect(options.map((o) => o.trim())).toEqual(
-      expect.arrayContaining([expect.stringContaining('order_shipped (en_US, utility), 2 variables'), expect.stringContaining('promo')]),
+      expect.arrayContaining([
+        expect.stringContaining('order_shipped (en_US, utility), 2 variables'),
+        expect.stringContaining('promo'),
+      ]),
     );
     expect(options.join(' ')).not.toContain('draft_pending');
     await checkPage(page, '71-conversation-templates');
@@ -201,7 +219,10 @@ describe('portal: the conversation view and its reply box', () => {
     await page.getByRole('button', { name: 'Send template' }).click();
     expect(await text(page.getByRole('status'))).toContain('Sent: the template is on its way.');
     const sent = await eventually(async () => sentTo(P2).find((s) => s.type === 'template'));
-    expect(sent.payload).toMatchObject({ type: 'template', template: { name: 'order_shipped', language: { code: 'en_US' } } });
+    expect(sent.payload).toMatchObject({
+      type: 'template',
+      template: { name: 'order_shipped', language: { code: 'en_US' } },
+    });
     expect(JSON.stringify(sent.payload)).toContain('A-1001');
     expect(await text(page.locator('ol.conversation > li.out').last())).toContain('template order_shipped');
 
@@ -219,6 +240,36 @@ describe('portal: the conversation view and its reply box', () => {
     expect(refused.text).toContain('The 24-hour reply window is closed');
     expect(refused.text).toContain('id="reply-template"');
     expect((await call(svc.url, 'GET', '/messages/convo-closed', { key: t.key })).status).toBe(404);
+  });
+
+  it('pages newest first: 30 items a page, inbound and outbound merged across the page boundary', async () => {
+    const P3 = '16505551236';
+    const base = nowS() - 5000;
+    for (let i = 0; i < 31; i++) await inbound(P3, { type: 'text', text: { body: `question ${i}` } }, base + i * 10);
+    const res = await call(svc.url, 'POST', '/messages', {
+      key: t.key,
+      body: {
+        externalId: 'convo-pages',
+        chatAccountId: t.accountIds[0],
+        to: { type: 'phone', phoneE164: `+${P3}` },
+        content: { type: 'text', text: 'the newest, ours' },
+      },
+    });
+    expect(res.status).toBe(201);
+    const client = new PortalClient(svc.url);
+    await client.login(owner);
+    const bodies = (html: string) => [...html.matchAll(/<p class="body">\s*([^<]*?)\s*<\/p>/g)].map((m) => m[1]);
+    const first = await client.get(path(t.accountIds[0]!, P3));
+    expect(first.status).toBe(200);
+    const onFirst = bodies(first.text);
+    expect(onFirst).toHaveLength(30);
+    expect(onFirst[0]).toBe('question 2');
+    expect(onFirst.at(-1)).toBe('the newest, ours');
+    const next = /<a rel="next" href="([^"]+)">Earlier messages<\/a>/.exec(first.text)![1]!.replaceAll('&amp;', '&');
+    const second = await client.get(next);
+    expect(bodies(second.text)).toEqual(['question 0', 'question 1']);
+    expect(second.text).not.toContain('Earlier messages');
+    expect(second.text).toContain('Newest messages');
   });
 
   it("another customer's conversation and inbound message are not found; a viewer sees no reply box", async () => {

@@ -29,13 +29,13 @@ export function mapUrl(latitude: number, longitude: number): string {
 
 /** Our message a reply or a reaction points at: a link while it exists, else the provider's id. */
 function ourMessage(messageId: string | null, externalId: string | null, providerId: string | null): Part {
-  if (messageId)
-    return html`<a href="/portal/messages/${messageId}">our message ${externalId ?? messageId}</a>`;
+  if (messageId) return html`<a href="/portal/messages/${messageId}">our message ${externalId ?? messageId}</a>`;
   return providerId ? html`a message not kept here (<code>${providerId}</code>)` : 'a message';
 }
 
 function mediaPart(m: NonNullable<InboundItem['media']>): Html {
-  const kind = m.kind === 'audio' && m.voice ? 'voice note' : m.kind === 'sticker' && m.animated ? 'animated sticker' : m.kind;
+  const kind =
+    m.kind === 'audio' && m.voice ? 'voice note' : m.kind === 'sticker' && m.animated ? 'animated sticker' : m.kind;
   // The file itself is not served by the portal yet (GET /inbound-messages/{id}/media): described here.
   return html`<span class="media" data-media-kind="${m.kind}"
     ><strong>${kind}</strong>${m.filename ? html` <code>${m.filename}</code>` : ''}${
@@ -56,9 +56,9 @@ function locationPart(l: NonNullable<InboundItem['location']>): Html {
 
 function contactsPart(cards: NonNullable<InboundItem['contacts']>): Html {
   return html`<span class="contacts"
-    ><strong>${cards.length === 1 ? 'contact' : `${cards.length} contacts`}</strong>
-    ${cards.map((c, i) => {
-      const name = c.name.formattedName ?? ([c.name.firstName, c.name.lastName].filter(Boolean).join(' ') || '(no name)');
+    ><strong>${cards.length === 1 ? 'contact' : `${cards.length} contacts`}</strong> ${cards.map((c, i) => {
+      const name =
+        c.name.formattedName ?? ([c.name.firstName, c.name.lastName].filter(Boolean).join(' ') || '(no name)');
       const phones = c.phones.map((p) => p.phone ?? p.waId).filter((p): p is string => !!p);
       return html`${i > 0 ? '; ' : ''}${name}${phones.length > 0 ? html` (${phones.join(', ')})` : ''}`;
     })}</span
@@ -76,7 +76,8 @@ export function inboundContent(m: InboundItem): Html {
         }”</span
       >`,
     );
-  else if (m.button) parts.push(html`<span class="choice"><strong>pressed</strong> “${m.button.text ?? m.button.payload ?? ''}”</span>`);
+  else if (m.button)
+    parts.push(html`<span class="choice"><strong>pressed</strong> “${m.button.text ?? m.button.payload ?? ''}”</span>`);
   else if (m.reaction)
     parts.push(
       html`<span class="reaction"
@@ -87,7 +88,8 @@ export function inboundContent(m: InboundItem): Html {
   else if (m.media) parts.push(mediaPart(m.media));
   else if (m.location) parts.push(locationPart(m.location));
   else if (m.contacts && m.contacts.length > 0) parts.push(contactsPart(m.contacts));
-  else if (m.system) parts.push(html`<span class="system"><strong>system</strong> ${m.system.body ?? m.system.type ?? ''}</span>`);
+  else if (m.system)
+    parts.push(html`<span class="system"><strong>system</strong> ${m.system.body ?? m.system.type ?? ''}</span>`);
   else if (m.unsupported)
     parts.push(html`<span class="unsupported"><strong>unsupported</strong> ${m.unsupported.type ?? ''}</span>`);
   else parts.push(m.text ?? m.displayText ?? '');
@@ -117,36 +119,41 @@ export function inboundDetail(m: InboundItem): Html {
     m.contacts.forEach((c, i) =>
       rows.push([
         `Contact ${i + 1}`,
-        html`${c.name.formattedName ?? ''} ${c.phones.map((p) => html`<br />${p.type ?? 'phone'}: ${p.phone ?? p.waId ?? ''}`)}
+        html`${c.name.formattedName ?? ''}
+        ${c.phones.map((p) => html`<br />${p.type ?? 'phone'}: ${p.phone ?? p.waId ?? ''}`)}
         ${c.emails.map((e) => html`<br />${e.type ?? 'email'}: ${e.email ?? ''}`)}
         ${c.organization?.company ? html`<br />${c.organization.company}` : ''}`,
       ]),
     );
   if (m.media) rows.push(['File', 'Not shown here: read it with the API.']);
-  for (const e of m.providerErrors) rows.push(['Provider error', `${e.code ?? ''} ${e.title ?? ''} ${e.details ?? ''}`]);
+  for (const e of m.providerErrors)
+    rows.push(['Provider error', `${e.code ?? ''} ${e.title ?? ''} ${e.details ?? ''}`]);
   return html`<dl class="fields">
-    ${rows.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}
+    ${rows.map(
+      ([k, v]) =>
+        html`<dt>${k}</dt>
+          <dd>${v}</dd>`,
+    )}
   </dl>`;
 }
 
 /** What our message sent (its stored content), in a line. */
 export function outboundContent(content: unknown): Html {
-  const c = (typeof content === 'object' && content !== null ? content : {}) as Record<string, any>;
-  switch (c.type) {
-    case 'text':
-      return html`${String(c.text ?? '')}`;
-    case 'template':
-      return html`<strong>template</strong> ${String(c.template?.name ?? '')}
-        <span class="muted">(${String(c.template?.language ?? '')})</span>`;
-    case undefined:
-      return html``;
-    default: {
-      const media = (c[c.type] ?? {}) as Record<string, unknown>;
-      return html`<strong>${String(c.type)}</strong>${media.filename ? html` <code>${String(media.filename)}</code>` : ''}${
-        c.caption ? html`: ${String(c.caption)}` : ''
-      }`;
-    }
-  }
+  const c = (typeof content === 'object' && content !== null ? content : {}) as Record<string, unknown>;
+  const field = (o: unknown, k: string): string => {
+    const v = typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[k] : undefined;
+    return typeof v === 'string' ? v : '';
+  };
+  const type = field(c, 'type');
+  if (type === 'text') return html`${field(c, 'text')}`;
+  if (type === 'template')
+    return html`<strong>template</strong> ${field(c.template, 'name')}
+      <span class="muted">(${field(c.template, 'language')})</span>`;
+  if (type === '') return html``;
+  const filename = field(c[type], 'filename');
+  const caption = field(c, 'caption');
+  return html`<strong>${type}</strong
+    >${filename ? html` <code>${filename}</code>` : ''}${caption ? html`: ${caption}` : ''}`;
 }
 
 /** The reactions our message received (newest per person), for its page. */

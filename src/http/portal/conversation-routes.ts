@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import type { Caller } from '../../auth/caller.js';
-import { type SendRequest, SendRequestSchema, crossFieldProblems } from '../../messages/send-request.js';
+import { crossFieldProblems, type SendRequest, SendRequestSchema } from '../../messages/send-request.js';
 import { REPLY_WINDOW_MS } from '../../senders/reply-window.js';
 import { AppError, errors } from '../../shared/errors.js';
 import type { Template } from '../../templates/template-view.js';
@@ -54,7 +54,8 @@ function pathOf(request: FastifyRequest): { accountId: string; phone: string } {
 
 /** The approved templates of an account, or why there are none to offer. */
 async function approvedTemplates(deps: PortalDeps, caller: Caller, accountId: string): Promise<Template[] | Html> {
-  if (!deps.templates.catalogAllowed(caller)) return gate(caller.tenant.plan, 'templates', 'Sending templates from here');
+  if (!deps.templates.catalogAllowed(caller))
+    return gate(caller.tenant.plan, 'templates', 'Sending templates from here');
   try {
     const { templates } = await deps.templates.list(caller, accountId, { status: 'APPROVED', limit: 100 });
     return templates.filter((t) => t.status === 'APPROVED');
@@ -98,8 +99,8 @@ function windowView(c: Conversation, now: Date): Html {
         ? html`The reply window closed at ${when(expires)} (the number last wrote ${when(c.sender.lastInboundAt)}).`
         : 'This number has never written to this account.'
     }
-    Free text can be sent only within ${REPLY_WINDOW_MS / 3600_000} hours of the number's last message: send an
-    approved template.
+    Free text can be sent only within ${REPLY_WINDOW_MS / 3600_000} hours of the number's last message: send an approved
+    template.
   </p>`;
 }
 
@@ -137,11 +138,10 @@ function templateForm(ctx: PageContext, action: string, templates: Template[] | 
     <select id="reply-template" name="template" required ${p.attrs}>
       ${templates.map((t) => {
         const value = `${t.name}:${t.language}`;
-        return html`<option value="${value}" ${draft?.template === value ? 'selected' : ''}>
-          ${t.name} (${t.language}, ${t.category.toLowerCase()})${
-            t.parameterCount > 0 ? `, ${t.parameterCount} variable${t.parameterCount === 1 ? '' : 's'}` : ''
-          }
-        </option>`;
+        const variables =
+          t.parameterCount === 1 ? ', 1 variable' : t.parameterCount > 1 ? `, ${t.parameterCount} variables` : '';
+        const label = `${t.name} (${t.language}, ${t.category.toLowerCase()})${variables}`;
+        return html`<option value="${value}" ${draft?.template === value ? 'selected' : ''}>${label}</option>`;
       })}
     </select>
     <label for="reply-variables">Template variables, one per line, in order</label>
@@ -188,8 +188,7 @@ async function conversationPage(deps: PortalDeps, request: FastifyRequest, top: 
           >This number in the inbox</a
         >
       </p>
-      ${windowView(c, new Date())} ${q.cursor ? html`<p><a href="${path}">Newest messages</a></p>` : ''}
-      ${itemsView(c)}
+      ${windowView(c, new Date())} ${q.cursor ? html`<p><a href="${path}">Newest messages</a></p>` : ''} ${itemsView(c)}
       ${c.nextCursor ? html`<p><a rel="next" href="${path}?cursor=${c.nextCursor}">Earlier messages</a></p>` : ''}
       <section aria-labelledby="reply-h">
         <h2 id="reply-h">Reply to this number</h2>

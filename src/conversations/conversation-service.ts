@@ -4,11 +4,11 @@
 // the caller's accounts (another customer's account is not found), scope and sandbox rule.
 import { type Caller, callerAccount, callerPhone, requirePlan } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
-import type { Message } from '../messages/message-view.js';
 import type { MessageQueries } from '../messages/message-queries.js';
+import type { Message } from '../messages/message-view.js';
+import type { SenderService } from '../senders/sender-service.js';
 import { encodeCursor } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
-import type { SenderService } from './sender-service.js';
 
 /** Messages per page of a conversation (inbound and outbound together). */
 export const CONVERSATION_PAGE = 30;
@@ -55,18 +55,19 @@ export function createConversationService(deps: { db: Db; senders: SenderService
         sent.messages.map((m) => m.messageId),
       );
       const merged: ConversationItem[] = [
-        ...inbox.inboundMessages.map(
-          (i): ConversationItem => ({ direction: 'in', at: i.receivedAt, id: i.inboundMessageId, inbound: i }),
-        ),
-        ...sent.messages.map(
-          (m): ConversationItem => ({
-            direction: 'out',
-            at: m.createdAt,
-            id: m.messageId,
-            message: m,
-            content: contents.get(m.messageId) ?? null,
-          }),
-        ),
+        ...inbox.inboundMessages.map((i): ConversationItem => ({
+          direction: 'in',
+          at: i.receivedAt,
+          id: i.inboundMessageId,
+          inbound: i,
+        })),
+        ...sent.messages.map((m): ConversationItem => ({
+          direction: 'out',
+          at: m.createdAt,
+          id: m.messageId,
+          message: m,
+          content: contents.get(m.messageId) ?? null,
+        })),
       ].sort(newestFirst);
       const items = merged.slice(0, limit);
       const more = merged.length > limit || inbox.nextCursor !== null || sent.nextCursor !== null;
@@ -89,5 +90,7 @@ async function contentsOf(db: Db, customerId: string, ids: string[]): Promise<Ma
     'SELECT id, content FROM messages WHERE customer_id = $1 AND id = ANY($2::uuid[])',
     [customerId, ids],
   );
-  return new Map(rows.map((r) => [r.id, typeof r.content === 'string' ? (JSON.parse(r.content) as unknown) : r.content]));
+  return new Map(
+    rows.map((r) => [r.id, typeof r.content === 'string' ? (JSON.parse(r.content) as unknown) : r.content]),
+  );
 }
