@@ -242,6 +242,48 @@ describe('portal: the conversation view and its reply box', () => {
     expect((await call(svc.url, 'GET', '/messages/convo-closed', { key: t.key })).status).toBe(404);
   });
 
+  it('shows a voice note, a document and contact cards by their content, escaped', async () => {
+    const P4 = '16505551237';
+    const base = nowS() - 300;
+    await inbound(P4, { type: 'audio', audio: { id: '1003383421387256', mime_type: 'audio/ogg', voice: true } }, base);
+    await inbound(
+      P4,
+      {
+        type: 'document',
+        document: { id: '1003', mime_type: 'application/pdf', filename: 'invoice<1>.pdf', caption: 'April' },
+      },
+      base + 1,
+    );
+    await inbound(
+      P4,
+      {
+        type: 'contacts',
+        contacts: [
+          { name: { formatted_name: 'Barbara J. Johnson' }, phones: [{ phone: '+1 (650) 555-1234', type: 'WORK' }] },
+          { name: { first_name: 'Ann', last_name: '<b>Lee</b>' }, phones: [] },
+        ],
+      },
+      base + 2,
+    );
+    const client = new PortalClient(svc.url);
+    await client.login(owner);
+    const page = await client.get(path(t.accountIds[0]!, P4));
+    const bodies = [...page.text.matchAll(/<p class="body">([\s\S]*?)<\/p>/g)].map((m) =>
+      m[1]!
+        .replace(/<[^>]+>/g, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    );
+    expect(bodies).toEqual([
+      'voice note (audio/ogg)',
+      'document invoice&lt;1&gt;.pdf (application/pdf): April',
+      '2 contacts Barbara J. Johnson (+1 (650) 555-1234); Ann &lt;b&gt;Lee&lt;/b&gt;',
+    ]);
+    const inbox = await client.get(`/portal/inbox?from=%2B${P4}`);
+    expect(inbox.text).toContain('<strong>voice note</strong>');
+    expect(inbox.text).not.toContain('<b>Lee</b>');
+  });
+
   it('pages newest first: 30 items a page, inbound and outbound merged across the page boundary', async () => {
     const P3 = '16505551236';
     const base = nowS() - 5000;
