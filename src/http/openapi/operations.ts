@@ -44,7 +44,8 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'POST /messages': {
     operationId: 'sendMessage',
     ok: { 201: 'SendAck', 200: 'SendAck' },
-    errors: ['templates_not_available', ...sendChecks],
+    // message_not_found: the message a reply or a reaction names (decision 0032).
+    errors: ['templates_not_available', 'message_not_found', ...sendChecks],
     description:
       'Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe. With `sendAt` (UTC, 60 s to 35 days ahead and before the message expires) the message is accepted and counted now, stays `pending` with `scheduledAt`, and leaves at that time; `sendAt` is part of the payload for idempotency. With `requireReplyWindow: true`, a text, image or document to a number whose 24-hour reply window is closed (see `replyWindowExpiresAt` of the sender) ends `failed` with `REENGAGEMENT_REQUIRED` at once, without a provider call and with its quota given back.',
     examples: {

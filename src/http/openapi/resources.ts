@@ -73,6 +73,12 @@ const SendError = Type.Object({
 });
 
 const Capability = Type.Object({ supported: Type.Boolean(), enabled: Type.Boolean() });
+/** A reply or a reaction: `inboundMessages` tells whether it may name an inbound message (the inbox, plan Pro). */
+const ReachCapability = Type.Object({
+  supported: Type.Boolean(),
+  enabled: Type.Boolean(),
+  inboundMessages: Type.Boolean(),
+});
 
 /** components.schemas: every resource the public and operator APIs answer with. */
 export const resourceSchemas: Record<string, TSchema> = {
@@ -156,6 +162,14 @@ export const resourceSchemas: Record<string, TSchema> = {
         verifiedAt: NullableTime(),
       }),
       statusWebhooks: Capability,
+      audio: Capability,
+      video: Capability,
+      sticker: Capability,
+      location: Capability,
+      contacts: Capability,
+      interactive: Capability,
+      reaction: ReachCapability,
+      replyTo: ReachCapability,
     }),
   }),
   ChatAccountList: Type.Object({ accounts: Type.Array(ref('ChatAccount')) }),
