@@ -90,7 +90,7 @@ describe('POST /messages', () => {
         externalId: '',
         channel: 'sms',
         to: { type: 'email', phoneE164: '12345' },
-        content: { type: 'video' },
+        content: { type: 'carousel' },
         ttlSeconds: 0,
         extra: true,
       });

@@ -61,7 +61,10 @@ export function broadcastProblems(body: unknown, opts: { allowPrivateUrls: boole
   if (!isObject(body)) return problems;
   // A reaction is to one earlier message of one conversation: never the same for many recipients.
   if (isObject(body.content) && body.content.type === 'reaction')
-    problems.push({ path: 'content.type', message: 'reaction is not allowed in a broadcast (send it with POST /messages)' });
+    problems.push({
+      path: 'content.type',
+      message: 'reaction is not allowed in a broadcast (send it with POST /messages)',
+    });
   if (
     isObject(body.metadata) &&
     !problems.some((p) => p.path === 'metadata') &&

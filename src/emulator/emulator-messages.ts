@@ -5,10 +5,10 @@ import type { FastifyInstance } from 'fastify';
 
 import { bearerToken, injectedBody, newWamid, refuseToken, sleep, tokenRefused } from './emulator-common.js';
 import { createWindows } from './emulator-limits.js';
+import { payloadProblem } from './emulator-payloads.js';
 import { sendReceipts } from './emulator-receipts.js';
 import type { EmulatorState } from './emulator-state.js';
 import type { WebhookSender } from './emulator-webhook-sender.js';
-import { payloadProblem } from './emulator-payloads.js';
 import { graphError } from './graph-error.js';
 
 export function registerMessageRoute(app: FastifyInstance, state: EmulatorState, sender: WebhookSender): void {

@@ -4,9 +4,9 @@ import crypto from 'node:crypto';
 
 import { lockCustomer } from '../customers/customer-service.js';
 import type { Db } from '../db/db.js';
+import { contentMedia, type MediaKind } from '../shared/content.js';
 import { errors } from '../shared/errors.js';
 import type { MediaStore } from './media-store.js';
-import { contentMedia, type MediaKind } from '../shared/content.js';
 import { detectType, isAnimatedWebp, MAX_STATIC_STICKER_BYTES, mediaMismatch } from './media-type.js';
 
 /** More than this many unused uploads: 429 media_pending_limit. */
