@@ -10,6 +10,7 @@ import { type Emulator, startLiveService } from './support/emulator.js';
 import { type FileServer, startFileServer } from './support/file-server.js';
 import { call, createAccount, createKey, eventually, type Service } from './support/harness.js';
 import { JPEG_BYTES, upload } from './support/media-files.js';
+import { parseSamples, sampleValue } from './support/prometheus-text.js';
 
 const pad = (head: Buffer | string, size: number) => {
   const h = Buffer.isBuffer(head) ? head : Buffer.from(head, 'latin1');
@@ -29,6 +30,7 @@ const webp = (size: number, animated: boolean) =>
   );
 
 const TO = '+15551239001';
+const METRICS_TOKEN = 'metrics-token-kinds-0123456789';
 
 describe('message kinds beyond the spec', () => {
   let emu: Emulator;
@@ -40,7 +42,7 @@ describe('message kinds beyond the spec', () => {
 
   beforeAll(async () => {
     files = await startFileServer();
-    ({ emu, svc, stop } = await startLiveService({ UNSAFE_ALLOW_PRIVATE_URLS: 'true' }));
+    ({ emu, svc, stop } = await startLiveService({ UNSAFE_ALLOW_PRIVATE_URLS: 'true', METRICS_TOKEN }));
   });
   afterAll(async () => {
     await stop();
@@ -227,6 +229,14 @@ describe('message kinds beyond the spec', () => {
       await eventually(async () => (await statusEvents(id)).includes('delivered'));
       expect(await statusEvents(id)).toEqual(['sent', 'delivered']);
     }
+    // Send attempts are counted by kind.
+    const metrics = await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    const samples = parseSamples(await metrics.text());
+    const sends = (content_type: string) =>
+      sampleValue(samples, 'chatgate_send_attempts_total', { outcome: 'sent', code: '', content_type });
+    expect(sends('interactive')).toBeGreaterThanOrEqual(3);
+    for (const kind of ['audio', 'video', 'sticker', 'location', 'contacts'])
+      expect(sends(kind), kind).toBeGreaterThanOrEqual(1);
   });
 
   it('checks the file of each media kind by its content: a mismatch is 422 invalid_media', async () => {
