@@ -561,6 +561,22 @@ describe('message kinds beyond the spec', () => {
       expect(await statusEvents(r1)).toEqual(['sent', 'delivered']);
     });
 
+    it('hashes replyTo into the payload: a repeat is 200, another target 409', async () => {
+      const t = await tenant();
+      const first = await send(t.key, { type: 'text', text: 'One' });
+      const second = await send(t.key, { type: 'text', text: 'Two' });
+      const body = {
+        externalId: ext(),
+        to: { type: 'phone', phoneE164: TO },
+        content: { type: 'text', text: 'Re' },
+        replyTo: { messageId: first },
+      };
+      expect((await call(svc.url, 'POST', '/messages', { key: t.key, body })).status).toBe(201);
+      expect((await call(svc.url, 'POST', '/messages', { key: t.key, body })).status).toBe(200);
+      const other = { ...body, replyTo: { messageId: second } };
+      expect((await call(svc.url, 'POST', '/messages', { key: t.key, body: other })).body.error).toBe('conflict');
+    });
+
     it('replies and reacts to an inbound message by inboundMessageId', async () => {
       const t = await tenant('pro');
       const posted = await fetch(`${emu.url}/__emulator/inbound`, {
