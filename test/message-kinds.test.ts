@@ -618,6 +618,29 @@ describe('message kinds beyond the spec', () => {
       });
       expect(elsewhere.status).toBe(400);
       expect(elsewhere.body.details[0].path).toBe('replyTo.inboundMessageId');
+      // The customer's reaction (an inbound reaction) cannot be replied or reacted to.
+      const replyWamid = sentRecord(reply)!.wamid;
+      await fetch(`${emu.url}/__emulator/inbound`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          phoneNumberId: t.phoneNumberId,
+          from: TO,
+          message: { type: 'reaction', reaction: { message_id: replyWamid, emoji: '❤️' } },
+        }),
+      });
+      const theirReaction = await eventually(async () => {
+        const list = (await call(svc.url, 'GET', '/inbound-messages', { key: t.key })).body.inboundMessages;
+        return list?.find((i: { messageType: string }) => i.messageType === 'reaction');
+      });
+      const onReaction = await post(t.key, {
+        type: 'reaction',
+        reaction: { inboundMessageId: theirReaction.inboundMessageId, emoji: '👍' },
+      });
+      expect(onReaction.body.details[0]).toMatchObject({
+        path: 'content.reaction.inboundMessageId',
+        message: expect.stringMatching(/is a reaction/),
+      });
       // A sandbox key never sees live data: not found.
       const sandbox = await post(
         t.sandboxKey,

@@ -1,5 +1,5 @@
 // What the emulated provider checks in a send's payload, kind by kind, as the Cloud API reference
-// describes it (docs/provider-protocol-2026.md, "Message kinds"): the fields each type takes, the
+// describes it (docs/provider-protocol-2026.md, "Outgoing message kinds"): the fields each type takes, the
 // counts and lengths of interactive messages, coordinates, contact names, known media ids and
 // known message ids for replies and reactions. A malformed payload is refused with the
 // provider's 131009 ("Parameter value is not valid") naming the field, so tests prove the payloads

@@ -30,7 +30,7 @@ export const WEBP = 'image/webp';
 
 export const IMAGE_TYPES: readonly string[] = [JPEG, PNG];
 export const DOCUMENT_TYPES: readonly string[] = [PDF, TEXT, DOC, XLS, PPT, DOCX, XLSX, PPTX];
-/** The provider's audio, video and sticker types (docs/provider-protocol-2026.md, "Message kinds"). */
+/** The provider's audio, video and sticker types (docs/provider-protocol-2026.md, "Outgoing message kinds"). */
 export const AUDIO_TYPES: readonly string[] = [AAC, AMR, MP3, M4A, OGG_OPUS];
 export const VIDEO_TYPES: readonly string[] = [MP4, THREE_GPP];
 export const STICKER_TYPES: readonly string[] = [WEBP];

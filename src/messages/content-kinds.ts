@@ -1,7 +1,7 @@
 // The request schemas of the content kinds added beyond the spec (decision 0032): location,
 // contact cards, interactive messages (reply buttons, lists, a call-to-action URL), reactions and
 // the send's `replyTo`. The bounds are the provider's documented ones where it documents them
-// (docs/provider-protocol-2026.md, "Message kinds"); the rest are ours and say so.
+// (docs/provider-protocol-2026.md, "Outgoing message kinds"); the rest are ours and say so.
 import { Type } from '@sinclair/typebox';
 
 import { Uuid } from '../shared/schemas.js';

@@ -16,6 +16,7 @@ export type Conversation = { customerId: string; accountId: string; phone: strin
 
 const invalid = (path: string, message: string) => errors.validation([{ path, message }]);
 
+const NOT_A_REACTION = 'is a reaction: a reaction cannot be replied or reacted to';
 const SAME_CONVERSATION = 'must be a message of the same conversation (the same chat account and phone number)';
 
 /** Ours: by id or by the caller's externalId. */
@@ -41,7 +42,7 @@ async function ourMessage(q: Queryable, principal: Principal, c: Conversation, r
   if (row.sandbox !== principal.sandbox)
     throw invalid(path, 'is a sandbox message: only a sandbox send may reply or react to it');
   if (row.chat_account_id !== c.accountId || row.recipient !== c.phone) throw invalid(path, SAME_CONVERSATION);
-  if (row.type === 'reaction') throw invalid(path, 'is a reaction: a reaction cannot be replied or reacted to');
+  if (row.type === 'reaction') throw invalid(path, NOT_A_REACTION);
   if (row.status === 'failed' && row.provider_message_id === null)
     throw invalid(path, 'failed without being sent: the provider has nothing to reply or react to');
   return { messageId: row.id, ...(row.provider_message_id ? { providerMessageId: row.provider_message_id } : {}) };
@@ -55,13 +56,15 @@ async function inboundMessage(q: Queryable, principal: Principal, c: Conversatio
     chat_account_id: string;
     from_e164: string | null;
     provider_message_id: string;
+    message_type: string;
   }>(
-    `SELECT id, chat_account_id, from_e164, provider_message_id FROM inbound_messages
+    `SELECT id, chat_account_id, from_e164, provider_message_id, message_type FROM inbound_messages
       WHERE customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2::uuid) AND id = $3::uuid`,
     [c.customerId, principal.scopeAccountId, id.toLowerCase()],
   );
   if (!row) throw errors.messageNotFound();
   if (row.chat_account_id !== c.accountId || row.from_e164 !== c.phone) throw invalid(path, SAME_CONVERSATION);
+  if (row.message_type === 'reaction') throw invalid(path, NOT_A_REACTION);
   return { inboundMessageId: row.id, providerMessageId: row.provider_message_id };
 }
 

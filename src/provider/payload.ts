@@ -1,7 +1,7 @@
 // Our message content → the provider's send payload. Our messageId rides in
 // biz_opaque_callback_data so every status receipt can be matched even before the send's
 // answer is saved. The shapes of the kinds added beyond the spec (decision 0032) follow the
-// provider's reference (docs/provider-protocol-2026.md, "Message kinds").
+// provider's reference (docs/provider-protocol-2026.md, "Outgoing message kinds").
 import { contentMedia, isMediaKind, type MediaRef } from '../shared/content.js';
 import type { ContentType } from '../shared/vocab.js';
 
