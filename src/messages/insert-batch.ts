@@ -14,7 +14,13 @@ import { quotaMonth } from '../plans/plans.js';
 import type { AcceptedSend } from './accept-send.js';
 
 /** One accepted send: the intake's row (accept-send.ts) and its recipient. */
-export type NewMessage = AcceptedSend & { recipient: string; sandbox: boolean; requireReplyWindow?: boolean };
+export type NewMessage = AcceptedSend & {
+  recipient: string;
+  sandbox: boolean;
+  requireReplyWindow?: boolean;
+  /** The earlier message it replies or reacts to, as JSON (messages/reply-target.ts). */
+  replyTargetJson?: string | null;
+};
 
 export type Ack = { messageId: string; externalId: string; status: string; queued: boolean };
 
@@ -35,6 +41,7 @@ const toRow = (m: NewMessage): NewMessageRow => ({
   dueAt: m.scheduledAt ?? m.createdAt,
   scheduledAt: m.scheduledAt ?? null,
   requireReplyWindow: m.requireReplyWindow === true,
+  replyTargetJson: m.replyTargetJson ?? null,
 });
 
 /**
