@@ -70,6 +70,7 @@ describe('reading messages and accounts', () => {
       'lastErrorCode',
       'messageId',
       'metadata',
+      'pricing',
       'processing',
       'providerMessageId',
       'readAt',

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 
 import { bearerToken, injectedBody, newWamid, refuseToken, sleep, tokenRefused } from './emulator-common.js';
 import { createWindows } from './emulator-limits.js';
-import { sendReceipts } from './emulator-receipts.js';
+import { defaultPricing, sendReceipts } from './emulator-receipts.js';
 import type { EmulatorState } from './emulator-state.js';
 import type { WebhookSender } from './emulator-webhook-sender.js';
 import { graphError } from './graph-error.js';
@@ -45,9 +45,10 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
       }
       const wamid = newWamid();
       state.sent.push({ phoneNumberId, to, type: String(body.type), messageId, wamid, at: Date.now(), payload: body });
-      const receipts = sendReceipts(state, sender, { phoneNumberId, to, wamid, messageId }, rule?.asyncFailure, {
-        ...state.receipts,
-      });
+      const setting = state.receipts.pricing === undefined ? 'derived' : state.receipts.pricing;
+      const pricing = setting === 'derived' ? defaultPricing(state, phoneNumberId, body) : setting;
+      const accepted = { phoneNumberId, to, wamid, messageId, pricing };
+      const receipts = sendReceipts(state, sender, accepted, rule?.asyncFailure, { ...state.receipts });
       if (state.receipts.beforeResponse) await receipts;
       else receipts.catch((err: unknown) => request.log.warn({ err }, 'posting receipts failed'));
       return {

@@ -898,6 +898,16 @@ export interface components {
       metadata: {
         [key: string]: unknown;
       } | null;
+      pricing?:
+        | ({
+            billable: boolean | null;
+            pricingModel: string | null;
+            category: string | null;
+            type: string | null;
+          } & {
+            [key: string]: unknown;
+          })
+        | null;
     };
     MessagePage: {
       messages: components['schemas']['Message'][];
@@ -1307,6 +1317,28 @@ export interface components {
       } & {
         [key: string]: unknown;
       })[];
+      /** @description Messages the provider priced in the month (on the UTC day of their first pricing receipt), as its receipts said: `billable`, `free`, or `unknown` (no `billable` flag), in all and by the receipt's `category`. Addition (issue #25). */
+      pricing?: {
+        /** @description Priced messages whose receipt said `billable: true`. */
+        billable: number;
+        /** @description Priced messages whose receipt said `billable: false`. */
+        free: number;
+        /** @description Priced messages whose receipt had no `billable` flag. */
+        unknown: number;
+        byCategory: ({
+          category: string;
+          /** @description Priced messages whose receipt said `billable: true`. */
+          billable: number;
+          /** @description Priced messages whose receipt said `billable: false`. */
+          free: number;
+          /** @description Priced messages whose receipt had no `billable` flag. */
+          unknown: number;
+        } & {
+          [key: string]: unknown;
+        })[];
+      } & {
+        [key: string]: unknown;
+      };
     } & {
       [key: string]: unknown;
     };
