@@ -75,6 +75,7 @@ describe('reading messages and accounts', () => {
       'providerMessageId',
       'readAt',
       'recipient',
+      'recipientUserId',
       'sandbox',
       'scheduledAt',
       'sentAt',

@@ -228,6 +228,7 @@ async function lockMessages(tx: Queryable, items: ReceiptItem[], byOwnId: boolea
   return tx.query<Row>(
     `SELECT m.id, m.customer_id AS "customerId", m.status, m.external_id AS "externalId", m.channel, m.recipient,
             m.chat_account_id AS "chatAccountId", m.media_id, m.provider_message_id, m.sandbox,
+            m.recipient_user_id AS "recipientUserId",
             m.pricing IS NOT NULL AS priced
        FROM messages m
       WHERE m.id IN (SELECT m2.id FROM messages m2

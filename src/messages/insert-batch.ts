@@ -14,7 +14,13 @@ import { quotaMonth } from '../plans/plans.js';
 import type { AcceptedSend } from './accept-send.js';
 
 /** One accepted send: the intake's row (accept-send.ts) and its recipient. */
-export type NewMessage = AcceptedSend & { recipient: string; sandbox: boolean; requireReplyWindow?: boolean };
+export type NewMessage = AcceptedSend & {
+  recipient: string;
+  /** The user id a send addressed (decision 0036). */
+  recipientUserId?: string | null;
+  sandbox: boolean;
+  requireReplyWindow?: boolean;
+};
 
 export type Ack = { messageId: string; externalId: string; status: string; queued: boolean };
 

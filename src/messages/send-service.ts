@@ -5,6 +5,7 @@ import type { MediaService } from '../media/media-service.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { errors } from '../shared/errors.js';
 import { createGroupCommit } from '../shared/group-commit.js';
+import { phoneForUserId } from '../suppressions/recipient-keys.js';
 import { acceptSend } from './accept-send.js';
 import { type Ack, insertBatch, type InsertOutcome, type NewMessage } from './insert-batch.js';
 import { messageExists } from './message-queries.js';
@@ -32,14 +33,19 @@ export function createSendService(deps: {
   return {
     async send(caller: Caller, req: SendRequest): Promise<SendResult> {
       const { principal, tenant } = caller;
-      const { accepted } = await acceptSend(deps, principal, tenant, req, {
+      const { accepted, account } = await acceptSend(deps, principal, tenant, req, {
         isRepeat: () => messageExists(db, tenant.customerId, req.externalId),
         // Only a set flag is hashed: requests without it keep the hash they always had.
         hashed: { to: req.to, sandbox: principal.sandbox, requireReplyWindow: req.requireReplyWindow || undefined },
       });
+      // A user id: the number this account knows for it, else the id itself (decision 0036).
+      const userId = req.to.type === 'userId' ? req.to.userId! : null;
+      const recipient =
+        userId === null ? req.to.phoneE164! : ((await phoneForUserId(db, account.id, userId)) ?? userId);
       const outcome = await group.submit({
         ...accepted,
-        recipient: req.to.phoneE164,
+        recipient,
+        recipientUserId: userId,
         sandbox: principal.sandbox,
         requireReplyWindow: req.requireReplyWindow === true,
       });

@@ -850,8 +850,9 @@ export interface components {
       /** Format: uuid */
       messageId: string;
       externalId: string;
-      /** @description E.164 */
+      /** @description E.164; for a send by user id (`to.type: "userId"`), the number known for that id at accept, else the id itself. */
       recipient: string;
+      recipientUserId?: string | null;
       channel: string;
       /** @enum {string} */
       status: 'pending' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
@@ -1854,8 +1855,10 @@ export interface components {
         /** @enum {string} */
         previousStatus: 'pending' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
         channel: string;
-        /** @description E.164 */
+        /** @description E.164, or the business-scoped user id when a send by user id had no known number. */
         recipient: string;
+        /** @description Only on a send by user id: the business-scoped user id it addressed. Addition. */
+        recipientUserId?: string;
         /** Format: uuid */
         chatAccountId: string;
         /**
@@ -2130,9 +2133,10 @@ export interface operations {
           /** @enum {string} */
           channel?: 'chat_official';
           to: {
-            /** @enum {string} */
-            type: 'phone';
-            phoneE164: string;
+            type: 'phone' | 'userId';
+            phoneE164?: string;
+            /** @description With `type: "userId"`: the recipient's business-scoped user id, as the provider names it (`fromUserId` of an inbound message). Addition (issue #25). */
+            userId?: string;
           };
           content: {
             type: 'text' | 'template' | 'image' | 'document';

@@ -19,3 +19,10 @@ CREATE TABLE usage_pricing_daily (
   messages        integer NOT NULL DEFAULT 0,
   PRIMARY KEY (customer_id, day, chat_account_id, category, billable, stripe)
 );
+
+-- Sends addressed by a business-scoped user id (decision 0036): the id the send named (null for
+-- a send to a number). `recipient` is the recipient key: the number when it was known at accept,
+-- else the id itself. The index finds a user's unsent messages when the id changes; its predicate
+-- reads only this column, set at accept, so status updates stay HOT (decision 0017).
+ALTER TABLE messages ADD COLUMN recipient_user_id text;
+CREATE INDEX messages_recipient_user_id ON messages (chat_account_id, recipient_user_id) WHERE recipient_user_id IS NOT NULL;

@@ -113,7 +113,17 @@ export const resourceSchemas: Record<string, TSchema> = {
   Message: Type.Object({
     messageId: Id(),
     externalId: Type.String(),
-    recipient: Type.String({ description: 'E.164' }),
+    recipient: Type.String({
+      description:
+        'E.164; for a send by user id (`to.type: "userId"`), the number known for that id at accept, else the id itself.',
+    }),
+    recipientUserId: Type.Optional(
+      Nullable(
+        Type.String({
+          description: 'The business-scoped user id the send addressed; null for a send to a number. Addition.',
+        }),
+      ),
+    ),
     channel: Type.String(),
     status: Enum(MESSAGE_STATUSES),
     attemptCount: Type.Integer(),
