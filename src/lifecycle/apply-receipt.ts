@@ -102,18 +102,7 @@ export async function applyReceipts(tx: Queryable, items: ReceiptItem[]): Promis
       continue;
     }
     const r = item.receipt;
-    const c = changes.get(row.id) ?? {
-      row,
-      status: row.status,
-      sentAt: null,
-      deliveredAt: null,
-      readAt: null,
-      failedAt: null,
-      error: null,
-      wamid: null,
-      pricing: null,
-      pricedAt: null,
-    };
+    const c = changes.get(row.id) ?? newChange(row);
     // The price is stored whatever the status does: it may come on a receipt that moves nothing
     // (the `sent` receipt after the send's own answer moved the message to sent).
     if (r.pricing) {
@@ -149,10 +138,22 @@ export async function applyReceipts(tx: Queryable, items: ReceiptItem[]): Promis
     outcomes.push('applied');
   }
 
+  await writeBatch(tx, [...changes.values()], events, reached, parked);
+  return outcomes;
+}
+
+/** The batch's writes: the messages, their events, the rollups, the parked receipts (pipelined). */
+async function writeBatch(
+  tx: Queryable,
+  changes: Change[],
+  events: OutboxEvent[],
+  reached: UsageStep[],
+  parked: ReceiptItem[],
+): Promise<void> {
   // A receipt can take a message out of the queue (an answer lost after the provider accepted it):
   // its upload is released once the message has moved (rare; then the statements go in turn).
-  const released = [...changes.values()].filter((c) => c.row.media_id !== null && QUEUED.includes(c.row.status));
-  const advance = changes.size > 0 ? advanceMessages(tx, [...changes.values()]) : null;
+  const released = changes.filter((c) => c.row.media_id !== null && QUEUED.includes(c.row.status));
+  const advance = changes.length > 0 ? advanceMessages(tx, changes) : null;
   if (released.length > 0) {
     await advance;
     await releaseMedia(tx, [...new Set(released.map((c) => c.row.media_id!))]);
@@ -166,12 +167,25 @@ export async function applyReceipts(tx: Queryable, items: ReceiptItem[]): Promis
     countPricing(tx, firstPrices(changes)),
     parked.length > 0 ? parkReceipts(tx, parked) : null,
   ]);
-  return outcomes;
 }
 
+/** A message no receipt of the batch changed yet. */
+const newChange = (row: Row): Change => ({
+  row,
+  status: row.status,
+  sentAt: null,
+  deliveredAt: null,
+  readAt: null,
+  failedAt: null,
+  error: null,
+  wamid: null,
+  pricing: null,
+  pricedAt: null,
+});
+
 /** The messages a batch prices for the first time (each counts once in the rollup). */
-function firstPrices(changes: Map<string, Change>): PricedMessage[] {
-  return [...changes.values()].flatMap((c) =>
+function firstPrices(changes: Change[]): PricedMessage[] {
+  return changes.flatMap((c) =>
     c.pricing && c.pricedAt && !c.row.priced
       ? [
           {

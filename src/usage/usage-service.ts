@@ -49,8 +49,20 @@ function add(into: UsageCounters, row: Record<string, unknown>): void {
   for (const c of USAGE_COUNTERS) into[c] += Number(row[c]);
 }
 
+type PricedRow = { category: string; billable: (typeof PRICING_KEYS)[number]; n: number };
+
+/** The priced messages of [from, to) by category and billable flag (usage_pricing_daily's stripes added up). */
+function pricedRows(db: Pick<Db, 'query'>, scope: UsageScope, from: string, to: string): Promise<PricedRow[]> {
+  return db.query<PricedRow>(
+    `SELECT category, billable, sum(messages)::int AS n FROM usage_pricing_daily
+      WHERE customer_id = $1 AND day >= $2::date AND day < $3::date AND ($4::uuid IS NULL OR chat_account_id = $4::uuid)
+      GROUP BY category, billable ORDER BY category, billable`,
+    [scope.customerId, from, to, scope.accountId],
+  );
+}
+
 /** The month's priced messages in all and by category (categories in name order). */
-function pricingCounts(rows: { category: string; billable: (typeof PRICING_KEYS)[number]; n: number }[]) {
+function pricingCounts(rows: PricedRow[]) {
   const none = (): PricingCounts => ({ billable: 0, free: 0, unknown: 0 });
   const total = none();
   const byCategory = new Map<string, PricingCounts & { category: string }>();
@@ -107,13 +119,7 @@ export function createUsageService(deps: { db: Pick<Db, 'query'> }) {
               AND ($4::uuid IS NULL OR chat_account_id = $4::uuid)`,
               [caller.customerId, day1, resetsAt.slice(0, 10), caller.accountId],
             ),
-            deps.db.query<{ category: string; billable: (typeof PRICING_KEYS)[number]; n: number }>(
-              `SELECT category, billable, sum(messages)::int AS n FROM usage_pricing_daily
-            WHERE customer_id = $1 AND day >= $2::date AND day < $3::date
-              AND ($4::uuid IS NULL OR chat_account_id = $4::uuid)
-            GROUP BY category, billable ORDER BY category, billable`,
-              [caller.customerId, day1, resetsAt.slice(0, 10), caller.accountId],
-            ),
+            pricedRows(deps.db, caller, day1, resetsAt.slice(0, 10)),
           ]);
       const byDay = new Map<string, UsageCounters & { date: string }>();
       const lastDay = resetsAt < now.toISOString() ? new Date(resetsAt) : now;
