@@ -98,6 +98,10 @@ describe('per-message pricing from status receipts', () => {
     expect(row('marketing')).toEqual([2, 0, 0]);
     expect(row('service')).toEqual([0, 1, 0]);
     expect(row('All')).toEqual([3, 1, 0]);
+    // And the message's page its price.
+    const detail = (await portal.request('GET', `/portal/messages/${ids[0]}`)).text;
+    expect(detail).toContain('<dt>pricing</dt>');
+    expect(detail).toContain('marketing, billable (regular, PMP)');
   });
 
   it('stores what the receipt says, not what the category suggests, and none when it carries none', async () => {
