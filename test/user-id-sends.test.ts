@@ -103,6 +103,15 @@ describe('sends to a business-scoped user id', () => {
     const closed = await sendTo(t, 'US.5004', text, { requireReplyWindow: true }); // never wrote
     expect(await reached(t, closed, 'failed')).toMatchObject({ error: { code: 'REENGAGEMENT_REQUIRED' } });
     expect(emu.sent().filter((s) => s.messageId === refused || s.messageId === closed)).toHaveLength(0);
+    // The entry is the id's: listed under it, and removed by it.
+    const base = `/chat-accounts/${t.accountIds[0]}/suppressions`;
+    const list = await call(svc.url, 'GET', base, { key: t.key });
+    expect(list.body.suppressions).toMatchObject([{ phone: 'US.5003', source: 'keyword' }]);
+    expect((await call(svc.url, 'DELETE', `${base}/US.5003`, { key: t.key })).status).toBe(204);
+    await reached(t, await sendTo(t, 'US.5003', promo), 'delivered');
+    expect((await call(svc.url, 'POST', base, { key: t.key, body: { phone: 'US.5003' } })).status).toBe(201);
+    const again = await sendTo(t, 'US.5003', promo);
+    expect(await reached(t, again, 'failed')).toMatchObject({ error: { code: 'RECIPIENT_OPTED_OUT' } });
   });
 
   it('answers a repeat by user id with the same message, and another recipient under the same externalId with 409', async () => {

@@ -3962,6 +3962,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description A number in any accepted spelling, or a business-scoped user id (an entry kept under the id). */
           phone: string;
           reason?: string;
         };
@@ -4070,6 +4071,7 @@ export interface operations {
       header?: never;
       path: {
         accountId: string;
+        /** @description A number in any accepted spelling, or a business-scoped user id (an entry kept under the id). */
         phone: string;
       };
       cookie?: never;
