@@ -73,6 +73,7 @@ describe('reading messages and accounts', () => {
       'pricing',
       'processing',
       'providerMessageId',
+      'reactions',
       'readAt',
       'recipient',
       'recipientUserId',

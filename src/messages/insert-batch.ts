@@ -43,10 +43,13 @@ const toRow = (m: NewMessage): NewMessageRow => ({
   requireReplyWindow: m.requireReplyWindow === true,
 });
 
-/** The lifecycle's message insert, for rows whose key is not revoked and whose upload is still there. */
+/**
+ * The lifecycle's message insert, for rows whose key is not revoked and whose upload is still
+ * there. A portal user's send (the conversation's reply box) has no key (api_key_id null).
+ */
 const INSERT = messageInsert(
   1,
-  `EXISTS (SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.revoked_at IS NULL)
+  `(t.api_key_id IS NULL OR EXISTS (SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.revoked_at IS NULL))
        AND (t.media_id IS NULL OR EXISTS (SELECT 1 FROM media f WHERE f.id = t.media_id AND f.customer_id = t.customer_id))`,
 );
 

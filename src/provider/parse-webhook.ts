@@ -1,5 +1,6 @@
 // The provider's webhook payload → the status receipts it carries (every entry, change and
 // status; a malformed item is skipped, never the whole batch).
+import { type InboundContent, inboundContent } from './parse-inbound-content.js';
 
 export type ReceiptStatus = 'sent' | 'delivered' | 'read' | 'failed';
 
@@ -120,6 +121,8 @@ export type InboundMessage = {
   /** The provider id of the quoted message, when the user replied to one. */
   contextId: string | null;
   receivedAt: Date;
+  /** The kind-specific content (decision 0033); absent for a connector's message (then none). */
+  content?: InboundContent;
 };
 
 const VOICE = (m: Record<string, unknown>) => obj(m.audio).voice === true;
@@ -209,6 +212,7 @@ export function parseInboundMessages(payload: unknown): { messages: InboundMessa
         ...describeInbound(m),
         contextId: str(obj(m.context).id)?.slice(0, 500) ?? null,
         receivedAt: new Date(seconds * 1000),
+        content: inboundContent(m),
       });
     }
   }

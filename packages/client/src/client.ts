@@ -68,6 +68,7 @@ export type BroadcastPage = Schemas['BroadcastPage'];
 export type ChatAccount = Schemas['ChatAccount'];
 export type Sender = Schemas['Sender'];
 export type InboundMessagePage = Schemas['InboundMessagePage'];
+export type InboundMessage = Schemas['InboundMessage'];
 export type InboxFilter = Schemas['InboxFilter'];
 export type ForwardingRule = Schemas['ForwardingRule'];
 export type Suppression = Schemas['Suppression'];
@@ -231,6 +232,11 @@ export class ChatGate {
   /** GET /inbound-messages: the inbox (plan Pro), newest first. */
   listInboundMessages(query: ListInboundMessagesQuery = {}): Promise<InboundMessagePage> {
     return this.#json('GET', '/inbound-messages', { query, retry: true });
+  }
+
+  /** GET /inbound-messages/{id}: one message of the inbox (plan Pro) with its content by kind. */
+  getInboundMessage(id: string): Promise<InboundMessage> {
+    return this.#json('GET', `/inbound-messages/${seg(id)}`, { retry: true });
   }
 
   // Webhook endpoints (plans Basic and Pro; not with a key scoped to one account).

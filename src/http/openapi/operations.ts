@@ -167,6 +167,11 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     ok: { 200: 'InboundMessagePage' },
     errors: ['invalid_cursor', ...inboxGate],
   },
+  'GET /inbound-messages/{id}': {
+    operationId: 'getInboundMessage',
+    ok: { 200: 'InboundMessage' },
+    errors: ['inbound_message_not_found', ...inboxGate],
+  },
   'GET /chat-accounts/{accountId}/inbox-filter': {
     operationId: 'getInboxFilter',
     ok: { 200: 'InboxFilter' },

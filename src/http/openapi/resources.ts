@@ -15,6 +15,7 @@ import {
   TEMPLATE_ACCESS,
   WABA_VERIFICATIONS,
 } from '../../shared/vocab.js';
+import { inboundContentProps, inboundContentSchemas } from './inbound-content.js';
 
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 const Enum = (values: readonly string[], opts: Record<string, unknown> = {}) =>
@@ -151,6 +152,11 @@ export const resourceSchemas: Record<string, TSchema> = {
     error: Nullable(SendError),
     metadata: Nullable(Type.Object({}, { additionalProperties: true })),
     pricing: Type.Optional(Nullable(MessagePricing)),
+    reactions: Type.Optional(
+      Type.Array(ref('MessageReaction'), {
+        description: "GET /messages/{id}: the users' current reactions to this message (not on list items).",
+      }),
+    ),
   }),
   MessagePage: Page('messages', 'Message'),
   ChatAccount: Type.Object({
@@ -268,7 +274,9 @@ export const resourceSchemas: Record<string, TSchema> = {
     displayText: Nullable(Type.String()),
     receivedAt: Time(),
     replyTo: Nullable(ref('ReplyTo')),
+    ...inboundContentProps,
   }),
+  ...inboundContentSchemas,
   InboundMessagePage: Page('inboundMessages', 'InboundMessage'),
   InboxFilter: Type.Object({
     chatAccountId: Id(),
