@@ -4,8 +4,8 @@
 // broadcast does not exist.
 import type { Queryable } from '../db/db.js';
 import type { Scope } from '../messages/message-queries.js';
-import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
+import { keysetPage } from '../shared/keyset.js';
 import { UUID_PATTERN } from '../shared/schemas.js';
 import { type BroadcastStatus, MESSAGE_STATUSES, type MessageStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
 
@@ -93,18 +93,11 @@ export async function listBroadcasts(
   }
   if (scope.sandboxOnly === true) where.push('false');
   if (f.status !== undefined) where.push(STATUS_CONDITION[f.status]);
-  if (f.cursor !== undefined) {
-    const pos = decodeCursor(f.cursor);
-    params.push(pos.createdAt.toISOString(), pos.id);
-    where.push(`(b.created_at, b.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
-  }
-  params.push(f.limit + 1);
-  const rows = await q.query<Record<string, unknown>>(
-    `SELECT ${RECORD_COLUMNS} FROM broadcasts b WHERE ${where.join(' AND ')}
-      ORDER BY b.created_at DESC, b.id DESC LIMIT $${params.length}`,
-    params,
+  const page = await keysetPage<Record<string, unknown>>(
+    q,
+    { select: `SELECT ${RECORD_COLUMNS} FROM broadcasts b`, where, params, key: { at: 'b.created_at', id: 'b.id' } },
+    f,
   );
-  const page = toPage(rows, f.limit, (r) => ({ createdAt: r.created_at as Date, id: r.id as string }));
   return { records: page.rows.map(toRecord), nextCursor: page.nextCursor };
 }
 

@@ -5,8 +5,8 @@ import { type Caller, callerAccount, callerPhone, callerPhones, readScope, requi
 import type { Db } from '../db/db.js';
 import { contentFields } from '../provider/inbound-content-view.js';
 import type { InboundContent } from '../provider/parse-inbound-content.js';
-import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
+import { checkCursor, keysetPage } from '../shared/keyset.js';
 import { suppressedAmong, suppressionKey } from '../suppressions/suppression-store.js';
 import { replyWindowExpiresAt } from './reply-window.js';
 
@@ -84,7 +84,7 @@ export function createSenderService(deps: { db: Db }) {
         cursor: q.cursor,
       };
       if (!scope.sandboxOnly) return readInbox(scope, page);
-      if (q.cursor !== undefined) await readInbox(scope, { ...page, limit: 1 });
+      checkCursor(q.cursor);
       return { inboundMessages: [], nextCursor: null };
     },
 
@@ -159,17 +159,11 @@ export function createSenderService(deps: { db: Db }) {
     if (f.from !== undefined) add((n) => `i.from_e164 = ${n}`, f.from);
     if (f.since !== undefined) add((n) => `i.received_at >= ${n}::timestamptz`, f.since.toISOString());
     if (f.until !== undefined) add((n) => `i.received_at <= ${n}::timestamptz`, f.until.toISOString());
-    if (f.cursor !== undefined) {
-      const pos = decodeCursor(f.cursor);
-      params.push(pos.createdAt.toISOString(), pos.id);
-      where.push(`(i.received_at, i.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
-    }
-    params.push(f.limit + 1);
-    const rows = await db.query<Record<string, unknown>>(
-      `${INBOX_SELECT} WHERE ${where.join(' AND ')} ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length}`,
-      params,
+    const page = await keysetPage<Record<string, unknown>>(
+      db,
+      { select: INBOX_SELECT, where, params, key: { at: 'i.received_at', id: 'i.id' } },
+      f,
     );
-    const page = toPage(rows, f.limit, (r) => ({ createdAt: r.received_at as Date, id: r.id as string }));
     return {
       inboundMessages: page.rows.map(toInbound),
       nextCursor: page.nextCursor,

@@ -12,8 +12,8 @@ import { writeEvents } from '../events/outbox.js';
 import { checkDestinationUrl } from '../outbound/destination-check.js';
 import type { Resolve } from '../outbound/outbound-client.js';
 import type { Sealer } from '../shared/crypto.js';
-import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
+import { keysetPage } from '../shared/keyset.js';
 import { DEFAULT_EVENT_TYPES } from '../shared/vocab.js';
 
 export const MAX_ACTIVE_ENDPOINTS = 5;
@@ -259,26 +259,20 @@ async function sendTest(db: Db, owner: Owner, id: string) {
 
 async function listDeliveries(db: Db, owner: Owner, id: string, page: { limit: number; cursor?: string }) {
   await getRow(db, owner, id);
-  const params: unknown[] = [owner.customerId, id, page.limit + 1];
-  let after = '';
-  if (page.cursor !== undefined) {
-    const pos = decodeCursor(page.cursor);
-    params.push(pos.createdAt.toISOString(), pos.id);
-    after = 'AND (d.created_at, d.id) < ($4::timestamptz, $5::uuid)';
-  }
-  const rows = await db.query<Row>(
-    `SELECT d.id, d.event_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at, d.last_status_code, d.created_at, d.completed_at,
+  const { rows: items, nextCursor } = await keysetPage<Row>(
+    db,
+    {
+      select: `SELECT d.id, d.event_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at, d.last_status_code, d.created_at, d.completed_at,
             COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'statusCode', a.status_code, 'durationMs', a.duration_ms,
                                                         'responseBody', a.response_body, 'error', a.error) ORDER BY a.id)
                         FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
-       FROM webhook_deliveries d WHERE d.customer_id = $1 AND d.endpoint_id = $2 ${after}
-      ORDER BY d.created_at DESC, d.id DESC LIMIT $3`,
-    params,
+       FROM webhook_deliveries d`,
+      where: ['d.customer_id = $1', 'd.endpoint_id = $2'],
+      params: [owner.customerId, id],
+      key: { at: 'd.created_at', id: 'd.id' },
+    },
+    page,
   );
-  const { rows: items, nextCursor } = toPage(rows, page.limit, (r) => ({
-    createdAt: r.created_at as Date,
-    id: r.id as string,
-  }));
   return {
     deliveries: items.map((r) => ({
       id: r.id as string,
