@@ -4,7 +4,7 @@ import type { Db } from '../db/db.js';
 import type { Plan } from '../plans/plans.js';
 import { errors } from '../shared/errors.js';
 import { keysetPage } from '../shared/keyset.js';
-import { ACCOUNT_COLUMNS, toAccountRecord } from './account-record.js';
+import { ACCOUNT_COLUMNS, type AccountRow, toAccountRecord } from './account-record.js';
 import { toOperatorAccount } from './account-view.js';
 
 export type AccountList = ReturnType<typeof createAccountList>;
@@ -15,7 +15,7 @@ export function createAccountList(deps: { db: Pick<Db, 'query'>; publicBaseUrl: 
     async list(customerId: string, page: { limit: number; cursor?: string }) {
       const [customer] = await db.query<{ plan: Plan }>('SELECT plan FROM customers WHERE id = $1', [customerId]);
       if (!customer) throw errors.notFound('customer');
-      const { rows: pageRows, nextCursor } = await keysetPage<Record<string, unknown>>(
+      const { rows: pageRows, nextCursor } = await keysetPage<AccountRow>(
         db,
         { select: `SELECT ${ACCOUNT_COLUMNS} FROM chat_accounts`, where: ['customer_id = $1'], params: [customerId] },
         page,

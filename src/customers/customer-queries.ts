@@ -4,7 +4,7 @@ import type { Plan } from '../plans/plans.js';
 import { errors } from '../shared/errors.js';
 import { keysetPage } from '../shared/keyset.js';
 import { createUsageService, type Usage as CustomerUsage } from '../usage/usage-service.js';
-import { type Customer, CUSTOMER_COLUMNS, toCustomer } from './customer-service.js';
+import { type Customer, CUSTOMER_COLUMNS, type CustomerRow, toCustomer } from './customer-service.js';
 
 export type CustomerFilter = { q?: string; plan?: Plan; limit: number; cursor?: string };
 
@@ -31,7 +31,7 @@ export function createCustomerQueries(db: Pick<Db, 'query'>) {
       };
       if (f.q !== undefined) add((n) => `name ILIKE ${n} ESCAPE '\\'`, `%${likeLiteral(f.q)}%`);
       if (f.plan !== undefined) add((n) => `plan = ${n}`, f.plan);
-      const page = await keysetPage<Record<string, unknown>>(
+      const page = await keysetPage<CustomerRow>(
         db,
         { select: `SELECT ${CUSTOMER_COLUMNS} FROM customers`, where, params },
         f,
