@@ -8,7 +8,7 @@ import { errors } from '../shared/errors.js';
 import { createGroupCommit } from '../shared/group-commit.js';
 import { acceptSend } from './accept-send.js';
 import { type Ack, insertBatch, type InsertOutcome, type NewMessage } from './insert-batch.js';
-import { messageExists } from './message-queries.js';
+import { messageExists } from './message-store.js';
 import { type Conversation, findReplyTarget } from './reply-target.js';
 import type { SendRequest } from './send-request.js';
 

@@ -3,7 +3,7 @@
 // from the customer id, and from the scoped account when the key has one; another customer's
 // broadcast does not exist.
 import type { Queryable } from '../db/db.js';
-import type { Scope } from '../messages/message-queries.js';
+import type { Scope } from '../messages/message-store.js';
 import { errors } from '../shared/errors.js';
 import { keysetPage } from '../shared/keyset.js';
 import { UUID_PATTERN } from '../shared/schemas.js';
