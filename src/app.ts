@@ -346,6 +346,7 @@ export async function createApp(
             invalidateCustomer: directory.invalidate,
             categories: templateCategories,
             onLateSends: (outcome, n) => metrics.lateSends.inc({ outcome }, n),
+            onPairHeld: (n) => metrics.pairHeldSends.inc(n),
             options: {
               batchSize: config.workerBatchSize,
               leaseSeconds: config.workerLeaseSeconds,
@@ -356,6 +357,7 @@ export async function createApp(
               maxMediaSteps: config.maxMediaSteps,
               pacingHorizonMs: config.dispatchPacingHorizonMs,
               firstAccountProbeDelayMs: config.accountProbeFirstDelayScaledMs,
+              pairSpacingMs: config.pairRateSpacingMs,
             },
           }),
           createParkedReceiptSweep({ db, log, intervalMs: config.parkedSweepMs }),

@@ -27,6 +27,8 @@ export type Config = {
   providerVerifyToken: string | null;
   unsafeAllowPrivateUrls: boolean;
   retryTimeScale: number;
+  /** The first spacing between sends to a recipient after the provider's pair rate limit (131056), doubled on each further one. */
+  pairRateSpacingMs: number;
   purgeIntervalSeconds: number;
   /** 32-byte key (base64) for secrets at rest; null means "generate one under DATA_DIR" (embedded mode only). */
   encryptionKey: Buffer | null;
@@ -271,6 +273,7 @@ export function loadConfig(env: Env): Config {
     providerVerifyToken: str('PROVIDER_VERIFY_TOKEN'),
     unsafeAllowPrivateUrls: bool('UNSAFE_ALLOW_PRIVATE_URLS'),
     retryTimeScale: num('RETRY_TIME_SCALE', 1, 0, 1000),
+    pairRateSpacingMs: int('PAIR_RATE_SPACING_MS', 6000, 10, 600_000),
     purgeIntervalSeconds: int('PURGE_INTERVAL_SECONDS', 3 * 3600, 1, 30 * 86400),
     encryptionKey,
     encryptionKeyPrevious,

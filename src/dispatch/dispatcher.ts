@@ -35,6 +35,8 @@ export type DispatcherOptions = {
   maxMediaSteps: number;
   /** When an account marked after a rejected token is first probed (scaled; see accounts/account-prober.ts). */
   firstAccountProbeDelayMs: number;
+  /** The spacing a recipient's sends get after the provider's pair rate limit (131056), before doubling (PAIR_RATE_SPACING_MS). */
+  pairSpacingMs: number;
 };
 
 export function createDispatcher(deps: {
@@ -49,6 +51,8 @@ export function createDispatcher(deps: {
   categories: RecipientChecks['categories'];
   /** Counts booked sends whose timer fired late: booked again, or returned to the queue. */
   onLateSends?: (outcome: 'rebooked' | 'returned', n: number) => void;
+  /** Counts sends held back by their recipient's pair-rate pacing. */
+  onPairHeld?: (n: number) => void;
 }) {
   const { db, log, options } = deps;
   // Built in order, each from what it needs: the sends held between claim and outcome; the worker,
@@ -68,6 +72,7 @@ export function createDispatcher(deps: {
           invalidateCustomer: deps.invalidateCustomer,
           onMarked: held.block,
           firstAccountProbeDelayMs: options.firstAccountProbeDelayMs,
+          pairSpacingMs: options.pairSpacingMs,
         },
         workerId,
         items,
@@ -90,6 +95,7 @@ export function createDispatcher(deps: {
     worker,
     held,
     onLateSends: deps.onLateSends ?? (() => {}),
+    onPairHeld: deps.onPairHeld ?? (() => {}),
   });
 
   /** Claim, then move each message one step: sandbox ones simulated, live ones refused, booked or sent. */

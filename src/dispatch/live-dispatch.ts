@@ -18,6 +18,7 @@ import { type AttemptResult, recordAttempt, refuseBeforeSending } from './live-s
 import type { Outcome } from './outcomes.js';
 import { type Reservation, reserveSlots } from './pacing.js';
 import { type MediaPreparer, needsMediaStep } from './prepare-media.js';
+import { splitByPairPacing } from './recipient-pacing.js';
 
 /** A message whose media step found no room waits this long before it is claimed again. */
 const MEDIA_STEP_RETRY_MS = 250;
@@ -43,6 +44,8 @@ type Live = {
   maxMediaSteps: number;
   worker: Pick<LeasedWorker<Outcome>, 'workerId' | 'begin' | 'record'>;
   onLateSends: (outcome: 'rebooked' | 'returned', n: number) => void;
+  /** Counts sends held back by their recipient's pair-rate pacing (decision 0037). */
+  onPairHeld: (n: number) => void;
   /** The booked sends and blocked accounts, which the worker's outcome writer and its stop act on too. */
   held: HeldSends;
   mediaSteps: number;
@@ -121,7 +124,7 @@ async function dispatchLive(live: Live, messages: Claimed[]): Promise<Date | nul
   for (const a of accounts.values()) if (a.status === 'CONNECTED') live.held.blocked.delete(a.id);
   const refused: Transition[] = [];
   const deferred: Transition[] = [];
-  const byAccount = new Map<string, Claimed[]>();
+  const ready: Claimed[] = [];
   for (const m of messages) {
     const account = accounts.get(m.chatAccountId);
     const refusal = refuseBeforeSending(m, account, now);
@@ -130,8 +133,14 @@ async function dispatchLive(live: Live, messages: Claimed[]): Promise<Date | nul
       // Media are fetched and uploaded before the send is booked into the account's slots.
       if (live.mediaSteps < live.maxMediaSteps) prepareMedia(live, m, account!);
       else deferred.push(transition.wait(m, now, new Date(now.getTime() + MEDIA_STEP_RETRY_MS)));
-    } else byAccount.set(m.chatAccountId, [...(byAccount.get(m.chatAccountId) ?? []), m]);
+    } else ready.push(m);
   }
+  // A recipient the provider limited (131056) waits its turn without taking an account slot.
+  const paced = await splitByPairPacing(live.db, ready);
+  deferred.push(...paced.held.map((h) => transition.wait(h.m, now, h.until)));
+  if (paced.held.length > 0) live.onPairHeld(paced.held.length);
+  const byAccount = new Map<string, Claimed[]>();
+  for (const m of paced.go) byAccount.set(m.chatAccountId, [...(byAccount.get(m.chatAccountId) ?? []), m]);
   // Messages tried before take their account's later slots: one whose send stopped its worker
   // (claimed again after its lease) then cannot hold up the others of its batch a second time.
   for (const ms of byAccount.values()) ms.sort((a, b) => a.attemptCount - b.attemptCount);

@@ -12,6 +12,7 @@ import type { Claimed } from '../lifecycle/claim.js';
 import { type AccountStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
 import { addSuppressions } from '../suppressions/suppression-store.js';
 import type { AttemptResult } from './live-send.js';
+import { learnPairLimits } from './recipient-pacing.js';
 
 export type Outcome = { result: AttemptResult; message: Claimed };
 
@@ -34,6 +35,8 @@ export async function writeOutcomes(
     onMarked: (accountId: string) => void;
     /** When an account marked after a rejected token is first probed (scaled; see accounts/account-prober.ts). */
     firstAccountProbeDelayMs: number;
+    /** The first spacing of a recipient the provider limited (131056); see recipient-pacing.ts. */
+    pairSpacingMs: number;
   },
   workerId: string,
   items: Outcome[],
@@ -52,6 +55,7 @@ export async function writeOutcomes(
       );
       if (wamids.length > 0) await applyParkedReceipts(tx, wamids);
       await addSuppressions(tx, optOuts(items));
+      await learnPairLimits(tx, pairLimited(items), deps.pairSpacingMs);
       for (const [accountId, mark] of [...marks].sort(([a], [b]) => (a < b ? -1 : 1))) {
         await markAccountError(tx, accountId, mark.status, mark.errorCode, deps.firstAccountProbeDelayMs);
         await deps.invalidateCustomer(tx, mark.customerId);
@@ -95,4 +99,11 @@ function optOuts(items: Outcome[]) {
       source: 'provider_error' as const,
       reason: 'The provider refused a send: the user opted out of marketing messages (131050)',
     }));
+}
+
+/** Recipients the provider refused for the pair rate limit (131056): their pair is paced from now on. */
+function pairLimited(items: Outcome[]) {
+  return items
+    .filter((o) => o.result.verdict?.errorCode === 'RECIPIENT_RATE_LIMITED')
+    .map((o) => ({ accountId: o.message.chatAccountId, recipient: o.message.recipient }));
 }

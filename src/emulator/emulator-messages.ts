@@ -40,7 +40,8 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
         state.throttled.push({ phoneNumberId, to, messageId, at: Date.now() });
         return reply.code(400).send(graphError(130429, 'Rate limit hit', 2494055));
       }
-      if (state.pairRateLimit && !windows.take(`pair:${phoneNumberId}:${to}`, 1, 6000)) {
+      if (state.pairRateLimit && !windows.take(`pair:${phoneNumberId}:${to}`, 1, state.pairRateWindowMs)) {
+        state.pairLimited.push({ phoneNumberId, to, messageId, at: Date.now() });
         return reply.code(400).send(graphError(131056, '(Business Account, Consumer Account) pair rate limit hit'));
       }
       const wamid = newWamid();

@@ -112,6 +112,8 @@ export function createEmulatorState() {
     held: [] as ThrottledRecord[],
     /** Sends refused with 130429, so that pacing can be judged on every arrival, not only accepted ones. */
     throttled: [] as ThrottledRecord[],
+    /** Sends refused with 131056 (the pair rate limit), with the emulator's receive time. */
+    pairLimited: [] as ThrottledRecord[],
     receipts: {
       statuses: ['sent', 'delivered'],
       delayMs: 20,
@@ -128,7 +130,9 @@ export function createEmulatorState() {
     latencyMs: 0,
     /** Per-number throughput enforced with the provider's 130429 (default 80/s as the provider). */
     defaultThroughputMps: 80,
+    /** One send per pair (number, recipient) per window, else 131056 (the provider documents 1 per 6 s). */
     pairRateLimit: false,
+    pairRateWindowMs: 6000,
     /** Templates per WABA, in creation order (the order listings page through). */
     templates: new Map<string, EmulatedTemplate[]>(),
     /** Per-WABA management tokens: when set, template calls must carry exactly this bearer token. */
