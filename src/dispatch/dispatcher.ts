@@ -96,6 +96,7 @@ export function createDispatcher(deps: {
     held,
     onLateSends: deps.onLateSends ?? (() => {}),
     onPairHeld: deps.onPairHeld ?? (() => {}),
+    categories: deps.categories,
   });
 
   /** Claim, then move each message one step: sandbox ones simulated, live ones refused, booked or sent. */

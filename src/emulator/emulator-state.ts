@@ -69,6 +69,8 @@ export type NumberSettings = {
   wabaId?: string;
   displayPhoneNumber?: string;
   verifiedName?: string;
+  /** The number's business accepted the Marketing Messages API terms: /marketing_messages takes its templates. */
+  marketingMessagesOnboarded?: boolean;
   /** Where this number's webhooks go instead of the app's callback URL (the provider's per-number override). */
   callbackUrl?: string;
 };
@@ -81,6 +83,8 @@ export type SentRecord = {
   wamid: string;
   at: number;
   payload: Record<string, unknown>;
+  /** The endpoint that took it: /messages or /marketing_messages. */
+  route: 'messages' | 'marketing_messages';
 };
 
 /** A send answered 130429 (over the number's throughput), with the emulator's receive time. */

@@ -3,7 +3,7 @@ import type { MessageStatus } from '../shared/vocab.js';
 
 export const MESSAGE_COLUMNS = `id, external_id, recipient, channel, status, attempt_count, max_attempts, last_error_code,
   broadcast_id, chat_account_id, created_at, sent_at, delivered_at, read_at, failed_at, provider_message_id,
-  expires_at, sandbox, error, metadata, due_at, locked_until, last_attempt_at, scheduled_at`;
+  expires_at, sandbox, error, metadata, due_at, locked_until, last_attempt_at, scheduled_at, provider_route`;
 
 type Row = Record<string, unknown>;
 
@@ -51,6 +51,8 @@ export function toMessage(r: Row, now = new Date()) {
       maxAttempts: Number(r.max_attempts),
       nextAttemptAt: open ? iso(r.due_at) : null,
       lastAttemptAt: iso(r.last_attempt_at),
+      /** The provider endpoint that carried the send (decision 0038); null until sent. */
+      route: (r.provider_route as string | null) ?? null,
     },
     error: (r.error as Record<string, unknown> | null) ?? null,
     metadata: (r.metadata as Record<string, unknown> | null) ?? null,

@@ -881,6 +881,7 @@ export interface components {
         maxAttempts: number;
         nextAttemptAt: string | null;
         lastAttemptAt: string | null;
+        route?: ('messages' | 'marketing_messages') | null;
       };
       error: {
         /** @description Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED, SEND_INTERRUPTED (every attempt used, the last one never finished: the worker stopped during the send). */
@@ -1319,6 +1320,13 @@ export interface components {
         /** Format: uuid */
         customerId: string;
         throughputMps: number;
+        marketingMessages: {
+          /** @description MARKETING templates go over the Marketing Messages API (decision 0038). */
+          enabled: boolean;
+          refusedUntil: string | null;
+        } & {
+          [key: string]: unknown;
+        };
         probe: {
           /**
            * Format: date-time
@@ -6068,6 +6076,8 @@ export interface operations {
             testRecipients?: string[];
           };
           throughputMps?: number;
+          /** @description true: MARKETING templates go over the provider's Marketing Messages API (POST /<phone-number-id>/marketing_messages), the rest over /messages; falls back to /messages while the provider says the account is not onboarded (131055). Default false. */
+          marketingMessagesApi?: boolean;
         };
       };
     };
@@ -6200,6 +6210,8 @@ export interface operations {
             testRecipients?: string[];
           };
           throughputMps?: number;
+          /** @description true: MARKETING templates go over the provider's Marketing Messages API (POST /<phone-number-id>/marketing_messages), the rest over /messages; falls back to /messages while the provider says the account is not onboarded (131055). Default false. */
+          marketingMessagesApi?: boolean;
         };
       };
     };

@@ -11,3 +11,10 @@ CREATE TABLE recipient_pacing (
   PRIMARY KEY (chat_account_id, recipient)
 );
 CREATE INDEX recipient_pacing_expires ON recipient_pacing (expires_at);
+
+-- Marketing templates over the Marketing Messages API (decision 0038): a per-account setting (off
+-- by default); until when the account counts as not onboarded there (learned from the provider's
+-- 131055, then /messages carries its marketing templates); and which route carried each message.
+ALTER TABLE chat_accounts ADD COLUMN marketing_messages_api boolean NOT NULL DEFAULT false;
+ALTER TABLE chat_accounts ADD COLUMN marketing_messages_refused_until timestamptz;
+ALTER TABLE messages ADD COLUMN provider_route text;
