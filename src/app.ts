@@ -345,6 +345,7 @@ export async function createApp(
             sealer,
             invalidateCustomer: directory.invalidate,
             categories: templateCategories,
+            blockedMarkets: config.marketingBlockedMarkets,
             onLateSends: (outcome, n) => metrics.lateSends.inc({ outcome }, n),
             onPairHeld: (n) => metrics.pairHeldSends.inc(n),
             options: {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { type Emulator, resetEmulator, startLiveService } from './support/emulator.js';
 import { call, createAccount, createKey, eventually, type Service, textMessage } from './support/harness.js';
+import { officialCustomer } from './support/official-customer.js';
 import { metricSum } from './support/prometheus-text.js';
 
 /** The service's first spacing after a 131056, and the emulator's pair window (one send per pair). */
@@ -20,7 +21,10 @@ describe('limits that are not per second', () => {
   const ext = () => `limits-${n++}`;
 
   beforeAll(async () => {
-    ({ emu, svc, stop } = await startLiveService({ PAIR_RATE_SPACING_MS: String(SPACING_MS) }));
+    ({ emu, svc, stop } = await startLiveService({
+      PAIR_RATE_SPACING_MS: String(SPACING_MS),
+      MARKETING_BLOCKED_MARKETS: 'US,+44',
+    }));
   });
   afterAll(() => stop());
   beforeEach(() => resetEmulator(emu));
@@ -96,6 +100,51 @@ describe('limits that are not per second', () => {
       expect(limitedAt).toHaveLength(4);
       expect(Math.max(...limitedAt) - Math.min(...limitedAt)).toBeGreaterThanOrEqual(2 * SPACING_MS);
       expect(emu.state.throttled.filter((s) => s.phoneNumberId === t.phoneNumberId)).toHaveLength(0);
+    });
+  });
+
+  describe('marketing limits', () => {
+    it('a marketing template to a blocked market fails before the provider, with its quota back; others go', async () => {
+      const t = await officialCustomer(svc.url, emu);
+      const send = async (to: string, name: string) => {
+        const res = await call(svc.url, 'POST', '/messages', {
+          key: t.key,
+          body: {
+            externalId: ext(),
+            chatAccountId: t.accountIds[0],
+            to: { type: 'phone', phoneE164: to },
+            content: { type: 'template', template: { name, language: 'en_US' } },
+          },
+        });
+        expect(res.status).toBe(201);
+        return res.body.messageId as string;
+      };
+      const settled = (id: string) =>
+        eventually(async () => {
+          const m = (await call(svc.url, 'GET', `/messages/${id}`, { key: t.key })).body;
+          return m.status !== 'pending' && m.status !== 'queued' && m;
+        });
+      const usedBefore = (await call(svc.url, 'GET', '/usage', { key: t.key })).body.used;
+      const us = await settled(await send('+12025550123', 'promo')); // a US number, by region
+      const uk = await settled(await send('+447700900123', 'promo')); // +44, by calling code
+      const canada = await settled(await send('+14165550123', 'promo')); // +1 but not US
+      const utility = await settled(await send('+12025550124', 'receipt')); // not marketing
+      for (const [m, market] of [
+        [us, 'US'],
+        [uk, '+44'],
+      ] as const) {
+        expect(m).toMatchObject({ status: 'failed', attemptCount: 0, error: { code: 'MARKETING_MARKET_BLOCKED' } });
+        expect(m.error.message).toContain(market);
+      }
+      expect(canada.status).not.toBe('failed');
+      expect(utility.status).not.toBe('failed');
+      const atProvider = emu
+        .sent()
+        .filter((s) => s.phoneNumberId === t.phoneNumberIds[0])
+        .map((s) => s.to);
+      expect(atProvider.sort()).toEqual(['12025550124', '14165550123']);
+      // Refused before sending: the quota they were charged is given back.
+      expect((await call(svc.url, 'GET', '/usage', { key: t.key })).body.used - usedBefore).toBe(2);
     });
   });
 });

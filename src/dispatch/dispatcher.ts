@@ -49,6 +49,8 @@ export function createDispatcher(deps: {
   invalidateCustomer: (tx: Queryable, customerId: string) => Promise<void>;
   /** Template categories for the suppression check (decision 0014). */
   categories: RecipientChecks['categories'];
+  /** MARKETING_BLOCKED_MARKETS (see shared/markets.ts). */
+  blockedMarkets: readonly string[];
   /** Counts booked sends whose timer fired late: booked again, or returned to the queue. */
   onLateSends?: (outcome: 'rebooked' | 'returned', n: number) => void;
   /** Counts sends held back by their recipient's pair-rate pacing. */
@@ -109,7 +111,7 @@ export function createDispatcher(deps: {
     const now = new Date();
     const sandbox = claimed.filter((m) => m.sandbox);
     const liveOnes = await failRefusedRecipients(
-      { db, log, categories: deps.categories },
+      { db, log, categories: deps.categories, blockedMarkets: deps.blockedMarkets },
       worker.workerId,
       await failCancelled(
         db,

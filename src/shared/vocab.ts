@@ -60,6 +60,8 @@ export const SEND_ERROR_CODES = {
    * message that crashes the worker), so it is failed instead of being sent again (decision 0021).
    */
   SEND_INTERRUPTED: 'SEND_INTERRUPTED',
+  /** A MARKETING template to a market in MARKETING_BLOCKED_MARKETS, where the provider refuses them; no provider call. */
+  MARKETING_MARKET_BLOCKED: 'MARKETING_MARKET_BLOCKED',
 } as const;
 
 /** How a number came onto a chat account's suppression list (decision 0014). */
