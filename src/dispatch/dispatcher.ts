@@ -19,6 +19,7 @@ import { createHeldSends, createLiveDispatch, earliest } from './live-dispatch.j
 import { type Outcome, writeOutcomes } from './outcomes.js';
 import type { MediaPreparer } from './prepare-media.js';
 import { failRefusedRecipients, type RecipientChecks } from './recipient-checks.js';
+import { createPairPacing } from './recipient-pacing.js';
 import { simulateSandboxStep } from './sandbox-simulator.js';
 
 export type DispatcherOptions = {
@@ -62,6 +63,7 @@ export function createDispatcher(deps: {
   // books sends and records their outcomes through the worker. The pass below uses the last two
   // (the worker calls it only once started).
   const held = createHeldSends();
+  const pairPacing = createPairPacing(db);
   const loop = { db, log, pollMs: options.pollMs, channel: MESSAGES_READY };
   const worker = createLeasedWorker<Outcome>('dispatcher', loop, {
     pass,
@@ -75,6 +77,7 @@ export function createDispatcher(deps: {
           onMarked: held.block,
           firstAccountProbeDelayMs: options.firstAccountProbeDelayMs,
           pairSpacingMs: options.pairSpacingMs,
+          onPairLearned: pairPacing.learned,
         },
         workerId,
         items,
@@ -99,6 +102,7 @@ export function createDispatcher(deps: {
     onLateSends: deps.onLateSends ?? (() => {}),
     onPairHeld: deps.onPairHeld ?? (() => {}),
     categories: deps.categories,
+    pairPacing,
   });
 
   /** Claim, then move each message one step: sandbox ones simulated, live ones refused, booked or sent. */

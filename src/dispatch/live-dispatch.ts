@@ -20,7 +20,7 @@ import type { Outcome } from './outcomes.js';
 import { type Reservation, reserveSlots } from './pacing.js';
 import { type MediaPreparer, needsMediaStep } from './prepare-media.js';
 import type { RecipientChecks } from './recipient-checks.js';
-import { splitByPairPacing } from './recipient-pacing.js';
+import type { PairPacing } from './recipient-pacing.js';
 
 /** A message whose media step found no room waits this long before it is claimed again. */
 const MEDIA_STEP_RETRY_MS = 250;
@@ -46,6 +46,8 @@ type Live = {
   maxMediaSteps: number;
   worker: Pick<LeasedWorker<Outcome>, 'workerId' | 'begin' | 'record'>;
   onLateSends: (outcome: 'rebooked' | 'returned', n: number) => void;
+  /** Pair-rate pacing (decision 0037), shared with the outcome writer that learns it. */
+  pairPacing: PairPacing;
   /** Template categories, for the route of a MARKETING template (decision 0038). */
   categories: RecipientChecks['categories'];
   /** Counts sends held back by their recipient's pair-rate pacing (decision 0037). */
@@ -143,7 +145,7 @@ async function dispatchLive(live: Live, messages: Claimed[]): Promise<Date | nul
     } else ready.push(m);
   }
   // A recipient the provider limited (131056) waits its turn without taking an account slot.
-  const paced = await splitByPairPacing(live.db, ready);
+  const paced = await live.pairPacing.split(ready);
   deferred.push(...paced.held.map((h) => transition.wait(h.m, now, h.until)));
   if (paced.held.length > 0) live.onPairHeld(paced.held.length);
   const routes = await marketingRoutes(live.categories, accounts, paced.go, now);

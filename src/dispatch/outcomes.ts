@@ -37,6 +37,8 @@ export async function writeOutcomes(
     firstAccountProbeDelayMs: number;
     /** The first spacing of a recipient the provider limited (131056); see recipient-pacing.ts. */
     pairSpacingMs: number;
+    /** A pair was paced here: the dispatcher stops skipping its pacing check. */
+    onPairLearned: () => void;
   },
   workerId: string,
   items: Outcome[],
@@ -63,6 +65,7 @@ export async function writeOutcomes(
     }),
   );
   logChanges(deps.log, changes, 'send attempt');
+  if (pairLimited(items).length > 0) deps.onPairLearned();
   for (const [accountId, mark] of marks) {
     deps.onMarked(accountId);
     deps.log.warn(

@@ -3,7 +3,10 @@
 // and each later one waits its turn, while the account's other recipients keep its full pace (a
 // held message takes no account slot). A further refusal while the pair is paced doubles the
 // spacing, up to a cap; a pair with no refusal for a long while is forgotten. Only pairs that met
-// the limit have a row, so the common claim costs one index probe per batch.
+// the limit have a row; while none has, a process asks at most once a second (createPairPacing).
+
+/** How long a process trusts that no pair is paced before asking again. */
+const NONE_PACED_TTL_MS = 1000;
 import type { Db, Queryable } from '../db/db.js';
 import type { Claimed } from '../lifecycle/claim.js';
 
@@ -103,3 +106,26 @@ export async function splitByPairPacing(db: Pick<Db, 'query'>, messages: Claimed
 }
 
 const pairKey = (accountId: string, recipient: string) => `${accountId}\u0000${recipient}`;
+
+export type PairPacing = ReturnType<typeof createPairPacing>;
+
+/**
+ * The dispatcher's view of pair pacing: the split above, skipped while no pair is paced (checked at
+ * most once a second, so the common claim costs nothing; a pair another process learns is seen
+ * within that second). A refusal recorded by this process ends the skip at once.
+ */
+export function createPairPacing(db: Pick<Db, 'query'>) {
+  let nonePacedUntil = 0;
+  return {
+    learned: () => void (nonePacedUntil = 0),
+    async split(messages: Claimed[]): Promise<PacedSplit> {
+      if (messages.length === 0 || Date.now() < nonePacedUntil) return { go: messages, held: [] };
+      const [row] = await db.query<{ any: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM recipient_pacing WHERE expires_at > now()) AS any`,
+      );
+      if (row?.any) return splitByPairPacing(db, messages);
+      nonePacedUntil = Date.now() + NONE_PACED_TTL_MS;
+      return { go: messages, held: [] };
+    },
+  };
+}
