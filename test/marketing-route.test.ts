@@ -79,6 +79,19 @@ describe('marketing templates over the Marketing Messages API', () => {
     expect(routeAtProvider(again.messageId)).toBe('messages');
   });
 
+  it('keeps the route when the receipt is applied before the send outcome', async () => {
+    await emu.settings({ beforeResponse: true }); // receipts posted, and waited for, before the send answers
+    const t = await customer({ setting: true, onboarded: true });
+    const promo = await sentMessage(t, await send(t, 'promo'));
+    expect(routeAtProvider(promo.messageId)).toBe('marketing_messages');
+    expect(
+      await eventually(async () => {
+        const m = (await call(svc.url, 'GET', `/messages/${promo.messageId}`, { key: t.key })).body;
+        return m.processing.route === 'marketing_messages' && m.attemptCount === 1;
+      }),
+    ).toBe(true);
+  });
+
   it('is off by default: marketing templates stay on /messages', async () => {
     const t = await customer({ onboarded: true });
     expect((await operatorAccount(t)).marketingMessages).toEqual({ enabled: false, refusedUntil: null });

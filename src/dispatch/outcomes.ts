@@ -52,6 +52,7 @@ export async function writeOutcomes(
         workerId,
         items.map((o) => o.result.transition),
       );
+      await keepMarketingRoutes(tx, items, changes);
       const wamids = items.flatMap((o) =>
         o.result.transition.providerMessageId ? [o.result.transition.providerMessageId] : [],
       );
@@ -109,4 +110,17 @@ function pairLimited(items: Outcome[]) {
   return items
     .filter((o) => o.result.verdict?.errorCode === 'RECIPIENT_RATE_LIMITED')
     .map((o) => ({ accountId: o.message.chatAccountId, recipient: o.message.recipient }));
+}
+
+/**
+ * A send over the Marketing Messages API whose transition found the row moved on (its receipt was
+ * applied first) still records its route (decision 0038); rare, so a statement only then.
+ */
+async function keepMarketingRoutes(tx: Queryable, items: Outcome[], changes: AppliedChange[]) {
+  const applied = new Set(changes.map((c) => c.messageId));
+  const ids = items
+    .filter((o) => o.result.transition.route === 'marketing_messages' && !applied.has(o.message.id))
+    .map((o) => o.message.id);
+  if (ids.length > 0)
+    await tx.query(`UPDATE messages SET provider_route = 'marketing_messages' WHERE id = ANY($1::uuid[])`, [ids]);
 }

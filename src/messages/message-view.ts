@@ -51,8 +51,12 @@ export function toMessage(r: Row, now = new Date()) {
       maxAttempts: Number(r.max_attempts),
       nextAttemptAt: open ? iso(r.due_at) : null,
       lastAttemptAt: iso(r.last_attempt_at),
-      /** The provider endpoint that carried the send (decision 0038); null until sent. */
-      route: (r.provider_route as string | null) ?? null,
+      /**
+       * The provider endpoint that carried the send (decision 0038); null until sent. A live send
+       * whose outcome was recorded after its receipt (or made before routes were kept) went over
+       * /messages: only the Marketing Messages API route is sure to be stored.
+       */
+      route: (r.provider_route as string | null) ?? (r.provider_message_id && r.sandbox !== true ? 'messages' : null),
     },
     error: (r.error as Record<string, unknown> | null) ?? null,
     metadata: (r.metadata as Record<string, unknown> | null) ?? null,
