@@ -852,7 +852,7 @@ function report(
       `\nFloor (bare node:http + undici over keep-alive, no framework, no database; the same eight exchanges per message): ${f(floorPerMsg, 3)} ms of CPU per message in the service's place (${f(floor.messagesWithThreeEvents)} of ${f(floor.messages)} messages with 3 events, ${floor.badSignatures} bad signatures; the driver ${f(floor.driverCpuMs / Math.max(1, floor.messages), 3)} ms) (load ${floor.loadAvg1m})`,
     );
   const graphile = peers[0];
-  say(`\nBaselines and peer (same run):`);
+  if (baselines.length > 0 || graphile) say(`\nBaselines and peer (same run):`);
   for (const b of baselines)
     say(
       `  ${b.server === 'single' ? 'one INSERT per request' : 'group-commit INSERT   '} / ${DB[b.backend].padEnd(10)} ${f(b.requestsPerSec)} req/s, p99 ${b.p99Ms} ms, peak RSS ${f(b.peakRssMb)} MB${b.non2xx + b.errors > 0 ? `, ${b.non2xx} non-2xx, ${b.errors} errors` : ''} (load ${b.loadAvg1m})`,
