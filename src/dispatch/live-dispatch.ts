@@ -16,7 +16,7 @@ import { createGroupCommit, type GroupCommit } from '../shared/group-commit.js';
 import type { LeasedWorker } from '../shared/worker-loop.js';
 import { type AttemptResult, recordAttempt, refuseBeforeSending } from './live-send.js';
 import type { Outcome } from './outcomes.js';
-import { type Reservation, reserveSlots } from './pacing.js';
+import { createDbClock, type DbClock, type Reservation, reserveSlots } from './pacing.js';
 import { type MediaPreparer, needsMediaStep } from './prepare-media.js';
 
 /** A message whose media step found no room waits this long before it is claimed again. */
@@ -53,6 +53,8 @@ type Live = {
    * ones starting together share one statement. Resolves false when the lease was lost (not sent).
    */
   starts: GroupCommit<string, boolean>;
+  /** The database clock's offset from this process's: slots are booked in the one, fired in the other. */
+  dbClock: DbClock;
 };
 
 /**
@@ -100,7 +102,7 @@ type Booked = { m: Claimed; account: SendAccount; deadlineMs: number };
 export const earliest = (ts: Transition[]) =>
   ts.reduce<Date | null>((min, t) => (t.nextDueAt && (!min || t.nextDueAt < min) ? t.nextDueAt : min), null);
 
-export function createLiveDispatch(deps: Omit<Live, 'mediaSteps' | 'late' | 'starts'>) {
+export function createLiveDispatch(deps: Omit<Live, 'mediaSteps' | 'late' | 'starts' | 'dbClock'>) {
   const starts = createGroupCommit<string, boolean>(
     async (ids) => {
       const counted = await retryTransient(() => startAttempts(deps.db, deps.worker.workerId, ids));
@@ -108,7 +110,7 @@ export function createLiveDispatch(deps: Omit<Live, 'mediaSteps' | 'late' | 'sta
     },
     { maxBatch: 500, maxInFlight: deps.db.kind === 'pglite' ? 1 : 2 },
   );
-  const live: Live = { ...deps, mediaSteps: 0, late: [], starts };
+  const live: Live = { ...deps, mediaSteps: 0, late: [], starts, dbClock: createDbClock() };
   return {
     /** Sends or refuses each live message; returns when deferred ones become due, if any. */
     dispatch: (messages: Claimed[]) => dispatchLive(live, messages),
@@ -161,7 +163,7 @@ async function bookSends(
     const mps = accounts.get(accountId)!.throughputMps;
     return { accountId, count: Math.min(ms.length, Math.max(1, mps)), mps };
   });
-  const reservations = await reserveSlots(live.db, wants, live.pacingHorizonMs);
+  const reservations = await reserveSlots(live.db, wants, live.pacingHorizonMs, live.dbClock);
   const back: Transition[] = [];
   for (const [accountId, ms] of byAccount) {
     const r = reservations.get(accountId);
@@ -300,6 +302,7 @@ async function rebookLate(live: Live): Promise<void> {
         return { accountId, count: Math.min(bs.length, Math.max(1, mps)), mps };
       }),
       horizonMs,
+      live.dbClock,
     ).catch((err: unknown) => {
       live.log.warn({ err }, 'booking late sends again failed; they go back to the queue');
       return new Map<string, Reservation>();
