@@ -105,7 +105,6 @@ export default tseslint.config(
       'src/config.ts',
       'src/http/portal/keys-routes.ts',
       'src/http/portal/portal-plugin.ts',
-      'src/http/portal/templates-routes.ts',
       'src/http/server.ts',
       'src/inbound/forwarding-match.ts',
       'src/inbound/inbound-service.ts',
