@@ -18,6 +18,7 @@ import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { openDb } from './db/open-db.js';
 import { createDispatcher } from './dispatch/dispatcher.js';
+import { createReadMarker } from './dispatch/mark-read.js';
 import { createMediaPreparer } from './dispatch/prepare-media.js';
 import { createReadiness } from './health/readiness.js';
 import { closeServer } from './http/close-server.js';
@@ -28,6 +29,7 @@ import { registerAdminPortalRoutes } from './http/routes/admin-portal-routes.js'
 import { registerAdminRoutes } from './http/routes/admin-routes.js';
 import { registerBroadcastRoutes } from './http/routes/broadcast-routes.js';
 import { registerChatAccountRoutes } from './http/routes/chat-accounts-routes.js';
+import { registerInboundMediaRoutes } from './http/routes/inbound-media-routes.js';
 import { registerInboundRoutes } from './http/routes/inbound-routes.js';
 import { registerMediaRoutes } from './http/routes/media-routes.js';
 import { registerMessageRoutes } from './http/routes/messages-routes.js';
@@ -40,6 +42,7 @@ import { registerUsageRoutes } from './http/routes/usage-routes.js';
 import { registerWebhookRoutes } from './http/routes/webhook-routes.js';
 import { apiKeyAuth, createServer, type Server } from './http/server.js';
 import { createStatusServer } from './http/status-server.js';
+import { createInboundMediaFetcher } from './inbound/inbound-media-fetcher.js';
 import { createInboundService } from './inbound/inbound-service.js';
 import { createSettingsService } from './inbound/settings-service.js';
 import { createKeyService } from './keys/key-service.js';
@@ -65,6 +68,7 @@ import { createParkedReceiptSweep } from './receipts/parked-sweep.js';
 import { createReceiptService } from './receipts/receipt-service.js';
 import { checkEncryptionKey } from './secrets/key-check.js';
 import { createRekey } from './secrets/rekey.js';
+import { createInboundFiles } from './senders/inbound-files.js';
 import { createSenderService } from './senders/sender-service.js';
 import { createSealer } from './shared/crypto.js';
 import { prettyStream } from './shared/pretty-log.js';
@@ -196,6 +200,8 @@ export async function createApp(
   const messageCancel = createMessageCancel({ db, queries: messageQueries });
   const broadcasts = createBroadcastService({ db, maxSendAttempts: config.maxSendAttempts, media, metrics });
   const senders = createSenderService({ db });
+  const inboundFiles = createInboundFiles({ db, store: mediaStore });
+  const reads = createReadMarker({ db, sealer, provider, metrics, horizonMs: config.dispatchPacingHorizonMs });
   const settings = createSettingsService({ db, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve });
   const endpoints = createEndpointService({ db, sealer, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve });
   const templates = createTemplateService({ db, sealer, provider, directory });
@@ -272,6 +278,7 @@ export async function createApp(
       registerMediaRoutes(scope, { media });
       registerBroadcastRoutes(scope, { broadcasts });
       registerInboundRoutes(scope, { senders, settings });
+      registerInboundMediaRoutes(scope, { senders, files: inboundFiles, reads });
       registerSuppressionRoutes(scope, { suppressions });
       registerWebhookRoutes(scope, { endpoints });
       registerTemplateRoutes(scope, { templates });
@@ -359,6 +366,22 @@ export async function createApp(
             },
           }),
           createParkedReceiptSweep({ db, log, intervalMs: config.parkedSweepMs }),
+          createInboundMediaFetcher({
+            db,
+            log,
+            sealer,
+            store: mediaStore,
+            provider,
+            metrics,
+            options: {
+              pollMs: config.workerPollMs,
+              maxBytes: config.inboundMediaMaxBytes,
+              types: config.inboundMediaTypes,
+              maxAttempts: config.inboundMediaMaxAttempts,
+              retryTimeScale: config.retryTimeScale,
+              leaseSeconds: config.inboundMediaLeaseSeconds,
+            },
+          }),
           createAccountProber({
             db,
             log,

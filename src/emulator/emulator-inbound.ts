@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 
 import { newWamid } from './emulator-common.js';
+import { type InboundMediaBody, inboundMediaObject } from './emulator-inbound-media.js';
 import type { EmulatorState } from './emulator-state.js';
 import { unixSeconds } from './emulator-user-preferences.js';
 import { envelope, type WebhookSender } from './emulator-webhook-sender.js';
@@ -17,6 +18,8 @@ type InboundBody = {
   timestamp?: number | string;
   fromUserId?: string;
   previousUserId?: string;
+  /** A file of the message's `type` (image, audio, video, sticker, document): emulator-inbound-media.ts. */
+  media?: InboundMediaBody;
 };
 
 export function registerInboundControl(app: FastifyInstance, state: EmulatorState, sender: WebhookSender): void {
@@ -28,6 +31,8 @@ export function registerInboundControl(app: FastifyInstance, state: EmulatorStat
     message.type = b.previousUserId ? 'system' : (b.type ?? 'text');
     if (b.fromUserId) message.from_user_id = b.fromUserId;
     if (message.type === 'text') message.text = { body: b.text ?? '' };
+    if (b.media)
+      message[String(message.type)] = inboundMediaObject(state, b.phoneNumberId, String(message.type), b.media);
     if (b.previousUserId)
       message.system = { body: 'User changed', type: 'user_changed_user_id', previous_user_id: b.previousUserId };
     if (b.contextId) message.context = { from: '15550000000', id: b.contextId };

@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 
 import { bearerToken, injectedBody, newWamid, refuseToken, sleep, tokenRefused } from './emulator-common.js';
+import { answerReadMark } from './emulator-inbound-media.js';
 import { createWindows } from './emulator-limits.js';
 import { sendReceipts } from './emulator-receipts.js';
 import type { EmulatorState } from './emulator-state.js';
@@ -21,6 +22,7 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
       if (state.latencyMs > 0) await sleep(state.latencyMs);
       if (tokenRefused(token, number)) return refuseToken(reply);
       const body = request.body ?? {};
+      if (body.status === 'read') return answerReadMark(state, phoneNumberId, body, reply);
       const to = String(body.to ?? '').replace(/^\+/, '');
       if (body.messaging_product !== 'whatsapp' || !/^\d{6,15}$/.test(to))
         return reply.code(400).send(graphError(100, 'Invalid parameter'));

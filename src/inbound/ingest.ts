@@ -10,6 +10,7 @@ import { type OutboxEvent, writeEvents } from '../events/outbox.js';
 import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
 import type { InboundMessage } from '../provider/parse-webhook.js';
 import { suppressKeywordSenders } from '../suppressions/suppression-store.js';
+import { recordInboundMedia } from './inbound-media-store.js';
 
 export type InboundAccount = { id: string; customerId: string; plan: Plan; channel: string };
 
@@ -62,6 +63,7 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
       })),
   );
   const prepared = await storeInbox(tx, todo, fromOf);
+  await recordInboundMedia(tx, filesOf(prepared));
   const ours = await findQuoted(tx, prepared);
   const { events, results } = buildEvents(prepared, { agg, senders, ours });
   await writeEvents(tx, events);
@@ -218,6 +220,24 @@ async function storeInbox(tx: Queryable, todo: InboundItem[], fromOf: FromOf): P
     ],
   );
   return prepared;
+}
+
+/** 4b. The files of stored messages, fetched by the inbound media fetcher (decision 0034). */
+function filesOf(prepared: Prepared[]): Parameters<typeof recordInboundMedia>[1] {
+  return prepared.flatMap(({ item: { account, message }, id, stored }) =>
+    stored && message.media
+      ? [
+          {
+            id: crypto.randomUUID(),
+            inboundMessageId: id,
+            customerId: account.customerId,
+            accountId: account.id,
+            receivedAt: message.receivedAt,
+            media: message.media,
+          },
+        ]
+      : [],
+  );
 }
 
 /** 5. Replies to our own messages, for the event's replyTo: the quoted message by account and provider id. */

@@ -1,5 +1,6 @@
 // The provider's webhook payload → the status receipts it carries (every entry, change and
 // status; a malformed item is skipped, never the whole batch).
+import { inboundMediaOf, type InboundMediaRef } from './parse-inbound-media.js';
 
 export type ReceiptStatus = 'sent' | 'delivered' | 'read' | 'failed';
 
@@ -88,6 +89,8 @@ export type InboundMessage = {
   /** The provider id of the quoted message, when the user replied to one. */
   contextId: string | null;
   receivedAt: Date;
+  /** The file the message carries (image, audio, video, sticker, document), fetched after ingestion. */
+  media?: InboundMediaRef | null;
 };
 
 const VOICE = (m: Record<string, unknown>) => obj(m.audio).voice === true;
@@ -177,6 +180,7 @@ export function parseInboundMessages(payload: unknown): { messages: InboundMessa
         ...describeInbound(m),
         contextId: str(obj(m.context).id)?.slice(0, 500) ?? null,
         receivedAt: new Date(seconds * 1000),
+        media: inboundMediaOf(m),
       });
     }
   }

@@ -4,7 +4,9 @@
 import { type Caller, callerAccount, callerPhone, callerPhones, readScope, requirePlan } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
+import { errors } from '../shared/errors.js';
 import { suppressedAmong, suppressionKey } from '../suppressions/suppression-store.js';
+import { MEDIA_COLUMNS, mediaView } from './inbound-media-view.js';
 import { replyWindowExpiresAt } from './reply-window.js';
 
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
@@ -84,6 +86,16 @@ export function createSenderService(deps: { db: Db }) {
       if (q.cursor !== undefined) await readInbox(scope, { ...page, limit: 1 });
       return { inboundMessages: [], nextCursor: null };
     },
+
+    /** One message of the inbox (GET /inbound-messages/{id}); another customer's, out of scope or a sandbox key: 404. */
+    async inboundMessage(caller: Caller, id: string) {
+      requirePlan(caller, 'inbox');
+      const scope = readScope(caller);
+      if (scope.sandboxOnly) throw errors.inboundMessageNotFound();
+      const [found] = (await readInbox(scope, { id: id.toLowerCase(), limit: 1 })).inboundMessages;
+      if (!found) throw errors.inboundMessageNotFound();
+      return found;
+    },
   };
 
   /** One entry per distinct number, from one query; numbers that never wrote included. Simulated for a sandbox key. */
@@ -130,7 +142,7 @@ export function createSenderService(deps: { db: Db }) {
   /** The inbox, newest first; replyTo resolved to our message while it still exists. */
   async function readInbox(
     scope: { customerId: string; accountId: string | null },
-    f: { from?: string; since?: Date; until?: Date; limit: number; cursor?: string },
+    f: { id?: string; from?: string; since?: Date; until?: Date; limit: number; cursor?: string },
   ) {
     const where = ['i.customer_id = $1'];
     const params: unknown[] = [scope.customerId];
@@ -139,6 +151,7 @@ export function createSenderService(deps: { db: Db }) {
       where.push(clause(`$${params.length}`));
     };
     if (scope.accountId !== null) add((n) => `i.chat_account_id = ${n}::uuid`, scope.accountId);
+    if (f.id !== undefined) add((n) => `i.id = ${n}::uuid`, f.id);
     if (f.from !== undefined) add((n) => `i.from_e164 = ${n}`, f.from);
     if (f.since !== undefined) add((n) => `i.received_at >= ${n}::timestamptz`, f.since.toISOString());
     if (f.until !== undefined) add((n) => `i.received_at <= ${n}::timestamptz`, f.until.toISOString());
@@ -149,7 +162,8 @@ export function createSenderService(deps: { db: Db }) {
     }
     params.push(f.limit + 1);
     const rows = await db.query<Record<string, unknown>>(
-      `SELECT i.*, m.id AS reply_message_id, m.external_id AS reply_external_id FROM inbound_messages i
+      `SELECT i.*, m.id AS reply_message_id, m.external_id AS reply_external_id, ${MEDIA_COLUMNS} FROM inbound_messages i
+           LEFT JOIN inbound_media f ON f.inbound_message_id = i.id
            LEFT JOIN LATERAL (SELECT id, external_id FROM messages m WHERE m.chat_account_id = i.chat_account_id
                                 AND m.provider_message_id = i.reply_to_provider_message_id LIMIT 1) m ON true
           WHERE ${where.join(' AND ')} ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length}`,
@@ -175,6 +189,8 @@ export function createSenderService(deps: { db: Db }) {
               externalId: (r.reply_external_id as string | null) ?? null,
             }
           : null,
+        media: mediaView(r),
+        readAt: iso(r.read_at),
       })),
       nextCursor: page.nextCursor,
     };

@@ -1,0 +1,57 @@
+// One inbound message, its file, and marking it read (decision 0034). Who may read what (plan,
+// key scope, sandbox, the customer) is the services' rule.
+import { Type } from '@sinclair/typebox';
+
+import type { ReadMarker } from '../../dispatch/mark-read.js';
+import type { InboundFiles } from '../../senders/inbound-files.js';
+import type { SenderService } from '../../senders/sender-service.js';
+import { Uuid } from '../../shared/schemas.js';
+import type { Server } from '../server.js';
+import { callerOf } from '../server.js';
+
+const common = { security: [{ apiKey: [] }], tags: ['inbound'] };
+const params = Type.Object({ id: Uuid() });
+
+const schemas = {
+  get: { ...common, summary: 'One inbound message of the inbox (Pro), with its file state', params },
+  media: {
+    ...common,
+    summary: "The inbound message's file, with its type and size",
+    params,
+  },
+  read: {
+    ...common,
+    summary: 'Mark the inbound message read at the provider (blue ticks), optionally with the typing indicator',
+    params,
+    body: Type.Optional(
+      Type.Union([
+        Type.Object({ typing: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+        Type.Null(),
+      ]),
+    ),
+  },
+};
+
+export function registerInboundMediaRoutes(
+  app: Server,
+  deps: { senders: SenderService; files: InboundFiles; reads: ReadMarker },
+) {
+  app.get('/inbound-messages/:id', { schema: schemas.get }, async (request) =>
+    deps.senders.inboundMessage(callerOf(request), request.params.id),
+  );
+
+  app.get('/inbound-messages/:id/media', { schema: schemas.media }, async (request, reply) => {
+    const file = await deps.files.open(callerOf(request), request.params.id);
+    return reply
+      .header('content-type', file.mimeType)
+      .header('content-length', String(file.size))
+      .header('cache-control', 'private, no-store')
+      .header('x-content-type-options', 'nosniff')
+      .header('content-security-policy', "default-src 'none'; sandbox")
+      .send(file.data);
+  });
+
+  app.post('/inbound-messages/:id/read', { schema: schemas.read }, async (request) =>
+    deps.reads.markRead(callerOf(request), request.params.id, request.body?.typing === true),
+  );
+}
