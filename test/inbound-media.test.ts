@@ -6,6 +6,7 @@ import crypto from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { ChatGate, type ChatGateError } from '../packages/client/src/index.js';
 import { purgeOnce } from '../src/purge/purger.js';
 import { type Emulator, startLiveService } from './support/emulator.js';
 import { call, createAccount, createKey, eventually, type Service } from './support/harness.js';
@@ -285,5 +286,24 @@ describe('inbound files and read marks', () => {
     expect(await metricSum(svc.url, 'chatgate_inbound_read_marks_total', { result: 'already' })).toBeGreaterThanOrEqual(
       1,
     );
+  });
+
+  it('@chatgate/client reads the message, downloads its file and marks it read', async () => {
+    const t = await customer();
+    const client = new ChatGate({ apiKey: t.key, baseUrl: svc.url, retryDelayMs: 10 });
+    const data = crypto.randomBytes(700);
+    const photo = await receive(t, 'image', { dataBase64: data.toString('base64'), mimeType: 'image/png' });
+    await settled(t.key, photo.id);
+    expect((await client.getInboundMessage(photo.id)).media).toMatchObject({ state: 'fetched', mimeType: 'image/png' });
+    const file = await client.getInboundMedia(photo.id);
+    expect(file.contentType).toBe('image/png');
+    expect(Buffer.from(file.data).equals(data)).toBe(true);
+    expect(await client.markInboundRead(photo.id, { typing: true })).toMatchObject({ typing: true });
+    const other = new ChatGate({ apiKey: (await customer()).key, baseUrl: svc.url, retryDelayMs: 10 });
+    const err = await other.getInboundMedia(photo.id).then(
+      () => expect.fail('served to another customer'),
+      (e: unknown) => e as ChatGateError,
+    );
+    expect(err).toMatchObject({ status: 404, error: 'inbound_message_not_found' });
   });
 });
