@@ -149,6 +149,43 @@ describe('inbound files and read marks', () => {
     expect(Buffer.from(await res.arrayBuffer()).equals(data)).toBe(true);
   });
 
+  it('fails a file the provider refuses for good, and one whose media id is about to expire', async () => {
+    const t = await customer();
+    await emu.rule({ to: 'media_download', phoneNumberId: t.pn, times: 1, httpStatus: 400, error: { code: 100 } });
+    const gone = await receive(t, 'image', { size: 100 });
+    expect((await settled(t.key, gone.id)).media).toMatchObject({ state: 'failed', attempts: 1 });
+    expect(await call(svc.url, 'GET', `/inbound-messages/${gone.id}/media`, { key: t.key })).toMatchObject({
+      status: 410,
+      body: { error: 'media_unavailable', state: 'failed' },
+    });
+
+    // Refused with 503 until the media id's expiry is near: given up before it, not tried after.
+    await emu.rule({ to: 'media_download', phoneNumberId: t.pn, times: 1000, httpStatus: 503 });
+    const late = await receive(t, 'image', { size: 100 });
+    await eventually(async () => (await message(t.key, late.id)).body.media?.attempts >= 1);
+    await svc.db.query(`UPDATE inbound_media SET give_up_at = now() WHERE inbound_message_id = $1`, [late.id]);
+    const m = await settled(t.key, late.id);
+    expect(m.media.state).toBe('failed');
+    expect(m.media.error).toMatch(/^gave up after \d+ attempts: media lookup: /);
+    await emu.clearRules();
+  });
+
+  it('tries again when the download does not match the SHA-256 the webhook announced', async () => {
+    const t = await customer();
+    const bad = await receive(t, 'image', { size: 100, sha256: 'b'.repeat(64) });
+    const m = await eventually(async () => {
+      const r = await message(t.key, bad.id);
+      return r.body.media?.attempts >= 2 && r.body;
+    });
+    expect(m.media).toMatchObject({ state: 'pending', error: 'download: the file does not match its SHA-256' });
+    expect(
+      await svc.db.query(
+        'SELECT 1 FROM media_blobs b JOIN inbound_media f ON f.id = b.media_id WHERE f.inbound_message_id = $1',
+        [bad.id],
+      ),
+    ).toEqual([]);
+  });
+
   it('records a file over the size limit, or of a type not fetched, without downloading it', async () => {
     const t = await customer();
     const big = await receive(t, 'video', { size: MAX_BYTES + 1 });
@@ -264,6 +301,8 @@ describe('inbound files and read marks', () => {
     expect(again.body).toEqual(first.body);
     expect(reads()).toHaveLength(1);
     expect((await message(t.key, img.id)).body.readAt).toBe(first.body.readAt);
+    // It took a slot of the account's pacing (no send went through this account).
+    expect(await svc.db.query('SELECT 1 FROM account_pacing WHERE account_id = $1', [t.accountId])).toHaveLength(1);
 
     // Without a body: read only. A provider refusal records nothing, and the next call tries again.
     const plain = await receive(t, 'sticker', { size: 100 });
