@@ -18,34 +18,20 @@ export type ReadMark = { inboundMessageId: string; readAt: string; typing: boole
 
 export type ReadMarker = ReturnType<typeof createReadMarker>;
 
-/** How long a request waits for a pacing slot before it answers 503 provider_busy. */
+/** How long a request waits for a pacing slot before it answers 503 provider_unavailable. */
 const SLOT_WAIT_MS = 5000;
 
-export function createReadMarker(deps: {
+type Deps = {
   db: Db;
   sealer: Sealer;
   provider: Pick<ProviderClient, 'markRead'>;
   metrics: Pick<Metrics, 'markRead'>;
   /** How far ahead a slot may be booked (the dispatcher's horizon). */
   horizonMs: number;
-}) {
-  const { db } = deps;
+};
 
-  /** One slot of the account's pacing, waited for; false when none came within SLOT_WAIT_MS. */
-  async function takeSlot(accountId: string, mps: number): Promise<boolean> {
-    const deadline = Date.now() + SLOT_WAIT_MS;
-    for (;;) {
-      const r = (await reserveSlots(db, [{ accountId, count: 1, mps }], Math.min(deps.horizonMs, SLOT_WAIT_MS))).get(
-        accountId,
-      );
-      if (r) {
-        await new Promise((resolve) => setTimeout(resolve, Math.max(0, r.startMs - Date.now())));
-        return true;
-      }
-      if (Date.now() > deadline) return false;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
+export function createReadMarker(deps: Deps) {
+  const { db } = deps;
 
   return {
     async markRead(caller: Caller, id: string, typing: boolean): Promise<ReadMark> {
@@ -85,7 +71,7 @@ export function createReadMarker(deps: {
         return already(now);
       }
       try {
-        await callProvider(row.chat_account_id, row.provider_message_id, typing);
+        await callProvider(deps, row.chat_account_id, row.provider_message_id, typing);
       } catch (err) {
         await db.query('UPDATE inbound_messages SET read_at = NULL, read_typing = NULL WHERE id = $1', [
           inboundMessageId,
@@ -97,17 +83,33 @@ export function createReadMarker(deps: {
       return { inboundMessageId, readAt: claimed.read_at.toISOString(), typing };
     },
   };
+}
 
-  async function callProvider(accountId: string, providerMessageId: string, typing: boolean): Promise<void> {
-    const account = (await loadSendAccounts(db, deps.sealer, [accountId])).get(accountId);
-    if (!account?.phoneNumberId || !account.accessToken)
-      throw errors.readNotMarked('the chat account has no usable phone number id or access token');
-    if (!(await takeSlot(accountId, account.throughputMps))) throw errors.providerBusy();
-    const outcome = await deps.provider.markRead(
-      { phoneNumberId: account.phoneNumberId, accessToken: account.accessToken, accountId },
-      providerMessageId,
-      typing,
+/** One slot of the account's pacing, waited for; false when none came within SLOT_WAIT_MS. */
+async function takeSlot(db: Db, horizonMs: number, accountId: string, mps: number): Promise<boolean> {
+  const deadline = Date.now() + SLOT_WAIT_MS;
+  for (;;) {
+    const r = (await reserveSlots(db, [{ accountId, count: 1, mps }], Math.min(horizonMs, SLOT_WAIT_MS))).get(
+      accountId,
     );
-    if (!outcome.ok) throw errors.readNotMarked(`the provider did not mark the message read: ${outcome.summary}`);
+    if (r) {
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, r.startMs - Date.now())));
+      return true;
+    }
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+async function callProvider(deps: Deps, accountId: string, providerMessageId: string, typing: boolean): Promise<void> {
+  const account = (await loadSendAccounts(deps.db, deps.sealer, [accountId])).get(accountId);
+  if (!account?.phoneNumberId || !account.accessToken)
+    throw errors.readNotMarked('the chat account has no usable phone number id or access token');
+  if (!(await takeSlot(deps.db, deps.horizonMs, accountId, account.throughputMps))) throw errors.providerBusy();
+  const outcome = await deps.provider.markRead(
+    { phoneNumberId: account.phoneNumberId, accessToken: account.accessToken, accountId },
+    providerMessageId,
+    typing,
+  );
+  if (!outcome.ok) throw errors.readNotMarked(`the provider did not mark the message read: ${outcome.summary}`);
 }

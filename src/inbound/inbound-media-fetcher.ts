@@ -46,7 +46,7 @@ export type InboundMediaOptions = {
 type Attempt = Exclude<InboundMediaOutcome, { state: 'retry' }> | { state: 'retry'; error: string };
 type Fetched = { data: Buffer; outcome: Extract<InboundMediaOutcome, { state: 'fetched' }> };
 
-export function createInboundMediaFetcher(deps: {
+type Deps = {
   db: Db;
   log: Logger;
   sealer: Sealer;
@@ -54,58 +54,14 @@ export function createInboundMediaFetcher(deps: {
   provider: Pick<ProviderClient, 'mediaInfo' | 'download'>;
   metrics: Pick<Metrics, 'inboundMediaFiles'>;
   options: InboundMediaOptions;
-}) {
+};
+
+export function createInboundMediaFetcher(deps: Deps) {
   const { db, log, options } = deps;
 
-  /** One try: never throws for the provider's answers (they become the outcome). */
-  async function attempt(due: DueInboundMedia): Promise<Attempt | Fetched> {
-    if (due.mimeType !== null && !typeAllowed(due.mimeType, options.types))
-      return { state: 'skipped_type', error: `type ${due.mimeType} is not fetched (INBOUND_MEDIA_TYPES)` };
-    const token = openAccessToken(deps.sealer, due.account);
-    if (!token || !due.phoneNumberId)
-      return { state: 'retry', error: 'the account has no usable phone number id or access token' };
-    const account = { phoneNumberId: due.phoneNumberId, accessToken: token, accountId: due.accountId };
-    const info = await deps.provider.mediaInfo(account, due.providerMediaId);
-    if (!info.ok) {
-      const s = info.httpStatus;
-      const transient = s === null || s >= 500 || s === 429 || s === 401 || s === 403 || info.transport !== null;
-      return { state: transient ? 'retry' : 'failed', error: `media lookup: ${info.summary}` };
-    }
-    const mimeType = info.mimeType ?? due.mimeType;
-    if (mimeType === null || !typeAllowed(mimeType, options.types))
-      return {
-        state: 'skipped_type',
-        error: `type ${mimeType ?? 'unknown'} is not fetched (INBOUND_MEDIA_TYPES)`,
-        mimeType,
-      };
-    if (info.size !== null && info.size > options.maxBytes)
-      return { state: 'skipped_too_large', error: tooLarge(options.maxBytes), mimeType, size: info.size };
-    const file = await deps.provider.download(info.url, token, options.maxBytes);
-    if (!file.ok) {
-      if (file.reason === 'too_large')
-        return { state: 'skipped_too_large', error: tooLarge(options.maxBytes), mimeType, size: info.size };
-      return { state: file.reason === 'transient' ? 'retry' : 'failed', error: `download: ${file.summary}` };
-    }
-    const sha256 = crypto.createHash('sha256').update(file.data).digest('hex');
-    const expected = due.sha256 ?? normalizeSha256(info.sha256);
-    if (expected !== null && expected !== sha256)
-      return { state: 'retry', error: 'download: the file does not match its SHA-256' };
-    return { data: file.data, outcome: { state: 'fetched', mimeType, size: file.data.length, sha256 } };
-  }
-
-  /** The retry, or `failed` when tries are used up or the next would come after the media id expires. */
-  function decide(due: DueInboundMedia, a: Attempt): InboundMediaOutcome {
-    if (a.state !== 'retry') return a;
-    const tries = due.attempts + 1;
-    const delayMs = backoffDelayMs(tries, INBOUND_MEDIA_SCHEDULE_MS, { scale: options.retryTimeScale });
-    if (tries >= options.maxAttempts || Date.now() + delayMs >= due.giveUpAt.getTime())
-      return { state: 'failed', error: `gave up after ${tries} attempts: ${a.error}` };
-    return { state: 'retry', error: a.error, delayMs };
-  }
-
   async function fetchOne(due: DueInboundMedia): Promise<void> {
-    const tried = await attempt(due);
-    const outcome = 'data' in tried ? tried.outcome : decide(due, tried);
+    const tried = await attempt(deps, due);
+    const outcome = 'data' in tried ? tried.outcome : decide(options, due, tried);
     const recorded = await retryTransient(() =>
       db.transaction(async (tx) => {
         if (!(await recordInboundMediaOutcome(tx, due, outcome))) return false;
@@ -137,6 +93,53 @@ export function createInboundMediaFetcher(deps: {
     },
   });
   return { start: () => loop.start(), stop: () => loop.stop() };
+}
+
+/** One try: never throws for the provider's answers (they become the outcome). */
+async function attempt(deps: Deps, due: DueInboundMedia): Promise<Attempt | Fetched> {
+  const { options } = deps;
+  if (due.mimeType !== null && !typeAllowed(due.mimeType, options.types))
+    return { state: 'skipped_type', error: `type ${due.mimeType} is not fetched (INBOUND_MEDIA_TYPES)` };
+  const token = openAccessToken(deps.sealer, due.account);
+  if (!token || !due.phoneNumberId)
+    return { state: 'retry', error: 'the account has no usable phone number id or access token' };
+  const account = { phoneNumberId: due.phoneNumberId, accessToken: token, accountId: due.accountId };
+  const info = await deps.provider.mediaInfo(account, due.providerMediaId);
+  if (!info.ok) {
+    const s = info.httpStatus;
+    const transient = s === null || s >= 500 || s === 429 || s === 401 || s === 403 || info.transport !== null;
+    return { state: transient ? 'retry' : 'failed', error: `media lookup: ${info.summary}` };
+  }
+  const mimeType = info.mimeType ?? due.mimeType;
+  if (mimeType === null || !typeAllowed(mimeType, options.types))
+    return {
+      state: 'skipped_type',
+      error: `type ${mimeType ?? 'unknown'} is not fetched (INBOUND_MEDIA_TYPES)`,
+      mimeType,
+    };
+  if (info.size !== null && info.size > options.maxBytes)
+    return { state: 'skipped_too_large', error: tooLarge(options.maxBytes), mimeType, size: info.size };
+  const file = await deps.provider.download(info.url, token, options.maxBytes);
+  if (!file.ok) {
+    if (file.reason === 'too_large')
+      return { state: 'skipped_too_large', error: tooLarge(options.maxBytes), mimeType, size: info.size };
+    return { state: file.reason === 'transient' ? 'retry' : 'failed', error: `download: ${file.summary}` };
+  }
+  const sha256 = crypto.createHash('sha256').update(file.data).digest('hex');
+  const expected = due.sha256 ?? normalizeSha256(info.sha256);
+  if (expected !== null && expected !== sha256)
+    return { state: 'retry', error: 'download: the file does not match its SHA-256' };
+  return { data: file.data, outcome: { state: 'fetched', mimeType, size: file.data.length, sha256 } };
+}
+
+/** The retry, or `failed` when tries are used up or the next would come after the media id expires. */
+function decide(options: InboundMediaOptions, due: DueInboundMedia, a: Attempt): InboundMediaOutcome {
+  if (a.state !== 'retry') return a;
+  const tries = due.attempts + 1;
+  const delayMs = backoffDelayMs(tries, INBOUND_MEDIA_SCHEDULE_MS, { scale: options.retryTimeScale });
+  if (tries >= options.maxAttempts || Date.now() + delayMs >= due.giveUpAt.getTime())
+    return { state: 'failed', error: `gave up after ${tries} attempts: ${a.error}` };
+  return { state: 'retry', error: a.error, delayMs };
 }
 
 const tooLarge = (max: number) => `the file is larger than ${max} bytes (INBOUND_MEDIA_MAX_BYTES)`;
