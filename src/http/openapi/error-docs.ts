@@ -143,6 +143,12 @@ export const ERROR_DOCS: Record<string, ErrorDoc> = {
       lastError: { type: ['string', 'null'], description: "The last attempt's error, if any." },
     },
     headers: { 'retry-after': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+    example: {
+      error: 'media_not_ready',
+      state: 'pending',
+      attempts: 2,
+      lastError: 'media lookup: provider answered HTTP 503',
+    },
   },
   media_unavailable: {
     status: 410,
@@ -152,6 +158,11 @@ export const ERROR_DOCS: Record<string, ErrorDoc> = {
     extra: {
       state: str('failed, skipped_too_large or skipped_type.'),
       lastError: { type: ['string', 'null'], description: 'Why.' },
+    },
+    example: {
+      error: 'media_unavailable',
+      state: 'skipped_too_large',
+      lastError: 'the file is larger than 16777216 bytes (INBOUND_MEDIA_MAX_BYTES)',
     },
   },
   account_not_found: {
