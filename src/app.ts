@@ -278,7 +278,7 @@ export async function createApp(
       registerMediaRoutes(scope, { media });
       registerBroadcastRoutes(scope, { broadcasts });
       registerInboundRoutes(scope, { senders, settings });
-      registerInboundMediaRoutes(scope, { senders, files: inboundFiles, reads });
+      registerInboundMediaRoutes(scope, { files: inboundFiles, reads });
       registerSuppressionRoutes(scope, { suppressions });
       registerWebhookRoutes(scope, { endpoints });
       registerTemplateRoutes(scope, { templates });

@@ -7,7 +7,9 @@ import crypto from 'node:crypto';
 
 import type { Queryable } from '../db/db.js';
 import { type OutboxEvent, writeEvents } from '../events/outbox.js';
+import { recordReactions } from '../lifecycle/message-reactions.js';
 import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
+import { eventContentFields } from '../provider/inbound-content-view.js';
 import type { InboundMessage } from '../provider/parse-webhook.js';
 import { suppressKeywordSenders } from '../suppressions/suppression-store.js';
 import { recordInboundMedia } from './inbound-media-store.js';
@@ -42,7 +44,7 @@ type FromOf = (item: InboundItem) => string | null;
 /** A number's row in the sender aggregate: new with this batch, and since when it writes. */
 type SenderRow = { created: boolean; firstInboundAt: Date };
 type Aggregate = { account: InboundAccount; phone: string; first: Date; last: Date; count: number; name: string };
-type Prepared = { item: InboundItem; from: string | null; id: string; stored: boolean };
+export type Prepared = { item: InboundItem; from: string | null; id: string; stored: boolean };
 type Quoted = { id: string; external_id: string };
 
 export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<Ingested[]> {
@@ -65,6 +67,7 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
   const prepared = await storeInbox(tx, todo, fromOf);
   await recordInboundMedia(tx, filesOf(prepared));
   const ours = await findQuoted(tx, prepared);
+  await recordReactions(tx, prepared, (p, pm) => ours.get(key(p.item.account.id, pm)));
   const { events, results } = buildEvents(prepared, { agg, senders, ours });
   await writeEvents(tx, events);
   return items.map((item) => results.get(item) ?? { kind: 'duplicate' });
@@ -198,10 +201,10 @@ async function storeInbox(tx: Queryable, todo: InboundItem[], fromOf: FromOf): P
   if (toStore.length === 0) return prepared;
   await tx.query(
     `INSERT INTO inbound_messages (id, customer_id, chat_account_id, channel, provider_message_id, from_e164, from_display_name, message_type,
-                                   text, display_text, reply_to_provider_message_id, received_at, expires_at, from_user_id)
-     SELECT id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, r + make_interval(days => d), u
-       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::int[], $14::text[])
-         AS t(id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, d, u)`,
+                                   text, display_text, reply_to_provider_message_id, received_at, expires_at, from_user_id, content)
+     SELECT id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, r + make_interval(days => d), u, ct::jsonb
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::int[], $14::text[], $15::text[])
+         AS t(id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, d, u, ct)`,
     [
       toStore.map((p) => p.id),
       toStore.map((p) => p.item.account.customerId),
@@ -217,6 +220,7 @@ async function storeInbox(tx: Queryable, todo: InboundItem[], fromOf: FromOf): P
       toStore.map((p) => p.item.message.receivedAt.toISOString()),
       toStore.map((p) => PLAN_LIMITS[p.item.account.plan].retentionDays),
       toStore.map((p) => p.item.message.userId),
+      toStore.map((p) => (p.item.message.content ? JSON.stringify(p.item.message.content) : null)),
     ],
   );
   return prepared;
@@ -225,7 +229,7 @@ async function storeInbox(tx: Queryable, todo: InboundItem[], fromOf: FromOf): P
 /** 4b. The files of stored messages, fetched by the inbound media fetcher (decision 0034). */
 function filesOf(prepared: Prepared[]): Parameters<typeof recordInboundMedia>[1] {
   return prepared.flatMap(({ item: { account, message }, id, stored }) =>
-    stored && message.media
+    stored && message.file
       ? [
           {
             id: crypto.randomUUID(),
@@ -233,22 +237,29 @@ function filesOf(prepared: Prepared[]): Parameters<typeof recordInboundMedia>[1]
             customerId: account.customerId,
             accountId: account.id,
             receivedAt: message.receivedAt,
-            media: message.media,
+            media: message.file,
           },
         ]
       : [],
   );
 }
 
-/** 5. Replies to our own messages, for the event's replyTo: the quoted message by account and provider id. */
+/**
+ * 5. Our messages that replies quote (the event's replyTo) and reactions react to: by account and
+ *    provider id.
+ */
 async function findQuoted(tx: Queryable, prepared: Prepared[]): Promise<Map<string, Quoted>> {
-  const replies = prepared.filter((p) => p.item.message.contextId !== null);
+  const targets = prepared.flatMap((p) =>
+    [p.item.message.contextId, p.item.message.content?.reaction?.providerMessageId ?? null]
+      .filter((pm): pm is string => pm !== null)
+      .map((pm) => ({ accountId: p.item.account.id, pm })),
+  );
   const ours = new Map<string, Quoted>();
-  if (replies.length === 0) return ours;
+  if (targets.length === 0) return ours;
   const rows = await tx.query<{ chat_account_id: string; provider_message_id: string } & Quoted>(
     `SELECT m.chat_account_id, m.provider_message_id, m.id, m.external_id FROM messages m
        JOIN unnest($1::uuid[], $2::text[]) AS t(a, pm) ON m.chat_account_id = t.a AND m.provider_message_id = t.pm`,
-    [replies.map((p) => p.item.account.id), replies.map((p) => p.item.message.contextId)],
+    [targets.map((t) => t.accountId), targets.map((t) => t.pm)],
   );
   for (const r of rows) ours.set(key(r.chat_account_id, r.provider_message_id), r);
   return ours;
@@ -265,6 +276,7 @@ function buildEvents(
   for (const { item, from, id, stored } of prepared) {
     const { account, message: m } = item;
     const quoted = m.contextId !== null ? seen.ours.get(key(account.id, m.contextId)) : undefined;
+    const reactedTo = m.content?.reaction?.providerMessageId;
     const eventData = {
       inboundMessageId: id,
       chatAccountId: account.id,
@@ -284,6 +296,7 @@ function buildEvents(
             },
           }
         : {}),
+      ...eventContentFields(m.content, reactedTo ? seen.ours.get(key(account.id, reactedTo)) : undefined),
     };
     events.push({ customerId: account.customerId, type: 'message.inbound', createdAt: new Date(), data: eventData });
     const sk = from ? key(account.id, from) : null;

@@ -3,6 +3,7 @@
 // 0024-sandbox-keys).
 import { type Caller, readScope, type Scope } from '../auth/caller.js';
 import type { Db, Queryable } from '../db/db.js';
+import { type Reaction, reactionsTo } from '../lifecycle/message-reactions.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
@@ -74,21 +75,22 @@ export type ListQuery = Omit<ListFilter, 'chatAccountId'> & { chatAccountId?: st
 export function createMessageQueries(db: Db) {
   const queries = {
     /** By messageId or by the caller's externalId, in the caller's scope; a messageId match wins. */
-    get: (caller: Caller, id: string): Promise<Message> => queries.getInScope(readScope(caller), id),
+    get: (caller: Caller, id: string): Promise<Message & { reactions: Reaction[] }> =>
+      queries.getInScope(readScope(caller), id),
 
     /** Newest first, in the caller's scope narrowed by `chatAccountId`. */
     list: (caller: Caller, q: ListQuery) =>
       queries.listInScope(readScope(caller, q.chatAccountId), { ...q, chatAccountId: undefined }),
 
-    /** GET /messages/{id} for a scope already resolved from a caller. */
-    async getInScope(scope: Scope, id: string): Promise<Message> {
+    /** GET /messages/{id} for a scope already resolved from a caller, with the users' reactions to it. */
+    async getInScope(scope: Scope, id: string): Promise<Message & { reactions: Reaction[] }> {
       const rows = await db.query<Record<string, unknown>>(
         `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE ${LOOKUP}`,
         lookupParams(scope, id),
       );
       const r = rows[0];
       if (!r) throw errors.messageNotFound();
-      return toMessage(r);
+      return { ...toMessage(r), reactions: await reactionsTo(db, r.id as string) };
     },
 
     /** Newest first; the cursor is the (createdAt, id) of the last row of the previous page. */

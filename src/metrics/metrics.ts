@@ -82,6 +82,12 @@ export function createMetrics(opts: MetricsOptions = { maxIdLabels: 1000 }) {
       labelNames: ['result'] as const,
       registers,
     }),
+    inboundByKind: new Counter({
+      name: 'chatgate_inbound_messages_by_kind_total',
+      help: 'Inbound messages ingested, by kind (messageType; unknown kinds count as "other")',
+      labelNames: ['kind'] as const,
+      registers,
+    }),
     inboundForwarding: new Counter({
       name: 'chatgate_inbound_forwarding_total',
       help: 'Inbound messages whose forwarding by rules is finished, by result (forwarded, unmatched, failed)',

@@ -1,5 +1,6 @@
 // The provider's webhook payload → the status receipts it carries (every entry, change and
 // status; a malformed item is skipped, never the whole batch).
+import { type InboundContent, inboundContent } from './parse-inbound-content.js';
 import { inboundMediaOf, type InboundMediaRef } from './parse-inbound-media.js';
 
 export type ReceiptStatus = 'sent' | 'delivered' | 'read' | 'failed';
@@ -89,8 +90,10 @@ export type InboundMessage = {
   /** The provider id of the quoted message, when the user replied to one. */
   contextId: string | null;
   receivedAt: Date;
-  /** The file the message carries (image, audio, video, sticker, document), fetched after ingestion. */
-  media?: InboundMediaRef | null;
+  /** The file the message carries (image, audio, video, sticker, document), fetched after ingestion (decision 0034). */
+  file?: InboundMediaRef | null;
+  /** The kind-specific content (decision 0033); absent for a connector's message (then none). */
+  content?: InboundContent;
 };
 
 const VOICE = (m: Record<string, unknown>) => obj(m.audio).voice === true;
@@ -180,7 +183,8 @@ export function parseInboundMessages(payload: unknown): { messages: InboundMessa
         ...describeInbound(m),
         contextId: str(obj(m.context).id)?.slice(0, 500) ?? null,
         receivedAt: new Date(seconds * 1000),
-        media: inboundMediaOf(m),
+        file: inboundMediaOf(m),
+        content: inboundContent(m),
       });
     }
   }

@@ -3,10 +3,12 @@
 // the sandbox rule (simulated lookups, an empty inbox: decision 0024-sandbox-keys).
 import { type Caller, callerAccount, callerPhone, callerPhones, readScope, requirePlan } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
+import { contentFields } from '../provider/inbound-content-view.js';
+import type { InboundContent } from '../provider/parse-inbound-content.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
 import { suppressedAmong, suppressionKey } from '../suppressions/suppression-store.js';
-import { MEDIA_COLUMNS, mediaView } from './inbound-media-view.js';
+import { MEDIA_COLUMNS, withFetch } from './inbound-media-view.js';
 import { replyWindowExpiresAt } from './reply-window.js';
 
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
@@ -87,14 +89,18 @@ export function createSenderService(deps: { db: Db }) {
       return { inboundMessages: [], nextCursor: null };
     },
 
-    /** One message of the inbox (GET /inbound-messages/{id}); another customer's, out of scope or a sandbox key: 404. */
+    /** One inbound message of the inbox (plan Pro) in the caller's scope; a sandbox key sees none. */
     async inboundMessage(caller: Caller, id: string) {
       requirePlan(caller, 'inbox');
       const scope = readScope(caller);
-      if (scope.sandboxOnly) throw errors.inboundMessageNotFound();
-      const [found] = (await readInbox(scope, { id: id.toLowerCase(), limit: 1 })).inboundMessages;
-      if (!found) throw errors.inboundMessageNotFound();
-      return found;
+      const rows = scope.sandboxOnly
+        ? []
+        : await db.query<Record<string, unknown>>(
+            `${INBOX_SELECT} WHERE i.id = $1::uuid AND i.customer_id = $2 AND ($3::uuid IS NULL OR i.chat_account_id = $3::uuid)`,
+            [id, scope.customerId, scope.accountId],
+          );
+      if (!rows[0]) throw errors.inboundMessageNotFound();
+      return toInbound(rows[0]);
     },
   };
 
@@ -142,7 +148,7 @@ export function createSenderService(deps: { db: Db }) {
   /** The inbox, newest first; replyTo resolved to our message while it still exists. */
   async function readInbox(
     scope: { customerId: string; accountId: string | null },
-    f: { id?: string; from?: string; since?: Date; until?: Date; limit: number; cursor?: string },
+    f: { from?: string; since?: Date; until?: Date; limit: number; cursor?: string },
   ) {
     const where = ['i.customer_id = $1'];
     const params: unknown[] = [scope.customerId];
@@ -151,7 +157,6 @@ export function createSenderService(deps: { db: Db }) {
       where.push(clause(`$${params.length}`));
     };
     if (scope.accountId !== null) add((n) => `i.chat_account_id = ${n}::uuid`, scope.accountId);
-    if (f.id !== undefined) add((n) => `i.id = ${n}::uuid`, f.id);
     if (f.from !== undefined) add((n) => `i.from_e164 = ${n}`, f.from);
     if (f.since !== undefined) add((n) => `i.received_at >= ${n}::timestamptz`, f.since.toISOString());
     if (f.until !== undefined) add((n) => `i.received_at <= ${n}::timestamptz`, f.until.toISOString());
@@ -162,37 +167,57 @@ export function createSenderService(deps: { db: Db }) {
     }
     params.push(f.limit + 1);
     const rows = await db.query<Record<string, unknown>>(
-      `SELECT i.*, m.id AS reply_message_id, m.external_id AS reply_external_id, ${MEDIA_COLUMNS} FROM inbound_messages i
-           LEFT JOIN inbound_media f ON f.inbound_message_id = i.id
-           LEFT JOIN LATERAL (SELECT id, external_id FROM messages m WHERE m.chat_account_id = i.chat_account_id
-                                AND m.provider_message_id = i.reply_to_provider_message_id LIMIT 1) m ON true
-          WHERE ${where.join(' AND ')} ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length}`,
+      `${INBOX_SELECT} WHERE ${where.join(' AND ')} ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length}`,
       params,
     );
     const page = toPage(rows, f.limit, (r) => ({ createdAt: r.received_at as Date, id: r.id as string }));
     return {
-      inboundMessages: page.rows.map((r) => ({
-        inboundMessageId: r.id as string,
-        chatAccountId: r.chat_account_id as string,
-        channel: r.channel as string,
-        from: (r.from_e164 as string | null) ?? null,
-        fromUserId: (r.from_user_id as string | null) ?? null,
-        fromDisplayName: r.from_display_name as string,
-        messageType: r.message_type as string,
-        text: (r.text as string | null) ?? null,
-        displayText: (r.display_text as string | null) ?? null,
-        receivedAt: iso(r.received_at)!,
-        replyTo: r.reply_to_provider_message_id
-          ? {
-              providerMessageId: r.reply_to_provider_message_id as string,
-              messageId: (r.reply_message_id as string | null) ?? null,
-              externalId: (r.reply_external_id as string | null) ?? null,
-            }
-          : null,
-        media: mediaView(r),
-        readAt: iso(r.read_at),
-      })),
+      inboundMessages: page.rows.map(toInbound),
       nextCursor: page.nextCursor,
     };
   }
+}
+
+/** An inbound message with our messages its reply and reaction point at (while they exist). */
+const INBOX_SELECT = `SELECT i.*, m.id AS reply_message_id, m.external_id AS reply_external_id,
+         rx.id AS reaction_message_id, rx.external_id AS reaction_external_id, ${MEDIA_COLUMNS}
+    FROM inbound_messages i
+    LEFT JOIN inbound_media f ON f.inbound_message_id = i.id
+    LEFT JOIN LATERAL (SELECT id, external_id FROM messages m WHERE m.chat_account_id = i.chat_account_id
+                         AND m.provider_message_id = i.reply_to_provider_message_id LIMIT 1) m ON true
+    LEFT JOIN LATERAL (SELECT id, external_id FROM messages m WHERE m.chat_account_id = i.chat_account_id
+                         AND m.provider_message_id = i.content->'reaction'->>'providerMessageId' LIMIT 1) rx ON true`;
+
+/** The public Inbound message: the spec's fields, then the content by kind (decision 0033). */
+function toInbound(r: Record<string, unknown>) {
+  const content = (typeof r.content === 'string' ? JSON.parse(r.content) : r.content) as InboundContent | null;
+  const fields = contentFields(
+    content,
+    r.reaction_message_id
+      ? { id: r.reaction_message_id as string, external_id: r.reaction_external_id as string }
+      : null,
+  );
+  return {
+    inboundMessageId: r.id as string,
+    chatAccountId: r.chat_account_id as string,
+    channel: r.channel as string,
+    from: (r.from_e164 as string | null) ?? null,
+    fromUserId: (r.from_user_id as string | null) ?? null,
+    fromDisplayName: r.from_display_name as string,
+    messageType: r.message_type as string,
+    text: (r.text as string | null) ?? null,
+    displayText: (r.display_text as string | null) ?? null,
+    receivedAt: iso(r.received_at)!,
+    replyTo: r.reply_to_provider_message_id
+      ? {
+          providerMessageId: r.reply_to_provider_message_id as string,
+          messageId: (r.reply_message_id as string | null) ?? null,
+          externalId: (r.reply_external_id as string | null) ?? null,
+        }
+      : null,
+    ...fields,
+    // The fetch of the file beside its description, and the read mark (decision 0034).
+    media: withFetch(fields.media, r),
+    readAt: iso(r.read_at),
+  };
 }

@@ -237,7 +237,7 @@ export class ChatGate {
     return this.#json('GET', '/inbound-messages', { query, retry: true });
   }
 
-  /** GET /inbound-messages/{id}: one message of the inbox, with `media` (its file's state) and `readAt`. */
+  /** GET /inbound-messages/{id}: one message of the inbox (plan Pro) with its content by kind, its file's fetch (`media.state`) and `readAt`. */
   getInboundMessage(id: string): Promise<InboundMessage> {
     return this.#json('GET', `/inbound-messages/${seg(id)}`, { retry: true });
   }

@@ -197,6 +197,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/inbound-messages/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One inbound message of the inbox (plan Pro), with its content */
+    get: operations['getInboundMessage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/chat-accounts/{accountId}/inbox-filter': {
     parameters: {
       query?: never;
@@ -250,23 +267,6 @@ export interface paths {
     head?: never;
     /** Change a forwarding rule */
     patch: operations['updateForwardingRule'];
-    trace?: never;
-  };
-  '/inbound-messages/{id}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** One inbound message of the inbox (Pro), with its file state */
-    get: operations['getInboundMessage'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
     trace?: never;
   };
   '/inbound-messages/{id}/media': {
@@ -955,6 +955,8 @@ export interface components {
       metadata: {
         [key: string]: unknown;
       } | null;
+      /** @description GET /messages/{id}: the users' current reactions to this message (not on list items). */
+      reactions?: components['schemas']['MessageReaction'][];
     };
     MessagePage: {
       messages: components['schemas']['Message'][];
@@ -1133,20 +1135,42 @@ export interface components {
       /** Format: date-time */
       receivedAt: string;
       replyTo: components['schemas']['ReplyTo'] | null;
-      media?: components['schemas']['InboundMedia'] | null;
       readAt?: string | null;
-    };
-    /** @description The file the message carries, fetched from the provider after it arrived; GET /inbound-messages/{id}/media serves it once `fetched`. null for messages without a file. */
-    InboundMedia: {
-      /** @enum {string} */
-      state: 'pending' | 'fetched' | 'failed' | 'skipped_too_large' | 'skipped_type';
-      mimeType: string | null;
-      size: number | null;
-      filename: string | null;
-      sha256: string | null;
-      attempts: number;
-      error: string | null;
-      fetchedAt: string | null;
+      media: components['schemas']['InboundMedia'] | null;
+      interactive: components['schemas']['InboundInteractive'] | null;
+      button: {
+        payload: string | null;
+        text: string | null;
+      } | null;
+      reaction: components['schemas']['InboundReaction'] | null;
+      location: {
+        latitude: number | null;
+        longitude: number | null;
+        name: string | null;
+        address: string | null;
+        url: string | null;
+      } | null;
+      contacts: components['schemas']['InboundContact'][] | null;
+      system: {
+        type: string | null;
+        body: string | null;
+      } | null;
+      unsupported: {
+        type: string | null;
+      } | null;
+      providerErrors: {
+        code: number | null;
+        title: string | null;
+        details: string | null;
+      }[];
+      context: {
+        forwarded: boolean;
+        frequentlyForwarded: boolean;
+        referredProduct: {
+          catalogId: string | null;
+          productRetailerId: string | null;
+        } | null;
+      } | null;
     };
     InboundReadMark: {
       /** Format: uuid */
@@ -1156,6 +1180,76 @@ export interface components {
       typing: boolean;
       /** @constant */
       sandbox?: true;
+    };
+    /** @description A medium's description from the provider; on the inbox's messages also the fetch of the file (`state`…), which GET /inbound-messages/{id}/media serves. */
+    InboundMedia: {
+      /** @enum {string} */
+      kind: 'image' | 'video' | 'audio' | 'document' | 'sticker';
+      providerMediaId: string | null;
+      mimeType: string | null;
+      sha256: string | null;
+      caption: string | null;
+      filename: string | null;
+      voice: boolean | null;
+      animated: boolean | null;
+      /**
+       * @description Inbox only: the fetch of the file; GET /inbound-messages/{id}/media serves it once `fetched`.
+       * @enum {string}
+       */
+      state?: 'pending' | 'fetched' | 'failed' | 'skipped_too_large' | 'skipped_type';
+      size?: number | null;
+      /** @description Fetch attempts so far. */
+      attempts?: number;
+      error?: string | null;
+      fetchedAt?: string | null;
+    };
+    /** @description A reply to an interactive message; `replyTo` names the message it answered. */
+    InboundInteractive: {
+      /** @description `button_reply`, `list_reply`, or another reply type the provider adds. */
+      type: string;
+      id: string | null;
+      title: string | null;
+      description: string | null;
+    };
+    InboundReaction: {
+      emoji: string | null;
+      providerMessageId: string | null;
+      messageId: string | null;
+      externalId: string | null;
+    };
+    InboundContact: {
+      name: {
+        formattedName: string | null;
+        firstName: string | null;
+        lastName: string | null;
+      };
+      phones: {
+        phone: string | null;
+        waId: string | null;
+        type: string | null;
+      }[];
+      emails: {
+        email: string | null;
+        type: string | null;
+      }[];
+      organization: {
+        company: string | null;
+        department: string | null;
+        title: string | null;
+      } | null;
+      urls: {
+        url: string | null;
+        type: string | null;
+      }[];
+      birthday: string | null;
+    };
+    MessageReaction: {
+      emoji: string;
+      from: string | null;
+      fromUserId: string | null;
+      /** Format: date-time */
+      reactedAt: string;
+      inboundMessageId: string | null;
     };
     InboundMessagePage: {
       inboundMessages: components['schemas']['InboundMessage'][];
@@ -1635,13 +1729,6 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
-    /** @description Unknown, foreign, purged or out-of-scope inbound message (a sandbox key's too: inbound messages are live data). */
-    InboundMessageNotFoundError: {
-      /** @constant */
-      error: 'inbound_message_not_found';
-    } & {
-      [key: string]: unknown;
-    };
     /** @description The inbound message carries no file. */
     InboundMediaNotFoundError: {
       /** @constant */
@@ -1686,6 +1773,13 @@ export interface components {
     BroadcastNotFoundError: {
       /** @constant */
       error: 'broadcast_not_found';
+    } & {
+      [key: string]: unknown;
+    };
+    /** @description Unknown or purged inbound message, another customer's, or (scoped key) another account's. */
+    InboundMessageNotFoundError: {
+      /** @constant */
+      error: 'inbound_message_not_found';
     } & {
       [key: string]: unknown;
     };
@@ -1992,6 +2086,41 @@ export interface components {
         receivedAt: string;
         /** @description Only when the user replied to a message. */
         replyTo?: components['schemas']['ReplyTo'];
+        media?: components['schemas']['InboundMedia'] | null;
+        interactive?: components['schemas']['InboundInteractive'] | null;
+        button?: {
+          payload: string | null;
+          text: string | null;
+        } | null;
+        reaction?: components['schemas']['InboundReaction'] | null;
+        location?: {
+          latitude: number | null;
+          longitude: number | null;
+          name: string | null;
+          address: string | null;
+          url: string | null;
+        } | null;
+        contacts?: components['schemas']['InboundContact'][] | null;
+        system?: {
+          type: string | null;
+          body: string | null;
+        } | null;
+        unsupported?: {
+          type: string | null;
+        } | null;
+        providerErrors?: {
+          code: number | null;
+          title: string | null;
+          details: string | null;
+        }[];
+        context?: {
+          forwarded: boolean;
+          frequentlyForwarded: boolean;
+          referredProduct: {
+            catalogId: string | null;
+            productRetailerId: string | null;
+          } | null;
+        } | null;
       } & {
         [key: string]: unknown;
       };
@@ -3259,6 +3388,100 @@ export interface operations {
       };
     };
   };
+  getInboundMessage: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK: InboundMessage */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InboundMessage'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /**
+       * @description `Missing x-api-key header`: No `x-api-key` header.
+       *
+       *     `Invalid API key`: Unknown or revoked key.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
+        };
+      };
+      /**
+       * @description `feature_not_available`: The feature is not in the plan (webhooks and broadcasts: Basic and Pro; inbox, rules: Pro).
+       *
+       *     `key_scope_violation`: A key scoped to one chat account used on another account.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            components['schemas']['FeatureNotAvailableError'] | components['schemas']['KeyScopeViolationError'];
+        };
+      };
+      /**
+       * @description `inbound_message_not_found`: Unknown or purged inbound message, another customer's, or (scoped key) another account's.
+       *
+       *     `account_not_found`: `chatAccountId` does not exist or is not the caller's.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            components['schemas']['InboundMessageNotFoundError'] | components['schemas']['AccountNotFoundError'];
+        };
+      };
+      /** @description `chat_account_required`: Several accounts or none, and no `chatAccountId` given. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ChatAccountRequiredError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
   getInboxFilter: {
     parameters: {
       query?: never;
@@ -3951,81 +4174,6 @@ export interface operations {
       };
     };
   };
-  getInboundMessage: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description OK: InboundMessage */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['InboundMessage'];
-        };
-      };
-      /**
-       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
-       *
-       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
-       */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
-        };
-      };
-      /**
-       * @description `Missing x-api-key header`: No `x-api-key` header.
-       *
-       *     `Invalid API key`: Unknown or revoked key.
-       */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
-        };
-      };
-      /** @description `feature_not_available`: The feature is not in the plan (webhooks and broadcasts: Basic and Pro; inbox, rules: Pro). */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['FeatureNotAvailableError'];
-        };
-      };
-      /** @description `inbound_message_not_found`: Unknown, foreign, purged or out-of-scope inbound message (a sandbox key's too: inbound messages are live data). */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['InboundMessageNotFoundError'];
-        };
-      };
-      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['InternalServerError'];
-        };
-      };
-    };
-  };
   getInboundMedia: {
     parameters: {
       query?: never;
@@ -4080,7 +4228,7 @@ export interface operations {
         };
       };
       /**
-       * @description `inbound_message_not_found`: Unknown, foreign, purged or out-of-scope inbound message (a sandbox key's too: inbound messages are live data).
+       * @description `inbound_message_not_found`: Unknown or purged inbound message, another customer's, or (scoped key) another account's.
        *
        *     `inbound_media_not_found`: The inbound message carries no file.
        */
@@ -4185,7 +4333,7 @@ export interface operations {
           'application/json': components['schemas']['FeatureNotAvailableError'];
         };
       };
-      /** @description `inbound_message_not_found`: Unknown, foreign, purged or out-of-scope inbound message (a sandbox key's too: inbound messages are live data). */
+      /** @description `inbound_message_not_found`: Unknown or purged inbound message, another customer's, or (scoped key) another account's. */
       404: {
         headers: {
           [name: string]: unknown;

@@ -121,12 +121,6 @@ export const ERROR_DOCS: Record<string, ErrorDoc> = {
     schema: 'MessageNotFoundError',
     description: 'Unknown, foreign or purged message.',
   },
-  inbound_message_not_found: {
-    status: 404,
-    schema: 'InboundMessageNotFoundError',
-    description:
-      "Unknown, foreign, purged or out-of-scope inbound message (a sandbox key's too: inbound messages are live data).",
-  },
   inbound_media_not_found: {
     status: 404,
     schema: 'InboundMediaNotFoundError',
@@ -174,6 +168,11 @@ export const ERROR_DOCS: Record<string, ErrorDoc> = {
     status: 404,
     schema: 'BroadcastNotFoundError',
     description: "Unknown broadcast, another customer's, or (scoped key) another account's.",
+  },
+  inbound_message_not_found: {
+    status: 404,
+    schema: 'InboundMessageNotFoundError',
+    description: "Unknown or purged inbound message, another customer's, or (scoped key) another account's.",
   },
   webhook_endpoint_not_found: {
     status: 404,

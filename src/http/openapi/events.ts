@@ -1,6 +1,7 @@
 // The events ChatGate POSTs to webhook endpoints, as the OpenAPI 3.1 `webhooks` section: one entry
 // per event type, with the envelope, its data and the x-svc- headers exactly as the spec names them.
 import { MESSAGE_STATUSES } from '../../shared/vocab.js';
+import { inboundContentProps } from './inbound-content.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const time = { type: 'string', format: 'date-time' };
@@ -24,6 +25,9 @@ function envelope(type: string, data: Record<string, unknown>, description: stri
     additionalProperties: true,
   };
 }
+
+/** The content by kind (decision 0033), the same fields as Inbound message's. */
+const INBOUND_CONTENT = inboundContentProps as Record<string, unknown>;
 
 const obj = (required: string[], properties: Record<string, unknown>) => ({
   type: 'object',
@@ -102,6 +106,7 @@ export const eventSchemas: Record<string, Record<string, unknown>> = {
         text: nullable({ type: 'string' }),
         receivedAt: time,
         replyTo: { ...ref('ReplyTo'), description: 'Only when the user replied to a message.' },
+        ...INBOUND_CONTENT,
       },
     ),
     'A message arrived to one of your accounts (both channels).',

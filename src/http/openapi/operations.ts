@@ -170,7 +170,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'GET /inbound-messages/{id}': {
     operationId: 'getInboundMessage',
     ok: { 200: 'InboundMessage' },
-    errors: ['inbound_message_not_found', 'feature_not_available'],
+    errors: ['inbound_message_not_found', ...inboxGate],
   },
   'GET /inbound-messages/{id}/media': {
     operationId: 'getInboundMedia',

@@ -15,6 +15,7 @@ import {
   TEMPLATE_ACCESS,
   WABA_VERIFICATIONS,
 } from '../../shared/vocab.js';
+import { inboundContentProps, inboundContentSchemas } from './inbound-content.js';
 
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 const Enum = (values: readonly string[], opts: Record<string, unknown> = {}) =>
@@ -114,6 +115,11 @@ export const resourceSchemas: Record<string, TSchema> = {
     }),
     error: Nullable(SendError),
     metadata: Nullable(Type.Object({}, { additionalProperties: true })),
+    reactions: Type.Optional(
+      Type.Array(ref('MessageReaction'), {
+        description: "GET /messages/{id}: the users' current reactions to this message (not on list items).",
+      }),
+    ),
   }),
   MessagePage: Page('messages', 'Message'),
   ChatAccount: Type.Object({
@@ -231,33 +237,18 @@ export const resourceSchemas: Record<string, TSchema> = {
     displayText: Nullable(Type.String()),
     receivedAt: Time(),
     replyTo: Nullable(ref('ReplyTo')),
-    media: Type.Optional(Nullable(ref('InboundMedia'))),
     readAt: Type.Optional(
       NullableTime('When POST /inbound-messages/{id}/read marked it read at the provider; null before.'),
     ),
+    ...inboundContentProps,
   }),
-  InboundMedia: Type.Object(
-    {
-      state: Enum(['pending', 'fetched', 'failed', 'skipped_too_large', 'skipped_type']),
-      mimeType: Nullable(Type.String()),
-      size: Nullable(Type.Integer({ description: 'Bytes (known once the provider answered).' })),
-      filename: Nullable(Type.String({ description: "A document's file name." })),
-      sha256: Nullable(Type.String()),
-      attempts: Type.Integer(),
-      error: Nullable(Type.String({ description: "The last attempt's error." })),
-      fetchedAt: NullableTime(),
-    },
-    {
-      description:
-        'The file the message carries, fetched from the provider after it arrived; GET /inbound-messages/{id}/media serves it once `fetched`. null for messages without a file.',
-    },
-  ),
   InboundReadMark: Type.Object({
     inboundMessageId: Id(),
     readAt: Time(),
     typing: Type.Boolean(),
     sandbox: Type.Optional(Type.Literal(true)),
   }),
+  ...inboundContentSchemas,
   InboundMessagePage: Page('inboundMessages', 'InboundMessage'),
   InboxFilter: Type.Object({
     chatAccountId: Id(),

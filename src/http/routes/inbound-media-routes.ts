@@ -1,10 +1,9 @@
-// One inbound message, its file, and marking it read (decision 0034). Who may read what (plan,
+// An inbound message's file, and marking the message read (decision 0034). Who may read what (plan,
 // key scope, sandbox, the customer) is the services' rule.
 import { Type } from '@sinclair/typebox';
 
 import type { ReadMarker } from '../../dispatch/mark-read.js';
 import type { InboundFiles } from '../../senders/inbound-files.js';
-import type { SenderService } from '../../senders/sender-service.js';
 import { Uuid } from '../../shared/schemas.js';
 import type { Server } from '../server.js';
 import { callerOf } from '../server.js';
@@ -13,7 +12,6 @@ const common = { security: [{ apiKey: [] }], tags: ['inbound'] };
 const params = Type.Object({ id: Uuid() });
 
 const schemas = {
-  get: { ...common, summary: 'One inbound message of the inbox (Pro), with its file state', params },
   media: {
     ...common,
     summary: "The inbound message's file, with its type and size",
@@ -32,14 +30,7 @@ const schemas = {
   },
 };
 
-export function registerInboundMediaRoutes(
-  app: Server,
-  deps: { senders: SenderService; files: InboundFiles; reads: ReadMarker },
-) {
-  app.get('/inbound-messages/:id', { schema: schemas.get }, async (request) =>
-    deps.senders.inboundMessage(callerOf(request), request.params.id),
-  );
-
+export function registerInboundMediaRoutes(app: Server, deps: { files: InboundFiles; reads: ReadMarker }) {
   app.get('/inbound-messages/:id/media', { schema: schemas.media }, async (request, reply) => {
     const file = await deps.files.open(callerOf(request), request.params.id);
     return reply

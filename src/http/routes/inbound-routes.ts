@@ -64,6 +64,11 @@ const schemas = {
       { additionalProperties: false },
     ),
   },
+  inboundMessage: {
+    ...common,
+    summary: 'One inbound message of the inbox (plan Pro), with its content',
+    params: Type.Object({ id: Uuid() }),
+  },
   getFilter: { ...common, summary: 'The inbox filter of an account (Pro)', params: accountParam },
   setFilter: {
     ...common,
@@ -121,6 +126,10 @@ function registerSenderRoutes(app: Server, deps: Deps) {
       cursor: q.cursor,
     });
   });
+
+  app.get('/inbound-messages/:id', { schema: schemas.inboundMessage }, async (request) =>
+    deps.senders.inboundMessage(callerOf(request), request.params.id),
+  );
 }
 
 function registerInboxFilterRoutes(app: Server, deps: Deps) {

@@ -1,0 +1,112 @@
+// The content of an inbound message by kind (decision 0033), as documentation schemas: the
+// fields added to Inbound message (GET /inbound-messages, GET /inbound-messages/{id}) and to the
+// data of message.inbound, and the reactions shown on a message. Each kind's field is null
+// unless the message is of that kind.
+import { type TSchema, Type } from '@sinclair/typebox';
+
+const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
+const Str = Nullable(Type.String());
+const ref = (name: string) => Type.Unsafe({ $ref: `#/components/schemas/${name}` });
+
+export const inboundContentSchemas: Record<string, TSchema> = {
+  InboundMedia: Type.Object(
+    {
+      kind: Type.String({ enum: ['image', 'video', 'audio', 'document', 'sticker'] }),
+      providerMediaId: Nullable(
+        Type.String({ description: "The provider's media id (it expires 7 days after the message)." }),
+      ),
+      mimeType: Str,
+      sha256: Str,
+      caption: Nullable(Type.String({ maxLength: 1024, description: 'Image, video and document only.' })),
+      filename: Nullable(Type.String({ description: 'Document only.' })),
+      voice: Nullable(Type.Boolean({ description: 'Audio only: true for a voice note recorded in the app.' })),
+      animated: Nullable(Type.Boolean({ description: 'Sticker only.' })),
+      // The fetch of the file (decision 0034): on inbound messages of the inbox, not in events.
+      state: Type.Optional(
+        Type.String({
+          enum: ['pending', 'fetched', 'failed', 'skipped_too_large', 'skipped_type'],
+          description: 'Inbox only: the fetch of the file; GET /inbound-messages/{id}/media serves it once `fetched`.',
+        }),
+      ),
+      size: Type.Optional(Nullable(Type.Integer({ description: 'Bytes, once the provider said or the file came.' }))),
+      attempts: Type.Optional(Type.Integer({ description: 'Fetch attempts so far.' })),
+      error: Type.Optional(Nullable(Type.String({ description: "The last fetch attempt's error." }))),
+      fetchedAt: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
+    },
+    {
+      description:
+        "A medium's description from the provider; on the inbox's messages also the fetch of the file (`state`…), which GET /inbound-messages/{id}/media serves.",
+    },
+  ),
+  InboundInteractive: Type.Object(
+    {
+      type: Type.String({ description: '`button_reply`, `list_reply`, or another reply type the provider adds.' }),
+      id: Nullable(Type.String({ description: 'The id of the chosen button or row, as you sent it.' })),
+      title: Str,
+      description: Nullable(Type.String({ description: 'list_reply: the row description.' })),
+    },
+    { description: 'A reply to an interactive message; `replyTo` names the message it answered.' },
+  ),
+  InboundReaction: Type.Object({
+    emoji: Nullable(Type.String({ description: 'null: the user removed the reaction.' })),
+    providerMessageId: Nullable(Type.String({ description: 'The message reacted to.' })),
+    messageId: Nullable(Type.String({ format: 'uuid', description: 'Yours, when it is one of your messages.' })),
+    externalId: Str,
+  }),
+  InboundContact: Type.Object({
+    name: Type.Object({ formattedName: Str, firstName: Str, lastName: Str }),
+    phones: Type.Array(Type.Object({ phone: Str, waId: Str, type: Str }), { maxItems: 10 }),
+    emails: Type.Array(Type.Object({ email: Str, type: Str }), { maxItems: 10 }),
+    organization: Nullable(Type.Object({ company: Str, department: Str, title: Str })),
+    urls: Type.Array(Type.Object({ url: Str, type: Str }), { maxItems: 10 }),
+    birthday: Str,
+  }),
+  MessageReaction: Type.Object({
+    emoji: Type.String(),
+    from: Nullable(Type.String({ description: 'E.164' })),
+    fromUserId: Str,
+    reactedAt: Type.String({ format: 'date-time' }),
+    inboundMessageId: Nullable(
+      Type.String({ format: 'uuid', description: 'The reaction in your inbox, when the inbox kept it (plan Pro).' }),
+    ),
+  }),
+};
+
+/** The content fields, each null unless the message is of its kind (providerErrors: [] when none). */
+export const inboundContentProps = {
+  media: Nullable(ref('InboundMedia')),
+  interactive: Nullable(ref('InboundInteractive')),
+  button: Nullable(
+    Type.Object(
+      { payload: Str, text: Str },
+      { description: "A template's quick-reply button tapped; `replyTo` names the template message." },
+    ),
+  ),
+  reaction: Nullable(ref('InboundReaction')),
+  location: Nullable(
+    Type.Object({
+      latitude: Nullable(Type.Number()),
+      longitude: Nullable(Type.Number()),
+      name: Str,
+      address: Str,
+      url: Str,
+    }),
+  ),
+  contacts: Nullable(Type.Array(ref('InboundContact'), { maxItems: 20 })),
+  system: Nullable(Type.Object({ type: Str, body: Str }, { description: 'e.g. user_changed_number.' })),
+  unsupported: Nullable(Type.Object({ type: Str }, { description: 'What the provider could not carry.' })),
+  providerErrors: Type.Array(
+    Type.Object({ code: Nullable(Type.Integer()), title: Str, details: Str }, { description: 'e.g. 131051.' }),
+    { maxItems: 5 },
+  ),
+  context: Nullable(
+    Type.Object(
+      {
+        forwarded: Type.Boolean(),
+        frequentlyForwarded: Type.Boolean(),
+        referredProduct: Nullable(Type.Object({ catalogId: Str, productRetailerId: Str })),
+      },
+      { description: 'Forwarding and product context; the quoted message is `replyTo`.' },
+    ),
+  ),
+};
