@@ -62,6 +62,7 @@ export function registerInboundControl(app: FastifyInstance, state: EmulatorStat
     const invalid = b.message ? invalidMessage(b.message) : null;
     if (invalid) return reply.code(400).send({ error: invalid });
     const id = newWamid();
+    state.inboundIds.add(id);
     const from = b.from?.replace(/^\+/, '');
     const message: Record<string, unknown> = { ...(from ? { from } : {}), id, timestamp: unixSeconds(b.timestamp) };
     message.type = b.previousUserId ? 'system' : (b.message?.type ?? b.type ?? 'text');

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { bearerToken, injectedBody, newWamid, refuseToken, sleep, tokenRefused } from './emulator-common.js';
 import { answerReadMark } from './emulator-inbound-media.js';
 import { createWindows } from './emulator-limits.js';
+import { payloadProblem } from './emulator-payloads.js';
 import { sendReceipts } from './emulator-receipts.js';
 import type { EmulatorState } from './emulator-state.js';
 import type { WebhookSender } from './emulator-webhook-sender.js';
@@ -29,6 +30,14 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
       const media = (body.image ?? body.document) as { id?: string } | undefined;
       if (media?.id !== undefined && !state.media.has(media.id))
         return reply.code(400).send(graphError(131053, 'Media upload error: unknown media id'));
+      const problem = payloadProblem(body, {
+        mediaType: (id) => state.media.get(id)?.mimeType,
+        knowsMessage: (wamid) => state.inboundIds.has(wamid) || state.sent.some((s) => s.wamid === wamid),
+      });
+      if (problem !== null) {
+        state.refused.push({ phoneNumberId, to, problem, payload: body });
+        return reply.code(400).send(graphError(131009, `Parameter value is not valid: ${problem}`));
+      }
       const messageId = typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : null;
       const rule = state.takeRule(phoneNumberId, to);
       if (rule?.hang) {

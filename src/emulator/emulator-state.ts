@@ -107,6 +107,10 @@ export function createEmulatorState() {
     numbers: new Map<string, NumberSettings>(),
     rules: [] as FailureRule[],
     sent: [] as SentRecord[],
+    /** Sends refused for a malformed payload (emulator-payloads.ts), with what was wrong. */
+    refused: [] as { phoneNumberId: string; to: string; problem: string; payload: Record<string, unknown> }[],
+    /** Ids of the inbound messages posted (POST /__emulator/inbound): replies and reactions may name them. */
+    inboundIds: new Set<string>(),
     /** Phone-number reads received (GET /{phone-number-id}), whatever their answer. */
     lookups: [] as { phoneNumberId: string; at: number }[],
     /** Sends a `hang` rule held (never answered), as they arrived: a test knows a send reached the provider. */

@@ -35,6 +35,8 @@ export type NewMessageRow = {
   mediaId: string | null;
   scheduledAt: Date | null;
   requireReplyWindow: boolean;
+  /** The earlier message it replies or reacts to (ReplyTarget as JSON), or null (decision 0032). */
+  replyTargetJson: string | null;
 };
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
@@ -60,8 +62,9 @@ const COLUMNS: [string, string, (m: NewMessageRow) => unknown][] = [
   ['media_id', 'uuid', (m) => m.mediaId],
   ['scheduled_at', 'timestamptz', (m) => iso(m.scheduledAt)],
   ['require_reply_window', 'boolean', (m) => m.requireReplyWindow],
+  ['reply_target', 'text', (m) => m.replyTargetJson],
 ];
-const JSON_COLUMNS = new Set(['content', 'metadata']);
+const JSON_COLUMNS = new Set(['content', 'metadata', 'reply_target']);
 
 /**
  * The INSERT of new message rows from unnest arrays, as SQL to run alone or inside a caller's CTE:

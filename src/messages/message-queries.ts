@@ -18,6 +18,8 @@ export type ListFilter = {
   channel?: string;
   chatAccountId?: string;
   broadcastId?: string;
+  /** One recipient's messages (E.164): the portal's conversation view. */
+  recipient?: string;
   /** true: only scheduled sends still waiting for their time; false: every other message. */
   scheduled?: boolean;
   /** true: only messages that ended failed because they were cancelled (alone or with their broadcast); false: every other message. */
@@ -109,6 +111,7 @@ export function createMessageQueries(db: Db) {
       if (f.providerMessageId !== undefined) add((n) => `provider_message_id = ${n}`, f.providerMessageId);
       if (f.channel !== undefined) add((n) => `channel = ${n}`, f.channel);
       if (f.broadcastId !== undefined) add((n) => `broadcast_id = ${n}::uuid`, f.broadcastId);
+      if (f.recipient !== undefined) add((n) => `recipient = ${n}`, f.recipient);
       if (f.scheduled !== undefined) where.push(`${f.scheduled ? '' : 'NOT '}(${WAITING_FOR_SCHEDULE})`);
       if (f.cancelled !== undefined) where.push(`${f.cancelled ? '' : 'NOT '}(${CANCELLED})`);
       if (f.since !== undefined) add((n) => `created_at >= ${n}::timestamptz`, f.since.toISOString());

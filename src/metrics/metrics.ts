@@ -49,8 +49,8 @@ export function createMetrics(opts: MetricsOptions = { maxIdLabels: 1000 }) {
     }),
     sendAttempts: new Counter({
       name: 'chatgate_send_attempts_total',
-      help: 'Live send attempts at the provider by outcome (sent, transient, permanent) and error code ("" when sent)',
-      labelNames: ['outcome', 'code'] as const,
+      help: 'Live send attempts at the provider by outcome (sent, transient, permanent), error code ("" when sent) and content type (text, image, interactive, reaction …)',
+      labelNames: ['outcome', 'code', 'content_type'] as const,
       registers,
     }),
     providerRequestDuration: new Histogram({

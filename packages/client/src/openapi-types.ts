@@ -12,7 +12,7 @@ export interface paths {
     put?: never;
     /**
      * Queue one message
-     * @description Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe. With `sendAt` (UTC, 60 s to 35 days ahead and before the message expires) the message is accepted and counted now, stays `pending` with `scheduledAt`, and leaves at that time; `sendAt` is part of the payload for idempotency. With `requireReplyWindow: true`, a text, image or document to a number whose 24-hour reply window is closed (see `replyWindowExpiresAt` of the sender) ends `failed` with `REENGAGEMENT_REQUIRED` at once, without a provider call and with its quota given back.
+     * @description Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe. With `sendAt` (UTC, 60 s to 35 days ahead and before the message expires) the message is accepted and counted now, stays `pending` with `scheduledAt`, and leaves at that time; `sendAt` is part of the payload for idempotency. With `requireReplyWindow: true`, a text, image or document to a number whose 24-hour reply window is closed (see `replyWindowExpiresAt` of the sender) ends `failed` with `REENGAGEMENT_REQUIRED` at once, without a provider call and with its quota given back. Beyond the spec, `content.type` also takes `audio`, `video`, `sticker`, `location`, `contacts`, `interactive` (reply buttons, a list, a call-to-action URL) and `reaction`, each validated at the provider's limits; `replyTo` sends the message as a reply to an earlier one of the same conversation (`404 message_not_found` when it is not the caller's).
      */
     post: operations['sendMessage'];
     delete?: never;
@@ -940,7 +940,7 @@ export interface components {
         lastAttemptAt: string | null;
       };
       error: {
-        /** @description Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED, SEND_INTERRUPTED (every attempt used, the last one never finished: the worker stopped during the send). */
+        /** @description Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED, SEND_INTERRUPTED (every attempt used, the last one never finished: the worker stopped during the send), REPLY_TARGET_UNAVAILABLE (the message a reply or reaction names was never sent). */
         code: string;
         message: string;
         provider?: {
@@ -1019,6 +1019,40 @@ export interface components {
         statusWebhooks: {
           supported: boolean;
           enabled: boolean;
+        };
+        audio: {
+          supported: boolean;
+          enabled: boolean;
+        };
+        video: {
+          supported: boolean;
+          enabled: boolean;
+        };
+        sticker: {
+          supported: boolean;
+          enabled: boolean;
+        };
+        location: {
+          supported: boolean;
+          enabled: boolean;
+        };
+        contacts: {
+          supported: boolean;
+          enabled: boolean;
+        };
+        interactive: {
+          supported: boolean;
+          enabled: boolean;
+        };
+        reaction: {
+          supported: boolean;
+          enabled: boolean;
+          inboundMessages: boolean;
+        };
+        replyTo: {
+          supported: boolean;
+          enabled: boolean;
+          inboundMessages: boolean;
         };
       };
     };
@@ -2352,7 +2386,18 @@ export interface operations {
             phoneE164: string;
           };
           content: {
-            type: 'text' | 'template' | 'image' | 'document';
+            type:
+              | 'text'
+              | 'template'
+              | 'image'
+              | 'document'
+              | 'audio'
+              | 'video'
+              | 'sticker'
+              | 'location'
+              | 'contacts'
+              | 'interactive'
+              | 'reaction';
             text?: string;
             template?: {
               name: string;
@@ -2371,6 +2416,103 @@ export interface operations {
               mediaId?: string;
               filename?: string;
             };
+            audio?: {
+              url?: string;
+              mediaId?: string;
+            };
+            video?: {
+              url?: string;
+              mediaId?: string;
+            };
+            sticker?: {
+              url?: string;
+              mediaId?: string;
+            };
+            location?: {
+              latitude: number;
+              longitude: number;
+              name?: string;
+              address?: string;
+            };
+            contacts?: {
+              name: {
+                formattedName: string;
+                firstName?: string;
+                lastName?: string;
+                middleName?: string;
+                prefix?: string;
+                suffix?: string;
+              };
+              phones?: {
+                phone: string;
+                type?: string;
+                waId?: string;
+              }[];
+              emails?: {
+                email: string;
+                type?: string;
+              }[];
+              org?: {
+                company?: string;
+                department?: string;
+                title?: string;
+              };
+              urls?: {
+                url: string;
+                type?: string;
+              }[];
+            }[];
+            interactive?: {
+              type: 'button' | 'list' | 'cta_url';
+              header?: {
+                type: 'text' | 'image' | 'video' | 'document';
+                text?: string;
+                image?: {
+                  url?: string;
+                  mediaId?: string;
+                };
+                video?: {
+                  url?: string;
+                  mediaId?: string;
+                };
+                document?: {
+                  url?: string;
+                  mediaId?: string;
+                  filename?: string;
+                };
+              };
+              body: {
+                text: string;
+              };
+              footer?: {
+                text: string;
+              };
+              buttons?: {
+                id: string;
+                title: string;
+              }[];
+              list?: {
+                button: string;
+                sections: {
+                  title?: string;
+                  rows: {
+                    id: string;
+                    title: string;
+                    description?: string;
+                  }[];
+                }[];
+              };
+              ctaUrl?: {
+                displayText: string;
+                url: string;
+              };
+            };
+            reaction?: {
+              messageId?: string;
+              externalId?: string;
+              inboundMessageId?: string;
+              emoji: string;
+            };
             caption?: string;
           };
           chatAccountId?: string;
@@ -2381,6 +2523,11 @@ export interface operations {
           /** @description Schedules the send: ISO 8601 UTC (`Z`), at least 60 s and at most 35 days ahead, and before the message expires (ttlSeconds from now, clipped to the plan's retention). Accepted and counted now; sent at this time. */
           sendAt?: string;
           requireReplyWindow?: boolean;
+          replyTo?: {
+            messageId?: string;
+            externalId?: string;
+            inboundMessageId?: string;
+          };
         };
       };
     };
@@ -2441,6 +2588,15 @@ export interface operations {
         content: {
           'application/json':
             components['schemas']['TemplatesNotAvailableError'] | components['schemas']['KeyScopeViolationError'];
+        };
+      };
+      /** @description `message_not_found`: Unknown, foreign or purged message. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MessageNotFoundError'];
         };
       };
       /** @description `conflict`: The `externalId` exists with a different payload; nothing was created. */
@@ -2724,7 +2880,18 @@ export interface operations {
           /** @enum {string} */
           channel?: 'chat_official';
           content: {
-            type: 'text' | 'template' | 'image' | 'document';
+            type:
+              | 'text'
+              | 'template'
+              | 'image'
+              | 'document'
+              | 'audio'
+              | 'video'
+              | 'sticker'
+              | 'location'
+              | 'contacts'
+              | 'interactive'
+              | 'reaction';
             text?: string;
             template?: {
               name: string;
@@ -2742,6 +2909,103 @@ export interface operations {
               url?: string;
               mediaId?: string;
               filename?: string;
+            };
+            audio?: {
+              url?: string;
+              mediaId?: string;
+            };
+            video?: {
+              url?: string;
+              mediaId?: string;
+            };
+            sticker?: {
+              url?: string;
+              mediaId?: string;
+            };
+            location?: {
+              latitude: number;
+              longitude: number;
+              name?: string;
+              address?: string;
+            };
+            contacts?: {
+              name: {
+                formattedName: string;
+                firstName?: string;
+                lastName?: string;
+                middleName?: string;
+                prefix?: string;
+                suffix?: string;
+              };
+              phones?: {
+                phone: string;
+                type?: string;
+                waId?: string;
+              }[];
+              emails?: {
+                email: string;
+                type?: string;
+              }[];
+              org?: {
+                company?: string;
+                department?: string;
+                title?: string;
+              };
+              urls?: {
+                url: string;
+                type?: string;
+              }[];
+            }[];
+            interactive?: {
+              type: 'button' | 'list' | 'cta_url';
+              header?: {
+                type: 'text' | 'image' | 'video' | 'document';
+                text?: string;
+                image?: {
+                  url?: string;
+                  mediaId?: string;
+                };
+                video?: {
+                  url?: string;
+                  mediaId?: string;
+                };
+                document?: {
+                  url?: string;
+                  mediaId?: string;
+                  filename?: string;
+                };
+              };
+              body: {
+                text: string;
+              };
+              footer?: {
+                text: string;
+              };
+              buttons?: {
+                id: string;
+                title: string;
+              }[];
+              list?: {
+                button: string;
+                sections: {
+                  title?: string;
+                  rows: {
+                    id: string;
+                    title: string;
+                    description?: string;
+                  }[];
+                }[];
+              };
+              ctaUrl?: {
+                displayText: string;
+                url: string;
+              };
+            };
+            reaction?: {
+              messageId?: string;
+              externalId?: string;
+              inboundMessageId?: string;
+              emoji: string;
             };
             caption?: string;
           };

@@ -4,6 +4,7 @@
 // "METHOD /path" as in the document. A route missing here still gets a derived operationId, tags and
 // the standard errors; test/meta.test.ts fails until its answers are described here.
 import type { ErrorCode } from './error-docs.js';
+import { KIND_EXAMPLES } from './kind-examples.js';
 
 export type OperationDoc = {
   operationId: string;
@@ -44,9 +45,10 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'POST /messages': {
     operationId: 'sendMessage',
     ok: { 201: 'SendAck', 200: 'SendAck' },
-    errors: ['templates_not_available', ...sendChecks],
+    // message_not_found: the message a reply or a reaction names (decision 0032).
+    errors: ['templates_not_available', 'message_not_found', ...sendChecks],
     description:
-      'Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe. With `sendAt` (UTC, 60 s to 35 days ahead and before the message expires) the message is accepted and counted now, stays `pending` with `scheduledAt`, and leaves at that time; `sendAt` is part of the payload for idempotency. With `requireReplyWindow: true`, a text, image or document to a number whose 24-hour reply window is closed (see `replyWindowExpiresAt` of the sender) ends `failed` with `REENGAGEMENT_REQUIRED` at once, without a provider call and with its quota given back.',
+      "Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe. With `sendAt` (UTC, 60 s to 35 days ahead and before the message expires) the message is accepted and counted now, stays `pending` with `scheduledAt`, and leaves at that time; `sendAt` is part of the payload for idempotency. With `requireReplyWindow: true`, a text, image or document to a number whose 24-hour reply window is closed (see `replyWindowExpiresAt` of the sender) ends `failed` with `REENGAGEMENT_REQUIRED` at once, without a provider call and with its quota given back. Beyond the spec, `content.type` also takes `audio`, `video`, `sticker`, `location`, `contacts`, `interactive` (reply buttons, a list, a call-to-action URL) and `reaction`, each validated at the provider's limits; `replyTo` sends the message as a reply to an earlier one of the same conversation (`404 message_not_found` when it is not the caller's).",
     examples: {
       text: {
         summary: 'A text message',
@@ -84,6 +86,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
           ttlSeconds: 86400,
         },
       },
+      ...KIND_EXAMPLES,
     },
   },
   'GET /messages/{id}': { operationId: 'getMessage', ok: { 200: 'Message' }, errors: ['message_not_found'] },

@@ -66,13 +66,19 @@ const ProviderDetail = Type.Object(
 const SendError = Type.Object({
   code: Type.String({
     description:
-      'Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED, SEND_INTERRUPTED (every attempt used, the last one never finished: the worker stopped during the send).',
+      'Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED, SEND_INTERRUPTED (every attempt used, the last one never finished: the worker stopped during the send), REPLY_TARGET_UNAVAILABLE (the message a reply or reaction names was never sent).',
   }),
   message: Type.String(),
   provider: Type.Optional(Nullable(ProviderDetail)),
 });
 
 const Capability = Type.Object({ supported: Type.Boolean(), enabled: Type.Boolean() });
+/** A reply or a reaction: `inboundMessages` tells whether it may name an inbound message (the inbox, plan Pro). */
+const ReachCapability = Type.Object({
+  supported: Type.Boolean(),
+  enabled: Type.Boolean(),
+  inboundMessages: Type.Boolean(),
+});
 
 /** components.schemas: every resource the public and operator APIs answer with. */
 export const resourceSchemas: Record<string, TSchema> = {
@@ -156,6 +162,14 @@ export const resourceSchemas: Record<string, TSchema> = {
         verifiedAt: NullableTime(),
       }),
       statusWebhooks: Capability,
+      audio: Capability,
+      video: Capability,
+      sticker: Capability,
+      location: Capability,
+      contacts: Capability,
+      interactive: Capability,
+      reaction: ReachCapability,
+      replyTo: ReachCapability,
     }),
   }),
   ChatAccountList: Type.Object({ accounts: Type.Array(ref('ChatAccount')) }),

@@ -9,6 +9,7 @@ import type { Message } from '../../messages/message-view.js';
 import type { Session } from '../../portal/session-service.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { MESSAGE_STATUSES } from '../../shared/vocab.js';
+import { conversationLink, reactionsReceived } from './content-view.js';
 import type { PortalDeps } from './deps.js';
 import { idParam, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
@@ -315,6 +316,9 @@ async function messagePage(deps: PortalDeps, request: FastifyRequest, id: string
       <pre>${m.metadata ? JSON.stringify(m.metadata, null, 2) : 'none'}</pre>
       <h2>Content</h2>
       <pre>${extras ? JSON.stringify(extras.content, null, 2) : ''}</pre>
+      <h2>Reactions received</h2>
+      ${reactionsReceived(m.reactions)}
+      <p>${conversationLink(m.chatAccountId, m.recipient, 'The conversation with this number')}</p>
       <p><a href="/portal/messages">All messages</a></p>`,
   );
 }
