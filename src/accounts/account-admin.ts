@@ -10,7 +10,7 @@ import type { Sealer } from '../shared/crypto.js';
 import { errors, operatorErrors } from '../shared/errors.js';
 import type { AccountStatus, AccountType, SendPolicyMode } from '../shared/vocab.js';
 import { judgeProbe } from './account-probe-policy.js';
-import { ACCOUNT_COLUMNS, toAccountRecord } from './account-record.js';
+import { ACCOUNT_COLUMNS, type AccountRow, toAccountRecord } from './account-record.js';
 import { toOperatorAccount } from './account-view.js';
 
 type SealedColumn = 'access_token_enc' | 'app_secret_enc' | 'management_token_enc';
@@ -77,13 +77,13 @@ export function createAccountAdmin(deps: {
     v === undefined ? undefined : v === null ? null : sealer.seal(v, { table: 'chat_accounts', column, id });
 
   async function view(tx: Queryable, id: string) {
-    const rows = await tx.query<Record<string, unknown>>(
+    const rows = await tx.query<AccountRow & { plan: Plan }>(
       `SELECT ${ACCOUNT_COLUMNS}, (SELECT plan FROM customers c WHERE c.id = a.customer_id) AS plan
          FROM chat_accounts a WHERE id = $1`,
       [id],
     );
     const r = rows[0]!;
-    return toOperatorAccount(toAccountRecord(r), r.plan as Plan, publicBaseUrl);
+    return toOperatorAccount(toAccountRecord(r), r.plan, publicBaseUrl);
   }
 
   function uniqueViolation(err: unknown): boolean {

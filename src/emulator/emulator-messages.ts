@@ -7,10 +7,13 @@ import { bearerToken, injectedBody, newWamid, refuseToken, sleep, tokenRefused }
 import { answerReadMark } from './emulator-inbound-media.js';
 import { createWindows } from './emulator-limits.js';
 import { payloadProblem } from './emulator-payloads.js';
-import { sendReceipts } from './emulator-receipts.js';
+import { defaultPricing, sendReceipts } from './emulator-receipts.js';
 import type { EmulatorState } from './emulator-state.js';
 import type { WebhookSender } from './emulator-webhook-sender.js';
 import { graphError } from './graph-error.js';
+
+/** A business-scoped user id as the provider writes it: country code, dot, letters and digits. */
+const USER_ID = /^[A-Z]{2}\.[A-Za-z0-9.]{1,150}$/;
 
 export function registerMessageRoute(app: FastifyInstance, state: EmulatorState, sender: WebhookSender): void {
   const windows = createWindows();
@@ -24,8 +27,10 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
       if (tokenRefused(token, number)) return refuseToken(reply);
       const body = request.body ?? {};
       if (body.status === 'read') return answerReadMark(state, phoneNumberId, body, reply);
-      const to = String(body.to ?? '').replace(/^\+/, '');
-      if (body.messaging_product !== 'whatsapp' || !/^\d{6,15}$/.test(to))
+      // A number in `to`, or (2026) a business-scoped user id in `recipient`; `to` wins when both.
+      const userId = body.to === undefined && typeof body.recipient === 'string' ? body.recipient : null;
+      const to = userId ?? String(body.to ?? '').replace(/^\+/, '');
+      if (body.messaging_product !== 'whatsapp' || !(userId ? USER_ID.test(userId) : /^\d{6,15}$/.test(to)))
         return reply.code(400).send(graphError(100, 'Invalid parameter'));
       const media = (body.image ?? body.document) as { id?: string } | undefined;
       if (media?.id !== undefined && !state.media.has(media.id))
@@ -56,14 +61,15 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
       }
       const wamid = newWamid();
       state.sent.push({ phoneNumberId, to, type: String(body.type), messageId, wamid, at: Date.now(), payload: body });
-      const receipts = sendReceipts(state, sender, { phoneNumberId, to, wamid, messageId }, rule?.asyncFailure, {
-        ...state.receipts,
-      });
+      const setting = state.receipts.pricing === undefined ? 'derived' : state.receipts.pricing;
+      const pricing = setting === 'derived' ? defaultPricing(state, phoneNumberId, body) : setting;
+      const accepted = { phoneNumberId, to: userId ? '' : to, userId, wamid, messageId, pricing };
+      const receipts = sendReceipts(state, sender, accepted, rule?.asyncFailure, { ...state.receipts });
       if (state.receipts.beforeResponse) await receipts;
       else receipts.catch((err: unknown) => request.log.warn({ err }, 'posting receipts failed'));
       return {
         messaging_product: 'whatsapp',
-        contacts: [{ input: String(body.to), wa_id: to }],
+        contacts: [userId ? { input: userId, user_id: userId } : { input: String(body.to), wa_id: to }],
         messages: [{ id: wamid, ...(body.type === 'template' ? { message_status: 'accepted' } : {}) }],
       };
     },

@@ -62,6 +62,13 @@ export type ReceiptSettings = {
   omitCallbackData: boolean;
   /** At most this many webhook POSTs in flight at once, over all sends (0: no limit). */
   maxInFlight: number;
+  /**
+   * The `pricing` object the `sent` receipt and the first `delivered`/`read` receipt carry, as the
+   * provider's (docs/provider-protocol-2026.md). Absent: derived from the send (a template:
+   * `regular`, billable, its catalog category; other content: `service`, `free_customer_service`,
+   * not billable), as with `derived`. null: receipts carry none (older webhooks).
+   */
+  pricing?: Record<string, unknown> | null | 'derived';
 };
 
 export type NumberSettings = {

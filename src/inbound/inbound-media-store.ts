@@ -53,7 +53,7 @@ export type DueInboundMedia = {
   giveUpAt: Date;
   phoneNumberId: string | null;
   /** The account's id and sealed token (unsealed by the caller, in memory only). */
-  account: Record<string, unknown>;
+  account: { id: string; access_token_enc: string | null };
   /** The claim: the lease written to next_attempt_at; outcomes are written only while it holds. */
   claim: Date;
 };
@@ -83,7 +83,7 @@ export async function claimDueInboundMedia(
     attempts: Number(r.attempts),
     giveUpAt: r.give_up_at as Date,
     phoneNumberId: (r.phone_number_id as string | null) ?? null,
-    account: { id: r.chat_account_id, access_token_enc: r.access_token_enc },
+    account: { id: r.chat_account_id as string, access_token_enc: (r.access_token_enc as string | null) ?? null },
     claim: r.next_attempt_at as Date,
   }));
 }

@@ -11,6 +11,7 @@ import { recordReactions } from '../lifecycle/message-reactions.js';
 import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
 import { eventContentFields } from '../provider/inbound-content-view.js';
 import type { InboundMessage } from '../provider/parse-webhook.js';
+import { moveRecipientKeys, recipientKey } from '../suppressions/recipient-keys.js';
 import { suppressKeywordSenders } from '../suppressions/suppression-store.js';
 import { recordInboundMedia } from './inbound-media-store.js';
 
@@ -59,7 +60,7 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
       .map((item) => ({
         accountId: item.account.id,
         customerId: item.account.customerId,
-        phone: fromOf(item),
+        phone: recipientKey(fromOf(item), item.message.userId), // a user id when no number is known
         text: item.message.text,
         at: item.message.receivedAt,
       })),
@@ -96,10 +97,18 @@ async function resolveNumbers(tx: Queryable, todo: InboundItem[]): Promise<FromO
     if (m.userId && m.fromPhone) learned.set(key(account.id, m.userId), m.fromPhone);
   if (learned.size > 0) {
     const pairs = [...learned].map(([k, phone]) => [...k.split('\u0000'), phone] as [string, string, string]);
-    await tx.query(
-      `INSERT INTO sender_identities (chat_account_id, user_id, phone_e164) SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])
-       ON CONFLICT (chat_account_id, user_id) DO UPDATE SET phone_e164 = EXCLUDED.phone_e164`,
+    // Only a pair that is new (or a changed number) returns: the rows kept under the id alone
+    // move to the number then (decision 0036), not on every message of a known pair.
+    const fresh = await tx.query<{ chat_account_id: string; user_id: string; phone_e164: string }>(
+      `INSERT INTO sender_identities AS s (chat_account_id, user_id, phone_e164) SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])
+       ON CONFLICT (chat_account_id, user_id) DO UPDATE SET phone_e164 = EXCLUDED.phone_e164
+         WHERE s.phone_e164 IS DISTINCT FROM EXCLUDED.phone_e164
+       RETURNING chat_account_id, user_id, phone_e164`,
       [pairs.map((p) => p[0]), pairs.map((p) => p[1]), pairs.map((p) => p[2])],
+    );
+    await moveRecipientKeys(
+      tx,
+      fresh.map((r) => ({ accountId: r.chat_account_id, from: r.user_id, to: r.phone_e164 })),
     );
   }
   const unknown = todo.filter(
@@ -128,7 +137,8 @@ async function countSenders(
 ): Promise<{ agg: Map<string, Aggregate>; senders: Map<string, SenderRow> }> {
   const agg = new Map<string, Aggregate>();
   for (const item of todo) {
-    const phone = fromOf(item);
+    // The recipient key (decision 0036): the number, else the user id when no number is known.
+    const phone = recipientKey(fromOf(item), item.message.userId);
     if (!phone) continue;
     const k = key(item.account.id, phone);
     const a = agg.get(k) ?? {
@@ -337,13 +347,25 @@ async function moveChangedUserIds(tx: Queryable, items: InboundItem[]): Promise<
     moves.map((i) => i.message.previousUserId!),
     moves.map((i) => i.message.userId!),
   ];
-  await tx.query(
+  const known = await tx.query<{ chat_account_id: string; user_id: string; phone_e164: string }>(
     `INSERT INTO sender_identities (chat_account_id, user_id, phone_e164)
      SELECT s.chat_account_id, t.n, s.phone_e164 FROM sender_identities s
        JOIN unnest($1::uuid[], $2::text[], $3::text[]) AS t(a, o, n) ON s.chat_account_id = t.a AND s.user_id = t.o
       WHERE t.o <> t.n
-     ON CONFLICT (chat_account_id, user_id) DO UPDATE SET phone_e164 = EXCLUDED.phone_e164`,
+     ON CONFLICT (chat_account_id, user_id) DO UPDATE SET phone_e164 = EXCLUDED.phone_e164
+     RETURNING chat_account_id, user_id, phone_e164`,
     args,
+  );
+  // What was kept under the old id alone (no number known) now belongs to the new id; rows kept
+  // under a known number stay there (decision 0036).
+  const phoneOf = new Map(known.map((r) => [key(r.chat_account_id, r.user_id), r.phone_e164]));
+  await moveRecipientKeys(
+    tx,
+    moves.map((i) => ({
+      accountId: i.account.id,
+      from: i.message.previousUserId!,
+      to: phoneOf.get(key(i.account.id, i.message.userId!)) ?? i.message.userId!,
+    })),
   );
   await tx.query(
     `DELETE FROM sender_identities s USING unnest($1::uuid[], $2::text[], $3::text[]) AS t(a, o, n)

@@ -22,6 +22,8 @@ export type NewMessageRow = {
   externalId: string;
   payloadHash: string;
   recipient: string;
+  /** The business-scoped user id a send addressed (decision 0036); null or absent for a number. */
+  recipientUserId?: string | null;
   channel: string;
   contentJson: string;
   metadataJson: string | null;
@@ -50,6 +52,7 @@ const COLUMNS: [string, string, (m: NewMessageRow) => unknown][] = [
   ['external_id', 'text', (m) => m.externalId],
   ['payload_hash', 'text', (m) => m.payloadHash],
   ['recipient', 'text', (m) => m.recipient],
+  ['recipient_user_id', 'text', (m) => m.recipientUserId ?? null],
   ['channel', 'text', (m) => m.channel],
   ['content', 'text', (m) => m.contentJson],
   ['metadata', 'text', (m) => m.metadataJson],

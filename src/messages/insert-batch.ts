@@ -16,6 +16,8 @@ import type { AcceptedSend } from './accept-send.js';
 /** One accepted send: the intake's row (accept-send.ts) and its recipient. */
 export type NewMessage = AcceptedSend & {
   recipient: string;
+  /** The user id a send addressed (decision 0036). */
+  recipientUserId?: string | null;
   sandbox: boolean;
   requireReplyWindow?: boolean;
   /** The earlier message it replies or reacts to, as JSON (messages/reply-target.ts). */

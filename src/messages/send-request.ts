@@ -4,7 +4,14 @@ import { type Static, Type } from '@sinclair/typebox';
 
 import { MAX_TTL_SECONDS } from '../plans/plans.js';
 import type { Problem } from '../shared/errors.js';
-import { E164, LANGUAGE_PATTERN, TEMPLATE_NAME_PATTERN, UTC_TIMESTAMP_PATTERN, Uuid } from '../shared/schemas.js';
+import {
+  E164,
+  LANGUAGE_PATTERN,
+  TEMPLATE_NAME_PATTERN,
+  USER_ID_PATTERN,
+  UTC_TIMESTAMP_PATTERN,
+  Uuid,
+} from '../shared/schemas.js';
 import { CHANNEL_OFFICIAL, CONTENT_TYPES } from '../shared/vocab.js';
 import {
   ContactsContent,
@@ -79,7 +86,24 @@ export const SendRequestSchema = Type.Object(
   {
     externalId: Type.String({ minLength: 1, maxLength: 200 }),
     channel: IntakeFields.channel,
-    to: Type.Object({ type: Type.Literal('phone'), phoneE164: E164() }, { additionalProperties: false }),
+    // The spec's `{type: "phone", phoneE164}`, or (an addition, issue #25.2) `{type: "userId",
+    // userId}`: which field goes with which type is a cross-field rule (toProblems), so that a
+    // problem names its path.
+    to: Type.Object(
+      {
+        type: Type.Union([Type.Literal('phone'), Type.Literal('userId')]),
+        phoneE164: Type.Optional(E164()),
+        userId: Type.Optional(
+          Type.String({
+            maxLength: 160,
+            pattern: USER_ID_PATTERN,
+            description:
+              'With `type: "userId"`: the recipient\'s business-scoped user id, as the provider names it (`fromUserId` of an inbound message). Addition (issue #25).',
+          }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
     content: IntakeFields.content,
     chatAccountId: IntakeFields.chatAccountId,
     metadata: IntakeFields.metadata,
@@ -105,7 +129,23 @@ const CONTENT_FIELDS = CONTENT_TYPES;
  * Cross-field rules, run on the raw body next to schema validation so that one answer lists
  * every problem. Tolerates any shape: the schema reports type errors, this adds the rest.
  */
+/** `to`: phoneE164 with type phone, userId with type userId, never both. */
+function toProblems(to: unknown): Problem[] {
+  if (!isObject(to) || (to.type !== 'phone' && to.type !== 'userId')) return [];
+  const wanted = to.type === 'phone' ? 'phoneE164' : 'userId';
+  const other = to.type === 'phone' ? 'userId' : 'phoneE164';
+  return [
+    ...(to[wanted] === undefined ? [{ path: `to.${wanted}`, message: 'is required' }] : []),
+    ...(to[other] !== undefined ? [{ path: `to.${other}`, message: `is not allowed when to.type is ${to.type}` }] : []),
+  ];
+}
+
 export function crossFieldProblems(body: unknown, opts: { allowPrivateUrls: boolean }): Problem[] {
+  const toIssues = isObject(body) && 'to' in body ? toProblems(body.to) : [];
+  return [...toIssues, ...contentProblems(body, opts)];
+}
+
+function contentProblems(body: unknown, opts: { allowPrivateUrls: boolean }): Problem[] {
   if (!isObject(body) || !isObject(body.content)) return [];
   const content = body.content;
   const type = content.type;

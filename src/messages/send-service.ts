@@ -6,9 +6,10 @@ import type { MediaService } from '../media/media-service.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { errors } from '../shared/errors.js';
 import { createGroupCommit } from '../shared/group-commit.js';
+import { phoneForUserId } from '../suppressions/recipient-keys.js';
 import { acceptSend } from './accept-send.js';
 import { type Ack, insertBatch, type InsertOutcome, type NewMessage } from './insert-batch.js';
-import { messageExists } from './message-queries.js';
+import { messageExists } from './message-store.js';
 import { type Conversation, findReplyTarget } from './reply-target.js';
 import type { SendRequest } from './send-request.js';
 
@@ -35,7 +36,7 @@ export function createSendService(deps: {
     async send(caller: Caller, req: SendRequest): Promise<SendResult> {
       const { principal, tenant } = caller;
       const isRepeat = () => messageExists(db, tenant.customerId, req.externalId);
-      const { accepted } = await acceptSend(deps, principal, tenant, req, {
+      const { accepted, account } = await acceptSend(deps, principal, tenant, req, {
         isRepeat,
         // Only set fields are hashed: requests without them keep the hash they always had.
         hashed: {
@@ -45,14 +46,15 @@ export function createSendService(deps: {
           replyTo: req.replyTo,
         },
       });
-      const conversation = {
-        customerId: tenant.customerId,
-        accountId: accepted.chatAccountId,
-        phone: req.to.phoneE164,
-      };
+      // A user id: the number this account knows for it, else the id itself (decision 0036).
+      const userId = req.to.type === 'userId' ? req.to.userId! : null;
+      const recipient =
+        userId === null ? req.to.phoneE164! : ((await phoneForUserId(db, account.id, userId)) ?? userId);
+      const conversation = { customerId: tenant.customerId, accountId: accepted.chatAccountId, phone: recipient };
       const outcome = await group.submit({
         ...accepted,
-        recipient: req.to.phoneE164,
+        recipient,
+        recipientUserId: userId,
         sandbox: principal.sandbox,
         requireReplyWindow: req.requireReplyWindow === true,
         replyTargetJson: await replyTargetJson(db, principal, conversation, req, isRepeat),

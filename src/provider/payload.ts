@@ -179,7 +179,8 @@ export function buildSendPayload(
   const envelope = {
     messaging_product: 'whatsapp',
     recipient_type: 'individual',
-    to: to.replace(/^\+/, ''),
+    // A number goes in `to`; a business-scoped user id (no `+`: decision 0036) in `recipient`.
+    ...(to.startsWith('+') ? { to: to.slice(1) } : { recipient: to }),
     biz_opaque_callback_data: messageId,
   };
   const context =

@@ -15,10 +15,19 @@ export type InboundMediaFetch = {
 export const MEDIA_COLUMNS = `f.state AS media_state, f.size_bytes AS media_size, f.attempts AS media_attempts,
   f.last_error AS media_error, f.fetched_at AS media_fetched_at`;
 
-function fetchOf(r: Record<string, unknown>): InboundMediaFetch | null {
+/** The columns MEDIA_COLUMNS reads (all null for a message without a file). */
+export type InboundMediaColumns = {
+  media_state: InboundMediaState | null;
+  media_size: string | number | null;
+  media_attempts: number | null;
+  media_error: string | null;
+  media_fetched_at: Date | null;
+};
+
+function fetchOf(r: InboundMediaColumns): InboundMediaFetch | null {
   if (!r.media_state) return null;
   return {
-    state: r.media_state as InboundMediaState,
+    state: r.media_state,
     size: r.media_size === null || r.media_size === undefined ? null : Number(r.media_size),
     attempts: Number(r.media_attempts),
     error: (r.media_error as string | null) ?? null,
@@ -27,7 +36,7 @@ function fetchOf(r: Record<string, unknown>): InboundMediaFetch | null {
 }
 
 /** The message's `media` (the provider's description) with the fetch of its file, when there is one. */
-export function withFetch<T extends object>(described: T | null, r: Record<string, unknown>): T | null {
+export function withFetch<T extends object>(described: T | null, r: InboundMediaColumns): T | null {
   const fetched = fetchOf(r);
   return described && fetched ? { ...described, ...fetched } : described;
 }

@@ -6,8 +6,9 @@
 // 0024-sandbox-keys). Every query here also takes the customer id.
 import { type Caller, callerAccount, callerPhone, requireLive } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
-import { decodeCursor, toPage } from '../shared/cursor.js';
 import { AppError } from '../shared/errors.js';
+import { checkCursor, keysetPage } from '../shared/keyset.js';
+import { USER_ID_PATTERN } from '../shared/schemas.js';
 import type { SuppressionSource } from '../shared/vocab.js';
 import { DEFAULT_OPT_OUT_KEYWORDS, foldKeyword } from './opt-out-keywords.js';
 import { addSuppressions, keywordsOf, removeSuppressions } from './suppression-store.js';
@@ -15,6 +16,10 @@ import { addSuppressions, keywordsOf, removeSuppressions } from './suppression-s
 export type Suppression = { phone: string; reason: string; source: SuppressionSource; since: string };
 
 export const suppressionNotFound = () => new AppError(404, 'suppression_not_found');
+
+/** The entry's key: a business-scoped user id as given (kept under the id: decision 0036), else the number. */
+const keyOf = (caller: Caller, given: string) =>
+  new RegExp(USER_ID_PATTERN).test(given) ? given : callerPhone(caller, given, 'phone');
 
 type Row = { id: string; phone_e164: string; reason: string; source: SuppressionSource; created_at: Date };
 const toSuppression = (r: Row): Suppression => ({
@@ -49,24 +54,18 @@ export function createSuppressionService(deps: { db: Db }) {
       const customerId = caller.tenant.customerId;
       const accountId = callerAccount(caller, account).id;
       if (caller.principal.sandbox) {
-        if (page.cursor !== undefined) decodeCursor(page.cursor);
+        checkCursor(page.cursor);
         return { suppressions: [], nextCursor: null };
       }
-      const params: unknown[] = [customerId, accountId];
-      let after = '';
-      if (page.cursor !== undefined) {
-        const pos = decodeCursor(page.cursor);
-        params.push(pos.createdAt.toISOString(), pos.id);
-        after = 'AND (created_at, id) < ($3::timestamptz, $4::uuid)';
-      }
-      params.push(page.limit + 1);
-      const rows = await db.query<Row>(
-        `SELECT id, phone_e164, reason, source, created_at FROM suppressions
-          WHERE customer_id = $1 AND chat_account_id = $2 ${after}
-          ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
-        params,
+      const p = await keysetPage<Row>(
+        db,
+        {
+          select: 'SELECT id, phone_e164, reason, source, created_at FROM suppressions',
+          where: ['customer_id = $1', 'chat_account_id = $2'],
+          params: [customerId, accountId],
+        },
+        page,
       );
-      const p = toPage(rows, page.limit, (r) => ({ createdAt: r.created_at, id: r.id }));
       return { suppressions: p.rows.map(toSuppression), nextCursor: p.nextCursor };
     },
 
@@ -74,7 +73,7 @@ export function createSuppressionService(deps: { db: Db }) {
     async add(caller: Caller, account: string, given: string, reason: string | undefined) {
       const accountId = changeable(caller, account);
       const customerId = caller.tenant.customerId;
-      const phone = callerPhone(caller, given, 'phone');
+      const phone = keyOf(caller, given);
       const created =
         (await addSuppressions(db, [
           { accountId, customerId, phone, source: 'customer', reason: reason ?? 'Added by the customer' },
@@ -86,7 +85,7 @@ export function createSuppressionService(deps: { db: Db }) {
     async remove(caller: Caller, account: string, given: string) {
       const accountId = changeable(caller, account);
       const customerId = caller.tenant.customerId;
-      const phone = callerPhone(caller, given, 'phone');
+      const phone = keyOf(caller, given);
       if (!(await one(customerId, accountId, phone))) throw suppressionNotFound();
       await removeSuppressions(db, [{ accountId, phone }]);
     },

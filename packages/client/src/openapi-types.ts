@@ -907,8 +907,9 @@ export interface components {
       /** Format: uuid */
       messageId: string;
       externalId: string;
-      /** @description E.164 */
+      /** @description E.164; for a send by user id (`to.type: "userId"`), the number known for that id at accept, else the id itself. */
       recipient: string;
+      recipientUserId?: string | null;
       channel: string;
       /** @enum {string} */
       status: 'pending' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
@@ -955,6 +956,16 @@ export interface components {
       metadata: {
         [key: string]: unknown;
       } | null;
+      pricing?:
+        | ({
+            billable: boolean | null;
+            pricingModel: string | null;
+            category: string | null;
+            type: string | null;
+          } & {
+            [key: string]: unknown;
+          })
+        | null;
       /** @description GET /messages/{id}: the users' current reactions to this message (not on list items). */
       reactions?: components['schemas']['MessageReaction'][];
     };
@@ -1515,6 +1526,28 @@ export interface components {
       } & {
         [key: string]: unknown;
       })[];
+      /** @description Messages the provider priced in the month (on the UTC day of their first pricing receipt), as its receipts said: `billable`, `free`, or `unknown` (no `billable` flag), in all and by the receipt's `category`. Addition (issue #25). */
+      pricing?: {
+        /** @description Priced messages whose receipt said `billable: true`. */
+        billable: number;
+        /** @description Priced messages whose receipt said `billable: false`. */
+        free: number;
+        /** @description Priced messages whose receipt had no `billable` flag. */
+        unknown: number;
+        byCategory: ({
+          category: string;
+          /** @description Priced messages whose receipt said `billable: true`. */
+          billable: number;
+          /** @description Priced messages whose receipt said `billable: false`. */
+          free: number;
+          /** @description Priced messages whose receipt had no `billable` flag. */
+          unknown: number;
+        } & {
+          [key: string]: unknown;
+        })[];
+      } & {
+        [key: string]: unknown;
+      };
     } & {
       [key: string]: unknown;
     };
@@ -2070,8 +2103,10 @@ export interface components {
         /** @enum {string} */
         previousStatus: 'pending' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
         channel: string;
-        /** @description E.164 */
+        /** @description E.164, or the business-scoped user id when a send by user id had no known number. */
         recipient: string;
+        /** @description Only on a send by user id: the business-scoped user id it addressed. Addition. */
+        recipientUserId?: string;
         /** Format: uuid */
         chatAccountId: string;
         /**
@@ -2381,9 +2416,10 @@ export interface operations {
           /** @enum {string} */
           channel?: 'chat_official';
           to: {
-            /** @enum {string} */
-            type: 'phone';
-            phoneE164: string;
+            type: 'phone' | 'userId';
+            phoneE164?: string;
+            /** @description With `type: "userId"`: the recipient's business-scoped user id, as the provider names it (`fromUserId` of an inbound message). Addition (issue #25). */
+            userId?: string;
           };
           content: {
             type:
@@ -4739,6 +4775,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description A number in any accepted spelling, or a business-scoped user id (an entry kept under the id). */
           phone: string;
           reason?: string;
         };
@@ -4847,6 +4884,7 @@ export interface operations {
       header?: never;
       path: {
         accountId: string;
+        /** @description A number in any accepted spelling, or a business-scoped user id (an entry kept under the id). */
         phone: string;
       };
       cookie?: never;

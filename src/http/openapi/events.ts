@@ -57,7 +57,14 @@ export const eventSchemas: Record<string, Record<string, unknown>> = {
         status: { type: 'string', enum: ['sent', 'delivered', 'read', 'failed'] },
         previousStatus: { type: 'string', enum: [...MESSAGE_STATUSES] },
         channel: { type: 'string' },
-        recipient: { type: 'string', description: 'E.164' },
+        recipient: {
+          type: 'string',
+          description: 'E.164, or the business-scoped user id when a send by user id had no known number.',
+        },
+        recipientUserId: {
+          type: 'string',
+          description: 'Only on a send by user id: the business-scoped user id it addressed. Addition.',
+        },
         chatAccountId: { type: 'string', format: 'uuid' },
         timestamp: {
           ...time,

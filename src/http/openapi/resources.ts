@@ -52,6 +52,32 @@ const UsageCounters = {
   failed: Type.Integer({ description: 'Messages that failed that day.' }),
 };
 
+/** GET /usage's counts of priced messages (issue #25). */
+const PricingCounts = {
+  billable: Type.Integer({ description: 'Priced messages whose receipt said `billable: true`.' }),
+  free: Type.Integer({ description: 'Priced messages whose receipt said `billable: false`.' }),
+  unknown: Type.Integer({ description: 'Priced messages whose receipt had no `billable` flag.' }),
+};
+
+/** A message's price as the provider's status receipt said it (issue #25). */
+const MessagePricing = Type.Object(
+  {
+    billable: Nullable(Type.Boolean()),
+    pricingModel: Nullable(
+      Type.String({ description: '`PMP` (per message, since July 2025); `CBP` on older receipts.' }),
+    ),
+    category: Nullable(
+      Type.String({ description: '`marketing`, `utility`, `authentication`, `service` … as the provider named it.' }),
+    ),
+    type: Nullable(Type.String({ description: '`regular`, `free_customer_service`, `free_entry_point` …' })),
+  },
+  {
+    additionalProperties: true,
+    description:
+      "What the message costs, as the provider's status receipt said it (stored as received, never inferred); null until a receipt priced it. Addition (issue #25).",
+  },
+);
+
 const ProviderDetail = Type.Object(
   {
     code: Type.Optional(Nullable(Type.Union([Type.Integer(), Type.String()]))),
@@ -94,7 +120,17 @@ export const resourceSchemas: Record<string, TSchema> = {
   Message: Type.Object({
     messageId: Id(),
     externalId: Type.String(),
-    recipient: Type.String({ description: 'E.164' }),
+    recipient: Type.String({
+      description:
+        'E.164; for a send by user id (`to.type: "userId"`), the number known for that id at accept, else the id itself.',
+    }),
+    recipientUserId: Type.Optional(
+      Nullable(
+        Type.String({
+          description: 'The business-scoped user id the send addressed; null for a send to a number. Addition.',
+        }),
+      ),
+    ),
     channel: Type.String(),
     status: Enum(MESSAGE_STATUSES),
     attemptCount: Type.Integer(),
@@ -121,6 +157,7 @@ export const resourceSchemas: Record<string, TSchema> = {
     }),
     error: Nullable(SendError),
     metadata: Nullable(Type.Object({}, { additionalProperties: true })),
+    pricing: Type.Optional(Nullable(MessagePricing)),
     reactions: Type.Optional(
       Type.Array(ref('MessageReaction'), {
         description: "GET /messages/{id}: the users' current reactions to this message (not on list items).",
@@ -394,6 +431,21 @@ export const resourceSchemas: Record<string, TSchema> = {
       byAccount: Type.Array(Type.Object({ chatAccountId: Id(), ...UsageCounters }, { additionalProperties: true }), {
         description: 'The accounts with any count in the month, by id. A scoped key: its account only (byDay too).',
       }),
+      pricing: Type.Optional(
+        Type.Object(
+          {
+            ...PricingCounts,
+            byCategory: Type.Array(
+              Type.Object({ category: Type.String(), ...PricingCounts }, { additionalProperties: true }),
+            ),
+          },
+          {
+            additionalProperties: true,
+            description:
+              "Messages the provider priced in the month (on the UTC day of their first pricing receipt), as its receipts said: `billable`, `free`, or `unknown` (no `billable` flag), in all and by the receipt's `category`. Addition (issue #25).",
+          },
+        ),
+      ),
     },
     { additionalProperties: true },
   ),

@@ -266,7 +266,7 @@ export function registerConversationRoutes(app: FastifyInstance, deps: PortalDep
     try {
       deps.settings.checkAllowed(caller);
       const req = await replyRequest(deps, caller, request);
-      to = req.to.phoneE164;
+      to = req.to.phoneE164!; // a portal reply always names the number
       await deps.sends.send(caller, req);
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404) throw err;

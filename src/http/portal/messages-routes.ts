@@ -246,6 +246,7 @@ async function messagePage(deps: PortalDeps, request: FastifyRequest, id: string
     ['messageId', m.messageId],
     ['externalId', m.externalId],
     ['recipient', m.recipient],
+    ['recipientUserId', m.recipientUserId],
     ['channel', m.channel],
     ['status', shownStatus(m)],
     ['attemptCount', m.attemptCount],
@@ -261,6 +262,12 @@ async function messagePage(deps: PortalDeps, request: FastifyRequest, id: string
     ['providerMessageId', m.providerMessageId],
     ['expiresAt', m.expiresAt],
     ['sandbox', m.sandbox],
+    [
+      'pricing',
+      m.pricing
+        ? `${m.pricing.category ?? '?'}, ${m.pricing.billable === null ? 'billable not said' : m.pricing.billable ? 'billable' : 'free'} (${m.pricing.type ?? '?'}, ${m.pricing.pricingModel ?? '?'})`
+        : null,
+    ],
   ];
   const provider = (m.error?.provider ?? null) as Record<string, unknown> | null;
   return page(

@@ -4,8 +4,8 @@ import { isSupportedCountry } from 'libphonenumber-js';
 
 import type { AccountAdmin } from '../../accounts/account-admin.js';
 import type { AccountList } from '../../accounts/account-list.js';
-import type { CustomerQueries } from '../../customers/customer-queries.js';
 import type { CustomerService } from '../../customers/customer-service.js';
+import type { CustomerQueries } from '../../customers/customer-store.js';
 import type { InboundService } from '../../inbound/inbound-service.js';
 import type { KeyService } from '../../keys/key-service.js';
 import { PLANS } from '../../plans/plans.js';

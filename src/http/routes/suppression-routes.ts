@@ -8,7 +8,11 @@ import type { SuppressionService } from '../../suppressions/suppression-service.
 import type { Server } from '../server.js';
 import { callerOf } from '../server.js';
 
-const Phone = Type.String({ minLength: 1, maxLength: 40 });
+const Phone = Type.String({
+  minLength: 1,
+  maxLength: 160,
+  description: 'A number in any accepted spelling, or a business-scoped user id (an entry kept under the id).',
+});
 const accountParam = Type.Object({ accountId: Uuid() });
 const common = { security: [{ apiKey: [] }], tags: ['suppressions'] };
 
