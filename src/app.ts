@@ -355,7 +355,9 @@ export async function createApp(
             sealer,
             invalidateCustomer: directory.invalidate,
             categories: templateCategories,
+            blockedMarkets: config.marketingBlockedMarkets,
             onLateSends: (outcome, n) => metrics.lateSends.inc({ outcome }, n),
+            onPairHeld: (n) => metrics.pairHeldSends.inc(n),
             options: {
               batchSize: config.workerBatchSize,
               leaseSeconds: config.workerLeaseSeconds,
@@ -366,6 +368,7 @@ export async function createApp(
               maxMediaSteps: config.maxMediaSteps,
               pacingHorizonMs: config.dispatchPacingHorizonMs,
               firstAccountProbeDelayMs: config.accountProbeFirstDelayScaledMs,
+              pairSpacingMs: config.pairRateSpacingMs,
             },
           }),
           createParkedReceiptSweep({ db, log, intervalMs: config.parkedSweepMs }),

@@ -22,6 +22,10 @@ export type AccountRecord = {
   sendPolicyMode: SendPolicyMode | null;
   testRecipients: string[];
   throughputMps: number;
+  /** Send MARKETING templates over the provider's Marketing Messages API (decision 0038; off by default). */
+  marketingMessagesApi: boolean;
+  /** Until when the provider is taken to refuse that API for this account (131055: not onboarded); null: not refused. */
+  marketingMessagesRefusedUntil: Date | null;
   /** The account prober's state (decision 0009): when the next probe is due, null when not probed. */
   probeNextAt: Date | null;
   /** Probes in a row that did not get the token accepted since the account was marked. */
@@ -31,7 +35,7 @@ export type AccountRecord = {
 
 export const ACCOUNT_COLUMNS = `id, customer_id, type, status, phone_number, display_name, connected_at, last_error_code,
   phone_number_id, waba_id, integration_id, management_token_enc IS NOT NULL AS has_management_token,
-  template_management_verified_at, waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, probe_next_at, probe_attempts, created_at`;
+  template_management_verified_at, waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, marketing_messages_api, marketing_messages_refused_until, probe_next_at, probe_attempts, created_at`;
 
 /** A row of ACCOUNT_COLUMNS as the database returns it. */
 export type AccountRow = {
@@ -53,6 +57,8 @@ export type AccountRow = {
   send_policy_mode: SendPolicyMode | null;
   test_recipients: string[] | null;
   throughput_mps: number;
+  marketing_messages_api: boolean | null;
+  marketing_messages_refused_until: Date | null;
   probe_next_at: Date | null;
   probe_attempts: number;
   created_at: Date;
@@ -78,6 +84,8 @@ export function toAccountRecord(r: AccountRow): AccountRecord {
     sendPolicyMode: r.send_policy_mode,
     testRecipients: r.test_recipients ?? [],
     throughputMps: r.throughput_mps,
+    marketingMessagesApi: r.marketing_messages_api === true,
+    marketingMessagesRefusedUntil: r.marketing_messages_refused_until,
     probeNextAt: r.probe_next_at,
     probeAttempts: r.probe_attempts,
     createdAt: r.created_at,

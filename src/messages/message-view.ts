@@ -5,7 +5,7 @@ import type { MessageStatus } from '../shared/vocab.js';
 export const MESSAGE_COLUMNS = `id, external_id, recipient, channel, status, attempt_count, max_attempts, last_error_code,
   broadcast_id, chat_account_id, created_at, sent_at, delivered_at, read_at, failed_at, provider_message_id,
   expires_at, sandbox, error, metadata, due_at, locked_until, last_attempt_at, scheduled_at, pricing,
-  recipient_user_id`;
+  recipient_user_id, provider_route`;
 
 /** A row of MESSAGE_COLUMNS as the database returns it. */
 export type MessageRow = {
@@ -35,6 +35,7 @@ export type MessageRow = {
   scheduled_at: Date | null;
   pricing: ReceiptPricing | null;
   recipient_user_id: string | null;
+  provider_route: string | null;
 };
 
 const iso = (v: unknown): string | null =>
@@ -83,6 +84,12 @@ export function toMessage(r: MessageRow, now = new Date()) {
       maxAttempts: r.max_attempts,
       nextAttemptAt: open ? iso(r.due_at) : null,
       lastAttemptAt: iso(r.last_attempt_at),
+      /**
+       * The provider endpoint that carried the send (decision 0038); null until sent. A live send
+       * whose outcome was recorded after its receipt (or made before routes were kept) went over
+       * /messages: only the Marketing Messages API route is sure to be stored.
+       */
+      route: r.provider_route ?? (r.provider_message_id && r.sandbox !== true ? 'messages' : null),
     },
     error: r.error,
     metadata: r.metadata,

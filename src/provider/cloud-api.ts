@@ -53,6 +53,9 @@ export type ManagementRequest = {
 
 export type ProviderClient = ReturnType<typeof createProviderClient>;
 
+/** Where a send goes: the provider's /messages, or its Marketing Messages API for MARKETING templates (decision 0038). */
+export type ProviderRoute = 'messages' | 'marketing_messages';
+
 export type ProviderOperation = 'send' | 'media_upload' | 'template' | 'phone_lookup' | 'media_download' | 'mark_read';
 
 /** GET /{media-id}: where to download a received file, and what the provider says of it. */
@@ -244,11 +247,13 @@ export function createProviderClient(opts: {
       providerMedia?: ProviderMediaRef | null,
       /** The provider's id of the message it replies or reacts to (payload.ts). */
       targetProviderId: string | null = null,
+      route: ProviderRoute = 'messages',
     ): Promise<SendOutcome> {
+      // The Marketing Messages API takes the same payload as /messages, on its own path.
       const outcome = sendAnswer(
         await post(
           'send',
-          `${encodeURIComponent(account.phoneNumberId)}/messages`,
+          `${encodeURIComponent(account.phoneNumberId)}/${route}`,
           account.accessToken,
           JSON.stringify(buildSendPayload(to, content, messageId, providerMedia, targetProviderId)),
         ),

@@ -939,6 +939,7 @@ export interface components {
         maxAttempts: number;
         nextAttemptAt: string | null;
         lastAttemptAt: string | null;
+        route?: ('messages' | 'marketing_messages') | null;
       };
       error: {
         /** @description Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED, SEND_INTERRUPTED (every attempt used, the last one never finished: the worker stopped during the send), REPLY_TARGET_UNAVAILABLE (the message a reply or reaction names was never sent). */
@@ -1560,6 +1561,13 @@ export interface components {
         /** Format: uuid */
         customerId: string;
         throughputMps: number;
+        marketingMessages: {
+          /** @description MARKETING templates go over the Marketing Messages API (decision 0038). */
+          enabled: boolean;
+          refusedUntil: string | null;
+        } & {
+          [key: string]: unknown;
+        };
         probe: {
           /**
            * Format: date-time
@@ -6919,6 +6927,8 @@ export interface operations {
             testRecipients?: string[];
           };
           throughputMps?: number;
+          /** @description true: MARKETING templates go over the provider's Marketing Messages API (POST /<phone-number-id>/marketing_messages), the rest over /messages; falls back to /messages while the provider says the account is not onboarded (131055). Default false. */
+          marketingMessagesApi?: boolean;
         };
       };
     };
@@ -7051,6 +7061,8 @@ export interface operations {
             testRecipients?: string[];
           };
           throughputMps?: number;
+          /** @description true: MARKETING templates go over the provider's Marketing Messages API (POST /<phone-number-id>/marketing_messages), the rest over /messages; falls back to /messages while the provider says the account is not onboarded (131055). Default false. */
+          marketingMessagesApi?: boolean;
         };
       };
     };

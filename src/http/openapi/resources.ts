@@ -154,6 +154,14 @@ export const resourceSchemas: Record<string, TSchema> = {
       maxAttempts: Type.Integer(),
       nextAttemptAt: NullableTime(),
       lastAttemptAt: NullableTime(),
+      route: Type.Optional(
+        Nullable(
+          Enum(['messages', 'marketing_messages'], {
+            description:
+              'The provider endpoint that carried the send: /messages, or the Marketing Messages API for a MARKETING template of an account with it on. Null until sent (and for sandbox messages).',
+          }),
+        ),
+      ),
     }),
     error: Nullable(SendError),
     metadata: Nullable(Type.Object({}, { additionalProperties: true })),
@@ -456,6 +464,17 @@ export const resourceSchemas: Record<string, TSchema> = {
       {
         customerId: Id(),
         throughputMps: Type.Integer(),
+        marketingMessages: Type.Object(
+          {
+            enabled: Type.Boolean({
+              description: 'MARKETING templates go over the Marketing Messages API (decision 0038).',
+            }),
+            refusedUntil: NullableTime(
+              'Until when /messages carries them instead: the provider answered 131055 (not onboarded) and the API is tried again after this.',
+            ),
+          },
+          { additionalProperties: true },
+        ),
         probe: Nullable(
           Type.Object({
             nextAt: Time('When the next re-verification of a rejected token is due.'),

@@ -58,6 +58,12 @@ const AccountFields = {
     ),
   ),
   throughputMps: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  marketingMessagesApi: Type.Optional(
+    Type.Boolean({
+      description:
+        "true: MARKETING templates go over the provider's Marketing Messages API (POST /<phone-number-id>/marketing_messages), the rest over /messages; falls back to /messages while the provider says the account is not onboarded (131055). Default false.",
+    }),
+  ),
 };
 
 const IdParam = Type.Object({ id: Uuid() });
