@@ -5,7 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 
 import { apiVersionProblem, DEFAULT_API_VERSION } from './provider/api-versions.js';
-import { readMimeList } from './provider/parse-inbound-media.js';
+import { type InboundMediaSettings, readInboundMediaSettings } from './provider/parse-inbound-media.js';
 import { DEFAULT_BLOCKED_MARKETS, parseMarkets } from './shared/markets.js';
 
 export type Config = {
@@ -62,12 +62,6 @@ export type Config = {
   accountProbeMaxDelaySeconds: number;
   /** How long an uploaded file may wait unused before it expires (the spec's 1 hour). */
   mediaUnusedTtlSeconds: number;
-  /** Inbound files above this are recorded `skipped_too_large`, not fetched (decision 0034). */
-  inboundMediaMaxBytes: number;
-  /** Inbound file types fetched (base MIME types, or `type/*`); others are recorded `skipped_type`. */
-  inboundMediaTypes: string[];
-  /** Fetch attempts of one inbound file before it is recorded `failed` (also given up on as its media id expires). */
-  inboundMediaMaxAttempts: number;
   bodyLimitBytes: number;
   /** Deadline for receiving a whole request, head and body (Node's requestTimeout): 408 beyond. */
   bodyReadTimeoutMs: number;
@@ -97,7 +91,8 @@ export type Config = {
   metricsQuotaTopN: number;
   /** Distinct account or endpoint ids kept as label values per process; the rest count as "other". */
   metricsMaxIdLabels: number;
-} & DerivedSettings;
+} & DerivedSettings &
+  InboundMediaSettings;
 
 /** Settings computed from the others in loadConfig (none is read from the environment). */
 export type DerivedSettings = {
@@ -311,9 +306,7 @@ export function loadConfig(env: Env): Config {
     accountProbeFirstDelaySeconds: int('ACCOUNT_PROBE_FIRST_DELAY_SECONDS', 60, 1, 86400),
     accountProbeMaxDelaySeconds: int('ACCOUNT_PROBE_MAX_DELAY_SECONDS', 1800, 1, 7 * 86400),
     mediaUnusedTtlSeconds: int('MEDIA_UNUSED_TTL_SECONDS', 3600, 1, 86400),
-    inboundMediaMaxBytes: int('INBOUND_MEDIA_MAX_BYTES', 16 * 1024 * 1024, 1, 100 * 1024 * 1024),
-    inboundMediaTypes: readMimeList(str('INBOUND_MEDIA_TYPES'), problems),
-    inboundMediaMaxAttempts: int('INBOUND_MEDIA_MAX_ATTEMPTS', 12, 1, 100),
+    ...readInboundMediaSettings(int, str, problems),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     // 20 MB in 2 minutes is about 1.4 Mbit/s: a slow mobile upload still fits.
     bodyReadTimeoutMs: int('BODY_READ_TIMEOUT_MS', 120_000, 1000, 3_600_000),

@@ -84,3 +84,25 @@ export function typeAllowed(mimeType: string | null, allowed: readonly string[])
   if (!base) return false;
   return allowed.some((a) => a === base || (a.endsWith('/*') && base.startsWith(a.slice(0, -1))));
 }
+
+/** The inbound file settings (decision 0034), read by loadConfig with its readers. */
+export type InboundMediaSettings = {
+  /** Inbound files above this are recorded `skipped_too_large`, not fetched. */
+  inboundMediaMaxBytes: number;
+  /** Inbound file types fetched (base MIME types, or `type/*`); others are recorded `skipped_type`. */
+  inboundMediaTypes: string[];
+  /** Fetch attempts of one inbound file before it is recorded `failed` (also given up on as its media id expires). */
+  inboundMediaMaxAttempts: number;
+};
+
+export function readInboundMediaSettings(
+  int: (name: string, def: number, min: number, max: number) => number,
+  str: (name: string) => string | null,
+  problems: string[],
+): InboundMediaSettings {
+  return {
+    inboundMediaMaxBytes: int('INBOUND_MEDIA_MAX_BYTES', 16 * 1024 * 1024, 1, 100 * 1024 * 1024),
+    inboundMediaTypes: readMimeList(str('INBOUND_MEDIA_TYPES'), problems),
+    inboundMediaMaxAttempts: int('INBOUND_MEDIA_MAX_ATTEMPTS', 12, 1, 100),
+  };
+}
