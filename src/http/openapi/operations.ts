@@ -175,6 +175,27 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     ok: { 200: 'InboundMessage' },
     errors: ['inbound_message_not_found', ...inboxGate],
   },
+  'GET /inbound-messages/{id}/media': {
+    operationId: 'getInboundMedia',
+    ok: { 200: null },
+    errors: [
+      'inbound_message_not_found',
+      'inbound_media_not_found',
+      'media_not_ready',
+      'media_unavailable',
+      'feature_not_available',
+    ],
+    description:
+      "The file of an inbound message (image, audio or voice note, video, sticker, document), as fetched from the provider: the body is the file's bytes, with its `Content-Type` and `Content-Length`. `409 media_not_ready` while it is being fetched, `410 media_unavailable` when it never will be (see `media.state` on the message).",
+  },
+  'POST /inbound-messages/{id}/read': {
+    operationId: 'markInboundRead',
+    ok: { 200: 'InboundReadMark' },
+    errors: ['inbound_message_not_found', 'feature_not_available', 'provider_unavailable'],
+    description:
+      "Marks the inbound message read at the provider (blue ticks); with `typing: true` the user also sees the typing indicator (up to 25 s, or until the reply). Once per message: a repeat answers the first call's `readAt` and `typing` without a provider call. The call takes a slot of the account's pacing, like its sends. A sandbox key gets a simulated answer (`sandbox: true`) and nothing is sent.",
+    examples: { typing: { summary: 'Read, and show the typing indicator', value: { typing: true } } },
+  },
   'GET /chat-accounts/{accountId}/inbox-filter': {
     operationId: 'getInboxFilter',
     ok: { 200: 'InboxFilter' },

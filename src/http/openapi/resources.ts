@@ -296,7 +296,16 @@ export const resourceSchemas: Record<string, TSchema> = {
     displayText: Nullable(Type.String()),
     receivedAt: Time(),
     replyTo: Nullable(ref('ReplyTo')),
+    readAt: Type.Optional(
+      NullableTime('When POST /inbound-messages/{id}/read marked it read at the provider; null before.'),
+    ),
     ...inboundContentProps,
+  }),
+  InboundReadMark: Type.Object({
+    inboundMessageId: Id(),
+    readAt: Time(),
+    typing: Type.Boolean(),
+    sandbox: Type.Optional(Type.Literal(true)),
   }),
   ...inboundContentSchemas,
   InboundMessagePage: Page('inboundMessages', 'InboundMessage'),
