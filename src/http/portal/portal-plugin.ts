@@ -41,7 +41,10 @@ declare module 'fastify' {
   }
 }
 
-/** Content-Security-Policy: scripts and styles only from the portal's own files; no inline script. */
+/**
+ * Content-Security-Policy: scripts and styles only from the portal's own files; no inline script.
+ * A route that set its own, stricter policy keeps it (an inbound file, inbox-media-routes.ts).
+ */
 const CSP = [
   "default-src 'self'",
   "script-src 'self'",
@@ -92,7 +95,6 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
       portal.decorateRequest('portalSessionId', null);
 
       portal.addHook('onSend', async (_request, reply) => {
-        // A served file keeps its own, stricter policy (inbox-media-routes.ts).
         if (!reply.getHeader('content-security-policy')) reply.header('content-security-policy', CSP);
         reply.header('x-frame-options', 'DENY');
         reply.header('referrer-policy', 'no-referrer');
