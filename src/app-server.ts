@@ -105,6 +105,7 @@ function registerPortalPages(api: Server, config: Config, s: Services): void {
     messageCancel,
     broadcasts,
     senders,
+    files: s.inboundFiles,
     conversations,
     sends,
     settings,

@@ -4,6 +4,8 @@
 // on reload or a repeated form) and offering the approved templates outside it; the content of
 // each kind in the inbox, on the inbound message's page and our message's page (reactions);
 // another customer's conversation not found; a viewer sees no reply box (decision 0039).
+import crypto from 'node:crypto';
+
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -274,14 +276,113 @@ describe('portal: the conversation view and its reply box', () => {
         .replace(/\s+/g, ' ')
         .trim(),
     );
-    expect(bodies).toEqual([
-      'voice note (audio/ogg)',
-      'document invoice&lt;1&gt;.pdf (application/pdf): April',
-      '2 contacts Barbara J. Johnson (+1 (650) 555-1234); Ann &lt;b&gt;Lee&lt;/b&gt;',
-    ]);
+    // The provider never had these files (unknown ids): their state is said in words, nothing is played.
+    expect(bodies).toHaveLength(3);
+    expect(bodies[0]).toMatch(
+      /^voice note \(audio\/ogg\) \(file (being fetched from the provider|could not be fetched)\)$/,
+    );
+    expect(bodies[1]).toMatch(/^document invoice&lt;1&gt;\.pdf \(application\/pdf\): April \(file /);
+    expect(bodies[2]).toBe('2 contacts Barbara J. Johnson (+1 (650) 555-1234); Ann &lt;b&gt;Lee&lt;/b&gt;');
+    expect(page.text).not.toContain('<audio');
     const inbox = await client.get(`/portal/inbox?from=%2B${P4}`);
     expect(inbox.text).toContain('<strong>voice note</strong>');
     expect(inbox.text).not.toContain('<b>Lee</b>');
+  });
+
+  it('plays a voice note and shows a photo fetched through the real webhook; another customer gets 404', async () => {
+    const P5 = '16505551238';
+    const ogg = crypto.randomBytes(2048);
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    const pdf = Buffer.from('%PDF-1.4\n%fake\n');
+    for (const [type, media] of [
+      ['audio', { dataBase64: ogg.toString('base64'), voice: true }],
+      ['image', { dataBase64: png.toString('base64'), mimeType: 'image/png', caption: 'the broken box' }],
+      ['document', { dataBase64: pdf.toString('base64'), filename: 'receipt "1".pdf' }],
+    ] as const) {
+      const res = await fetch(`${emu.url}/__emulator/inbound`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ phoneNumberId: t.phoneNumberIds[0], from: P5, type, media }),
+      });
+      expect(((await res.json()) as { delivered: boolean }).delivered).toBe(true);
+    }
+    const ids = await eventually(async () => {
+      const list = (await call(svc.url, 'GET', `/inbound-messages?from=%2B${P5}`, { key: t.key })).body
+        .inboundMessages as { inboundMessageId: string; messageType: string; media: { state: string } }[];
+      return list.length === 3 && list.every((m) => m.media.state === 'fetched') && list;
+    });
+    const idOf = (type: string) =>
+      ids.find((m) => m.messageType === (type === 'audio' ? 'voice_note' : type))!.inboundMessageId;
+
+    const page = await loggedIn(browser, svc.url, viewer);
+    const loaded: { url: string; status: number; type: string | null }[] = [];
+    page.on('response', (r) => {
+      if (r.url().includes('/media'))
+        loaded.push({ url: r.url(), status: r.status(), type: r.headers()['content-type'] ?? null });
+    });
+    const csp: string[] = [];
+    page.on('console', (m) => m.text().includes('Content Security Policy') && csp.push(m.text()));
+    await page.goto(`${svc.url}${path(t.accountIds[0]!, P5)}`);
+    const audio = page.locator('ol.conversation audio[controls]');
+    expect(await audio.getAttribute('src')).toBe(`/portal/inbox/${idOf('audio')}/media`);
+    const img = page.locator('ol.conversation img.thumb');
+    expect(await img.getAttribute('alt')).toBe('the broken box');
+    expect(await img.getAttribute('src')).toBe(`/portal/inbox/${idOf('image')}/media`);
+    // The thumbnail is decoded by the browser (it loaded, under the portal's CSP).
+    await eventually(async () => (await img.evaluate((e) => (e as HTMLImageElement).naturalWidth)) > 0);
+    // The player loads the voice note's data (the browser asks for it with preload="metadata").
+    await audio.evaluate((e) => (e as HTMLAudioElement).load());
+    await eventually(async () => loaded.some((l) => l.url.endsWith(`${idOf('audio')}/media`)));
+    expect(loaded.find((l) => l.url.endsWith(`${idOf('image')}/media`))).toMatchObject({
+      status: 200,
+      type: 'image/png',
+    });
+    expect(loaded.find((l) => l.url.endsWith(`${idOf('audio')}/media`))).toMatchObject({
+      status: 200,
+      type: 'audio/ogg; codecs=opus',
+    });
+    const download = page.getByRole('link', { name: 'Download receipt "1".pdf' });
+    expect(await download.getAttribute('href')).toBe(`/portal/inbox/${idOf('document')}/media`);
+    expect(csp).toEqual([]);
+    await checkPage(page, '73-conversation-files');
+
+    // The files as the portal serves them: type, size, inline only for what a browser plays safely.
+    const viewerClient = new PortalClient(svc.url);
+    await viewerClient.login(viewer);
+    const voice = await viewerClient.get(`/portal/inbox/${idOf('audio')}/media`);
+    expect(voice.status).toBe(200);
+    expect(voice.headers.get('content-type')).toBe('audio/ogg; codecs=opus');
+    expect(voice.headers.get('content-length')).toBe('2048');
+    expect(voice.headers.get('content-disposition')).toBe('inline');
+    expect(voice.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(voice.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
+    const image = await viewerClient.get(`/portal/inbox/${idOf('image')}/media`);
+    expect(image.headers.get('content-type')).toBe('image/png');
+    expect(image.headers.get('content-length')).toBe(String(png.length));
+    const doc = await viewerClient.get(`/portal/inbox/${idOf('document')}/media`);
+    expect(doc.headers.get('content-type')).toBe('application/pdf');
+    expect(doc.headers.get('content-disposition')).toBe(
+      `attachment; filename="receipt _1_.pdf"; filename*=UTF-8''${encodeURIComponent('receipt "1".pdf')}`,
+    );
+    expect(doc.text).toBe(pdf.toString());
+    // The portal's pages themselves allow media from the portal only.
+    const convo = await viewerClient.get(path(t.accountIds[0]!, P5));
+    expect(convo.headers.get('content-security-policy')).toContain("media-src 'self'");
+
+    // Another customer's user: not found, as an unknown id; no session: not served.
+    const strangerClient = new PortalClient(svc.url);
+    await strangerClient.login(stranger);
+    for (const type of ['audio', 'image', 'document']) {
+      const res = await strangerClient.get(`/portal/inbox/${idOf(type)}/media`);
+      expect(res.status).toBe(404);
+      expect(res.headers.get('content-type')).toContain('text/html');
+    }
+    const anonymous = await fetch(`${svc.url}/portal/inbox/${idOf('image')}/media`, { redirect: 'manual' });
+    expect(anonymous.status).not.toBe(200);
+    expect(anonymous.headers.get('content-type') ?? '').not.toContain('image/png');
   });
 
   it('pages newest first: 30 items a page, inbound and outbound merged across the page boundary', async () => {

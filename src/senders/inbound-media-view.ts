@@ -36,7 +36,10 @@ function fetchOf(r: InboundMediaColumns): InboundMediaFetch | null {
 }
 
 /** The message's `media` (the provider's description) with the fetch of its file, when there is one. */
-export function withFetch<T extends object>(described: T | null, r: InboundMediaColumns): T | null {
+export function withFetch<T extends object>(
+  described: T | null,
+  r: InboundMediaColumns,
+): (T & Partial<InboundMediaFetch>) | null {
   const fetched = fetchOf(r);
   return described && fetched ? { ...described, ...fetched } : described;
 }

@@ -1,12 +1,13 @@
 // How the portal shows what a message carries, by kind (decision 0039): an inbound message's
 // content (decision 0033: media, button and list replies, reactions, location, contacts, system,
 // unsupported), what our own message sent, the reactions our message received, and the links
-// between them (the message a reply answered, the conversation of a number). One module for the
+// between them, and inbound files played or shown (decision 0041) (the message a reply answered, the conversation of a number). One module for the
 // inbox, the inbound message page, the message page and the conversation view.
 import type { Reaction } from '../../lifecycle/message-reactions.js';
 import type { SenderService } from '../../senders/sender-service.js';
 import { when } from './format.js';
 import { type Html, html, type Part } from './html.js';
+import { inboundMediaPath, isInlineType } from './inbox-media-routes.js';
 
 /** An inbound message as the inbox service returns it. */
 export type InboundItem = Awaited<ReturnType<SenderService['inboundMessage']>>;
@@ -33,14 +34,42 @@ function ourMessage(messageId: string | null, externalId: string | null, provide
   return providerId ? html`a message not kept here (<code>${providerId}</code>)` : 'a message';
 }
 
-function mediaPart(m: NonNullable<InboundItem['media']>): Html {
+/** Why a file is not shown, in words (its fetch state, decision 0034). */
+const FILE_STATES: Record<string, string> = {
+  pending: 'being fetched from the provider',
+  failed: 'could not be fetched',
+  skipped_too_large: 'too large to keep',
+  skipped_type: 'of a type not kept',
+};
+
+/** The file itself once fetched: a player, a thumbnail or a download link (inbox-media-routes.ts). */
+function filePart(m: InboundItem): Part {
+  const media = m.media!;
+  if (media.state === undefined) return '';
+  if (media.state !== 'fetched')
+    return html` <span class="file-state">(file ${FILE_STATES[media.state] ?? media.state})</span>`;
+  const src = inboundMediaPath(m.inboundMessageId);
+  const label = media.caption ?? media.filename ?? `${media.kind} from ${m.from ?? m.fromUserId ?? 'the sender'}`;
+  const inline = isInlineType(media.mimeType ?? '');
+  if (inline && media.kind === 'audio') return html` <audio controls preload="metadata" src="${src}"></audio>`;
+  if (inline && media.kind === 'video') return html` <video controls preload="metadata" src="${src}"></video>`;
+  if (inline && (media.kind === 'image' || media.kind === 'sticker'))
+    return html` <a href="${src}"><img class="thumb" alt="${label}" src="${src}" width="160" /></a>`;
+  return html` <a href="${src}" download>Download ${media.filename ?? media.kind}</a>`;
+}
+
+function mediaPart(m: InboundItem): Html {
+  const media = m.media!;
   const kind =
-    m.kind === 'audio' && m.voice ? 'voice note' : m.kind === 'sticker' && m.animated ? 'animated sticker' : m.kind;
-  // The file itself is not served by the portal yet (GET /inbound-messages/{id}/media): described here.
-  return html`<span class="media" data-media-kind="${m.kind}"
-    ><strong>${kind}</strong>${m.filename ? html` <code>${m.filename}</code>` : ''}${
-      m.mimeType ? html` <span class="muted">(${m.mimeType})</span>` : ''
-    }${m.caption ? html`: ${m.caption}` : ''}</span
+    media.kind === 'audio' && media.voice
+      ? 'voice note'
+      : media.kind === 'sticker' && media.animated
+        ? 'animated sticker'
+        : media.kind;
+  return html`<span class="media" data-media-kind="${media.kind}"
+    ><strong>${kind}</strong>${media.filename ? html` <code>${media.filename}</code>` : ''}${
+      media.mimeType ? html` <span class="muted">(${media.mimeType})</span>` : ''
+    }${media.caption ? html`: ${media.caption}` : ''}${filePart(m)}</span
   >`;
 }
 
@@ -85,7 +114,7 @@ export function inboundContent(m: InboundItem): Html {
         to ${ourMessage(m.reaction.messageId, m.reaction.externalId, m.reaction.providerMessageId)}</span
       >`,
     );
-  else if (m.media) parts.push(mediaPart(m.media));
+  else if (m.media) parts.push(mediaPart(m));
   else if (m.location) parts.push(locationPart(m.location));
   else if (m.contacts && m.contacts.length > 0) parts.push(contactsPart(m.contacts));
   else if (m.system)
@@ -125,7 +154,6 @@ export function inboundDetail(m: InboundItem): Html {
         ${c.organization?.company ? html`<br />${c.organization.company}` : ''}`,
       ]),
     );
-  if (m.media) rows.push(['File', 'Not shown here: read it with the API.']);
   for (const e of m.providerErrors)
     rows.push(['Provider error', `${e.code ?? ''} ${e.title ?? ''} ${e.details ?? ''}`]);
   return html`<dl class="fields">

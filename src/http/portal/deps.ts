@@ -14,6 +14,7 @@ import type { AuditLog } from '../../portal/audit-log.js';
 import type { PortalQueries } from '../../portal/portal-store.js';
 import type { Session, SessionService } from '../../portal/session-service.js';
 import type { UserService } from '../../portal/user-service.js';
+import type { InboundFiles } from '../../senders/inbound-files.js';
 import type { SenderService } from '../../senders/sender-service.js';
 import { AppError, errors } from '../../shared/errors.js';
 import type { TemplateService } from '../../templates/template-service.js';
@@ -32,6 +33,8 @@ export type PortalDeps = {
   messageCancel: MessageCancel;
   broadcasts: BroadcastService;
   senders: SenderService;
+  /** Inbound messages' files (the API's service), played and shown by the portal (inbox-media-routes.ts). */
+  files: InboundFiles;
   /** One number's conversation (conversation-routes.ts). */
   conversations: ConversationService;
   /** The API's send service: the conversation's reply box sends through it. */

@@ -18,6 +18,7 @@ import { registerBroadcastRoutes } from './broadcasts-routes.js';
 import { registerConversationRoutes } from './conversation-routes.js';
 import type { PortalDeps } from './deps.js';
 import { type Html, html } from './html.js';
+import { registerInboxMediaRoutes } from './inbox-media-routes.js';
 import { registerInboxRoutes } from './inbox-routes.js';
 import { registerKeyRoutes } from './keys-routes.js';
 import { errorBox, publicPage } from './layout.js';
@@ -40,12 +41,17 @@ declare module 'fastify' {
   }
 }
 
-/** Content-Security-Policy: scripts and styles only from the portal's own files; no inline script. */
+/**
+ * Content-Security-Policy: scripts and styles only from the portal's own files; no inline script.
+ * A route that set its own, stricter policy keeps it (an inbound file, inbox-media-routes.ts).
+ */
 const CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
   "img-src 'self' data:",
+  // Inbound voice notes and videos, played from the portal's own /portal/inbox/{id}/media.
+  "media-src 'self'",
   "connect-src 'self'",
   "form-action 'self'",
   "frame-ancestors 'none'",
@@ -89,7 +95,7 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
       portal.decorateRequest('portalSessionId', null);
 
       portal.addHook('onSend', async (_request, reply) => {
-        reply.header('content-security-policy', CSP);
+        if (!reply.getHeader('content-security-policy')) reply.header('content-security-policy', CSP);
         reply.header('x-frame-options', 'DENY');
         reply.header('referrer-policy', 'no-referrer');
         reply.header('x-content-type-options', 'nosniff');
@@ -172,6 +178,7 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
       registerWebhookRoutes(portal, deps);
       registerInboxRoutes(portal, deps);
       registerConversationRoutes(portal, deps);
+      registerInboxMediaRoutes(portal, deps);
       registerBroadcastRoutes(portal, deps);
       registerTemplateRoutes(portal, deps);
       registerAuditRoutes(portal, deps);
