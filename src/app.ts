@@ -135,7 +135,14 @@ export type App = {
 
 export async function createApp(
   config: Config,
-  opts: { role?: Role; db?: Db; log?: Logger; resolve?: Resolve } = {},
+  opts: {
+    role?: Role;
+    db?: Db;
+    log?: Logger;
+    resolve?: Resolve;
+    /** Tests: fail any answer that serialization changed (src/http/response-check.ts). */
+    checkResponses?: boolean;
+  } = {},
 ): Promise<App> {
   const role = opts.role ?? 'all';
   const log = opts.log ?? createLogger(config);
@@ -249,6 +256,7 @@ export async function createApp(
       keepAliveTimeoutMs: config.keepAliveTimeoutMs,
       maxConnections: config.maxConnections,
       trustProxy: config.trustProxy,
+      checkResponses: opts.checkResponses,
     });
     registerMetaRoutes(server, { readiness, publicBaseUrl: config.publicBaseUrl });
     registerMetricsRoute(server, { metrics, token: config.metricsToken });

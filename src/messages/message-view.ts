@@ -1,4 +1,5 @@
 // The public Message shape (GET /messages/{id}, items of GET /messages).
+import type { SendErrorDetail } from '../lifecycle/transitions.js';
 import type { MessageStatus } from '../shared/vocab.js';
 
 export const MESSAGE_COLUMNS = `id, external_id, recipient, channel, status, attempt_count, max_attempts, last_error_code,
@@ -52,7 +53,7 @@ export function toMessage(r: Row, now = new Date()) {
       nextAttemptAt: open ? iso(r.due_at) : null,
       lastAttemptAt: iso(r.last_attempt_at),
     },
-    error: (r.error as Record<string, unknown> | null) ?? null,
+    error: (r.error as SendErrorDetail | null) ?? null,
     metadata: (r.metadata as Record<string, unknown> | null) ?? null,
   };
 }

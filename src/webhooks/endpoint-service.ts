@@ -254,7 +254,7 @@ async function sendTest(db: Db, owner: Owner, id: string) {
       id,
     ),
   );
-  return { eventId: eventId!, queued: true };
+  return { eventId: eventId!, queued: true as const };
 }
 
 async function listDeliveries(db: Db, owner: Owner, id: string, page: { limit: number; cursor?: string }) {
@@ -291,7 +291,13 @@ async function listDeliveries(db: Db, owner: Owner, id: string, page: { limit: n
       createdAt: iso(r.created_at)!,
       completedAt: iso(r.completed_at),
       attempts: (
-        (typeof r.attempts === 'string' ? JSON.parse(r.attempts) : r.attempts) as { attemptedAt: string }[]
+        (typeof r.attempts === 'string' ? JSON.parse(r.attempts) : r.attempts) as {
+          attemptedAt: string;
+          statusCode: number | null;
+          durationMs: number | null;
+          responseBody: string | null;
+          error: string | null;
+        }[]
       ).map((a) => ({
         ...a,
         attemptedAt: new Date(a.attemptedAt).toISOString(),
@@ -314,5 +320,5 @@ async function redeliver(db: Db, owner: Owner, id: string, deliveryId: string) {
     return updated;
   });
   if (!rows[0]) throw errors.webhookDeliveryNotFound();
-  return { deliveryId: rows[0].id as string, eventId: rows[0].event_id as string, queued: true };
+  return { deliveryId: rows[0].id as string, eventId: rows[0].event_id as string, queued: true as const };
 }
