@@ -18,9 +18,12 @@
 // component nested in another is referenced by `$ref`. A route answering without a body declares
 // `204: NoContent`. The response schemas also serialize the answers (fast-json-stringify): a field
 // the schema does not declare is dropped, so declare every field the service returns (open-ended
-// objects: `additionalProperties: true`); the test harness fails any answer that lost or changed a
-// value in serialization (src/http/response-check.ts). document.ts adds the standard errors of
-// every operation (validation, authentication, body limits, 500), the error and event schemas.
+// objects: `additionalProperties: true`; a field that can be null: `Nullable(...)`, or a null string
+// is sent as ""); the test harness fails any answer that lost or changed a value in serialization
+// (src/http/response-check.ts). A new error code goes in error-docs.ts. A body Fastify does not
+// parse (multipart) is documented with 'x-request-body' (see media-routes.ts). document.ts adds
+// the standard errors of every operation (validation, authentication, body limits, 500), the
+// error and event schemas.
 import { type TSchema, Type } from '@sinclair/typebox';
 
 import type { ErrorCode } from './error-docs.js';
