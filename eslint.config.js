@@ -21,7 +21,7 @@ const LAYERS = [
   ['auth'],
   ['suppressions'],
   ['keys', 'messages', 'senders', 'templates', 'inbound', 'portal'],
-  ['broadcasts', 'receipts', 'webhooks', 'purge'],
+  ['broadcasts', 'receipts', 'webhooks', 'purge', 'conversations'],
   ['dispatch'],
 ];
 

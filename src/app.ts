@@ -12,6 +12,7 @@ import { createAccountProber } from './accounts/account-prober.js';
 import { createDirectory } from './auth/directory.js';
 import { createBroadcastService } from './broadcasts/broadcast-service.js';
 import type { Config } from './config.js';
+import { createConversationService } from './conversations/conversation-service.js';
 import { createCustomerQueries } from './customers/customer-queries.js';
 import { createCustomerService } from './customers/customer-service.js';
 import type { Db } from './db/db.js';
@@ -296,6 +297,8 @@ export async function createApp(
       messageCancel,
       broadcasts,
       senders,
+      conversations: createConversationService({ db, senders, messages: messageQueries }),
+      sends,
       settings,
       endpoints,
       templates,

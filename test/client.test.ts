@@ -164,6 +164,10 @@ describe('@chatgate/client', () => {
     const accounts = await cg.listChatAccounts();
     expect(accounts.map((a) => a.id)).toEqual([tenant.accountId]);
     expect((await client(tenant.key).listInboundMessages()).inboundMessages).toEqual([]);
+    await expect(client(tenant.key).getInboundMessage('00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({
+      status: 404,
+      error: 'inbound_message_not_found',
+    });
   });
 
   it('broadcasts: send, repeat, read and cancel', async () => {

@@ -187,7 +187,7 @@ describe('inbound messages and the sender aggregate', () => {
     expect(await events(t.customerId, 'message.inbound')).toHaveLength(12);
   });
 
-  it('resolves a hidden number from an earlier message that carried both, and records nothing when it cannot', async () => {
+  it('resolves a hidden number from an earlier message that carried both, and keeps an id alone under the id', async () => {
     const t = await customer('basic');
     await deliver(t.phoneNumberIds[0]!, [textFrom('4915112345678', 'with number', { from_user_id: 'DE.123' })]);
     await deliver(t.phoneNumberIds[0]!, [
@@ -216,10 +216,12 @@ describe('inbound messages and the sender aggregate', () => {
     const inbound = await events(t.customerId, 'message.inbound');
     expect(inbound.map((e) => e.data.from)).toEqual(['+4915112345678', '+4915112345678', null]);
     expect(inbound[2]!.data.fromDisplayName).toBe('Hidden');
-    const [row] = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM senders WHERE customer_id = $1', [
-      t.customerId,
-    ]);
-    expect(row!.n).toBe(1);
+    // The aggregate keeps the id-only sender under its id (the recipient key, decision 0036).
+    const rows = await svc.db.query<{ phone_e164: string }>(
+      'SELECT phone_e164 FROM senders WHERE customer_id = $1 ORDER BY phone_e164',
+      [t.customerId],
+    );
+    expect(rows.map((r) => r.phone_e164)).toEqual(['+4915112345678', 'DE.999']);
   });
 
   it('reads bare digits that are a valid international number as that number, whatever the default country', async () => {

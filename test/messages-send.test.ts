@@ -90,7 +90,7 @@ describe('POST /messages', () => {
         externalId: '',
         channel: 'sms',
         to: { type: 'email', phoneE164: '12345' },
-        content: { type: 'video' },
+        content: { type: 'carousel' },
         ttlSeconds: 0,
         extra: true,
       });
@@ -153,7 +153,7 @@ describe('POST /messages', () => {
       expect(res.body.details).toEqual(
         expect.arrayContaining([
           { path: 'content.image', message: 'is not allowed when content.type is text' },
-          { path: 'content.caption', message: 'is allowed only for image and document content' },
+          { path: 'content.caption', message: 'is allowed only for image, document and video content' },
         ]),
       );
       expect(paths((await send({ ...textMessage(ext()), content: { type: 'template' } })).body)).toEqual([

@@ -16,6 +16,10 @@ export function toPublicAccount(a: AccountRecord, plan: Plan, publicBaseUrl: str
   const official = a.type === 'OFFICIAL';
   const templatesInPlan = PLAN_LIMITS[plan].templates;
   const capability = (supported: boolean, enabled: boolean) => ({ supported, enabled: supported && enabled });
+  // The kinds added beyond the spec (decision 0032): official accounts, every plan, like text and
+  // media. Replies and reactions reach inbound messages only where the plan keeps them (the inbox).
+  const freeForm = capability(official, true);
+  const toEarlier = { ...freeForm, inboundMessages: freeForm.enabled && PLAN_LIMITS[plan].inbox };
   return {
     id: a.id,
     type: a.type,
@@ -57,6 +61,14 @@ export function toPublicAccount(a: AccountRecord, plan: Plan, publicBaseUrl: str
         verifiedAt: a.templateManagementVerifiedAt?.toISOString() ?? null,
       },
       statusWebhooks: capability(official, SERVICE_FEATURES.statusWebhooks),
+      audio: freeForm,
+      video: freeForm,
+      sticker: freeForm,
+      location: freeForm,
+      contacts: freeForm,
+      interactive: freeForm,
+      reaction: toEarlier,
+      replyTo: toEarlier,
     },
   };
 }

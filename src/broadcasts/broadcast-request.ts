@@ -59,6 +59,12 @@ export const MAX_BROADCAST_CONTENT_BYTES = 16 * 1024 * 1024;
 export function broadcastProblems(body: unknown, opts: { allowPrivateUrls: boolean }): Problem[] {
   const problems = crossFieldProblems(body, opts);
   if (!isObject(body)) return problems;
+  // A reaction is to one earlier message of one conversation: never the same for many recipients.
+  if (isObject(body.content) && body.content.type === 'reaction')
+    problems.push({
+      path: 'content.type',
+      message: 'reaction is not allowed in a broadcast (send it with POST /messages)',
+    });
   if (
     isObject(body.metadata) &&
     !problems.some((p) => p.path === 'metadata') &&

@@ -126,6 +126,7 @@ function messageRows(b: NewBroadcast): NewMessageRow[] {
     mediaId: b.mediaId,
     scheduledAt: b.scheduledAt ?? null,
     requireReplyWindow: false,
+    replyTargetJson: null,
   }));
 }
 

@@ -19,6 +19,7 @@ import { createHeldSends, createLiveDispatch, earliest } from './live-dispatch.j
 import { type Outcome, writeOutcomes } from './outcomes.js';
 import type { MediaPreparer } from './prepare-media.js';
 import { failRefusedRecipients, type RecipientChecks } from './recipient-checks.js';
+import { resolveReplyTargets } from './reply-targets.js';
 import { simulateSandboxStep } from './sandbox-simulator.js';
 
 export type DispatcherOptions = {
@@ -101,7 +102,7 @@ export function createDispatcher(deps: {
     if (claimed.length === 0) return { didWork: false, nextDueAt: await nextDueTime(db) };
     const now = new Date();
     const sandbox = claimed.filter((m) => m.sandbox);
-    const liveOnes = await failRefusedRecipients(
+    const refusedOrNot = await failRefusedRecipients(
       { db, log, categories: deps.categories },
       worker.workerId,
       await failCancelled(
@@ -110,10 +111,15 @@ export function createDispatcher(deps: {
         claimed.filter((m) => !m.sandbox),
       ),
     );
+    // Replies and reactions need their target's provider id: those whose target is not sent yet wait.
+    const targets = await resolveReplyTargets({ db, log }, worker.workerId, refusedOrNot);
+    const liveOnes = targets.ready;
     const simulatedDue = await simulate(db, log, worker.workerId, sandbox, now, options.sandboxStepMs);
     const liveDue = liveOnes.length > 0 ? await live.dispatch(liveOnes) : null;
-    const nextDueAt =
-      liveDue && simulatedDue ? (liveDue < simulatedDue ? liveDue : simulatedDue) : (liveDue ?? simulatedDue);
+    const nextDueAt = [liveDue, simulatedDue, targets.nextDueAt].reduce<Date | null>(
+      (min, d) => (d && (!min || d < min) ? d : min),
+      null,
+    );
     log.debug({ worker: worker.workerId, sandbox: sandbox.length, live: liveOnes.length }, 'dispatched batch');
     return { didWork: true, nextDueAt };
   }

@@ -235,6 +235,7 @@ function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
         m.content,
         m.id,
         m.providerMedia,
+        m.replyTarget?.providerMessageId ?? null,
       ),
       new Date(),
       live.retryTimeScale,

@@ -1,4 +1,5 @@
-// The worker's media step, before a live image or document send is booked into its account's
+// The worker's media step, before a live send with a file (image, document, audio, video, sticker,
+// or an interactive message's file header) is booked into its account's
 // pacing slots: get the file (the upload from the media store, or the URL through the guarded
 // outbound client), check it against the media rules, upload it to the account's number, and
 // remember the provider's media id on the message. The send itself then goes by that id.
@@ -7,11 +8,12 @@ import type { Db } from '../db/db.js';
 import type { Claimed } from '../lifecycle/claim.js';
 import * as transition from '../lifecycle/transitions.js';
 import type { MediaStore } from '../media/media-store.js';
-import { detectType, MAX_IMAGE_BYTES, MAX_UPLOAD_BYTES, mediaMismatch } from '../media/media-type.js';
+import { detectType, isAnimatedWebp, maxBytesOf, mediaMismatch } from '../media/media-type.js';
 import type { OutboundClient } from '../outbound/outbound-client.js';
 import type { ProviderClient, UploadOutcome } from '../provider/cloud-api.js';
 import { lastUrlSegment, type ProviderMediaRef } from '../provider/payload.js';
 import { backoffDelayMs, SEND_SCHEDULE_MS } from '../shared/backoff.js';
+import { contentMedia, type MediaKind } from '../shared/content.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
 import { type AttemptResult, recordAttempt } from './live-send.js';
 
@@ -23,11 +25,11 @@ export type MediaPreparer = ReturnType<typeof createMediaPreparer>;
 
 /** Whether a live message still needs its media step. */
 export function needsMediaStep(m: Claimed): boolean {
-  return (m.content.type === 'image' || m.content.type === 'document') && m.providerMedia === null;
+  return contentMedia(m.content) !== null && m.providerMedia === null;
 }
 
 /** A message's media given by URL. */
-type UrlMedia = { kind: 'image' | 'document'; url: string };
+type UrlMedia = { kind: MediaKind; url: string };
 
 type PreparerDeps = {
   db: Db;
@@ -50,9 +52,10 @@ export function createMediaPreparer(deps: PreparerDeps) {
   return {
     /** The message's media step; never throws (a failure becomes the message's outcome). */
     async prepare(m: Claimed, account: SendAccount): Promise<AttemptResult> {
-      const kind = m.content.type as 'image' | 'document';
-      const ref = m.content[kind];
+      const media = contentMedia(m.content);
       if (m.mediaId !== null) return fromUpload(p, m, account, m.mediaId);
+      const ref = media?.ref;
+      const kind = media?.kind ?? 'document';
       if (ref?.url)
         return m.broadcastId !== null
           ? fromBroadcastUrl(p, m, account, { kind, url: ref.url })
@@ -146,7 +149,7 @@ async function fromBroadcastUrl(
 async function fromUrl(p: Preparer, m: Claimed, account: SendAccount, media: UrlMedia): Promise<AttemptResult> {
   const { kind, url } = media;
   const fetched = await p.outbound.fetchMedia(url, {
-    maxBytes: kind === 'image' ? MAX_IMAGE_BYTES : MAX_UPLOAD_BYTES,
+    maxBytes: maxBytesOf(kind),
     timeoutMs: p.fetchTimeoutMs,
     maxRedirects: MAX_MEDIA_REDIRECTS,
   });
@@ -157,7 +160,8 @@ async function fromUrl(p: Preparer, m: Claimed, account: SendAccount, media: Url
   // Named after the URL as given (as the send's default file name is); typed by the URL reached.
   const name = lastUrlSegment(url) ?? 'file';
   const mimetype = detectType(fetched.data, fetched.contentType, lastUrlSegment(fetched.url));
-  const mismatch = mediaMismatch(kind, mimetype, fetched.data.length);
+  const animated = kind === 'sticker' ? isAnimatedWebp(fetched.data) : undefined;
+  const mismatch = mediaMismatch(kind, mimetype, fetched.data.length, animated);
   if (mismatch) return unavailable(m, `the media URL's file cannot be sent: ${mismatch}`);
   const outcome = await p.provider.uploadMedia(
     { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken! },

@@ -23,7 +23,8 @@ const OPTED_OUT: SendErrorDetail = {
     'The recipient opted out: the number is on the suppression list of this chat account, so broadcasts and marketing templates are not sent to it',
 };
 const WINDOW_CLOSED: SendErrorDetail = { code: SEND_ERROR_CODES.REENGAGEMENT_REQUIRED, message: REENGAGEMENT_MESSAGE };
-const FREE_FORM = new Set(['text', 'image', 'document']);
+/** Every content but a template is free-form: it needs the recipient's reply window. */
+const isFreeForm = (m: Claimed) => m.content.type !== 'template';
 const UNSENDABLE = new Set<string>(UNSENDABLE_TEMPLATE_STATUSES);
 const notApproved = (status: string): SendErrorDetail => ({
   code: SEND_ERROR_CODES.TEMPLATE_NOT_APPROVED,
@@ -63,7 +64,7 @@ async function findRefusals(deps: RecipientChecks, live: Claimed[], now: Date): 
       (await deps.categories.categoryOf(m.customerId, m.chatAccountId, t.name, t.language)) === 'MARKETING';
     if (m.broadcastId !== null || marketing) refusals.set(m.id, OPTED_OUT);
   }
-  const windowed = live.filter((m) => m.requireReplyWindow && !refusals.has(m.id) && FREE_FORM.has(m.content.type));
+  const windowed = live.filter((m) => m.requireReplyWindow && !refusals.has(m.id) && isFreeForm(m));
   const last = await lastInboundAmong(deps.db, windowed.map(pair));
   for (const m of windowed)
     if (!isReplyWindowOpen(last.get(suppressionKey(m.chatAccountId, m.recipient)) ?? null, now))

@@ -1,5 +1,6 @@
 // POST /__emulator/inbound: posts an inbound message webhook, as if a user had written to the
-// number (text, another type, a reply with context, a user-id change; docs/emulator.md).
+// number (text, another type, a reply with context, a user-id change, or any kind the provider
+// posts given as its provider-shaped `message` fields; docs/emulator.md).
 import type { FastifyInstance } from 'fastify';
 
 import { newWamid } from './emulator-common.js';
@@ -17,20 +18,62 @@ type InboundBody = {
   timestamp?: number | string;
   fromUserId?: string;
   previousUserId?: string;
+  /**
+   * A message of any kind, in the provider's shape without id, from and timestamp (which the
+   * emulator fills): `type` and the object of that kind, optionally `context` and `errors`.
+   */
+  message?: Record<string, unknown>;
 };
 
+/** The kinds the provider posts, each with its object (unsupported's is optional). */
+const KINDS = new Set([
+  'text',
+  'image',
+  'video',
+  'audio',
+  'document',
+  'sticker',
+  'reaction',
+  'location',
+  'contacts',
+  'interactive',
+  'button',
+  'system',
+  'unsupported',
+  'order',
+]);
+
+/** Why a provider-shaped message is not one the provider would post, or null. */
+function invalidMessage(m: Record<string, unknown>): string | null {
+  const type = m.type;
+  if (typeof type !== 'string' || !KINDS.has(type)) return `message.type must be one of ${[...KINDS].join(', ')}`;
+  const body = m[type];
+  if (type === 'contacts') return Array.isArray(body) && body.length > 0 ? null : 'message.contacts must be a list';
+  if (type === 'unsupported') return null;
+  return body && typeof body === 'object' && !Array.isArray(body) ? null : `message.${type} must be an object`;
+}
+
 export function registerInboundControl(app: FastifyInstance, state: EmulatorState, sender: WebhookSender): void {
-  app.post<{ Body: InboundBody }>('/__emulator/inbound', async (request) => {
+  app.post<{ Body: InboundBody }>('/__emulator/inbound', async (request, reply) => {
     const b = request.body;
+    const invalid = b.message ? invalidMessage(b.message) : null;
+    if (invalid) return reply.code(400).send({ error: invalid });
     const id = newWamid();
+    state.inboundIds.add(id);
     const from = b.from?.replace(/^\+/, '');
     const message: Record<string, unknown> = { ...(from ? { from } : {}), id, timestamp: unixSeconds(b.timestamp) };
-    message.type = b.previousUserId ? 'system' : (b.type ?? 'text');
+    message.type = b.previousUserId ? 'system' : (b.message?.type ?? b.type ?? 'text');
     if (b.fromUserId) message.from_user_id = b.fromUserId;
-    if (message.type === 'text') message.text = { body: b.text ?? '' };
+    if (message.type === 'text' && !b.message) message.text = { body: b.text ?? '' };
     if (b.previousUserId)
       message.system = { body: 'User changed', type: 'user_changed_user_id', previous_user_id: b.previousUserId };
     if (b.contextId) message.context = { from: '15550000000', id: b.contextId };
+    if (b.message) {
+      // The emulator's id, number and time win over any in the given fields.
+      const fields = Object.entries(b.message).filter(([k]) => k !== 'id' && k !== 'from' && k !== 'timestamp');
+      Object.assign(message, Object.fromEntries(fields));
+      if (b.contextId) message.context = { ...(b.message.context as object), from: '15550000000', id: b.contextId };
+    }
     const contact = { profile: { name: b.name ?? 'Emulated User' }, ...(from ? { wa_id: from } : {}) };
     const status = await sender.post(
       envelope(state, b.phoneNumberId, {

@@ -5,10 +5,14 @@ import type { FastifyInstance } from 'fastify';
 
 import { bearerToken, injectedBody, newWamid, refuseToken, sleep, tokenRefused } from './emulator-common.js';
 import { createWindows } from './emulator-limits.js';
-import { sendReceipts } from './emulator-receipts.js';
+import { payloadProblem } from './emulator-payloads.js';
+import { defaultPricing, sendReceipts } from './emulator-receipts.js';
 import type { EmulatorState } from './emulator-state.js';
 import type { WebhookSender } from './emulator-webhook-sender.js';
 import { graphError } from './graph-error.js';
+
+/** A business-scoped user id as the provider writes it: country code, dot, letters and digits. */
+const USER_ID = /^[A-Z]{2}\.[A-Za-z0-9.]{1,150}$/;
 
 export function registerMessageRoute(app: FastifyInstance, state: EmulatorState, sender: WebhookSender): void {
   const windows = createWindows();
@@ -21,12 +25,22 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
       if (state.latencyMs > 0) await sleep(state.latencyMs);
       if (tokenRefused(token, number)) return refuseToken(reply);
       const body = request.body ?? {};
-      const to = String(body.to ?? '').replace(/^\+/, '');
-      if (body.messaging_product !== 'whatsapp' || !/^\d{6,15}$/.test(to))
+      // A number in `to`, or (2026) a business-scoped user id in `recipient`; `to` wins when both.
+      const userId = body.to === undefined && typeof body.recipient === 'string' ? body.recipient : null;
+      const to = userId ?? String(body.to ?? '').replace(/^\+/, '');
+      if (body.messaging_product !== 'whatsapp' || !(userId ? USER_ID.test(userId) : /^\d{6,15}$/.test(to)))
         return reply.code(400).send(graphError(100, 'Invalid parameter'));
       const media = (body.image ?? body.document) as { id?: string } | undefined;
       if (media?.id !== undefined && !state.media.has(media.id))
         return reply.code(400).send(graphError(131053, 'Media upload error: unknown media id'));
+      const problem = payloadProblem(body, {
+        mediaType: (id) => state.media.get(id)?.mimeType,
+        knowsMessage: (wamid) => state.inboundIds.has(wamid) || state.sent.some((s) => s.wamid === wamid),
+      });
+      if (problem !== null) {
+        state.refused.push({ phoneNumberId, to, problem, payload: body });
+        return reply.code(400).send(graphError(131009, `Parameter value is not valid: ${problem}`));
+      }
       const messageId = typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : null;
       const rule = state.takeRule(phoneNumberId, to);
       if (rule?.hang) {
@@ -45,14 +59,15 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
       }
       const wamid = newWamid();
       state.sent.push({ phoneNumberId, to, type: String(body.type), messageId, wamid, at: Date.now(), payload: body });
-      const receipts = sendReceipts(state, sender, { phoneNumberId, to, wamid, messageId }, rule?.asyncFailure, {
-        ...state.receipts,
-      });
+      const setting = state.receipts.pricing === undefined ? 'derived' : state.receipts.pricing;
+      const pricing = setting === 'derived' ? defaultPricing(state, phoneNumberId, body) : setting;
+      const accepted = { phoneNumberId, to: userId ? '' : to, userId, wamid, messageId, pricing };
+      const receipts = sendReceipts(state, sender, accepted, rule?.asyncFailure, { ...state.receipts });
       if (state.receipts.beforeResponse) await receipts;
       else receipts.catch((err: unknown) => request.log.warn({ err }, 'posting receipts failed'));
       return {
         messaging_product: 'whatsapp',
-        contacts: [{ input: String(body.to), wa_id: to }],
+        contacts: [userId ? { input: userId, user_id: userId } : { input: String(body.to), wa_id: to }],
         messages: [{ id: wamid, ...(body.type === 'template' ? { message_status: 'accepted' } : {}) }],
       };
     },

@@ -61,6 +61,13 @@ export type ReceiptSettings = {
   omitCallbackData: boolean;
   /** At most this many webhook POSTs in flight at once, over all sends (0: no limit). */
   maxInFlight: number;
+  /**
+   * The `pricing` object the `sent` receipt and the first `delivered`/`read` receipt carry, as the
+   * provider's (docs/provider-protocol-2026.md). Absent: derived from the send (a template:
+   * `regular`, billable, its catalog category; other content: `service`, `free_customer_service`,
+   * not billable), as with `derived`. null: receipts carry none (older webhooks).
+   */
+  pricing?: Record<string, unknown> | null | 'derived';
 };
 
 export type NumberSettings = {
@@ -106,6 +113,10 @@ export function createEmulatorState() {
     numbers: new Map<string, NumberSettings>(),
     rules: [] as FailureRule[],
     sent: [] as SentRecord[],
+    /** Sends refused for a malformed payload (emulator-payloads.ts), with what was wrong. */
+    refused: [] as { phoneNumberId: string; to: string; problem: string; payload: Record<string, unknown> }[],
+    /** Ids of the inbound messages posted (POST /__emulator/inbound): replies and reactions may name them. */
+    inboundIds: new Set<string>(),
     /** Phone-number reads received (GET /{phone-number-id}), whatever their answer. */
     lookups: [] as { phoneNumberId: string; at: number }[],
     /** Sends a `hang` rule held (never answered), as they arrived: a test knows a send reached the provider. */

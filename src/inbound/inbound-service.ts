@@ -13,13 +13,33 @@ import { ruleMatcher } from './rule-matcher.js';
 
 export const FORWARD_TIMEOUT_MS = 10_000;
 
+/** The kinds the metric names (a bounded label); any other messageType counts as "other". */
+const KINDS = new Set([
+  'text',
+  'image',
+  'video',
+  'audio',
+  'voice_note',
+  'document',
+  'sticker',
+  'reaction',
+  'location',
+  'contact',
+  'button',
+  'interactive',
+  'system',
+  'unsupported',
+  'order',
+]);
+const kindLabel = (messageType: string) => (KINDS.has(messageType) ? messageType : 'other');
+
 export type InboundService = ReturnType<typeof createInboundService>;
 
 export function createInboundService(deps: {
   db: Db;
   log: Logger;
   client: OutboundClient;
-  metrics: Pick<Metrics, 'inboundMessages' | 'inboundForwarding'>;
+  metrics: Pick<Metrics, 'inboundMessages' | 'inboundForwarding' | 'inboundByKind'>;
 }) {
   const { db, log, client } = deps;
   // Accounts by webhook route: a plan or routing change applies within these few seconds.
@@ -120,6 +140,7 @@ export function createInboundService(deps: {
         else {
           ingested++;
           const { account, message } = items[i]!;
+          deps.metrics.inboundByKind.inc({ kind: kindLabel(message.messageType) });
           // Forwarding never holds up the provider's webhook answer.
           if (PLAN_LIMITS[account.plan].inbox)
             // Counted once finished: operators see forwarding at work, tests know nothing more will come.

@@ -7,8 +7,11 @@ import crypto from 'node:crypto';
 
 import type { Queryable } from '../db/db.js';
 import { type OutboxEvent, writeEvents } from '../events/outbox.js';
+import { recordReactions } from '../lifecycle/message-reactions.js';
 import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
+import { eventContentFields } from '../provider/inbound-content-view.js';
 import type { InboundMessage } from '../provider/parse-webhook.js';
+import { moveRecipientKeys, recipientKey } from '../suppressions/recipient-keys.js';
 import { suppressKeywordSenders } from '../suppressions/suppression-store.js';
 
 export type InboundAccount = { id: string; customerId: string; plan: Plan; channel: string };
@@ -41,7 +44,7 @@ type FromOf = (item: InboundItem) => string | null;
 /** A number's row in the sender aggregate: new with this batch, and since when it writes. */
 type SenderRow = { created: boolean; firstInboundAt: Date };
 type Aggregate = { account: InboundAccount; phone: string; first: Date; last: Date; count: number; name: string };
-type Prepared = { item: InboundItem; from: string | null; id: string; stored: boolean };
+export type Prepared = { item: InboundItem; from: string | null; id: string; stored: boolean };
 type Quoted = { id: string; external_id: string };
 
 export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<Ingested[]> {
@@ -56,13 +59,14 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
       .map((item) => ({
         accountId: item.account.id,
         customerId: item.account.customerId,
-        phone: fromOf(item),
+        phone: recipientKey(fromOf(item), item.message.userId), // a user id when no number is known
         text: item.message.text,
         at: item.message.receivedAt,
       })),
   );
   const prepared = await storeInbox(tx, todo, fromOf);
   const ours = await findQuoted(tx, prepared);
+  await recordReactions(tx, prepared, (p, pm) => ours.get(key(p.item.account.id, pm)));
   const { events, results } = buildEvents(prepared, { agg, senders, ours });
   await writeEvents(tx, events);
   return items.map((item) => results.get(item) ?? { kind: 'duplicate' });
@@ -91,10 +95,18 @@ async function resolveNumbers(tx: Queryable, todo: InboundItem[]): Promise<FromO
     if (m.userId && m.fromPhone) learned.set(key(account.id, m.userId), m.fromPhone);
   if (learned.size > 0) {
     const pairs = [...learned].map(([k, phone]) => [...k.split('\u0000'), phone] as [string, string, string]);
-    await tx.query(
-      `INSERT INTO sender_identities (chat_account_id, user_id, phone_e164) SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])
-       ON CONFLICT (chat_account_id, user_id) DO UPDATE SET phone_e164 = EXCLUDED.phone_e164`,
+    // Only a pair that is new (or a changed number) returns: the rows kept under the id alone
+    // move to the number then (decision 0036), not on every message of a known pair.
+    const fresh = await tx.query<{ chat_account_id: string; user_id: string; phone_e164: string }>(
+      `INSERT INTO sender_identities AS s (chat_account_id, user_id, phone_e164) SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])
+       ON CONFLICT (chat_account_id, user_id) DO UPDATE SET phone_e164 = EXCLUDED.phone_e164
+         WHERE s.phone_e164 IS DISTINCT FROM EXCLUDED.phone_e164
+       RETURNING chat_account_id, user_id, phone_e164`,
       [pairs.map((p) => p[0]), pairs.map((p) => p[1]), pairs.map((p) => p[2])],
+    );
+    await moveRecipientKeys(
+      tx,
+      fresh.map((r) => ({ accountId: r.chat_account_id, from: r.user_id, to: r.phone_e164 })),
     );
   }
   const unknown = todo.filter(
@@ -123,7 +135,8 @@ async function countSenders(
 ): Promise<{ agg: Map<string, Aggregate>; senders: Map<string, SenderRow> }> {
   const agg = new Map<string, Aggregate>();
   for (const item of todo) {
-    const phone = fromOf(item);
+    // The recipient key (decision 0036): the number, else the user id when no number is known.
+    const phone = recipientKey(fromOf(item), item.message.userId);
     if (!phone) continue;
     const k = key(item.account.id, phone);
     const a = agg.get(k) ?? {
@@ -196,10 +209,10 @@ async function storeInbox(tx: Queryable, todo: InboundItem[], fromOf: FromOf): P
   if (toStore.length === 0) return prepared;
   await tx.query(
     `INSERT INTO inbound_messages (id, customer_id, chat_account_id, channel, provider_message_id, from_e164, from_display_name, message_type,
-                                   text, display_text, reply_to_provider_message_id, received_at, expires_at, from_user_id)
-     SELECT id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, r + make_interval(days => d), u
-       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::int[], $14::text[])
-         AS t(id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, d, u)`,
+                                   text, display_text, reply_to_provider_message_id, received_at, expires_at, from_user_id, content)
+     SELECT id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, r + make_interval(days => d), u, ct::jsonb
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::int[], $14::text[], $15::text[])
+         AS t(id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, d, u, ct)`,
     [
       toStore.map((p) => p.id),
       toStore.map((p) => p.item.account.customerId),
@@ -215,20 +228,28 @@ async function storeInbox(tx: Queryable, todo: InboundItem[], fromOf: FromOf): P
       toStore.map((p) => p.item.message.receivedAt.toISOString()),
       toStore.map((p) => PLAN_LIMITS[p.item.account.plan].retentionDays),
       toStore.map((p) => p.item.message.userId),
+      toStore.map((p) => (p.item.message.content ? JSON.stringify(p.item.message.content) : null)),
     ],
   );
   return prepared;
 }
 
-/** 5. Replies to our own messages, for the event's replyTo: the quoted message by account and provider id. */
+/**
+ * 5. Our messages that replies quote (the event's replyTo) and reactions react to: by account and
+ *    provider id.
+ */
 async function findQuoted(tx: Queryable, prepared: Prepared[]): Promise<Map<string, Quoted>> {
-  const replies = prepared.filter((p) => p.item.message.contextId !== null);
+  const targets = prepared.flatMap((p) =>
+    [p.item.message.contextId, p.item.message.content?.reaction?.providerMessageId ?? null]
+      .filter((pm): pm is string => pm !== null)
+      .map((pm) => ({ accountId: p.item.account.id, pm })),
+  );
   const ours = new Map<string, Quoted>();
-  if (replies.length === 0) return ours;
+  if (targets.length === 0) return ours;
   const rows = await tx.query<{ chat_account_id: string; provider_message_id: string } & Quoted>(
     `SELECT m.chat_account_id, m.provider_message_id, m.id, m.external_id FROM messages m
        JOIN unnest($1::uuid[], $2::text[]) AS t(a, pm) ON m.chat_account_id = t.a AND m.provider_message_id = t.pm`,
-    [replies.map((p) => p.item.account.id), replies.map((p) => p.item.message.contextId)],
+    [targets.map((t) => t.accountId), targets.map((t) => t.pm)],
   );
   for (const r of rows) ours.set(key(r.chat_account_id, r.provider_message_id), r);
   return ours;
@@ -245,6 +266,7 @@ function buildEvents(
   for (const { item, from, id, stored } of prepared) {
     const { account, message: m } = item;
     const quoted = m.contextId !== null ? seen.ours.get(key(account.id, m.contextId)) : undefined;
+    const reactedTo = m.content?.reaction?.providerMessageId;
     const eventData = {
       inboundMessageId: id,
       chatAccountId: account.id,
@@ -264,6 +286,7 @@ function buildEvents(
             },
           }
         : {}),
+      ...eventContentFields(m.content, reactedTo ? seen.ours.get(key(account.id, reactedTo)) : undefined),
     };
     events.push({ customerId: account.customerId, type: 'message.inbound', createdAt: new Date(), data: eventData });
     const sk = from ? key(account.id, from) : null;
@@ -304,13 +327,25 @@ async function moveChangedUserIds(tx: Queryable, items: InboundItem[]): Promise<
     moves.map((i) => i.message.previousUserId!),
     moves.map((i) => i.message.userId!),
   ];
-  await tx.query(
+  const known = await tx.query<{ chat_account_id: string; user_id: string; phone_e164: string }>(
     `INSERT INTO sender_identities (chat_account_id, user_id, phone_e164)
      SELECT s.chat_account_id, t.n, s.phone_e164 FROM sender_identities s
        JOIN unnest($1::uuid[], $2::text[], $3::text[]) AS t(a, o, n) ON s.chat_account_id = t.a AND s.user_id = t.o
       WHERE t.o <> t.n
-     ON CONFLICT (chat_account_id, user_id) DO UPDATE SET phone_e164 = EXCLUDED.phone_e164`,
+     ON CONFLICT (chat_account_id, user_id) DO UPDATE SET phone_e164 = EXCLUDED.phone_e164
+     RETURNING chat_account_id, user_id, phone_e164`,
     args,
+  );
+  // What was kept under the old id alone (no number known) now belongs to the new id; rows kept
+  // under a known number stay there (decision 0036).
+  const phoneOf = new Map(known.map((r) => [key(r.chat_account_id, r.user_id), r.phone_e164]));
+  await moveRecipientKeys(
+    tx,
+    moves.map((i) => ({
+      accountId: i.account.id,
+      from: i.message.previousUserId!,
+      to: phoneOf.get(key(i.account.id, i.message.userId!)) ?? i.message.userId!,
+    })),
   );
   await tx.query(
     `DELETE FROM sender_identities s USING unnest($1::uuid[], $2::text[], $3::text[]) AS t(a, o, n)

@@ -5,8 +5,9 @@
 //
 // Per batch: (1) lock the receipts' messages, in id order; (2) only when some receipt matched no
 // message: lock their wamids, (3) look again, (4) park those still unknown; (5) one UPDATE of
-// every changed message; (6) one statement for all events and their deliveries; (7) one upsert of
-// the usage rollup (usage-rollup.ts); (4) to (7) go out together, pipelined (plus the media release when a receipt takes a message out of the
+// every changed message (its status and the price a receipt carried); (6) one statement for all
+// events and their deliveries; (7) one upsert of the usage rollup (usage-rollup.ts) and, when the
+// batch prices a message for the first time, one of the pricing rollup; (4) to (7) go out together, pipelined (plus the media release when a receipt takes a message out of the
 // queue, rare: then in turn).
 //
 // The race with the send's own commit is closed by a transaction-scoped advisory lock per wamid:
@@ -16,11 +17,11 @@
 import type { Queryable } from '../db/db.js';
 import { type OutboxEvent, writeEvents } from '../events/outbox.js';
 import { classifyProviderError } from '../provider/error-map.js';
-import type { ReceiptStatus, StatusReceipt } from '../provider/parse-webhook.js';
+import type { ReceiptPricing, ReceiptStatus, StatusReceipt } from '../provider/parse-webhook.js';
 import { releaseMedia } from './media-lifecycle.js';
 import { type EventMessage, messageStatusEvent } from './message-status-event.js';
 import type { SendErrorDetail } from './transitions.js';
-import { countSteps, type UsageStep } from './usage-rollup.js';
+import { countPricing, countSteps, type PricedMessage, type UsageStep } from './usage-rollup.js';
 
 const RANK: Record<string, number> = { pending: -1, queued: -1, sent: 1, delivered: 2, read: 3, failed: 9 };
 const FORWARD = ['sent', 'delivered', 'read'] as const;
@@ -50,6 +51,8 @@ type Row = EventMessage & {
   status: string;
   media_id: string | null;
   provider_message_id: string | null;
+  /** Whether a receipt priced the message before (it is counted in the rollup once). */
+  priced: boolean;
 };
 
 /** What a batch does to one message: its receipts folded in arrival order. */
@@ -62,6 +65,9 @@ type Change = {
   failedAt: Date | null;
   error: SendErrorDetail | null;
   wamid: string | null;
+  /** The last pricing a receipt of the batch carried, and when (stored as received). */
+  pricing: ReceiptPricing | null;
+  pricedAt: Date | null;
 };
 
 const key = (accountId: string, wamid: string) => `${accountId}\u0000${wamid}`;
@@ -96,16 +102,14 @@ export async function applyReceipts(tx: Queryable, items: ReceiptItem[]): Promis
       continue;
     }
     const r = item.receipt;
-    const c = changes.get(row.id) ?? {
-      row,
-      status: row.status,
-      sentAt: null,
-      deliveredAt: null,
-      readAt: null,
-      failedAt: null,
-      error: null,
-      wamid: null,
-    };
+    const c = changes.get(row.id) ?? newChange(row);
+    // The price is stored whatever the status does: it may come on a receipt that moves nothing
+    // (the `sent` receipt after the send's own answer moved the message to sent).
+    if (r.pricing) {
+      c.pricing = r.pricing;
+      c.pricedAt ??= r.occurredAt;
+      changes.set(row.id, c);
+    }
     const steps = receiptSteps(c.status, r.status);
     if (steps.length === 0) {
       outcomes.push('ignored');
@@ -134,10 +138,22 @@ export async function applyReceipts(tx: Queryable, items: ReceiptItem[]): Promis
     outcomes.push('applied');
   }
 
+  await writeBatch(tx, [...changes.values()], events, reached, parked);
+  return outcomes;
+}
+
+/** The batch's writes: the messages, their events, the rollups, the parked receipts (pipelined). */
+async function writeBatch(
+  tx: Queryable,
+  changes: Change[],
+  events: OutboxEvent[],
+  reached: UsageStep[],
+  parked: ReceiptItem[],
+): Promise<void> {
   // A receipt can take a message out of the queue (an answer lost after the provider accepted it):
   // its upload is released once the message has moved (rare; then the statements go in turn).
-  const released = [...changes.values()].filter((c) => c.row.media_id !== null && QUEUED.includes(c.row.status));
-  const advance = changes.size > 0 ? advanceMessages(tx, [...changes.values()]) : null;
+  const released = changes.filter((c) => c.row.media_id !== null && QUEUED.includes(c.row.status));
+  const advance = changes.length > 0 ? advanceMessages(tx, changes) : null;
   if (released.length > 0) {
     await advance;
     await releaseMedia(tx, [...new Set(released.map((c) => c.row.media_id!))]);
@@ -148,9 +164,40 @@ export async function applyReceipts(tx: Queryable, items: ReceiptItem[]): Promis
     advance,
     writeEvents(tx, events),
     countSteps(tx, reached),
+    countPricing(tx, firstPrices(changes)),
     parked.length > 0 ? parkReceipts(tx, parked) : null,
   ]);
-  return outcomes;
+}
+
+/** A message no receipt of the batch changed yet. */
+const newChange = (row: Row): Change => ({
+  row,
+  status: row.status,
+  sentAt: null,
+  deliveredAt: null,
+  readAt: null,
+  failedAt: null,
+  error: null,
+  wamid: null,
+  pricing: null,
+  pricedAt: null,
+});
+
+/** The messages a batch prices for the first time (each counts once in the rollup). */
+function firstPrices(changes: Change[]): PricedMessage[] {
+  return changes.flatMap((c) =>
+    c.pricing && c.pricedAt && !c.row.priced
+      ? [
+          {
+            customerId: c.row.customerId,
+            accountId: c.row.chatAccountId,
+            sandbox: c.row.sandbox,
+            at: c.pricedAt,
+            pricing: c.pricing,
+          },
+        ]
+      : [],
+  );
 }
 
 /** The message of a receipt: our own id echoed back wins over the provider's id. */
@@ -194,7 +241,9 @@ async function lockMessages(tx: Queryable, items: ReceiptItem[], byOwnId: boolea
   const own = byOwnId ? items.filter((i) => i.receipt.messageId !== null) : [];
   return tx.query<Row>(
     `SELECT m.id, m.customer_id AS "customerId", m.status, m.external_id AS "externalId", m.channel, m.recipient,
-            m.chat_account_id AS "chatAccountId", m.media_id, m.provider_message_id, m.sandbox
+            m.chat_account_id AS "chatAccountId", m.media_id, m.provider_message_id, m.sandbox,
+            m.recipient_user_id AS "recipientUserId",
+            m.pricing IS NOT NULL AS priced
        FROM messages m
       WHERE m.id IN (SELECT m2.id FROM messages m2
                        JOIN unnest($1::uuid[], $2::text[]) AS t(a, w) ON m2.chat_account_id = t.a AND m2.provider_message_id = t.w
@@ -239,11 +288,12 @@ async function advanceMessages(tx: Queryable, changes: Change[]): Promise<void> 
         error = CASE WHEN t.error IS NULL AND m.status IN ('pending', 'queued') THEN NULL ELSE COALESCE(t.error::jsonb, m.error) END,
         last_error_code = COALESCE(t.error::jsonb ->> 'code', m.last_error_code),
         provider_message_id = COALESCE(m.provider_message_id, t.wamid),
+        pricing = COALESCE(t.pricing::jsonb, m.pricing),
         last_attempt_at = CASE WHEN m.status IN ('pending', 'queued') THEN COALESCE(m.last_attempt_at, now()) ELSE m.last_attempt_at END,
         due_at = NULL, locked_by = NULL, locked_until = NULL
        FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[],
-                   $7::timestamptz[], $8::text[], $9::text[])
-            AS t(id, from_status, status, sent_at, delivered_at, read_at, failed_at, error, wamid)
+                   $7::timestamptz[], $8::text[], $9::text[], $10::text[])
+            AS t(id, from_status, status, sent_at, delivered_at, read_at, failed_at, error, wamid, pricing)
       WHERE m.id = t.id AND m.status = t.from_status`,
     [
       changes.map((c) => c.row.id),
@@ -255,21 +305,23 @@ async function advanceMessages(tx: Queryable, changes: Change[]): Promise<void> 
       changes.map((c) => iso(c.failedAt)),
       changes.map((c) => (c.error ? JSON.stringify(c.error) : null)),
       changes.map((c) => c.wamid),
+      changes.map((c) => (c.pricing ? JSON.stringify(c.pricing) : null)),
     ],
   );
 }
 
 async function parkReceipts(tx: Queryable, items: ReceiptItem[]): Promise<void> {
   await tx.query(
-    `INSERT INTO pending_receipts (chat_account_id, provider_message_id, status, occurred_at, error)
-     SELECT a, w, s, o, e::jsonb FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::text[])
-       WITH ORDINALITY AS t(a, w, s, o, e, n) ORDER BY n`,
+    `INSERT INTO pending_receipts (chat_account_id, provider_message_id, status, occurred_at, error, pricing)
+     SELECT a, w, s, o, e::jsonb, p::jsonb FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[])
+       WITH ORDINALITY AS t(a, w, s, o, e, p, n) ORDER BY n`,
     [
       items.map((i) => i.accountId),
       items.map((i) => i.receipt.providerMessageId),
       items.map((i) => i.receipt.status),
       items.map((i) => i.receipt.occurredAt.toISOString()),
       items.map((i) => (i.receipt.error ? JSON.stringify(i.receipt.error) : null)),
+      items.map((i) => (i.receipt.pricing ? JSON.stringify(i.receipt.pricing) : null)),
     ],
   );
 }
@@ -296,11 +348,12 @@ export async function applyParkedReceipts(
     status: string;
     occurred_at: Date;
     error: StatusReceipt['error'];
+    pricing: ReceiptPricing | null;
   }>(
     `DELETE FROM pending_receipts p WHERE p.id IN (
         SELECT p2.id FROM pending_receipts p2 JOIN messages m ON m.provider_message_id = p2.provider_message_id AND m.chat_account_id = p2.chat_account_id
          WHERE $1::text[] IS NULL OR p2.provider_message_id = ANY($1::text[]) ORDER BY p2.id LIMIT $2)
-      RETURNING p.id, p.chat_account_id, p.provider_message_id, p.status, p.occurred_at, p.error`,
+      RETURNING p.id, p.chat_account_id, p.provider_message_id, p.status, p.occurred_at, p.error, p.pricing`,
     [providerMessageIds, limit],
   );
   if (parked.length === 0) return 0;
@@ -316,6 +369,7 @@ export async function applyParkedReceipts(
         occurredAt: new Date(p.occurred_at),
         messageId: null,
         error: p.error,
+        pricing: p.pricing,
       },
     })),
   );

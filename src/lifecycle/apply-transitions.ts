@@ -85,7 +85,7 @@ export async function applyTransitions(
        FROM unnest($2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::timestamptz[], $9::int[], $10::text[])
             AS t(id, from_status, to_status, at, provider_message_id, error, due_at, attempts, provider_media)
       WHERE m.id = t.id AND m.id IN (SELECT id FROM locked) AND m.locked_by = $1 AND m.status = t.from_status
-      RETURNING m.id, m.customer_id AS "customerId", m.external_id AS "externalId", m.channel, m.recipient,
+      RETURNING m.id, m.customer_id AS "customerId", m.external_id AS "externalId", m.channel, m.recipient, m.recipient_user_id AS "recipientUserId",
                 m.chat_account_id AS "chatAccountId", m.error, m.media_id, m.sandbox, t.from_status, t.to_status, t.at,
                 m.attempt_count AS "attemptCount", m.due_at AS "dueAt"`,
     [

@@ -2,6 +2,7 @@
 // and a lease so a crashed worker's rows become claimable again once it expires.
 import type { Db, Queryable } from '../db/db.js';
 import type { ProviderMediaRef, SendContent } from '../provider/payload.js';
+import type { ReplyTarget } from '../shared/content.js';
 import type { MessageStatus } from '../shared/vocab.js';
 
 export type Claimed = {
@@ -24,6 +25,8 @@ export type Claimed = {
   createdAt: Date;
   /** POST /messages requireReplyWindow: fail without a call when the reply window is closed. */
   requireReplyWindow: boolean;
+  /** The earlier message it replies or reacts to (decision 0032), or null. */
+  replyTarget: ReplyTarget | null;
 };
 
 export async function claimDue(
@@ -40,7 +43,8 @@ export async function claimDue(
               ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED) d
       WHERE m.id = d.id
       RETURNING m.id, m.status, m.recipient, m.sandbox, m.customer_id, m.chat_account_id, m.content, m.attempt_count, m.max_attempts,
-                m.media_id, m.provider_media, m.broadcast_id, m.created_at, m.require_reply_window`,
+                m.media_id, m.provider_media, m.broadcast_id, m.created_at, m.require_reply_window,
+                m.reply_target`,
     [workerId, leaseSeconds, limit],
   );
   return rows.map((r) => ({
@@ -58,6 +62,7 @@ export async function claimDue(
     broadcastId: (r.broadcast_id as string | null) ?? null,
     createdAt: r.created_at as Date,
     requireReplyWindow: r.require_reply_window === true,
+    replyTarget: (r.reply_target as ReplyTarget | null) ?? null,
   }));
 }
 

@@ -22,6 +22,8 @@ export type NewMessageRow = {
   externalId: string;
   payloadHash: string;
   recipient: string;
+  /** The business-scoped user id a send addressed (decision 0036); null or absent for a number. */
+  recipientUserId?: string | null;
   channel: string;
   contentJson: string;
   metadataJson: string | null;
@@ -35,6 +37,8 @@ export type NewMessageRow = {
   mediaId: string | null;
   scheduledAt: Date | null;
   requireReplyWindow: boolean;
+  /** The earlier message it replies or reacts to (ReplyTarget as JSON), or null (decision 0032). */
+  replyTargetJson: string | null;
 };
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
@@ -48,6 +52,7 @@ const COLUMNS: [string, string, (m: NewMessageRow) => unknown][] = [
   ['external_id', 'text', (m) => m.externalId],
   ['payload_hash', 'text', (m) => m.payloadHash],
   ['recipient', 'text', (m) => m.recipient],
+  ['recipient_user_id', 'text', (m) => m.recipientUserId ?? null],
   ['channel', 'text', (m) => m.channel],
   ['content', 'text', (m) => m.contentJson],
   ['metadata', 'text', (m) => m.metadataJson],
@@ -60,8 +65,9 @@ const COLUMNS: [string, string, (m: NewMessageRow) => unknown][] = [
   ['media_id', 'uuid', (m) => m.mediaId],
   ['scheduled_at', 'timestamptz', (m) => iso(m.scheduledAt)],
   ['require_reply_window', 'boolean', (m) => m.requireReplyWindow],
+  ['reply_target', 'text', (m) => m.replyTargetJson],
 ];
-const JSON_COLUMNS = new Set(['content', 'metadata']);
+const JSON_COLUMNS = new Set(['content', 'metadata', 'reply_target']);
 
 /**
  * The INSERT of new message rows from unnest arrays, as SQL to run alone or inside a caller's CTE:

@@ -10,6 +10,8 @@ export type EventMessage = {
   externalId: string;
   channel: string;
   recipient: string;
+  /** The user id the send addressed (decision 0036); absent where the row was read without it. */
+  recipientUserId?: string | null;
   chatAccountId: string;
   /** Sent with a sandbox key: its events go to sandbox endpoints too (decision 0024-sandbox-keys). */
   sandbox: boolean;
@@ -25,6 +27,11 @@ export type StatusChange = {
   error: SendErrorDetail | null;
 };
 
+function userIdOf(m: EventMessage): { recipientUserId?: string } {
+  const id = m.recipientUserId ?? (m.recipient.startsWith('+') ? null : m.recipient);
+  return id ? { recipientUserId: id } : {};
+}
+
 export function messageStatusEvent(c: StatusChange): OutboxEvent {
   return {
     customerId: c.message.customerId,
@@ -38,6 +45,9 @@ export function messageStatusEvent(c: StatusChange): OutboxEvent {
       previousStatus: c.from,
       channel: c.message.channel,
       recipient: c.message.recipient,
+      // Addition (decision 0036), only on a send by user id: events of sends to a number keep
+      // their exact shape. A recipient that is not a number is an id.
+      ...userIdOf(c.message),
       chatAccountId: c.message.chatAccountId,
       timestamp: c.at.toISOString(),
       error: c.to === 'failed' ? publicEventError(c.error) : null,

@@ -4,17 +4,18 @@ import crypto from 'node:crypto';
 
 import { lockCustomer } from '../customers/customer-service.js';
 import type { Db } from '../db/db.js';
+import { contentMedia, type MediaKind } from '../shared/content.js';
 import { errors } from '../shared/errors.js';
 import type { MediaStore } from './media-store.js';
-import { detectType, mediaMismatch } from './media-type.js';
+import { detectType, isAnimatedWebp, MAX_STATIC_STICKER_BYTES, mediaMismatch } from './media-type.js';
 
 /** More than this many unused uploads: 429 media_pending_limit. */
 export const MAX_PENDING_MEDIA = 200;
 
 export type MediaUpload = { mediaId: string; mimetype: string; sizeBytes: number; filename: string; expiresAt: string };
 
-/** The part of a message content that may name an upload. */
-export type MediaContent = { type: string; image?: { mediaId?: string }; document?: { mediaId?: string } };
+/** A message content, which may name an upload (its file, or an interactive message's header). */
+export type MediaContent = Parameters<typeof contentMedia>[0];
 
 export type MediaForSend = { id: string; filename: string; mimetype: string; sizeBytes: number };
 
@@ -78,11 +79,11 @@ export function createMediaService(deps: { db: Db; store: MediaStore; unusedTtlS
       content: MediaContent,
       isRepeat: () => Promise<boolean>,
     ): Promise<string | null> {
-      const kind = content.type === 'image' || content.type === 'document' ? content.type : null;
-      const mediaId = kind ? content[kind]?.mediaId : undefined;
-      if (!kind || mediaId === undefined) return null;
+      const media = contentMedia(content);
+      const mediaId = media?.ref.mediaId;
+      if (!media || mediaId === undefined) return null;
       try {
-        return (await this.forSend(customerId, mediaId, kind)).id;
+        return (await this.forSend(customerId, mediaId, media.kind)).id;
       } catch (err) {
         if (!(await isRepeat())) throw err;
         return mediaId.toLowerCase();
@@ -90,13 +91,18 @@ export function createMediaService(deps: { db: Db; store: MediaStore; unusedTtlS
     },
 
     /** The file a send refers to, or 422 invalid_media (missing, foreign, expired, deleted, wrong type). */
-    async forSend(customerId: string, mediaId: string, kind: 'image' | 'document'): Promise<MediaForSend> {
+    async forSend(customerId: string, mediaId: string, kind: MediaKind): Promise<MediaForSend> {
       const [row] = await db.query<{ id: string; filename: string; mimetype: string; size_bytes: number }>(
         `SELECT id, filename, mimetype, size_bytes FROM media_files WHERE id = $1 AND customer_id = $2 AND ${LIVE}`,
         [mediaId.toLowerCase(), customerId],
       );
       if (!row) throw errors.invalidMedia('media_not_found');
-      const mismatch = mediaMismatch(kind, row.mimetype, row.size_bytes);
+      // Only a sticker over the static limit needs its bytes: it must be animated.
+      const animated =
+        kind === 'sticker' && row.size_bytes > MAX_STATIC_STICKER_BYTES
+          ? isAnimatedWebp((await store.get(row.id)) ?? Buffer.alloc(0))
+          : undefined;
+      const mismatch = mediaMismatch(kind, row.mimetype, row.size_bytes, animated);
       if (mismatch) throw errors.invalidMedia('media_type_mismatch', mismatch);
       return { id: row.id, filename: row.filename, mimetype: row.mimetype, sizeBytes: row.size_bytes };
     },

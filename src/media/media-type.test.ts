@@ -1,17 +1,27 @@
 import { describe, expect, it } from 'vitest';
 
 import {
+  AAC,
+  AMR,
   detectType,
   DOC,
   DOCX,
+  isAnimatedWebp,
   JPEG,
+  M4A,
   mediaMismatch,
+  MP3,
+  MP4,
   OCTET_STREAM,
+  OGG_OPUS,
+  OGG_OTHER,
   PDF,
   PNG,
   PPT,
   PPTX,
   TEXT,
+  THREE_GPP,
+  WEBP,
   XLS,
   XLSX,
 } from './media-type.js';
@@ -56,8 +66,8 @@ describe('detectType', () => {
   });
 
   it('falls back to the Content-Type, then to the extension, for what content cannot tell', () => {
-    expect(detectType(binary, 'video/mp4', 'clip.bin')).toBe('video/mp4');
-    expect(detectType(binary, 'application/octet-stream', 'clip.mp4')).toBe('video/mp4');
+    expect(detectType(binary, 'image/gif', 'anim.bin')).toBe('image/gif');
+    expect(detectType(binary, 'application/octet-stream', 'anim.gif')).toBe('image/gif');
     expect(detectType(Buffer.from('a,b\n1,2\n'), 'text/csv; charset=utf-8', 'x.csv')).toBe('text/csv');
     expect(detectType(Buffer.from('plain words\n'), null, 'readme.txt')).toBe(TEXT);
     expect(detectType(Buffer.from('plain words\n'), null, null)).toBe(TEXT);
@@ -71,7 +81,61 @@ describe('detectType', () => {
   });
 });
 
+const ftyp = (brand: string) =>
+  Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from(`ftyp${brand}`), Buffer.alloc(20)]);
+const riff = (chunk: string, flags = 0) =>
+  Buffer.concat([
+    Buffer.from('RIFF'),
+    Buffer.alloc(4),
+    Buffer.from(`WEBP${chunk}`),
+    Buffer.from([10, 0, 0, 0, flags]),
+    Buffer.alloc(20),
+  ]);
+
+describe('detectType: audio, video and stickers (decision 0032)', () => {
+  it('tells each container by its bytes', () => {
+    expect(
+      detectType(Buffer.concat([Buffer.from('OggS'), Buffer.alloc(24), Buffer.from('OpusHead')]), null, null),
+    ).toBe(OGG_OPUS);
+    expect(
+      detectType(Buffer.concat([Buffer.from('OggS'), Buffer.alloc(24), Buffer.from('vorbis')]), 'audio/ogg', 'a.ogg'),
+    ).toBe(OGG_OTHER);
+    expect(detectType(Buffer.from('#!AMR\n\x3c\x00'), null, null)).toBe(AMR);
+    expect(detectType(Buffer.from('ID3\x04\x00'), null, 'x.bin')).toBe(MP3);
+    expect(detectType(Buffer.from([0xff, 0xfb, 0x90, 0x64]), null, null)).toBe(MP3);
+    expect(detectType(Buffer.from([0xff, 0xf1, 0x50, 0x80]), null, null)).toBe(AAC);
+    expect(detectType(ftyp('M4A '), 'video/mp4', 'a.mp4')).toBe(M4A);
+    expect(detectType(ftyp('isom'), null, null)).toBe(MP4);
+    expect(detectType(ftyp('3gp5'), null, null)).toBe(THREE_GPP);
+    expect(detectType(riff('VP8 '), 'image/png', 'x.png')).toBe(WEBP);
+  });
+
+  it('does not take an unknown ISO brand (HEIC, QuickTime) for a video, nor a declared video the bytes do not show', () => {
+    expect(detectType(ftyp('heic'), 'video/mp4', 'x.mp4')).toBe(OCTET_STREAM);
+    expect(detectType(binary, 'video/mp4', 'clip.mp4')).toBe(OCTET_STREAM);
+  });
+
+  it('tells an animated WebP from a static one', () => {
+    expect(isAnimatedWebp(riff('VP8X', 0x02))).toBe(true);
+    expect(isAnimatedWebp(riff('VP8X', 0x10))).toBe(false);
+    expect(isAnimatedWebp(riff('VP8 '))).toBe(false);
+  });
+});
+
 describe('mediaMismatch', () => {
+  it('applies the provider rules of audio, video and stickers', () => {
+    expect(mediaMismatch('audio', OGG_OPUS, 16 * 1024 * 1024)).toBeNull();
+    expect(mediaMismatch('audio', MP3, 16 * 1024 * 1024 + 1)).toMatch(/16 MB/);
+    expect(mediaMismatch('audio', OGG_OTHER, 10)).toMatch(/Ogg with Opus/);
+    expect(mediaMismatch('video', THREE_GPP, 16 * 1024 * 1024)).toBeNull();
+    expect(mediaMismatch('video', M4A, 10)).toMatch(/MP4 or 3GPP/);
+    expect(mediaMismatch('sticker', WEBP, 100 * 1024, false)).toBeNull();
+    expect(mediaMismatch('sticker', WEBP, 100 * 1024 + 1, false)).toMatch(/static sticker must be at most 100 KB/);
+    expect(mediaMismatch('sticker', WEBP, 500 * 1024, true)).toBeNull();
+    expect(mediaMismatch('sticker', WEBP, 500 * 1024 + 1, true)).toMatch(/500 KB/);
+    expect(mediaMismatch('sticker', PNG, 10)).toMatch(/WebP/);
+  });
+
   it('applies the spec media rules', () => {
     expect(mediaMismatch('image', JPEG, 5 * 1024 * 1024)).toBeNull();
     expect(mediaMismatch('image', PNG, 5 * 1024 * 1024 + 1)).toMatch(/5 MB/);

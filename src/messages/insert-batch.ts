@@ -14,7 +14,15 @@ import { quotaMonth } from '../plans/plans.js';
 import type { AcceptedSend } from './accept-send.js';
 
 /** One accepted send: the intake's row (accept-send.ts) and its recipient. */
-export type NewMessage = AcceptedSend & { recipient: string; sandbox: boolean; requireReplyWindow?: boolean };
+export type NewMessage = AcceptedSend & {
+  recipient: string;
+  /** The user id a send addressed (decision 0036). */
+  recipientUserId?: string | null;
+  sandbox: boolean;
+  requireReplyWindow?: boolean;
+  /** The earlier message it replies or reacts to, as JSON (messages/reply-target.ts). */
+  replyTargetJson?: string | null;
+};
 
 export type Ack = { messageId: string; externalId: string; status: string; queued: boolean };
 
@@ -35,12 +43,16 @@ const toRow = (m: NewMessage): NewMessageRow => ({
   dueAt: m.scheduledAt ?? m.createdAt,
   scheduledAt: m.scheduledAt ?? null,
   requireReplyWindow: m.requireReplyWindow === true,
+  replyTargetJson: m.replyTargetJson ?? null,
 });
 
-/** The lifecycle's message insert, for rows whose key is not revoked and whose upload is still there. */
+/**
+ * The lifecycle's message insert, for rows whose key is not revoked and whose upload is still
+ * there. A portal user's send (the conversation's reply box) has no key (api_key_id null).
+ */
 const INSERT = messageInsert(
   1,
-  `EXISTS (SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.revoked_at IS NULL)
+  `(t.api_key_id IS NULL OR EXISTS (SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.revoked_at IS NULL))
        AND (t.media_id IS NULL OR EXISTS (SELECT 1 FROM media f WHERE f.id = t.media_id AND f.customer_id = t.customer_id))`,
 );
 

@@ -3,6 +3,7 @@
 // 0024-sandbox-keys).
 import { type Caller, readScope, type Scope } from '../auth/caller.js';
 import type { Db, Queryable } from '../db/db.js';
+import { type Reaction, reactionsTo } from '../lifecycle/message-reactions.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
@@ -17,6 +18,8 @@ export type ListFilter = {
   channel?: string;
   chatAccountId?: string;
   broadcastId?: string;
+  /** One recipient's messages (E.164): the portal's conversation view. */
+  recipient?: string;
   /** true: only scheduled sends still waiting for their time; false: every other message. */
   scheduled?: boolean;
   /** true: only messages that ended failed because they were cancelled (alone or with their broadcast); false: every other message. */
@@ -74,21 +77,22 @@ export type ListQuery = Omit<ListFilter, 'chatAccountId'> & { chatAccountId?: st
 export function createMessageQueries(db: Db) {
   const queries = {
     /** By messageId or by the caller's externalId, in the caller's scope; a messageId match wins. */
-    get: (caller: Caller, id: string): Promise<Message> => queries.getInScope(readScope(caller), id),
+    get: (caller: Caller, id: string): Promise<Message & { reactions: Reaction[] }> =>
+      queries.getInScope(readScope(caller), id),
 
     /** Newest first, in the caller's scope narrowed by `chatAccountId`. */
     list: (caller: Caller, q: ListQuery) =>
       queries.listInScope(readScope(caller, q.chatAccountId), { ...q, chatAccountId: undefined }),
 
-    /** GET /messages/{id} for a scope already resolved from a caller. */
-    async getInScope(scope: Scope, id: string): Promise<Message> {
+    /** GET /messages/{id} for a scope already resolved from a caller, with the users' reactions to it. */
+    async getInScope(scope: Scope, id: string): Promise<Message & { reactions: Reaction[] }> {
       const rows = await db.query<Record<string, unknown>>(
         `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE ${LOOKUP}`,
         lookupParams(scope, id),
       );
       const r = rows[0];
       if (!r) throw errors.messageNotFound();
-      return toMessage(r);
+      return { ...toMessage(r), reactions: await reactionsTo(db, r.id as string) };
     },
 
     /** Newest first; the cursor is the (createdAt, id) of the last row of the previous page. */
@@ -107,6 +111,7 @@ export function createMessageQueries(db: Db) {
       if (f.providerMessageId !== undefined) add((n) => `provider_message_id = ${n}`, f.providerMessageId);
       if (f.channel !== undefined) add((n) => `channel = ${n}`, f.channel);
       if (f.broadcastId !== undefined) add((n) => `broadcast_id = ${n}::uuid`, f.broadcastId);
+      if (f.recipient !== undefined) add((n) => `recipient = ${n}`, f.recipient);
       if (f.scheduled !== undefined) where.push(`${f.scheduled ? '' : 'NOT '}(${WAITING_FOR_SCHEDULE})`);
       if (f.cancelled !== undefined) where.push(`${f.cancelled ? '' : 'NOT '}(${CANCELLED})`);
       if (f.since !== undefined) add((n) => `created_at >= ${n}::timestamptz`, f.since.toISOString());

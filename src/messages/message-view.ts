@@ -1,10 +1,12 @@
 // The public Message shape (GET /messages/{id}, items of GET /messages).
 import type { SendErrorDetail } from '../lifecycle/transitions.js';
+import type { ReceiptPricing } from '../provider/parse-webhook.js';
 import type { MessageStatus } from '../shared/vocab.js';
 
 export const MESSAGE_COLUMNS = `id, external_id, recipient, channel, status, attempt_count, max_attempts, last_error_code,
   broadcast_id, chat_account_id, created_at, sent_at, delivered_at, read_at, failed_at, provider_message_id,
-  expires_at, sandbox, error, metadata, due_at, locked_until, last_attempt_at, scheduled_at`;
+  expires_at, sandbox, error, metadata, due_at, locked_until, last_attempt_at, scheduled_at, pricing,
+  recipient_user_id`;
 
 type Row = Record<string, unknown>;
 
@@ -30,6 +32,8 @@ export function toMessage(r: Row, now = new Date()) {
     messageId: r.id as string,
     externalId: r.external_id as string,
     recipient: r.recipient as string,
+    /** The user id the send addressed (addition, decision 0036); null for a send to a number. */
+    recipientUserId: (r.recipient_user_id as string | null) ?? null,
     channel: r.channel as string,
     status,
     attemptCount: Number(r.attempt_count),
@@ -55,6 +59,8 @@ export function toMessage(r: Row, now = new Date()) {
     },
     error: (r.error as SendErrorDetail | null) ?? null,
     metadata: (r.metadata as Record<string, unknown> | null) ?? null,
+    /** What it costs, as the provider's receipt said (addition, issue #25); null until priced. */
+    pricing: (r.pricing as ReceiptPricing | null) ?? null,
   };
 }
 

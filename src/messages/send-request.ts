@@ -2,26 +2,31 @@
 // (which content field goes with which content.type, url xor mediaId, URL safety, metadata size).
 import { type Static, Type } from '@sinclair/typebox';
 
-import { checkOutboundUrl } from '../outbound/address-guard.js';
 import { MAX_TTL_SECONDS } from '../plans/plans.js';
 import type { Problem } from '../shared/errors.js';
-import { E164, LANGUAGE_PATTERN, TEMPLATE_NAME_PATTERN, UTC_TIMESTAMP_PATTERN, Uuid } from '../shared/schemas.js';
+import {
+  E164,
+  LANGUAGE_PATTERN,
+  TEMPLATE_NAME_PATTERN,
+  USER_ID_PATTERN,
+  UTC_TIMESTAMP_PATTERN,
+  Uuid,
+} from '../shared/schemas.js';
 import { CHANNEL_OFFICIAL, CONTENT_TYPES } from '../shared/vocab.js';
+import {
+  ContactsContent,
+  InteractiveContent,
+  LocationContent,
+  MediaRef,
+  ReactionContent,
+  ReplyTo,
+} from './content-kinds.js';
+import { contentKindProblems, messageRefProblems } from './content-rules.js';
 
 export const MAX_METADATA_BYTES = 16 * 1024;
 export const MAX_TEMPLATE_VALUES = 100;
 
 const TemplateValues = Type.Array(Type.String({ minLength: 1, maxLength: 32768 }), { maxItems: MAX_TEMPLATE_VALUES });
-
-const MediaRef = (withFilename: boolean) =>
-  Type.Object(
-    {
-      url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
-      mediaId: Type.Optional(Uuid()),
-      ...(withFilename ? { filename: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) } : {}),
-    },
-    { additionalProperties: false },
-  );
 
 /**
  * The fields a send and a broadcast share (POST /messages, POST /messages/broadcast), with the
@@ -51,6 +56,13 @@ export const IntakeFields = {
       ),
       image: Type.Optional(MediaRef(false)),
       document: Type.Optional(MediaRef(true)),
+      audio: Type.Optional(MediaRef(false)),
+      video: Type.Optional(MediaRef(false)),
+      sticker: Type.Optional(MediaRef(false)),
+      location: Type.Optional(LocationContent),
+      contacts: Type.Optional(ContactsContent),
+      interactive: Type.Optional(InteractiveContent),
+      reaction: Type.Optional(ReactionContent),
       caption: Type.Optional(Type.String({ maxLength: 1024 })),
     },
     { additionalProperties: false },
@@ -74,7 +86,24 @@ export const SendRequestSchema = Type.Object(
   {
     externalId: Type.String({ minLength: 1, maxLength: 200 }),
     channel: IntakeFields.channel,
-    to: Type.Object({ type: Type.Literal('phone'), phoneE164: E164() }, { additionalProperties: false }),
+    // The spec's `{type: "phone", phoneE164}`, or (an addition, issue #25.2) `{type: "userId",
+    // userId}`: which field goes with which type is a cross-field rule (toProblems), so that a
+    // problem names its path.
+    to: Type.Object(
+      {
+        type: Type.Union([Type.Literal('phone'), Type.Literal('userId')]),
+        phoneE164: Type.Optional(E164()),
+        userId: Type.Optional(
+          Type.String({
+            maxLength: 160,
+            pattern: USER_ID_PATTERN,
+            description:
+              'With `type: "userId"`: the recipient\'s business-scoped user id, as the provider names it (`fromUserId` of an inbound message). Addition (issue #25).',
+          }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
     content: IntakeFields.content,
     chatAccountId: IntakeFields.chatAccountId,
     metadata: IntakeFields.metadata,
@@ -83,6 +112,8 @@ export const SendRequestSchema = Type.Object(
     // Text, image, document: fail at once (REENGAGEMENT_REQUIRED, no provider call) when the
     // recipient's reply window is closed; ignored for templates (decision 0014).
     requireReplyWindow: Type.Optional(Type.Boolean()),
+    /** Sends it as a reply to an earlier message of the same conversation (decision 0032). */
+    replyTo: Type.Optional(ReplyTo),
   },
   { additionalProperties: false, 'x-cross-field': true },
 );
@@ -92,18 +123,34 @@ export type SendRequest = Static<typeof SendRequestSchema>;
 export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const CONTENT_FIELDS = ['text', 'template', 'image', 'document'] as const;
+const CONTENT_FIELDS = CONTENT_TYPES;
 
 /**
  * Cross-field rules, run on the raw body next to schema validation so that one answer lists
  * every problem. Tolerates any shape: the schema reports type errors, this adds the rest.
  */
+/** `to`: phoneE164 with type phone, userId with type userId, never both. */
+function toProblems(to: unknown): Problem[] {
+  if (!isObject(to) || (to.type !== 'phone' && to.type !== 'userId')) return [];
+  const wanted = to.type === 'phone' ? 'phoneE164' : 'userId';
+  const other = to.type === 'phone' ? 'userId' : 'phoneE164';
+  return [
+    ...(to[wanted] === undefined ? [{ path: `to.${wanted}`, message: 'is required' }] : []),
+    ...(to[other] !== undefined ? [{ path: `to.${other}`, message: `is not allowed when to.type is ${to.type}` }] : []),
+  ];
+}
+
 export function crossFieldProblems(body: unknown, opts: { allowPrivateUrls: boolean }): Problem[] {
+  const toIssues = isObject(body) && 'to' in body ? toProblems(body.to) : [];
+  return [...toIssues, ...contentProblems(body, opts)];
+}
+
+function contentProblems(body: unknown, opts: { allowPrivateUrls: boolean }): Problem[] {
   if (!isObject(body) || !isObject(body.content)) return [];
   const content = body.content;
   const type = content.type;
+  if (typeof type !== 'string' || !(CONTENT_TYPES as readonly string[]).includes(type)) return [];
   const problems: Problem[] = [];
-  if (typeof type !== 'string' || !(CONTENT_TYPES as readonly string[]).includes(type)) return problems;
   for (const field of CONTENT_FIELDS) {
     const present = content[field] !== undefined;
     if (field === type && !present)
@@ -111,22 +158,10 @@ export function crossFieldProblems(body: unknown, opts: { allowPrivateUrls: bool
     if (field !== type && present)
       problems.push({ path: `content.${field}`, message: `is not allowed when content.type is ${type}` });
   }
-  if (content.caption !== undefined && type !== 'image' && type !== 'document') {
-    problems.push({ path: 'content.caption', message: 'is allowed only for image and document content' });
-  }
-  if (type === 'image' || type === 'document') {
-    const media = content[type];
-    if (isObject(media)) {
-      const hasUrl = media.url !== undefined;
-      const hasId = media.mediaId !== undefined;
-      if (hasUrl === hasId)
-        problems.push({ path: `content.${type}`, message: 'must have exactly one of url or mediaId' });
-      if (typeof media.url === 'string' && media.url.length <= 2048) {
-        const reason = checkOutboundUrl(media.url, { allowPrivate: opts.allowPrivateUrls });
-        if (reason !== null) problems.push({ path: `content.${type}.url`, message: reason });
-      }
-    }
-  }
+  problems.push(...contentKindProblems(content, type, opts));
+  if (body.replyTo !== undefined && type === 'reaction')
+    problems.push({ path: 'replyTo', message: 'is not allowed when content.type is reaction' });
+  if (isObject(body.replyTo)) problems.push(...messageRefProblems(body.replyTo, 'replyTo'));
   if (isObject(body.metadata) && Buffer.byteLength(JSON.stringify(body.metadata)) > MAX_METADATA_BYTES) {
     problems.push({ path: 'metadata', message: `must be at most ${MAX_METADATA_BYTES} bytes as JSON` });
   }

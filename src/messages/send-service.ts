@@ -1,13 +1,16 @@
 // Accepting a send: account resolution, plan gates, then the group-committed idempotent insert.
 import type { Caller } from '../auth/caller.js';
+import type { Principal } from '../auth/directory.js';
 import type { Db } from '../db/db.js';
 import type { MediaService } from '../media/media-service.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { errors } from '../shared/errors.js';
 import { createGroupCommit } from '../shared/group-commit.js';
+import { phoneForUserId } from '../suppressions/recipient-keys.js';
 import { acceptSend } from './accept-send.js';
 import { type Ack, insertBatch, type InsertOutcome, type NewMessage } from './insert-batch.js';
 import { messageExists } from './message-queries.js';
+import { type Conversation, findReplyTarget } from './reply-target.js';
 import type { SendRequest } from './send-request.js';
 
 /** `chatAccountId`: the account the message goes from (for logs; not part of the answer). */
@@ -32,16 +35,29 @@ export function createSendService(deps: {
   return {
     async send(caller: Caller, req: SendRequest): Promise<SendResult> {
       const { principal, tenant } = caller;
-      const { accepted } = await acceptSend(deps, principal, tenant, req, {
-        isRepeat: () => messageExists(db, tenant.customerId, req.externalId),
-        // Only a set flag is hashed: requests without it keep the hash they always had.
-        hashed: { to: req.to, sandbox: principal.sandbox, requireReplyWindow: req.requireReplyWindow || undefined },
+      const isRepeat = () => messageExists(db, tenant.customerId, req.externalId);
+      const { accepted, account } = await acceptSend(deps, principal, tenant, req, {
+        isRepeat,
+        // Only set fields are hashed: requests without them keep the hash they always had.
+        hashed: {
+          to: req.to,
+          sandbox: principal.sandbox,
+          requireReplyWindow: req.requireReplyWindow || undefined,
+          replyTo: req.replyTo,
+        },
       });
+      // A user id: the number this account knows for it, else the id itself (decision 0036).
+      const userId = req.to.type === 'userId' ? req.to.userId! : null;
+      const recipient =
+        userId === null ? req.to.phoneE164! : ((await phoneForUserId(db, account.id, userId)) ?? userId);
+      const conversation = { customerId: tenant.customerId, accountId: accepted.chatAccountId, phone: recipient };
       const outcome = await group.submit({
         ...accepted,
-        recipient: req.to.phoneE164,
+        recipient,
+        recipientUserId: userId,
         sandbox: principal.sandbox,
         requireReplyWindow: req.requireReplyWindow === true,
+        replyTargetJson: await replyTargetJson(db, principal, conversation, req, isRepeat),
       });
       switch (outcome.kind) {
         case 'created':
@@ -69,4 +85,30 @@ export function createSendService(deps: {
     /** Waits for batches in flight (graceful shutdown). */
     drain: () => group.drain(),
   };
+}
+
+/**
+ * The message a send replies to (replyTo) or reacts to (a reaction), as stored JSON; null when
+ * it names none. A repeat of an accepted request is not refused when its target is gone since
+ * (purged): the insert answers it as any repeat (200 or 409).
+ */
+async function replyTargetJson(
+  db: Db,
+  principal: Principal,
+  conversation: Conversation,
+  req: SendRequest,
+  isRepeat: () => Promise<boolean>,
+): Promise<string | null> {
+  const [ref, path] = req.replyTo
+    ? [req.replyTo, 'replyTo']
+    : req.content.type === 'reaction' && req.content.reaction
+      ? [req.content.reaction, 'content.reaction']
+      : [null, ''];
+  if (ref === null) return null;
+  try {
+    return JSON.stringify(await findReplyTarget(db, principal, conversation, ref, path));
+  } catch (err) {
+    if (await isRepeat()) return null;
+    throw err;
+  }
 }

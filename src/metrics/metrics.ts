@@ -49,8 +49,8 @@ export function createMetrics(opts: MetricsOptions = { maxIdLabels: 1000 }) {
     }),
     sendAttempts: new Counter({
       name: 'chatgate_send_attempts_total',
-      help: 'Live send attempts at the provider by outcome (sent, transient, permanent) and error code ("" when sent)',
-      labelNames: ['outcome', 'code'] as const,
+      help: 'Live send attempts at the provider by outcome (sent, transient, permanent), error code ("" when sent) and content type (text, image, interactive, reaction …)',
+      labelNames: ['outcome', 'code', 'content_type'] as const,
       registers,
     }),
     providerRequestDuration: new Histogram({
@@ -80,6 +80,12 @@ export function createMetrics(opts: MetricsOptions = { maxIdLabels: 1000 }) {
       name: 'chatgate_inbound_messages_total',
       help: 'Inbound messages from the provider webhook by result (ingested, duplicate, failed)',
       labelNames: ['result'] as const,
+      registers,
+    }),
+    inboundByKind: new Counter({
+      name: 'chatgate_inbound_messages_by_kind_total',
+      help: 'Inbound messages ingested, by kind (messageType; unknown kinds count as "other")',
+      labelNames: ['kind'] as const,
       registers,
     }),
     inboundForwarding: new Counter({

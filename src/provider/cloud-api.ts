@@ -57,8 +57,11 @@ export type ProviderOperation = 'send' | 'media_upload' | 'template' | 'phone_lo
 /** What the client reports of its requests (metrics): each request's latency, and each send's outcome. */
 export type ProviderObserver = {
   request(operation: ProviderOperation, seconds: number): void;
-  /** `accountId`: our chat account's id, when the caller gave it (never the phone number). */
-  sendOutcome(outcome: SendOutcome, accountId: string | undefined): void;
+  /**
+   * `accountId`: our chat account's id, when the caller gave it (never the phone number); `kind`:
+   * the content type sent.
+   */
+  sendOutcome(outcome: SendOutcome, accountId: string | undefined, kind: string): void;
 };
 
 /** The sending account as the client needs it; `accountId` only labels what the observer reports. */
@@ -233,16 +236,18 @@ export function createProviderClient(opts: {
       content: SendContent,
       messageId: string,
       providerMedia?: ProviderMediaRef | null,
+      /** The provider's id of the message it replies or reacts to (payload.ts). */
+      targetProviderId: string | null = null,
     ): Promise<SendOutcome> {
       const outcome = sendAnswer(
         await post(
           'send',
           `${encodeURIComponent(account.phoneNumberId)}/messages`,
           account.accessToken,
-          JSON.stringify(buildSendPayload(to, content, messageId, providerMedia)),
+          JSON.stringify(buildSendPayload(to, content, messageId, providerMedia, targetProviderId)),
         ),
       );
-      observe?.sendOutcome(outcome, account.accountId);
+      observe?.sendOutcome(outcome, account.accountId, content.type);
       return outcome;
     },
 

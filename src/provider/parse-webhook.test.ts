@@ -19,6 +19,7 @@ describe('parseStatusReceipts', () => {
                 status: 'sent',
                 timestamp: '1750030073',
                 biz_opaque_callback_data: '6F1C2C9E-9D7A-4B7E-8A57-0A3B1C2D3E4F',
+                pricing: { billable: false, pricing_model: 'PMP', type: 'free_entry_point', category: 'marketing' },
               },
             ]),
           ],
@@ -26,7 +27,13 @@ describe('parseStatusReceipts', () => {
         {
           changes: [
             value('2', [
-              { id: 'wamid.b', status: 'played', timestamp: '1750030074' },
+              {
+                id: 'wamid.b',
+                status: 'played',
+                timestamp: '1750030074',
+                recipient_user_id: 'US.1',
+                pricing: { category: 7 },
+              },
               {
                 id: 'wamid.c',
                 status: 'failed',
@@ -48,6 +55,8 @@ describe('parseStatusReceipts', () => {
         occurredAt: new Date(1750030073000),
         messageId: '6f1c2c9e-9d7a-4b7e-8a57-0a3b1c2d3e4f',
         error: null,
+        pricing: { billable: false, pricingModel: 'PMP', type: 'free_entry_point', category: 'marketing' },
+        recipientUserId: null,
       },
       {
         phoneNumberId: '2',
@@ -56,6 +65,8 @@ describe('parseStatusReceipts', () => {
         occurredAt: new Date(1750030074000),
         messageId: null,
         error: null,
+        pricing: null, // nothing it names is usable
+        recipientUserId: 'US.1',
       },
       {
         phoneNumberId: '2',
@@ -64,6 +75,8 @@ describe('parseStatusReceipts', () => {
         occurredAt: new Date(1750030075000),
         messageId: null,
         error: { code: 131049, title: 'T', details: 'D' },
+        pricing: null,
+        recipientUserId: null,
       },
     ]);
   });

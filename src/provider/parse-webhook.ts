@@ -1,5 +1,6 @@
 // The provider's webhook payload → the status receipts it carries (every entry, change and
 // status; a malformed item is skipped, never the whole batch).
+import { type InboundContent, inboundContent } from './parse-inbound-content.js';
 
 export type ReceiptStatus = 'sent' | 'delivered' | 'read' | 'failed';
 
@@ -11,7 +12,37 @@ export type StatusReceipt = {
   /** Our messageId, echoed from biz_opaque_callback_data when it is one. */
   messageId: string | null;
   error: { code: number | null; title: string | null; details: string | null } | null;
+  /** What the message costs, as the receipt's `pricing` says it (null when it has none). */
+  pricing?: ReceiptPricing | null;
+  /** The recipient's business-scoped user id (`recipient_user_id`), when the receipt names it. */
+  recipientUserId?: string | null;
 };
+
+/**
+ * A status receipt's `pricing` object, kept as the provider sent it (docs/provider-protocol-2026.md):
+ * `billable` (deprecated by the provider; null when absent), `pricingModel` (`PMP`, formerly
+ * `CBP`), `category` (`marketing`, `utility`, `authentication`, `service` …) and `type`
+ * (`regular`, `free_customer_service`, `free_entry_point` …). No value is interpreted here.
+ */
+export type ReceiptPricing = {
+  billable: boolean | null;
+  pricingModel: string | null;
+  category: string | null;
+  type: string | null;
+};
+
+/** The `pricing` object of a status item; null when absent or naming nothing. */
+export function parsePricing(v: unknown): ReceiptPricing | null {
+  const p = obj(v);
+  const text = (k: string) => str(p[k])?.slice(0, 100) ?? null;
+  const pricing = {
+    billable: typeof p.billable === 'boolean' ? p.billable : null,
+    pricingModel: text('pricing_model'),
+    category: text('category'),
+    type: text('type'),
+  };
+  return Object.values(pricing).every((x) => x === null) ? null : pricing;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const STATUSES: Record<string, ReceiptStatus> = {
@@ -66,6 +97,8 @@ export function parseStatusReceipts(payload: unknown): { receipts: StatusReceipt
                 details: str(obj(e.error_data).details)?.slice(0, 500) ?? null,
               }
             : null,
+        pricing: parsePricing(s.pricing),
+        recipientUserId: str(s.recipient_user_id)?.slice(0, 200) ?? null,
       });
     }
   }
@@ -88,6 +121,8 @@ export type InboundMessage = {
   /** The provider id of the quoted message, when the user replied to one. */
   contextId: string | null;
   receivedAt: Date;
+  /** The kind-specific content (decision 0033); absent for a connector's message (then none). */
+  content?: InboundContent;
 };
 
 const VOICE = (m: Record<string, unknown>) => obj(m.audio).voice === true;
@@ -177,6 +212,7 @@ export function parseInboundMessages(payload: unknown): { messages: InboundMessa
         ...describeInbound(m),
         contextId: str(obj(m.context).id)?.slice(0, 500) ?? null,
         receivedAt: new Date(seconds * 1000),
+        content: inboundContent(m),
       });
     }
   }

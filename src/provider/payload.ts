@@ -1,13 +1,53 @@
 // Our message content → the provider's send payload. Our messageId rides in
 // biz_opaque_callback_data so every status receipt can be matched even before the send's
-// answer is saved.
+// answer is saved. The shapes of the kinds added beyond the spec (decision 0032) follow the
+// provider's reference (docs/provider-protocol-2026.md, "Outgoing message kinds").
+import { contentMedia, isMediaKind, type MediaRef } from '../shared/content.js';
+import type { ContentType } from '../shared/vocab.js';
+
+type Typed<T> = T & { type?: string };
+
+export type Interactive = {
+  type: 'button' | 'list' | 'cta_url';
+  header?: { type: string; text?: string } & Partial<Record<'image' | 'video' | 'document', MediaRef>>;
+  body: { text: string };
+  footer?: { text: string };
+  buttons?: { id: string; title: string }[];
+  list?: {
+    button: string;
+    sections: { title?: string; rows: { id: string; title: string; description?: string }[] }[];
+  };
+  ctaUrl?: { displayText: string; url: string };
+};
+
+export type ContactCard = {
+  name: {
+    formattedName: string;
+    firstName?: string;
+    lastName?: string;
+    middleName?: string;
+    prefix?: string;
+    suffix?: string;
+  };
+  phones?: Typed<{ phone: string; waId?: string }>[];
+  emails?: Typed<{ email: string }>[];
+  org?: { company?: string; department?: string; title?: string };
+  urls?: Typed<{ url: string }>[];
+};
 
 export type SendContent = {
-  type: 'text' | 'template' | 'image' | 'document';
+  type: ContentType;
   text?: string;
   template?: { name: string; language: string; components?: { body?: string[]; header?: string[] } };
-  image?: { url?: string; mediaId?: string };
-  document?: { url?: string; mediaId?: string; filename?: string };
+  image?: MediaRef;
+  document?: MediaRef;
+  audio?: MediaRef;
+  video?: MediaRef;
+  sticker?: MediaRef;
+  location?: { latitude: number; longitude: number; name?: string; address?: string };
+  contacts?: ContactCard[];
+  interactive?: Interactive;
+  reaction?: { messageId?: string; externalId?: string; inboundMessageId?: string; emoji: string };
   caption?: string;
 };
 
@@ -26,28 +66,76 @@ export function lastUrlSegment(url: string): string | undefined {
 
 const textParams = (values: string[]) => values.map((text) => ({ type: 'text', text }));
 
+/** An object without its undefined fields (the provider refuses some empty ones). */
+const defined = (o: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
 /** Media go by provider media id once the worker uploaded them, else by link (the provider fetches the URL). */
 function mediaObject(ref: { url?: string; providerMediaId?: string }, extra: Record<string, string | undefined>) {
   const base = ref.providerMediaId !== undefined ? { id: ref.providerMediaId } : { link: ref.url };
-  return Object.fromEntries(Object.entries({ ...base, ...extra }).filter(([, v]) => v !== undefined));
+  return defined({ ...base, ...extra });
 }
 
-export function buildSendPayload(
-  to: string,
+/** The provider's media object of a content's file (or interactive header), with a document's file name. */
+function fileObject(content: SendContent, providerMedia: ProviderMediaRef | null | undefined, caption?: string) {
+  const media = contentMedia(content)!;
+  const { ref } = media;
+  const filename =
+    media.kind === 'document'
+      ? (ref.filename ?? providerMedia?.filename ?? (ref.url ? lastUrlSegment(ref.url) : undefined))
+      : undefined;
+  return mediaObject({ url: ref.url, providerMediaId: providerMedia?.id }, { caption, filename });
+}
+
+function contactObject(c: ContactCard) {
+  const n = c.name;
+  return defined({
+    name: defined({
+      formatted_name: n.formattedName,
+      first_name: n.firstName,
+      last_name: n.lastName,
+      middle_name: n.middleName,
+      prefix: n.prefix,
+      suffix: n.suffix,
+    }),
+    phones: c.phones?.map((p) => defined({ phone: p.phone, type: p.type, wa_id: p.waId })),
+    emails: c.emails?.map((e) => defined({ email: e.email, type: e.type })),
+    org: c.org ? defined({ ...c.org }) : undefined,
+    urls: c.urls?.map((u) => defined({ url: u.url, type: u.type })),
+  });
+}
+
+function interactiveObject(content: SendContent, providerMedia: ProviderMediaRef | null | undefined) {
+  const i = content.interactive!;
+  const h = i.header;
+  const header = h
+    ? isMediaKind(h.type)
+      ? { type: h.type, [h.type]: fileObject(content, providerMedia) }
+      : { type: 'text', text: h.text }
+    : undefined;
+  const action =
+    i.type === 'button'
+      ? { buttons: i.buttons!.map((b) => ({ type: 'reply', reply: { id: b.id, title: b.title } })) }
+      : i.type === 'list'
+        ? {
+            button: i.list!.button,
+            sections: i.list!.sections.map((s) =>
+              defined({ title: s.title, rows: s.rows.map((r) => defined({ ...r })) }),
+            ),
+          }
+        : { name: 'cta_url', parameters: { display_text: i.ctaUrl!.displayText, url: i.ctaUrl!.url } };
+  return defined({ type: i.type, header, body: { text: i.body.text }, footer: i.footer, action });
+}
+
+/** The payload's type-specific part: `{ type, [type]: … }`. */
+function contentPart(
   content: SendContent,
-  messageId: string,
-  providerMedia?: ProviderMediaRef | null,
+  providerMedia: ProviderMediaRef | null | undefined,
+  targetProviderId: string | null,
 ): Record<string, unknown> {
-  const providerMediaId = providerMedia?.id;
-  const envelope = {
-    messaging_product: 'whatsapp',
-    recipient_type: 'individual',
-    to: to.replace(/^\+/, ''),
-    biz_opaque_callback_data: messageId,
-  };
   switch (content.type) {
     case 'text':
-      return { ...envelope, type: 'text', text: { preview_url: false, body: content.text ?? '' } };
+      return { type: 'text', text: { preview_url: false, body: content.text ?? '' } };
     case 'template': {
       const t = content.template!;
       const components = [
@@ -55,25 +143,47 @@ export function buildSendPayload(
         ...(t.components?.body?.length ? [{ type: 'body', parameters: textParams(t.components.body) }] : []),
       ];
       return {
-        ...envelope,
         type: 'template',
         template: { name: t.name, language: { code: t.language }, ...(components.length ? { components } : {}) },
       };
     }
     case 'image':
-      return {
-        ...envelope,
-        type: 'image',
-        image: mediaObject({ url: content.image?.url, providerMediaId }, { caption: content.caption }),
-      };
-    case 'document': {
-      const d = content.document ?? {};
-      const filename = d.filename ?? providerMedia?.filename ?? (d.url ? lastUrlSegment(d.url) : undefined);
-      return {
-        ...envelope,
-        type: 'document',
-        document: mediaObject({ url: d.url, providerMediaId }, { caption: content.caption, filename }),
-      };
-    }
+    case 'document':
+    case 'video':
+      return { type: content.type, [content.type]: fileObject(content, providerMedia, content.caption) };
+    case 'audio':
+    case 'sticker':
+      return { type: content.type, [content.type]: fileObject(content, providerMedia) };
+    case 'location':
+      return { type: 'location', location: defined({ ...content.location }) };
+    case 'contacts':
+      return { type: 'contacts', contacts: content.contacts!.map(contactObject) };
+    case 'interactive':
+      return { type: 'interactive', interactive: interactiveObject(content, providerMedia) };
+    case 'reaction':
+      return { type: 'reaction', reaction: { message_id: targetProviderId ?? '', emoji: content.reaction!.emoji } };
   }
+}
+
+/**
+ * The provider's send payload. `targetProviderId`: the provider's id of the message this one
+ * answers (replyTo: the payload's `context`) or reacts to (a reaction's `message_id`).
+ */
+export function buildSendPayload(
+  to: string,
+  content: SendContent,
+  messageId: string,
+  providerMedia?: ProviderMediaRef | null,
+  targetProviderId: string | null = null,
+): Record<string, unknown> {
+  const envelope = {
+    messaging_product: 'whatsapp',
+    recipient_type: 'individual',
+    // A number goes in `to`; a business-scoped user id (no `+`: decision 0036) in `recipient`.
+    ...(to.startsWith('+') ? { to: to.slice(1) } : { recipient: to }),
+    biz_opaque_callback_data: messageId,
+  };
+  const context =
+    targetProviderId !== null && content.type !== 'reaction' ? { context: { message_id: targetProviderId } } : {};
+  return { ...envelope, ...context, ...contentPart(content, providerMedia, targetProviderId) };
 }

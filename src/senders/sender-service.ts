@@ -3,7 +3,10 @@
 // the sandbox rule (simulated lookups, an empty inbox: decision 0024-sandbox-keys).
 import { type Caller, callerAccount, callerPhone, callerPhones, readScope, requirePlan } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
+import { contentFields } from '../provider/inbound-content-view.js';
+import type { InboundContent } from '../provider/parse-inbound-content.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
+import { errors } from '../shared/errors.js';
 import { suppressedAmong, suppressionKey } from '../suppressions/suppression-store.js';
 import { replyWindowExpiresAt } from './reply-window.js';
 
@@ -84,6 +87,20 @@ export function createSenderService(deps: { db: Db }) {
       if (q.cursor !== undefined) await readInbox(scope, { ...page, limit: 1 });
       return { inboundMessages: [], nextCursor: null };
     },
+
+    /** One inbound message of the inbox (plan Pro) in the caller's scope; a sandbox key sees none. */
+    async inboundMessage(caller: Caller, id: string) {
+      requirePlan(caller, 'inbox');
+      const scope = readScope(caller);
+      const rows = scope.sandboxOnly
+        ? []
+        : await db.query<Record<string, unknown>>(
+            `${INBOX_SELECT} WHERE i.id = $1::uuid AND i.customer_id = $2 AND ($3::uuid IS NULL OR i.chat_account_id = $3::uuid)`,
+            [id, scope.customerId, scope.accountId],
+          );
+      if (!rows[0]) throw errors.inboundMessageNotFound();
+      return toInbound(rows[0]);
+    },
   };
 
   /** One entry per distinct number, from one query; numbers that never wrote included. Simulated for a sandbox key. */
@@ -149,34 +166,52 @@ export function createSenderService(deps: { db: Db }) {
     }
     params.push(f.limit + 1);
     const rows = await db.query<Record<string, unknown>>(
-      `SELECT i.*, m.id AS reply_message_id, m.external_id AS reply_external_id FROM inbound_messages i
-           LEFT JOIN LATERAL (SELECT id, external_id FROM messages m WHERE m.chat_account_id = i.chat_account_id
-                                AND m.provider_message_id = i.reply_to_provider_message_id LIMIT 1) m ON true
-          WHERE ${where.join(' AND ')} ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length}`,
+      `${INBOX_SELECT} WHERE ${where.join(' AND ')} ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length}`,
       params,
     );
     const page = toPage(rows, f.limit, (r) => ({ createdAt: r.received_at as Date, id: r.id as string }));
     return {
-      inboundMessages: page.rows.map((r) => ({
-        inboundMessageId: r.id as string,
-        chatAccountId: r.chat_account_id as string,
-        channel: r.channel as string,
-        from: (r.from_e164 as string | null) ?? null,
-        fromUserId: (r.from_user_id as string | null) ?? null,
-        fromDisplayName: r.from_display_name as string,
-        messageType: r.message_type as string,
-        text: (r.text as string | null) ?? null,
-        displayText: (r.display_text as string | null) ?? null,
-        receivedAt: iso(r.received_at)!,
-        replyTo: r.reply_to_provider_message_id
-          ? {
-              providerMessageId: r.reply_to_provider_message_id as string,
-              messageId: (r.reply_message_id as string | null) ?? null,
-              externalId: (r.reply_external_id as string | null) ?? null,
-            }
-          : null,
-      })),
+      inboundMessages: page.rows.map(toInbound),
       nextCursor: page.nextCursor,
     };
   }
+}
+
+/** An inbound message with our messages its reply and reaction point at (while they exist). */
+const INBOX_SELECT = `SELECT i.*, m.id AS reply_message_id, m.external_id AS reply_external_id,
+         rx.id AS reaction_message_id, rx.external_id AS reaction_external_id
+    FROM inbound_messages i
+    LEFT JOIN LATERAL (SELECT id, external_id FROM messages m WHERE m.chat_account_id = i.chat_account_id
+                         AND m.provider_message_id = i.reply_to_provider_message_id LIMIT 1) m ON true
+    LEFT JOIN LATERAL (SELECT id, external_id FROM messages m WHERE m.chat_account_id = i.chat_account_id
+                         AND m.provider_message_id = i.content->'reaction'->>'providerMessageId' LIMIT 1) rx ON true`;
+
+/** The public Inbound message: the spec's fields, then the content by kind (decision 0033). */
+function toInbound(r: Record<string, unknown>) {
+  const content = (typeof r.content === 'string' ? JSON.parse(r.content) : r.content) as InboundContent | null;
+  return {
+    inboundMessageId: r.id as string,
+    chatAccountId: r.chat_account_id as string,
+    channel: r.channel as string,
+    from: (r.from_e164 as string | null) ?? null,
+    fromUserId: (r.from_user_id as string | null) ?? null,
+    fromDisplayName: r.from_display_name as string,
+    messageType: r.message_type as string,
+    text: (r.text as string | null) ?? null,
+    displayText: (r.display_text as string | null) ?? null,
+    receivedAt: iso(r.received_at)!,
+    replyTo: r.reply_to_provider_message_id
+      ? {
+          providerMessageId: r.reply_to_provider_message_id as string,
+          messageId: (r.reply_message_id as string | null) ?? null,
+          externalId: (r.reply_external_id as string | null) ?? null,
+        }
+      : null,
+    ...contentFields(
+      content,
+      r.reaction_message_id
+        ? { id: r.reaction_message_id as string, external_id: r.reaction_external_id as string }
+        : null,
+    ),
+  };
 }

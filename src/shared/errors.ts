@@ -46,6 +46,7 @@ export const errors = {
   messageNotFound: () => new AppError(404, 'message_not_found'),
   accountNotFound: () => new AppError(404, 'account_not_found'),
   broadcastNotFound: () => new AppError(404, 'broadcast_not_found'),
+  inboundMessageNotFound: () => new AppError(404, 'inbound_message_not_found'),
   conflict: (message = 'externalId already used with a different payload') =>
     new AppError(409, 'conflict', { message }),
   /** POST /messages/{id}/cancel on a message that has left (or is leaving): `status` is its status. */

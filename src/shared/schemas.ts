@@ -8,6 +8,8 @@ export const TEMPLATE_NAME_PATTERN = '^[a-z0-9_]+$';
 export const LANGUAGE_PATTERN = '^[a-z]{2,3}([_-][A-Za-z0-9]{2,8})*$';
 /** An ISO 8601 timestamp in UTC (`Z`), to the second or finer: `2026-12-01T09:30:00Z`. */
 export const UTC_TIMESTAMP_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$';
+/** A business-scoped user id: ISO country code, a dot, letters and digits (`US.1349…`, `US.ENT.…`). */
+export const USER_ID_PATTERN = '^[A-Z]{2}\\.[A-Za-z0-9.]{1,150}$';
 /** A UTC month, YYYY-MM. */
 export const MONTH_PATTERN = '^[0-9]{4}-(0[1-9]|1[0-2])$';
 
@@ -20,6 +22,7 @@ export const PATTERN_MESSAGES: Record<string, string> = {
   [LANGUAGE_PATTERN]: 'must be a language code such as en or en_US',
   [UTC_TIMESTAMP_PATTERN]: 'must be an ISO 8601 timestamp in UTC such as 2026-12-01T09:30:00Z',
   [MONTH_PATTERN]: 'must be a month as YYYY-MM, such as 2026-06',
+  [USER_ID_PATTERN]: 'must be a business-scoped user id such as US.13491208655302741918',
 };
 
 export const Uuid = (opts: Record<string, unknown> = {}) => Type.String({ pattern: UUID_PATTERN, ...opts });

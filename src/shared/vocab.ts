@@ -6,7 +6,23 @@ export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 export const BROADCAST_STATUSES = ['active', 'completed', 'cancelled'] as const;
 export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];
 
-export const CONTENT_TYPES = ['text', 'template', 'image', 'document'] as const;
+/**
+ * The spec's four content types, then the kinds added beyond it (issue #24, decision 0032): more
+ * media, location, contact cards, interactive messages and reactions.
+ */
+export const CONTENT_TYPES = [
+  'text',
+  'template',
+  'image',
+  'document',
+  'audio',
+  'video',
+  'sticker',
+  'location',
+  'contacts',
+  'interactive',
+  'reaction',
+] as const;
 export type ContentType = (typeof CONTENT_TYPES)[number];
 
 export const ACCOUNT_TYPES = ['OFFICIAL', 'DIRECT'] as const;
@@ -60,6 +76,11 @@ export const SEND_ERROR_CODES = {
    * message that crashes the worker), so it is failed instead of being sent again (decision 0021).
    */
   SEND_INTERRUPTED: 'SEND_INTERRUPTED',
+  /**
+   * The message it replies or reacts to never got a provider id (it failed) or no longer exists,
+   * so the provider cannot be told which message is meant; no provider call (decision 0032).
+   */
+  REPLY_TARGET_UNAVAILABLE: 'REPLY_TARGET_UNAVAILABLE',
 } as const;
 
 /** How a number came onto a chat account's suppression list (decision 0014). */

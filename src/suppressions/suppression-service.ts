@@ -8,6 +8,7 @@ import { type Caller, callerAccount, callerPhone, requireLive } from '../auth/ca
 import type { Db } from '../db/db.js';
 import { decodeCursor, toPage } from '../shared/cursor.js';
 import { AppError } from '../shared/errors.js';
+import { USER_ID_PATTERN } from '../shared/schemas.js';
 import type { SuppressionSource } from '../shared/vocab.js';
 import { DEFAULT_OPT_OUT_KEYWORDS, foldKeyword } from './opt-out-keywords.js';
 import { addSuppressions, keywordsOf, removeSuppressions } from './suppression-store.js';
@@ -15,6 +16,10 @@ import { addSuppressions, keywordsOf, removeSuppressions } from './suppression-s
 export type Suppression = { phone: string; reason: string; source: SuppressionSource; since: string };
 
 export const suppressionNotFound = () => new AppError(404, 'suppression_not_found');
+
+/** The entry's key: a business-scoped user id as given (kept under the id: decision 0036), else the number. */
+const keyOf = (caller: Caller, given: string) =>
+  new RegExp(USER_ID_PATTERN).test(given) ? given : callerPhone(caller, given, 'phone');
 
 type Row = { id: string; phone_e164: string; reason: string; source: SuppressionSource; created_at: Date };
 const toSuppression = (r: Row): Suppression => ({
@@ -74,7 +79,7 @@ export function createSuppressionService(deps: { db: Db }) {
     async add(caller: Caller, account: string, given: string, reason: string | undefined) {
       const accountId = changeable(caller, account);
       const customerId = caller.tenant.customerId;
-      const phone = callerPhone(caller, given, 'phone');
+      const phone = keyOf(caller, given);
       const created =
         (await addSuppressions(db, [
           { accountId, customerId, phone, source: 'customer', reason: reason ?? 'Added by the customer' },
@@ -86,7 +91,7 @@ export function createSuppressionService(deps: { db: Db }) {
     async remove(caller: Caller, account: string, given: string) {
       const accountId = changeable(caller, account);
       const customerId = caller.tenant.customerId;
-      const phone = callerPhone(caller, given, 'phone');
+      const phone = keyOf(caller, given);
       if (!(await one(customerId, accountId, phone))) throw suppressionNotFound();
       await removeSuppressions(db, [{ accountId, phone }]);
     },

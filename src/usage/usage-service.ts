@@ -20,7 +20,16 @@ export type Usage = {
   byDay: (UsageCounters & { date: string })[];
   /** The accounts with any count this month, by id. */
   byAccount: (UsageCounters & { chatAccountId: string })[];
+  /**
+   * Messages the provider priced this month (their first pricing receipt's UTC day), as its
+   * receipts said: billable, free, or unknown (the receipt had no `billable` flag), in all and
+   * by the receipt's category (issue #25; decision 0035).
+   */
+  pricing: PricingCounts & { byCategory: (PricingCounts & { category: string })[] };
 };
+
+export type PricingCounts = { billable: number; free: number; unknown: number };
+const PRICING_KEYS = ['billable', 'free', 'unknown'] as const;
 
 /** What is read: the customer, its plan now, and the account a scoped key is limited to. */
 export type UsageScope = { customerId: string; plan: Plan; accountId: string | null };
@@ -38,6 +47,33 @@ const zero = (): UsageCounters => ({ accepted: 0, sent: 0, delivered: 0, read: 0
 
 function add(into: UsageCounters, row: Record<string, unknown>): void {
   for (const c of USAGE_COUNTERS) into[c] += Number(row[c]);
+}
+
+type PricedRow = { category: string; billable: (typeof PRICING_KEYS)[number]; n: number };
+
+/** The priced messages of [from, to) by category and billable flag (usage_pricing_daily's stripes added up). */
+function pricedRows(db: Pick<Db, 'query'>, scope: UsageScope, from: string, to: string): Promise<PricedRow[]> {
+  return db.query<PricedRow>(
+    `SELECT category, billable, sum(messages)::int AS n FROM usage_pricing_daily
+      WHERE customer_id = $1 AND day >= $2::date AND day < $3::date AND ($4::uuid IS NULL OR chat_account_id = $4::uuid)
+      GROUP BY category, billable ORDER BY category, billable`,
+    [scope.customerId, from, to, scope.accountId],
+  );
+}
+
+/** The month's priced messages in all and by category (categories in name order). */
+function pricingCounts(rows: PricedRow[]) {
+  const none = (): PricingCounts => ({ billable: 0, free: 0, unknown: 0 });
+  const total = none();
+  const byCategory = new Map<string, PricingCounts & { category: string }>();
+  for (const r of rows) {
+    if (!PRICING_KEYS.includes(r.billable)) continue;
+    const c = byCategory.get(r.category) ?? { category: r.category, ...none() };
+    c[r.billable] += Number(r.n);
+    total[r.billable] += Number(r.n);
+    byCategory.set(r.category, c);
+  }
+  return { ...total, byCategory: [...byCategory.values()] };
 }
 
 export type UsageService = ReturnType<typeof createUsageService>;
@@ -69,8 +105,8 @@ export function createUsageService(deps: { db: Pick<Db, 'query'> }) {
     async ofScope(caller: UsageScope, month?: string, now = new Date(), countsHidden = false): Promise<Usage> {
       const first = month ? new Date(`${month}-01T00:00:00Z`) : new Date(`${quotaMonth(now).month}T00:00:00Z`);
       const { month: day1, resetsAt } = quotaMonth(first);
-      const [quota, rows] = countsHidden
-        ? [[], []]
+      const [quota, rows, priced] = countsHidden
+        ? [[], [], []]
         : await Promise.all([
             deps.db.query<{ used: number }>(
               'SELECT used FROM quota_usage WHERE customer_id = $1 AND month = $2::date',
@@ -83,6 +119,7 @@ export function createUsageService(deps: { db: Pick<Db, 'query'> }) {
               AND ($4::uuid IS NULL OR chat_account_id = $4::uuid)`,
               [caller.customerId, day1, resetsAt.slice(0, 10), caller.accountId],
             ),
+            pricedRows(deps.db, caller, day1, resetsAt.slice(0, 10)),
           ]);
       const byDay = new Map<string, UsageCounters & { date: string }>();
       const lastDay = resetsAt < now.toISOString() ? new Date(resetsAt) : now;
@@ -112,6 +149,7 @@ export function createUsageService(deps: { db: Pick<Db, 'query'> }) {
         resetsAt,
         byDay: sortedBy(byDay),
         byAccount: sortedBy(byAccount),
+        pricing: pricingCounts(priced),
       };
     },
   };

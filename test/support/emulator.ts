@@ -161,6 +161,7 @@ export async function resetEmulator(emu: Emulator, settings: Partial<ReceiptSett
     delayMs: 5,
     beforeResponse: false,
     omitCallbackData: false,
+    pricing: 'derived',
     latencyMs: 0,
     ...settings,
   });

@@ -32,15 +32,54 @@ export type DocumentContent = {
   document: Media & { filename?: string };
   caption?: string;
 };
+export type AudioContent = { type: 'audio'; audio: Media };
+export type VideoContent = { type: 'video'; video: Media; caption?: string };
+export type StickerContent = { type: 'sticker'; sticker: Media };
+export type LocationContent = { type: 'location'; location: NonNullable<GeneratedContent['location']> };
+export type ContactsContent = { type: 'contacts'; contacts: NonNullable<GeneratedContent['contacts']> };
+type Interactive = NonNullable<GeneratedContent['interactive']>;
+type InteractiveCommon = Pick<Interactive, 'body' | 'footer'>;
+type MediaHeader<K extends 'image' | 'video' | 'document'> = { type: K } & { [P in K]: Media };
+type Header = { type: 'text'; text: string } | MediaHeader<'image'> | MediaHeader<'video'> | MediaHeader<'document'>;
+/** Reply buttons, a list (text header only) or a call-to-action URL. */
+export type InteractiveContent = {
+  type: 'interactive';
+  interactive:
+    | (InteractiveCommon & { type: 'button'; header?: Header; buttons: NonNullable<Interactive['buttons']> })
+    | (InteractiveCommon & {
+        type: 'list';
+        header?: { type: 'text'; text: string };
+        list: NonNullable<Interactive['list']>;
+      })
+    | (InteractiveCommon & { type: 'cta_url'; header?: Header; ctaUrl: NonNullable<Interactive['ctaUrl']> });
+};
+/** Names the earlier message one way: ours by messageId or externalId, or an inbound one. */
+export type MessageRef =
+  | { messageId: string; externalId?: never; inboundMessageId?: never }
+  | { externalId: string; messageId?: never; inboundMessageId?: never }
+  | { inboundMessageId: string; messageId?: never; externalId?: never };
+/** An emoji on an earlier message of the conversation ('' removes it); POST /messages only. */
+export type ReactionContent = { type: 'reaction'; reaction: MessageRef & { emoji: string } };
 /** What to send: one shape per `type`. */
-export type MessageContent = TextContent | TemplateContent | ImageContent | DocumentContent;
+export type MessageContent =
+  | TextContent
+  | TemplateContent
+  | ImageContent
+  | DocumentContent
+  | AudioContent
+  | VideoContent
+  | StickerContent
+  | LocationContent
+  | ContactsContent
+  | InteractiveContent
+  | ReactionContent;
 type AssignableTo<T extends U, U> = T;
 export type SendMessageRequest = AssignableTo<
-  Omit<JsonBody<'sendMessage'>, 'content'> & { content: MessageContent },
+  Omit<JsonBody<'sendMessage'>, 'content' | 'replyTo'> & { content: MessageContent; replyTo?: MessageRef },
   JsonBody<'sendMessage'>
 >;
 export type SendBroadcastRequest = AssignableTo<
-  Omit<JsonBody<'sendBroadcast'>, 'content'> & { content: MessageContent },
+  Omit<JsonBody<'sendBroadcast'>, 'content'> & { content: Exclude<MessageContent, ReactionContent> },
   JsonBody<'sendBroadcast'>
 >;
 export type CreateWebhookEndpointRequest = JsonBody<'createWebhookEndpoint'>;
@@ -68,6 +107,7 @@ export type BroadcastPage = Schemas['BroadcastPage'];
 export type ChatAccount = Schemas['ChatAccount'];
 export type Sender = Schemas['Sender'];
 export type InboundMessagePage = Schemas['InboundMessagePage'];
+export type InboundMessage = Schemas['InboundMessage'];
 export type InboxFilter = Schemas['InboxFilter'];
 export type ForwardingRule = Schemas['ForwardingRule'];
 export type Suppression = Schemas['Suppression'];
@@ -231,6 +271,11 @@ export class ChatGate {
   /** GET /inbound-messages: the inbox (plan Pro), newest first. */
   listInboundMessages(query: ListInboundMessagesQuery = {}): Promise<InboundMessagePage> {
     return this.#json('GET', '/inbound-messages', { query, retry: true });
+  }
+
+  /** GET /inbound-messages/{id}: one message of the inbox (plan Pro) with its content by kind. */
+  getInboundMessage(id: string): Promise<InboundMessage> {
+    return this.#json('GET', `/inbound-messages/${seg(id)}`, { retry: true });
   }
 
   // Webhook endpoints (plans Basic and Pro; not with a key scoped to one account).

@@ -12,7 +12,7 @@ export interface paths {
     put?: never;
     /**
      * Queue one message
-     * @description Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe. With `sendAt` (UTC, 60 s to 35 days ahead and before the message expires) the message is accepted and counted now, stays `pending` with `scheduledAt`, and leaves at that time; `sendAt` is part of the payload for idempotency. With `requireReplyWindow: true`, a text, image or document to a number whose 24-hour reply window is closed (see `replyWindowExpiresAt` of the sender) ends `failed` with `REENGAGEMENT_REQUIRED` at once, without a provider call and with its quota given back.
+     * @description Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe. With `sendAt` (UTC, 60 s to 35 days ahead and before the message expires) the message is accepted and counted now, stays `pending` with `scheduledAt`, and leaves at that time; `sendAt` is part of the payload for idempotency. With `requireReplyWindow: true`, a text, image or document to a number whose 24-hour reply window is closed (see `replyWindowExpiresAt` of the sender) ends `failed` with `REENGAGEMENT_REQUIRED` at once, without a provider call and with its quota given back. Beyond the spec, `content.type` also takes `audio`, `video`, `sticker`, `location`, `contacts`, `interactive` (reply buttons, a list, a call-to-action URL) and `reaction`, each validated at the provider's limits; `replyTo` sends the message as a reply to an earlier one of the same conversation (`404 message_not_found` when it is not the caller's).
      */
     post: operations['sendMessage'];
     delete?: never;
@@ -189,6 +189,23 @@ export interface paths {
     };
     /** The inbox (plan Pro), newest first */
     get: operations['listInboundMessages'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/inbound-messages/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One inbound message of the inbox (plan Pro), with its content */
+    get: operations['getInboundMessage'];
     put?: never;
     post?: never;
     delete?: never;
@@ -955,6 +972,40 @@ export interface components {
           supported: boolean;
           enabled: boolean;
         };
+        audio: {
+          supported: boolean;
+          enabled: boolean;
+        };
+        video: {
+          supported: boolean;
+          enabled: boolean;
+        };
+        sticker: {
+          supported: boolean;
+          enabled: boolean;
+        };
+        location: {
+          supported: boolean;
+          enabled: boolean;
+        };
+        contacts: {
+          supported: boolean;
+          enabled: boolean;
+        };
+        interactive: {
+          supported: boolean;
+          enabled: boolean;
+        };
+        reaction: {
+          supported: boolean;
+          enabled: boolean;
+          inboundMessages: boolean;
+        };
+        replyTo: {
+          supported: boolean;
+          enabled: boolean;
+          inboundMessages: boolean;
+        };
       };
     };
     ChatAccountList: {
@@ -1026,11 +1077,57 @@ export interface components {
     ForwardingRuleList: {
       forwardingRules: components['schemas']['ForwardingRule'][];
     };
+    InboundContact: {
+      name: {
+        formattedName: string | null;
+        firstName: string | null;
+        lastName: string | null;
+      };
+      phones: {
+        phone: string | null;
+        waId: string | null;
+        type: string | null;
+      }[];
+      emails: {
+        email: string | null;
+        type: string | null;
+      }[];
+      organization: {
+        company: string | null;
+        department: string | null;
+        title: string | null;
+      } | null;
+      urls: {
+        url: string | null;
+        type: string | null;
+      }[];
+      birthday: string | null;
+    };
     InboundIngested: {
       ingested: boolean;
       duplicate: boolean;
     } & {
       [key: string]: unknown;
+    };
+    /** @description A reply to an interactive message; `replyTo` names the message it answered. */
+    InboundInteractive: {
+      /** @description `button_reply`, `list_reply`, or another reply type the provider adds. */
+      type: string;
+      id: string | null;
+      title: string | null;
+      description: string | null;
+    };
+    /** @description A medium's description from the provider; the file itself is not part of this object. */
+    InboundMedia: {
+      /** @enum {string} */
+      kind: 'image' | 'video' | 'audio' | 'document' | 'sticker';
+      providerMediaId: string | null;
+      mimeType: string | null;
+      sha256: string | null;
+      caption: string | null;
+      filename: string | null;
+      voice: boolean | null;
+      animated: boolean | null;
     };
     InboundMessage: {
       /** Format: uuid */
@@ -1047,10 +1144,51 @@ export interface components {
       /** Format: date-time */
       receivedAt: string;
       replyTo: components['schemas']['ReplyTo'] | null;
+      media: components['schemas']['InboundMedia'] | null;
+      interactive: components['schemas']['InboundInteractive'] | null;
+      button: {
+        payload: string | null;
+        text: string | null;
+      } | null;
+      reaction: components['schemas']['InboundReaction'] | null;
+      location: {
+        latitude: number | null;
+        longitude: number | null;
+        name: string | null;
+        address: string | null;
+        url: string | null;
+      } | null;
+      contacts: components['schemas']['InboundContact'][] | null;
+      system: {
+        type: string | null;
+        body: string | null;
+      } | null;
+      unsupported: {
+        type: string | null;
+      } | null;
+      providerErrors: {
+        code: number | null;
+        title: string | null;
+        details: string | null;
+      }[];
+      context: {
+        forwarded: boolean;
+        frequentlyForwarded: boolean;
+        referredProduct: {
+          catalogId: string | null;
+          productRetailerId: string | null;
+        } | null;
+      } | null;
     };
     InboundMessagePage: {
       inboundMessages: components['schemas']['InboundMessage'][];
       nextCursor: string | null;
+    };
+    InboundReaction: {
+      emoji: string | null;
+      providerMessageId: string | null;
+      messageId: string | null;
+      externalId: string | null;
     };
     InboxFilter: {
       /** Format: uuid */
@@ -1075,8 +1213,9 @@ export interface components {
       /** Format: uuid */
       messageId: string;
       externalId: string;
-      /** @description E.164 */
+      /** @description E.164; for a send by user id (`to.type: "userId"`), the number known for that id at accept, else the id itself. */
       recipient: string;
+      recipientUserId?: string | null;
       channel: string;
       /** @enum {string} */
       status: 'pending' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
@@ -1109,7 +1248,7 @@ export interface components {
       };
       error:
         | ({
-            /** @description Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED, SEND_INTERRUPTED (every attempt used, the last one never finished: the worker stopped during the send). */
+            /** @description Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED, SEND_INTERRUPTED (every attempt used, the last one never finished: the worker stopped during the send), REPLY_TARGET_UNAVAILABLE (the message a reply or reaction names was never sent). */
             code: string;
             message: string;
             provider?:
@@ -1131,10 +1270,30 @@ export interface components {
       metadata: {
         [key: string]: unknown;
       } | null;
+      pricing?:
+        | ({
+            billable: boolean | null;
+            pricingModel: string | null;
+            category: string | null;
+            type: string | null;
+          } & {
+            [key: string]: unknown;
+          })
+        | null;
+      /** @description GET /messages/{id}: the users' current reactions to this message (not on list items). */
+      reactions?: components['schemas']['MessageReaction'][];
     };
     MessagePage: {
       messages: components['schemas']['Message'][];
       nextCursor: string | null;
+    };
+    MessageReaction: {
+      emoji: string;
+      from: string | null;
+      fromUserId: string | null;
+      /** Format: date-time */
+      reactedAt: string;
+      inboundMessageId: string | null;
     };
     OperatorChatAccount: components['schemas']['ChatAccount'] &
       ({
@@ -1266,7 +1425,7 @@ export interface components {
       senders: components['schemas']['Sender'][];
     };
     Suppression: {
-      /** @description E.164. */
+      /** @description E.164, or a business-scoped user id for an entry kept under the id. */
       phone: string;
       reason: string;
       /** @enum {string} */
@@ -1356,6 +1515,28 @@ export interface components {
       } & {
         [key: string]: unknown;
       })[];
+      /** @description Messages the provider priced in the month (on the UTC day of their first pricing receipt), as its receipts said: `billable`, `free`, or `unknown` (no `billable` flag), in all and by the receipt's `category`. Addition (issue #25). */
+      pricing?: {
+        /** @description Priced messages whose receipt said `billable: true`. */
+        billable: number;
+        /** @description Priced messages whose receipt said `billable: false`. */
+        free: number;
+        /** @description Priced messages whose receipt had no `billable` flag. */
+        unknown: number;
+        byCategory: ({
+          category: string;
+          /** @description Priced messages whose receipt said `billable: true`. */
+          billable: number;
+          /** @description Priced messages whose receipt said `billable: false`. */
+          free: number;
+          /** @description Priced messages whose receipt had no `billable` flag. */
+          unknown: number;
+        } & {
+          [key: string]: unknown;
+        })[];
+      } & {
+        [key: string]: unknown;
+      };
     } & {
       [key: string]: unknown;
     };
@@ -1574,6 +1755,13 @@ export interface components {
     BroadcastNotFoundError: {
       /** @constant */
       error: 'broadcast_not_found';
+    } & {
+      [key: string]: unknown;
+    };
+    /** @description Unknown or purged inbound message, another customer's, or (scoped key) another account's. */
+    InboundMessageNotFoundError: {
+      /** @constant */
+      error: 'inbound_message_not_found';
     } & {
       [key: string]: unknown;
     };
@@ -1830,8 +2018,10 @@ export interface components {
         /** @enum {string} */
         previousStatus: 'pending' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
         channel: string;
-        /** @description E.164 */
+        /** @description E.164, or the business-scoped user id when a send by user id had no known number. */
         recipient: string;
+        /** @description Only on a send by user id: the business-scoped user id it addressed. Addition. */
+        recipientUserId?: string;
         /** Format: uuid */
         chatAccountId: string;
         /**
@@ -1880,6 +2070,41 @@ export interface components {
         receivedAt: string;
         /** @description Only when the user replied to a message. */
         replyTo?: components['schemas']['ReplyTo'];
+        media?: components['schemas']['InboundMedia'] | null;
+        interactive?: components['schemas']['InboundInteractive'] | null;
+        button?: {
+          payload: string | null;
+          text: string | null;
+        } | null;
+        reaction?: components['schemas']['InboundReaction'] | null;
+        location?: {
+          latitude: number | null;
+          longitude: number | null;
+          name: string | null;
+          address: string | null;
+          url: string | null;
+        } | null;
+        contacts?: components['schemas']['InboundContact'][] | null;
+        system?: {
+          type: string | null;
+          body: string | null;
+        } | null;
+        unsupported?: {
+          type: string | null;
+        } | null;
+        providerErrors?: {
+          code: number | null;
+          title: string | null;
+          details: string | null;
+        }[];
+        context?: {
+          forwarded: boolean;
+          frequentlyForwarded: boolean;
+          referredProduct: {
+            catalogId: string | null;
+            productRetailerId: string | null;
+          } | null;
+        } | null;
       } & {
         [key: string]: unknown;
       };
@@ -2106,12 +2331,24 @@ export interface operations {
           /** @enum {string} */
           channel?: 'chat_official';
           to: {
-            /** @enum {string} */
-            type: 'phone';
-            phoneE164: string;
+            type: 'phone' | 'userId';
+            phoneE164?: string;
+            /** @description With `type: "userId"`: the recipient's business-scoped user id, as the provider names it (`fromUserId` of an inbound message). Addition (issue #25). */
+            userId?: string;
           };
           content: {
-            type: 'text' | 'template' | 'image' | 'document';
+            type:
+              | 'text'
+              | 'template'
+              | 'image'
+              | 'document'
+              | 'audio'
+              | 'video'
+              | 'sticker'
+              | 'location'
+              | 'contacts'
+              | 'interactive'
+              | 'reaction';
             text?: string;
             template?: {
               name: string;
@@ -2130,6 +2367,103 @@ export interface operations {
               mediaId?: string;
               filename?: string;
             };
+            audio?: {
+              url?: string;
+              mediaId?: string;
+            };
+            video?: {
+              url?: string;
+              mediaId?: string;
+            };
+            sticker?: {
+              url?: string;
+              mediaId?: string;
+            };
+            location?: {
+              latitude: number;
+              longitude: number;
+              name?: string;
+              address?: string;
+            };
+            contacts?: {
+              name: {
+                formattedName: string;
+                firstName?: string;
+                lastName?: string;
+                middleName?: string;
+                prefix?: string;
+                suffix?: string;
+              };
+              phones?: {
+                phone: string;
+                type?: string;
+                waId?: string;
+              }[];
+              emails?: {
+                email: string;
+                type?: string;
+              }[];
+              org?: {
+                company?: string;
+                department?: string;
+                title?: string;
+              };
+              urls?: {
+                url: string;
+                type?: string;
+              }[];
+            }[];
+            interactive?: {
+              type: 'button' | 'list' | 'cta_url';
+              header?: {
+                type: 'text' | 'image' | 'video' | 'document';
+                text?: string;
+                image?: {
+                  url?: string;
+                  mediaId?: string;
+                };
+                video?: {
+                  url?: string;
+                  mediaId?: string;
+                };
+                document?: {
+                  url?: string;
+                  mediaId?: string;
+                  filename?: string;
+                };
+              };
+              body: {
+                text: string;
+              };
+              footer?: {
+                text: string;
+              };
+              buttons?: {
+                id: string;
+                title: string;
+              }[];
+              list?: {
+                button: string;
+                sections: {
+                  title?: string;
+                  rows: {
+                    id: string;
+                    title: string;
+                    description?: string;
+                  }[];
+                }[];
+              };
+              ctaUrl?: {
+                displayText: string;
+                url: string;
+              };
+            };
+            reaction?: {
+              messageId?: string;
+              externalId?: string;
+              inboundMessageId?: string;
+              emoji: string;
+            };
             caption?: string;
           };
           chatAccountId?: string;
@@ -2140,6 +2474,11 @@ export interface operations {
           /** @description Schedules the send: ISO 8601 UTC (`Z`), at least 60 s and at most 35 days ahead, and before the message expires (ttlSeconds from now, clipped to the plan's retention). Accepted and counted now; sent at this time. */
           sendAt?: string;
           requireReplyWindow?: boolean;
+          replyTo?: {
+            messageId?: string;
+            externalId?: string;
+            inboundMessageId?: string;
+          };
         };
       };
     };
@@ -2200,6 +2539,15 @@ export interface operations {
         content: {
           'application/json':
             components['schemas']['TemplatesNotAvailableError'] | components['schemas']['KeyScopeViolationError'];
+        };
+      };
+      /** @description `message_not_found`: Unknown, foreign or purged message. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MessageNotFoundError'];
         };
       };
       /** @description `conflict`: The `externalId` exists with a different payload; nothing was created. */
@@ -2483,7 +2831,18 @@ export interface operations {
           /** @enum {string} */
           channel?: 'chat_official';
           content: {
-            type: 'text' | 'template' | 'image' | 'document';
+            type:
+              | 'text'
+              | 'template'
+              | 'image'
+              | 'document'
+              | 'audio'
+              | 'video'
+              | 'sticker'
+              | 'location'
+              | 'contacts'
+              | 'interactive'
+              | 'reaction';
             text?: string;
             template?: {
               name: string;
@@ -2501,6 +2860,103 @@ export interface operations {
               url?: string;
               mediaId?: string;
               filename?: string;
+            };
+            audio?: {
+              url?: string;
+              mediaId?: string;
+            };
+            video?: {
+              url?: string;
+              mediaId?: string;
+            };
+            sticker?: {
+              url?: string;
+              mediaId?: string;
+            };
+            location?: {
+              latitude: number;
+              longitude: number;
+              name?: string;
+              address?: string;
+            };
+            contacts?: {
+              name: {
+                formattedName: string;
+                firstName?: string;
+                lastName?: string;
+                middleName?: string;
+                prefix?: string;
+                suffix?: string;
+              };
+              phones?: {
+                phone: string;
+                type?: string;
+                waId?: string;
+              }[];
+              emails?: {
+                email: string;
+                type?: string;
+              }[];
+              org?: {
+                company?: string;
+                department?: string;
+                title?: string;
+              };
+              urls?: {
+                url: string;
+                type?: string;
+              }[];
+            }[];
+            interactive?: {
+              type: 'button' | 'list' | 'cta_url';
+              header?: {
+                type: 'text' | 'image' | 'video' | 'document';
+                text?: string;
+                image?: {
+                  url?: string;
+                  mediaId?: string;
+                };
+                video?: {
+                  url?: string;
+                  mediaId?: string;
+                };
+                document?: {
+                  url?: string;
+                  mediaId?: string;
+                  filename?: string;
+                };
+              };
+              body: {
+                text: string;
+              };
+              footer?: {
+                text: string;
+              };
+              buttons?: {
+                id: string;
+                title: string;
+              }[];
+              list?: {
+                button: string;
+                sections: {
+                  title?: string;
+                  rows: {
+                    id: string;
+                    title: string;
+                    description?: string;
+                  }[];
+                }[];
+              };
+              ctaUrl?: {
+                displayText: string;
+                url: string;
+              };
+            };
+            reaction?: {
+              messageId?: string;
+              externalId?: string;
+              inboundMessageId?: string;
+              emoji: string;
             };
             caption?: string;
           };
@@ -3125,6 +3581,100 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['AccountNotFoundError'];
+        };
+      };
+      /** @description `chat_account_required`: Several accounts or none, and no `chatAccountId` given. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ChatAccountRequiredError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
+  getInboundMessage: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK: InboundMessage */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InboundMessage'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /**
+       * @description `Missing x-api-key header`: No `x-api-key` header.
+       *
+       *     `Invalid API key`: Unknown or revoked key.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
+        };
+      };
+      /**
+       * @description `feature_not_available`: The feature is not in the plan (webhooks and broadcasts: Basic and Pro; inbox, rules: Pro).
+       *
+       *     `key_scope_violation`: A key scoped to one chat account used on another account.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            components['schemas']['FeatureNotAvailableError'] | components['schemas']['KeyScopeViolationError'];
+        };
+      };
+      /**
+       * @description `inbound_message_not_found`: Unknown or purged inbound message, another customer's, or (scoped key) another account's.
+       *
+       *     `account_not_found`: `chatAccountId` does not exist or is not the caller's.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            components['schemas']['InboundMessageNotFoundError'] | components['schemas']['AccountNotFoundError'];
         };
       };
       /** @description `chat_account_required`: Several accounts or none, and no `chatAccountId` given. */
@@ -3934,6 +4484,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description A number in any accepted spelling, or a business-scoped user id (an entry kept under the id). */
           phone: string;
           reason?: string;
         };
@@ -4042,6 +4593,7 @@ export interface operations {
       header?: never;
       path: {
         accountId: string;
+        /** @description A number in any accepted spelling, or a business-scoped user id (an entry kept under the id). */
         phone: string;
       };
       cookie?: never;

@@ -8,7 +8,7 @@ import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 
 import { ERROR_DOCS, type ErrorCode, errorSchema } from './error-docs.js';
 import { eventSchemas, webhooksSection } from './events.js';
-import { componentName } from './route-docs.js';
+import { asPublished, componentName } from './route-docs.js';
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
@@ -86,19 +86,6 @@ function gatherComponents(schema: unknown, into: Map<string, Json>): void {
   if (known && JSON.stringify(known) !== JSON.stringify(published))
     throw new Error(`OpenAPI: two different schemas are named ${name}`);
   into.set(name, published);
-}
-
-/** A plain JSON copy of a schema, its nested components as references, without its own `$id`. */
-function asPublished(schema: unknown, top = false): unknown {
-  if (Array.isArray(schema)) return schema.map((s) => asPublished(s));
-  if (typeof schema !== 'object' || schema === null) return schema;
-  const name = componentName(schema);
-  if (name !== undefined && !top) return ref(name);
-  return Object.fromEntries(
-    Object.entries(schema)
-      .filter(([k, v]) => k !== '$id' && v !== undefined)
-      .map(([k, v]) => [k, asPublished(v)]),
-  );
 }
 
 /** The route schema as documented: each answer that is a component becomes a reference to it. */

@@ -131,6 +131,11 @@ const DOCS = {
     schema: 'BroadcastNotFoundError',
     description: "Unknown broadcast, another customer's, or (scoped key) another account's.",
   },
+  inbound_message_not_found: {
+    status: 404,
+    schema: 'InboundMessageNotFoundError',
+    description: "Unknown or purged inbound message, another customer's, or (scoped key) another account's.",
+  },
   webhook_endpoint_not_found: {
     status: 404,
     schema: 'WebhookEndpointNotFoundError',

@@ -1,6 +1,8 @@
 // The events ChatGate POSTs to webhook endpoints, as the OpenAPI 3.1 `webhooks` section: one entry
 // per event type, with the envelope, its data and the x-svc- headers exactly as the spec names them.
 import { MESSAGE_STATUSES } from '../../shared/vocab.js';
+import { inboundContentProps } from '../schemas/inbound-content.js';
+import { asPublished } from './route-docs.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const time = { type: 'string', format: 'date-time' };
@@ -24,6 +26,9 @@ function envelope(type: string, data: Record<string, unknown>, description: stri
     additionalProperties: true,
   };
 }
+
+/** The content by kind (decision 0033), the same fields as InboundMessage's (its components by reference). */
+const INBOUND_CONTENT = asPublished(inboundContentProps) as Record<string, unknown>;
 
 const obj = (required: string[], properties: Record<string, unknown>) => ({
   type: 'object',
@@ -53,7 +58,14 @@ export const eventSchemas: Record<string, Record<string, unknown>> = {
         status: { type: 'string', enum: ['sent', 'delivered', 'read', 'failed'] },
         previousStatus: { type: 'string', enum: [...MESSAGE_STATUSES] },
         channel: { type: 'string' },
-        recipient: { type: 'string', description: 'E.164' },
+        recipient: {
+          type: 'string',
+          description: 'E.164, or the business-scoped user id when a send by user id had no known number.',
+        },
+        recipientUserId: {
+          type: 'string',
+          description: 'Only on a send by user id: the business-scoped user id it addressed. Addition.',
+        },
         chatAccountId: { type: 'string', format: 'uuid' },
         timestamp: {
           ...time,
@@ -102,6 +114,7 @@ export const eventSchemas: Record<string, Record<string, unknown>> = {
         text: nullable({ type: 'string' }),
         receivedAt: time,
         replyTo: { ...ref('ReplyTo'), description: 'Only when the user replied to a message.' },
+        ...INBOUND_CONTENT,
       },
     ),
     'A message arrived to one of your accounts (both channels).',

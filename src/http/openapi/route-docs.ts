@@ -54,3 +54,16 @@ export const componentName = (schema: unknown): string | undefined =>
   typeof schema === 'object' && schema !== null && typeof (schema as { $id?: unknown }).$id === 'string'
     ? (schema as { $id: string }).$id
     : undefined;
+
+/** A plain JSON copy of a schema, its nested components as references, without its own `$id`. */
+export function asPublished(schema: unknown, top = false): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => asPublished(s));
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const name = componentName(schema);
+  if (name !== undefined && !top) return { $ref: `#/components/schemas/${name}` };
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([k, v]) => k !== '$id' && v !== undefined)
+      .map(([k, v]) => [k, asPublished(v)]),
+  );
+}

@@ -4,10 +4,12 @@ import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../../auth/caller.js';
 import type { Directory, Principal, Tenant } from '../../auth/directory.js';
 import type { BroadcastService } from '../../broadcasts/broadcast-service.js';
+import type { ConversationService } from '../../conversations/conversation-service.js';
 import type { SettingsService } from '../../inbound/settings-service.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { MessageCancel } from '../../messages/cancel-message.js';
 import type { MessageQueries } from '../../messages/message-queries.js';
+import type { SendService } from '../../messages/send-service.js';
 import type { AuditLog } from '../../portal/audit-log.js';
 import type { PortalQueries } from '../../portal/portal-queries.js';
 import type { Session, SessionService } from '../../portal/session-service.js';
@@ -30,6 +32,10 @@ export type PortalDeps = {
   messageCancel: MessageCancel;
   broadcasts: BroadcastService;
   senders: SenderService;
+  /** One number's conversation (conversation-routes.ts). */
+  conversations: ConversationService;
+  /** The API's send service: the conversation's reply box sends through it. */
+  sends: SendService;
   settings: SettingsService;
   endpoints: EndpointService;
   templates: TemplateService;

@@ -6,6 +6,7 @@ import type { Caller } from '../../auth/caller.js';
 import { type Condition, MAX_MATCH_TEXT, MAX_PATTERN_LENGTH } from '../../inbound/forwarding-match.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { createRateWindow } from '../../shared/rate-window.js';
+import { conversationLink, inboundContent } from './content-view.js';
 import type { PortalDeps } from './deps.js';
 import { idParam, str, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
@@ -80,14 +81,14 @@ async function inboxList(deps: PortalDeps, caller: Caller, q: PageQuery): Promis
 function inboxTable(messages: InboundPage['inboundMessages'], next: Part): Html {
   return html`${dataTable(
     'Inbound messages, newest first',
-    ['Received', 'From', 'Type', 'Text'],
+    ['Received', 'From', 'Type', 'Content'],
     messages.map(
       (m) =>
         html`<tr>
-          <td>${when(m.receivedAt)}</td>
-          <td>${m.from ?? '—'} ${m.fromDisplayName}</td>
+          <td><a href="/portal/inbox/${m.inboundMessageId}">${when(m.receivedAt)}</a></td>
+          <td>${m.from ?? '—'} ${m.fromDisplayName} ${conversationLink(m.chatAccountId, m.from)}</td>
           <td>${m.messageType}</td>
-          <td>${m.text ?? ''}</td>
+          <td>${inboundContent(m)}</td>
         </tr>`,
     ),
   )}

@@ -9,6 +9,7 @@ import type { Message } from '../../messages/message-view.js';
 import type { Session } from '../../portal/session-service.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { MESSAGE_STATUSES } from '../../shared/vocab.js';
+import { conversationLink, reactionsReceived } from './content-view.js';
 import type { PortalDeps } from './deps.js';
 import { idParam, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
@@ -245,6 +246,7 @@ async function messagePage(deps: PortalDeps, request: FastifyRequest, id: string
     ['messageId', m.messageId],
     ['externalId', m.externalId],
     ['recipient', m.recipient],
+    ['recipientUserId', m.recipientUserId],
     ['channel', m.channel],
     ['status', shownStatus(m)],
     ['attemptCount', m.attemptCount],
@@ -260,6 +262,12 @@ async function messagePage(deps: PortalDeps, request: FastifyRequest, id: string
     ['providerMessageId', m.providerMessageId],
     ['expiresAt', m.expiresAt],
     ['sandbox', m.sandbox],
+    [
+      'pricing',
+      m.pricing
+        ? `${m.pricing.category ?? '?'}, ${m.pricing.billable === null ? 'billable not said' : m.pricing.billable ? 'billable' : 'free'} (${m.pricing.type ?? '?'}, ${m.pricing.pricingModel ?? '?'})`
+        : null,
+    ],
   ];
   const provider = (m.error?.provider ?? null) as Record<string, unknown> | null;
   return page(
@@ -315,6 +323,9 @@ async function messagePage(deps: PortalDeps, request: FastifyRequest, id: string
       <pre>${m.metadata ? JSON.stringify(m.metadata, null, 2) : 'none'}</pre>
       <h2>Content</h2>
       <pre>${extras ? JSON.stringify(extras.content, null, 2) : ''}</pre>
+      <h2>Reactions received</h2>
+      ${reactionsReceived(m.reactions)}
+      <p>${conversationLink(m.chatAccountId, m.recipient, 'The conversation with this number')}</p>
       <p><a href="/portal/messages">All messages</a></p>`,
   );
 }

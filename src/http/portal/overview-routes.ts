@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 
 import { PLAN_LIMITS } from '../../plans/plans.js';
 import { MESSAGE_STATUSES } from '../../shared/vocab.js';
+import type { Usage } from '../../usage/usage-service.js';
 import { usageChart } from './charts.js';
 import type { PortalDeps } from './deps.js';
 import { tenantOf } from './deps.js';
@@ -12,6 +13,47 @@ import { number, planName, plansWith, when } from './format.js';
 import { html } from './html.js';
 import { page } from './layout.js';
 import { sendPage } from './reply.js';
+
+/** What the provider's receipts said the month's messages cost: billable or free, by category. */
+function pricingSection(pricing: Usage['pricing']) {
+  return html`<section aria-labelledby="pricing-h">
+    <h2 id="pricing-h">What messages cost this month</h2>
+    ${
+      pricing.byCategory.length === 0
+        ? html`<p>No message priced by the provider yet this month.</p>`
+        : html`<table>
+            <caption>
+              Messages the provider priced, by category, as its receipts said (billable, free, not said)
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Category</th>
+                <th scope="col">Billable</th>
+                <th scope="col">Free</th>
+                <th scope="col">Not said</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${pricing.byCategory.map(
+                (c) =>
+                  html`<tr>
+                    <th scope="row">${c.category}</th>
+                    <td>${number(c.billable)}</td>
+                    <td>${number(c.free)}</td>
+                    <td>${number(c.unknown)}</td>
+                  </tr>`,
+              )}
+              <tr>
+                <th scope="row">All</th>
+                <td>${number(pricing.billable)}</td>
+                <td>${number(pricing.free)}</td>
+                <td>${number(pricing.unknown)}</td>
+              </tr>
+            </tbody>
+          </table>`
+    }
+  </section>`;
+}
 
 export function registerOverviewRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/', async (request, reply) => {
@@ -48,6 +90,7 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: PortalDeps): 
               limit: usage.limit,
             })}
           </section>
+          ${pricingSection(usage.pricing)}
           <section aria-labelledby="status-h">
             <h2 id="status-h">Messages by status, last 14 days</h2>
             <table>

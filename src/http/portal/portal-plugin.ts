@@ -15,6 +15,7 @@ import { registerAccountRoutes } from './accounts-routes.js';
 import { registerAuditRoutes } from './audit-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { registerBroadcastRoutes } from './broadcasts-routes.js';
+import { registerConversationRoutes } from './conversation-routes.js';
 import type { PortalDeps } from './deps.js';
 import { type Html, html } from './html.js';
 import { registerInboxRoutes } from './inbox-routes.js';
@@ -170,6 +171,7 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
       registerAccountRoutes(portal, deps);
       registerWebhookRoutes(portal, deps);
       registerInboxRoutes(portal, deps);
+      registerConversationRoutes(portal, deps);
       registerBroadcastRoutes(portal, deps);
       registerTemplateRoutes(portal, deps);
       registerAuditRoutes(portal, deps);

@@ -13,6 +13,7 @@ import { NoContent } from '../openapi/route-docs.js';
 import {
   ForwardingRule,
   ForwardingRuleList,
+  InboundMessage,
   InboundMessagePage,
   InboxFilter,
   Sender,
@@ -92,6 +93,14 @@ const schemas = {
       },
       { additionalProperties: false },
     ),
+  },
+  inboundMessage: {
+    ...common,
+    operationId: 'getInboundMessage',
+    summary: 'One inbound message of the inbox (plan Pro), with its content',
+    params: Type.Object({ id: Uuid() }),
+    response: { 200: InboundMessage },
+    'x-errors': ['inbound_message_not_found', ...inboxGate],
   },
   getFilter: {
     ...common,
@@ -210,6 +219,10 @@ function registerSenderRoutes(app: Server, deps: Deps) {
       cursor: q.cursor,
     });
   });
+
+  app.get('/inbound-messages/:id', { schema: schemas.inboundMessage }, async (request) =>
+    deps.senders.inboundMessage(callerOf(request), request.params.id),
+  );
 }
 
 function registerInboxFilterRoutes(app: Server, deps: Deps) {

@@ -12,6 +12,7 @@ import type { ErrorCode } from '../openapi/error-docs.js';
 import { Message, MessagePage, SendAck } from '../schemas/messages.js';
 import type { Server } from '../server.js';
 import { callerOf, tagRequest } from '../server.js';
+import { KIND_EXAMPLES } from './kind-examples.js';
 import { parseTimestamp } from './read-scope.js';
 
 const ListQuery = Type.Object(
@@ -52,11 +53,12 @@ const schemas = {
     operationId: 'sendMessage',
     summary: 'Queue one message',
     description:
-      'Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe. With `sendAt` (UTC, 60 s to 35 days ahead and before the message expires) the message is accepted and counted now, stays `pending` with `scheduledAt`, and leaves at that time; `sendAt` is part of the payload for idempotency. With `requireReplyWindow: true`, a text, image or document to a number whose 24-hour reply window is closed (see `replyWindowExpiresAt` of the sender) ends `failed` with `REENGAGEMENT_REQUIRED` at once, without a provider call and with its quota given back.',
+      "Queues one message: `201` for a new `externalId`, `200` with the original for a repeat of the same send (no new message, no quota), `409 conflict` for the same `externalId` with another payload. A `201` only proves the message was queued: its `status` proves delivery. Retrying with the same `externalId` after a network error or a 500 is safe. With `sendAt` (UTC, 60 s to 35 days ahead and before the message expires) the message is accepted and counted now, stays `pending` with `scheduledAt`, and leaves at that time; `sendAt` is part of the payload for idempotency. With `requireReplyWindow: true`, a text, image or document to a number whose 24-hour reply window is closed (see `replyWindowExpiresAt` of the sender) ends `failed` with `REENGAGEMENT_REQUIRED` at once, without a provider call and with its quota given back. Beyond the spec, `content.type` also takes `audio`, `video`, `sticker`, `location`, `contacts`, `interactive` (reply buttons, a list, a call-to-action URL) and `reaction`, each validated at the provider's limits; `replyTo` sends the message as a reply to an earlier one of the same conversation (`404 message_not_found` when it is not the caller's).",
     ...common,
     body: SendRequestSchema,
     response: { 200: SendAck, 201: SendAck, '4xx': ErrorBody },
-    'x-errors': ['templates_not_available', ...SEND_CHECKS],
+    // message_not_found: the message a reply or a reaction names (decision 0032).
+    'x-errors': ['templates_not_available', 'message_not_found', ...SEND_CHECKS],
     'x-examples': {
       text: {
         summary: 'A text message',
@@ -94,6 +96,7 @@ const schemas = {
           ttlSeconds: 86400,
         },
       },
+      ...KIND_EXAMPLES,
     },
   },
   get: {

@@ -12,7 +12,11 @@ import { OptOutKeywords, Suppression, SuppressionPage } from '../schemas/suppres
 import type { Server } from '../server.js';
 import { callerOf } from '../server.js';
 
-const Phone = Type.String({ minLength: 1, maxLength: 40 });
+const Phone = Type.String({
+  minLength: 1,
+  maxLength: 160,
+  description: 'A number in any accepted spelling, or a business-scoped user id (an entry kept under the id).',
+});
 const accountParam = Type.Object({ accountId: Uuid() });
 const common = { security: [{ apiKey: [] }], tags: ['suppressions'] };
 const readScope: ErrorCode[] = ['key_scope_violation', 'account_not_found'];

@@ -5,6 +5,12 @@ import { ACCOUNT_STATUSES, ACCOUNT_TYPES, SEND_POLICY_MODES, WABA_VERIFICATIONS 
 import { component, Enum, Id, Nullable, NullableTime, Time } from './common.js';
 
 const Capability = Type.Object({ supported: Type.Boolean(), enabled: Type.Boolean() });
+/** A reply or a reaction: `inboundMessages` tells whether it may name an inbound message (the inbox, plan Pro). */
+const ReachCapability = Type.Object({
+  supported: Type.Boolean(),
+  enabled: Type.Boolean(),
+  inboundMessages: Type.Boolean(),
+});
 
 export const ChatAccount = component(
   'ChatAccount',
@@ -42,6 +48,14 @@ export const ChatAccount = component(
         verifiedAt: NullableTime(),
       }),
       statusWebhooks: Capability,
+      audio: Capability,
+      video: Capability,
+      sticker: Capability,
+      location: Capability,
+      contacts: Capability,
+      interactive: Capability,
+      reaction: ReachCapability,
+      replyTo: ReachCapability,
     }),
   }),
 );

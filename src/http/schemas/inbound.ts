@@ -3,6 +3,7 @@
 import { Type } from '@sinclair/typebox';
 
 import { component, Enum, Id, Nullable, NullableTime, Page, Time } from './common.js';
+import { inboundContentProps } from './inbound-content.js';
 
 export const Sender = component(
   'Sender',
@@ -55,6 +56,7 @@ export const InboundMessage = component(
     displayText: Nullable(Type.String()),
     receivedAt: Time(),
     replyTo: Nullable(ReplyTo),
+    ...inboundContentProps,
   }),
 );
 

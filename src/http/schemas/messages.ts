@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 
 import { MESSAGE_STATUSES } from '../../shared/vocab.js';
 import { component, Enum, Id, Nullable, NullableTime, Page, Time } from './common.js';
+import { MessageReaction } from './inbound-content.js';
 
 const ProviderDetail = Type.Object(
   {
@@ -23,12 +24,31 @@ const SendError = Type.Object(
   {
     code: Type.String({
       description:
-        'Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED, SEND_INTERRUPTED (every attempt used, the last one never finished: the worker stopped during the send).',
+        'Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED, SEND_INTERRUPTED (every attempt used, the last one never finished: the worker stopped during the send), REPLY_TARGET_UNAVAILABLE (the message a reply or reaction names was never sent).',
     }),
     message: Type.String(),
     provider: Type.Optional(Nullable(ProviderDetail)),
   },
   { additionalProperties: true },
+);
+
+/** A message's price as the provider's status receipt said it (issue #25); open: stored as received. */
+const MessagePricing = Type.Object(
+  {
+    billable: Nullable(Type.Boolean()),
+    pricingModel: Nullable(
+      Type.String({ description: '`PMP` (per message, since July 2025); `CBP` on older receipts.' }),
+    ),
+    category: Nullable(
+      Type.String({ description: '`marketing`, `utility`, `authentication`, `service` … as the provider named it.' }),
+    ),
+    type: Nullable(Type.String({ description: '`regular`, `free_customer_service`, `free_entry_point` …' })),
+  },
+  {
+    additionalProperties: true,
+    description:
+      "What the message costs, as the provider's status receipt said it (stored as received, never inferred); null until a receipt priced it. Addition (issue #25).",
+  },
 );
 
 export const SendAck = component(
@@ -49,7 +69,17 @@ export const Message = component(
   Type.Object({
     messageId: Id(),
     externalId: Type.String(),
-    recipient: Type.String({ description: 'E.164' }),
+    recipient: Type.String({
+      description:
+        'E.164; for a send by user id (`to.type: "userId"`), the number known for that id at accept, else the id itself.',
+    }),
+    recipientUserId: Type.Optional(
+      Nullable(
+        Type.String({
+          description: 'The business-scoped user id the send addressed; null for a send to a number. Addition.',
+        }),
+      ),
+    ),
     channel: Type.String(),
     status: Enum(MESSAGE_STATUSES),
     attemptCount: Type.Integer(),
@@ -76,6 +106,12 @@ export const Message = component(
     }),
     error: Nullable(SendError),
     metadata: Nullable(Type.Object({}, { additionalProperties: true })),
+    pricing: Type.Optional(Nullable(MessagePricing)),
+    reactions: Type.Optional(
+      Type.Array(MessageReaction, {
+        description: "GET /messages/{id}: the users' current reactions to this message (not on list items).",
+      }),
+    ),
   }),
 );
 

@@ -7,7 +7,7 @@ import { component, Enum, Id, Page, Time } from './common.js';
 export const Suppression = component(
   'Suppression',
   Type.Object({
-    phone: Type.String({ description: 'E.164.' }),
+    phone: Type.String({ description: 'E.164, or a business-scoped user id for an entry kept under the id.' }),
     reason: Type.String(),
     source: Enum(SUPPRESSION_SOURCES),
     since: Time(),

@@ -15,6 +15,13 @@ const UsageCounters = {
   failed: Type.Integer({ description: 'Messages that failed that day.' }),
 };
 
+/** GET /usage's counts of priced messages (issue #25). */
+const PricingCounts = {
+  billable: Type.Integer({ description: 'Priced messages whose receipt said `billable: true`.' }),
+  free: Type.Integer({ description: 'Priced messages whose receipt said `billable: false`.' }),
+  unknown: Type.Integer({ description: 'Priced messages whose receipt had no `billable` flag.' }),
+};
+
 export const CustomerUsage = component(
   'CustomerUsage',
   Type.Object(
@@ -54,6 +61,21 @@ export const Usage = component(
       byAccount: Type.Array(Type.Object({ chatAccountId: Id(), ...UsageCounters }, { additionalProperties: true }), {
         description: 'The accounts with any count in the month, by id. A scoped key: its account only (byDay too).',
       }),
+      pricing: Type.Optional(
+        Type.Object(
+          {
+            ...PricingCounts,
+            byCategory: Type.Array(
+              Type.Object({ category: Type.String(), ...PricingCounts }, { additionalProperties: true }),
+            ),
+          },
+          {
+            additionalProperties: true,
+            description:
+              "Messages the provider priced in the month (on the UTC day of their first pricing receipt), as its receipts said: `billable`, `free`, or `unknown` (no `billable` flag), in all and by the receipt's `category`. Addition (issue #25).",
+          },
+        ),
+      ),
     },
     { additionalProperties: true },
   ),

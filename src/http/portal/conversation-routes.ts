@@ -1,0 +1,306 @@
+// One number's conversation on an account (decision 0039): its inbound and our outbound messages
+// in time order, a page at a time (newest page first), and a reply box for owners that sends
+// through the API's send service: free text while the 24-hour reply window is open, one of the
+// account's approved templates outside it. Also the page of one inbound message.
+import crypto from 'node:crypto';
+
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+import type { Caller } from '../../auth/caller.js';
+import { crossFieldProblems, type SendRequest, SendRequestSchema } from '../../messages/send-request.js';
+import { REPLY_WINDOW_MS } from '../../senders/reply-window.js';
+import { AppError, errors } from '../../shared/errors.js';
+import type { Template } from '../../templates/template-view.js';
+import { toProblems, validatorCompiler } from '../validation.js';
+import { conversationLink, conversationPath, inboundContent, inboundDetail, outboundContent } from './content-view.js';
+import type { PortalDeps } from './deps.js';
+import { idParam, str, tenantOf } from './deps.js';
+import { when } from './format.js';
+import { type Html, html, type Part } from './html.js';
+import { pageQuery } from './input.js';
+import { csrfField, doneNotice, errorBox, gate, page, type PageContext, sandboxBadge } from './layout.js';
+import { sendPage } from './reply.js';
+
+const validate = validatorCompiler({
+  schema: SendRequestSchema,
+  httpPart: 'body',
+  method: 'POST',
+  url: '',
+}) as unknown as ((data: unknown) => boolean) & { errors?: never[] | null };
+
+/** The API's labels of a reply's fields, as the form names them. */
+const LABELS: Record<string, string> = {
+  'content.text': 'Reply',
+  'content.template.name': 'Template',
+  'content.template.language': 'Template',
+  'content.template.components.body': 'Template variables',
+};
+
+type Conversation = Awaited<ReturnType<PortalDeps['conversations']['read']>>;
+
+/** What a refused reply form said, shown again with the problem beside its field. */
+type Draft = { kind: string; text: string; template: string; variables: string; externalId: string; err: AppError };
+
+const windowClosed = () =>
+  new AppError(409, 'reply_window_closed', {
+    message:
+      'The 24-hour reply window is closed: this number has not written in the last 24 hours. Send an approved template instead.',
+  });
+
+/** The account and number of the path: anything that is not the caller's is simply not found. */
+function pathOf(request: FastifyRequest): { accountId: string; phone: string } {
+  return { accountId: idParam(request, 'accountId'), phone: (request.params as { phone?: string }).phone ?? '' };
+}
+
+/** The approved templates of an account, or why there are none to offer. */
+async function approvedTemplates(deps: PortalDeps, caller: Caller, accountId: string): Promise<Template[] | Html> {
+  if (!deps.templates.catalogAllowed(caller))
+    return gate(caller.tenant.plan, 'templates', 'Sending templates from here');
+  try {
+    const { templates } = await deps.templates.list(caller, accountId, { status: 'APPROVED', limit: 100 });
+    return templates.filter((t) => t.status === 'APPROVED');
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    return errorBox(err);
+  }
+}
+
+function itemsView(c: Conversation): Html {
+  if (c.items.length === 0) return html`<p>No messages with this number yet.</p>`;
+  // A page is newest first; it reads top to bottom in time order, like a chat.
+  return html`<ol class="conversation" aria-label="Messages, oldest at the top">
+    ${[...c.items].reverse().map((item) =>
+      item.direction === 'in'
+        ? html`<li class="in" data-kind="${item.inbound.messageType}">
+            <p class="meta">
+              <a href="/portal/inbox/${item.id}"><time datetime="${item.at}">${when(item.at)}</time></a>
+              received (${item.inbound.messageType})
+            </p>
+            <p class="body">${inboundContent(item.inbound)}</p>
+          </li>`
+        : html`<li class="out" data-status="${item.message.status}">
+            <p class="meta">
+              <a href="/portal/messages/${item.id}"><time datetime="${item.at}">${when(item.at)}</time></a>
+              sent by us, ${item.message.status} ${item.message.sandbox ? sandboxBadge(true) : ''}
+            </p>
+            <p class="body">${outboundContent(item.content)}</p>
+          </li>`,
+    )}
+  </ol>`;
+}
+
+function windowView(c: Conversation, now: Date): Html {
+  const expires = c.sender.replyWindowExpiresAt;
+  if (expires && new Date(expires) > now)
+    return html`<p class="notice" id="reply-window">The reply window is open until ${when(expires)}.</p>`;
+  return html`<p class="warn" id="reply-window">
+    ${
+      c.sender.lastInboundAt
+        ? html`The reply window closed at ${when(expires)} (the number last wrote ${when(c.sender.lastInboundAt)}).`
+        : 'This number has never written to this account.'
+    }
+    Free text can be sent only within ${REPLY_WINDOW_MS / 3600_000} hours of the number's last message: send an approved
+    template.
+  </p>`;
+}
+
+/** The problem of a refused form beside its field. */
+function fieldProblem(draft: Draft | null, id: string): { attrs: Part; box: Part } {
+  if (!draft) return { attrs: '', box: '' };
+  return {
+    attrs: html`aria-invalid="true" aria-describedby="${id}-error"`,
+    box: html`<div id="${id}-error" class="field-error">${errorBox(draft.err, LABELS)}</div>`,
+  };
+}
+
+function textForm(ctx: PageContext, action: string, draft: Draft | null): Html {
+  const p = fieldProblem(draft?.kind === 'text' ? draft : null, 'reply-text');
+  return html`<form method="post" action="${action}" class="stack" id="reply-form">
+    ${csrfField(ctx.session)}
+    <input type="hidden" name="kind" value="text" />
+    <input type="hidden" name="externalId" value="${draft?.externalId ?? newExternalId()}" />
+    <label for="reply-text">Reply</label>
+    <textarea id="reply-text" name="text" rows="3" maxlength="10000" required ${p.attrs}>${draft?.text ?? ''}</textarea>
+    ${p.box}
+    <button type="submit">Send reply</button>
+  </form>`;
+}
+
+function templateForm(ctx: PageContext, action: string, templates: Template[] | Html, draft: Draft | null): Html {
+  if (!Array.isArray(templates)) return templates;
+  if (templates.length === 0) return html`<p>This account has no approved template to send.</p>`;
+  const p = fieldProblem(draft?.kind === 'template' ? draft : null, 'reply-template');
+  return html`<form method="post" action="${action}" class="stack" id="reply-form">
+    ${csrfField(ctx.session)}
+    <input type="hidden" name="kind" value="template" />
+    <input type="hidden" name="externalId" value="${draft?.externalId ?? newExternalId()}" />
+    <label for="reply-template">Template</label>
+    <select id="reply-template" name="template" required ${p.attrs}>
+      ${templates.map((t) => {
+        const value = `${t.name}:${t.language}`;
+        const variables =
+          t.parameterCount === 1 ? ', 1 variable' : t.parameterCount > 1 ? `, ${t.parameterCount} variables` : '';
+        const label = `${t.name} (${t.language}, ${t.category.toLowerCase()})${variables}`;
+        return html`<option value="${value}" ${draft?.template === value ? 'selected' : ''}>${label}</option>`;
+      })}
+    </select>
+    <label for="reply-variables">Template variables, one per line, in order</label>
+    <textarea id="reply-variables" name="variables" rows="3">${draft?.variables ?? ''}</textarea>
+    ${p.box}
+    <button type="submit">Send template</button>
+  </form>`;
+}
+
+/** Each form carries its own externalId: the same form sent twice is one message (the API's idempotency). */
+const newExternalId = () => `portal-reply-${crypto.randomBytes(12).toString('base64url')}`;
+
+async function replyBox(deps: PortalDeps, ctx: PageContext, caller: Caller, c: Conversation, draft: Draft | null) {
+  if (ctx.session.role !== 'owner')
+    return html`<p>Your role is <strong>viewer</strong>: an owner of your account can reply.</p>`;
+  const action = `${conversationPath(c.account.id, c.phone)}/reply`;
+  const open = c.sender.replyWindowExpiresAt !== null && new Date(c.sender.replyWindowExpiresAt) > new Date();
+  if (open && draft?.kind !== 'template') return textForm(ctx, action, draft);
+  // A text refused because the window closed meanwhile: its problem above the templates offered instead.
+  return html`${draft?.kind === 'text' ? errorBox(draft.err, LABELS) : ''}
+  ${templateForm(ctx, action, await approvedTemplates(deps, caller, c.account.id), draft)}`;
+}
+
+async function conversationPage(deps: PortalDeps, request: FastifyRequest, top: Part, draft: Draft | null = null) {
+  const { caller, ctx } = await tenantOf(deps, request);
+  const { accountId, phone } = pathOf(request);
+  const q = pageQuery(request);
+  let c: Conversation;
+  try {
+    c = await deps.conversations.read(caller, accountId, phone, q.cursor || undefined);
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'feature_not_available')
+      return page(ctx, 'Conversation', gate(caller.tenant.plan, 'inbox', 'The conversation view'));
+    throw err;
+  }
+  const path = conversationPath(c.account.id, c.phone);
+  return page(
+    ctx,
+    `Conversation with ${c.phone}`,
+    html`${top}
+      <p>
+        On <strong>${c.account.displayName}</strong> (${c.account.phoneNumber}).
+        <a href="/portal/inbox?${new URLSearchParams({ from: c.phone, chatAccountId: c.account.id }).toString()}"
+          >This number in the inbox</a
+        >
+      </p>
+      ${windowView(c, new Date())} ${q.cursor ? html`<p><a href="${path}">Newest messages</a></p>` : ''} ${itemsView(c)}
+      ${c.nextCursor ? html`<p><a rel="next" href="${path}?cursor=${c.nextCursor}">Earlier messages</a></p>` : ''}
+      <section aria-labelledby="reply-h">
+        <h2 id="reply-h">Reply to this number</h2>
+        ${await replyBox(deps, ctx, caller, c, draft)}
+      </section>`,
+  );
+}
+
+/** The send a reply form asks for; refused (window closed, a template not offered) before it is sent. */
+async function replyRequest(deps: PortalDeps, caller: Caller, request: FastifyRequest): Promise<SendRequest> {
+  const { accountId, phone } = pathOf(request);
+  const body = request.body;
+  const sender = await deps.senders.lookupOne(caller, phone, accountId);
+  const base = { externalId: str(body, 'externalId'), to: { type: 'phone' as const, phoneE164: sender.phoneE164 } };
+  let req: unknown;
+  if (str(body, 'kind') === 'template') {
+    const templates = await approvedTemplates(deps, caller, sender.chatAccountId);
+    const chosen = Array.isArray(templates)
+      ? templates.find((t) => `${t.name}:${t.language}` === str(body, 'template'))
+      : undefined;
+    if (!chosen)
+      throw errors.validation([{ path: 'content.template.name', message: 'choose one of the approved templates' }]);
+    const values = str(body, 'variables')
+      .split(/\r?\n/)
+      .map((v) => v.trim())
+      .filter((v) => v !== '');
+    req = {
+      ...base,
+      chatAccountId: sender.chatAccountId,
+      content: {
+        type: 'template',
+        template: {
+          name: chosen.name,
+          language: chosen.language,
+          ...(values.length > 0 ? { components: { body: values } } : {}),
+        },
+      },
+    };
+  } else {
+    if (sender.replyWindowExpiresAt === null || new Date(sender.replyWindowExpiresAt) <= new Date())
+      throw windowClosed();
+    const text = str(body, 'text');
+    req = {
+      ...base,
+      chatAccountId: sender.chatAccountId,
+      content: { type: 'text', text: text.trim() === '' ? '' : text },
+      // Never outside the window, even if it closes between this check and the send.
+      requireReplyWindow: true,
+    };
+  }
+  const ok = validate(req);
+  const problems = [
+    ...(ok ? [] : toProblems(validate.errors ?? [])),
+    ...crossFieldProblems(req, { allowPrivateUrls: deps.allowPrivateUrls }),
+  ];
+  if (problems.length > 0) throw errors.validation(problems);
+  return req as SendRequest;
+}
+
+export function registerConversationRoutes(app: FastifyInstance, deps: PortalDeps): void {
+  app.get('/conversations/:accountId/:phone', async (request, reply) => {
+    const done = doneNotice(pageQuery(request), {
+      sent: 'Sent: your reply is on its way.',
+      'template-sent': 'Sent: the template is on its way.',
+    });
+    return sendPage(reply, await conversationPage(deps, request, done));
+  });
+
+  // Owners only (a viewer's POST is refused by portal-plugin.ts before its body is read).
+  app.post('/conversations/:accountId/:phone/reply', async (request, reply) => {
+    const { caller } = await tenantOf(deps, request);
+    const { accountId } = pathOf(request);
+    const kind = str(request.body, 'kind') === 'template' ? 'template' : 'text';
+    let to: string;
+    try {
+      deps.settings.checkAllowed(caller);
+      const req = await replyRequest(deps, caller, request);
+      to = req.to.phoneE164!; // a portal reply always names the number
+      await deps.sends.send(caller, req);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status === 404) throw err;
+      if (err.code === 'feature_not_available') throw err;
+      const b = request.body;
+      const draft: Draft = {
+        kind,
+        text: str(b, 'text'),
+        template: str(b, 'template'),
+        variables: str(b, 'variables'),
+        externalId: str(b, 'externalId'),
+        err,
+      };
+      return sendPage(reply, await conversationPage(deps, request, '', draft), err.status);
+    }
+    const done = kind === 'template' ? 'template-sent' : 'sent';
+    return reply.redirect(`${conversationPath(accountId, to)}?done=${done}`, 303);
+  });
+
+  // One inbound message with its content by kind (plan Pro, as the inbox).
+  app.get('/inbox/:id', async (request, reply) => {
+    const { caller, ctx } = await tenantOf(deps, request);
+    const m = await deps.senders.inboundMessage(caller, idParam(request));
+    return sendPage(
+      reply,
+      page(
+        ctx,
+        `Inbound message from ${m.from ?? m.fromUserId ?? 'unknown'}`,
+        html`${inboundDetail(m)}
+          <p>
+            ${conversationLink(m.chatAccountId, m.from, 'The whole conversation')} ·
+            <a href="/portal/inbox">Back to the inbox</a>
+          </p>`,
+      ),
+    );
+  });
+}

@@ -1,0 +1,114 @@
+// The content of an inbound message by kind (decision 0033): the fields of InboundMessage (GET
+// /inbound-messages, GET /inbound-messages/{id}) and of the data of message.inbound (events.ts),
+// and the users' reactions shown on a message (components, see src/http/openapi/route-docs.ts).
+// Each kind's field is null unless the message is of that kind.
+import { Type } from '@sinclair/typebox';
+
+import { component, Id, Nullable, Time } from './common.js';
+
+const Str = Nullable(Type.String());
+
+export const InboundMedia = component(
+  'InboundMedia',
+  Type.Object(
+    {
+      kind: Type.String({ enum: ['image', 'video', 'audio', 'document', 'sticker'] }),
+      providerMediaId: Nullable(
+        Type.String({ description: "The provider's media id (it expires 7 days after the message)." }),
+      ),
+      mimeType: Str,
+      sha256: Str,
+      caption: Nullable(Type.String({ maxLength: 1024, description: 'Image, video and document only.' })),
+      filename: Nullable(Type.String({ description: 'Document only.' })),
+      voice: Nullable(Type.Boolean({ description: 'Audio only: true for a voice note recorded in the app.' })),
+      animated: Nullable(Type.Boolean({ description: 'Sticker only.' })),
+    },
+    { description: "A medium's description from the provider; the file itself is not part of this object." },
+  ),
+);
+
+export const InboundInteractive = component(
+  'InboundInteractive',
+  Type.Object(
+    {
+      type: Type.String({ description: '`button_reply`, `list_reply`, or another reply type the provider adds.' }),
+      id: Nullable(Type.String({ description: 'The id of the chosen button or row, as you sent it.' })),
+      title: Str,
+      description: Nullable(Type.String({ description: 'list_reply: the row description.' })),
+    },
+    { description: 'A reply to an interactive message; `replyTo` names the message it answered.' },
+  ),
+);
+
+export const InboundReaction = component(
+  'InboundReaction',
+  Type.Object({
+    emoji: Nullable(Type.String({ description: 'null: the user removed the reaction.' })),
+    providerMessageId: Nullable(Type.String({ description: 'The message reacted to.' })),
+    messageId: Nullable(Id('Yours, when it is one of your messages.')),
+    externalId: Str,
+  }),
+);
+
+export const InboundContact = component(
+  'InboundContact',
+  Type.Object({
+    name: Type.Object({ formattedName: Str, firstName: Str, lastName: Str }),
+    phones: Type.Array(Type.Object({ phone: Str, waId: Str, type: Str }), { maxItems: 10 }),
+    emails: Type.Array(Type.Object({ email: Str, type: Str }), { maxItems: 10 }),
+    organization: Nullable(Type.Object({ company: Str, department: Str, title: Str })),
+    urls: Type.Array(Type.Object({ url: Str, type: Str }), { maxItems: 10 }),
+    birthday: Str,
+  }),
+);
+
+/** A user's current reaction to one of your messages (GET /messages/{id} `reactions`). */
+export const MessageReaction = component(
+  'MessageReaction',
+  Type.Object({
+    emoji: Type.String(),
+    from: Nullable(Type.String({ description: 'E.164' })),
+    fromUserId: Str,
+    reactedAt: Time(),
+    inboundMessageId: Nullable(Id('The reaction in your inbox, when the inbox kept it (plan Pro).')),
+  }),
+);
+
+/** The content fields, each null unless the message is of its kind (providerErrors: [] when none). */
+export const inboundContentProps = {
+  media: Nullable(InboundMedia),
+  interactive: Nullable(InboundInteractive),
+  button: Nullable(
+    Type.Object(
+      { payload: Str, text: Str },
+      { description: "A template's quick-reply button tapped; `replyTo` names the template message." },
+    ),
+  ),
+  reaction: Nullable(InboundReaction),
+  location: Nullable(
+    Type.Object({
+      latitude: Nullable(Type.Number()),
+      longitude: Nullable(Type.Number()),
+      name: Str,
+      address: Str,
+      url: Str,
+    }),
+  ),
+  contacts: Nullable(Type.Array(InboundContact, { maxItems: 20 })),
+  system: Nullable(Type.Object({ type: Str, body: Str }, { description: 'e.g. user_changed_number.' })),
+  unsupported: Nullable(Type.Object({ type: Str }, { description: 'What the provider could not carry.' })),
+  providerErrors: Type.Array(
+    Type.Object({ code: Nullable(Type.Integer()), title: Str, details: Str }, { description: 'e.g. 131051.' }),
+    { maxItems: 5 },
+  ),
+  context: Nullable(
+    Type.Object(
+      {
+        forwarded: Type.Boolean(),
+        frequentlyForwarded: Type.Boolean(),
+        referredProduct: Nullable(Type.Object({ catalogId: Str, productRetailerId: Str })),
+      },
+      { description: 'Forwarding and product context; the quoted message is `replyTo`.' },
+    ),
+  ),
+};

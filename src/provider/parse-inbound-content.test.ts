@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+
+import { inboundContent } from './parse-inbound-content.js';
+
+describe('inbound content by kind', () => {
+  it('a reaction removed: emoji absent or empty reads as null', () => {
+    for (const reaction of [{ message_id: 'wamid.A' }, { message_id: 'wamid.A', emoji: '' }])
+      expect(inboundContent({ type: 'reaction', reaction }).reaction).toEqual({
+        emoji: null,
+        providerMessageId: 'wamid.A',
+      });
+  });
+
+  it('cuts by code point (an emoji is never split) and reads numbers given as strings', () => {
+    const c = inboundContent({
+      type: 'location',
+      location: { latitude: '37.5', longitude: 'west', name: `${'x'.repeat(1023)}\u{1F44D}more` },
+    });
+    expect(c.location).toMatchObject({ latitude: 37.5, longitude: null, name: `${'x'.repeat(1023)}\u{1F44D}` });
+  });
+
+  it('an unknown interactive reply keeps its type; malformed objects give nulls, never a throw', () => {
+    expect(
+      inboundContent({ type: 'interactive', interactive: { type: 'nfm_reply', nfm_reply: {} } }).interactive,
+    ).toEqual({ type: 'nfm_reply', id: null, title: null, description: null });
+    expect(inboundContent({ type: 'image', image: 'nope' }).media).toMatchObject({
+      kind: 'image',
+      providerMediaId: null,
+    });
+    expect(inboundContent({ type: 'contacts', contacts: 'nope' }).contacts).toEqual([]);
+    expect(inboundContent({ type: 'text', context: { frequently_forwarded: true } }).context).toEqual({
+      forwarded: true,
+      frequentlyForwarded: true,
+      referredProduct: null,
+    });
+  });
+
+  it('a kind it does not parse (order) keeps no content', () => {
+    const c = inboundContent({ type: 'order', order: { catalog_id: 'c' } });
+    expect(Object.values(c).filter((v) => v !== null && !(Array.isArray(v) && v.length === 0))).toEqual([]);
+  });
+});
