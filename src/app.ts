@@ -13,8 +13,8 @@ import { createDirectory } from './auth/directory.js';
 import { createBroadcastService } from './broadcasts/broadcast-service.js';
 import type { Config } from './config.js';
 import { createConversationService } from './conversations/conversation-service.js';
-import { createCustomerQueries } from './customers/customer-queries.js';
 import { createCustomerService } from './customers/customer-service.js';
+import { createCustomerQueries } from './customers/customer-store.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { openDb } from './db/open-db.js';
@@ -48,7 +48,7 @@ import { createKeyUsage } from './keys/key-usage.js';
 import { createMediaService } from './media/media-service.js';
 import { createDbMediaStore } from './media/media-store.js';
 import { createMessageCancel } from './messages/cancel-message.js';
-import { createMessageQueries } from './messages/message-queries.js';
+import { createMessageQueries } from './messages/message-store.js';
 import { createSendService } from './messages/send-service.js';
 import { registerDbGauges } from './metrics/db-gauges.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
@@ -56,7 +56,7 @@ import { providerObserver } from './metrics/provider-observer.js';
 import { webhookObserver } from './metrics/webhook-observer.js';
 import { createOutboundClient, type Resolve, systemResolve } from './outbound/outbound-client.js';
 import { createAuditLog } from './portal/audit-log.js';
-import { createPortalQueries } from './portal/portal-queries.js';
+import { createPortalQueries } from './portal/portal-store.js';
 import { createSessionService } from './portal/session-service.js';
 import { createUserService } from './portal/user-service.js';
 import { apiVersionSummary, apiVersionWarning } from './provider/api-versions.js';
@@ -356,7 +356,9 @@ export async function createApp(
             sealer,
             invalidateCustomer: directory.invalidate,
             categories: templateCategories,
+            blockedMarkets: config.marketingBlockedMarkets,
             onLateSends: (outcome, n) => metrics.lateSends.inc({ outcome }, n),
+            onPairHeld: (n) => metrics.pairHeldSends.inc(n),
             options: {
               batchSize: config.workerBatchSize,
               leaseSeconds: config.workerLeaseSeconds,
@@ -367,6 +369,7 @@ export async function createApp(
               maxMediaSteps: config.maxMediaSteps,
               pacingHorizonMs: config.dispatchPacingHorizonMs,
               firstAccountProbeDelayMs: config.accountProbeFirstDelayScaledMs,
+              pairSpacingMs: config.pairRateSpacingMs,
             },
           }),
           createParkedReceiptSweep({ db, log, intervalMs: config.parkedSweepMs }),

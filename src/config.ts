@@ -5,6 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 
 import { apiVersionProblem, DEFAULT_API_VERSION } from './provider/api-versions.js';
+import { DEFAULT_BLOCKED_MARKETS, parseMarkets } from './shared/markets.js';
 
 export type Config = {
   port: number;
@@ -27,6 +28,10 @@ export type Config = {
   providerVerifyToken: string | null;
   unsafeAllowPrivateUrls: boolean;
   retryTimeScale: number;
+  /** The first spacing between sends to a recipient after the provider's pair rate limit (131056), doubled on each further one. */
+  pairRateSpacingMs: number;
+  /** MARKETING_BLOCKED_MARKETS: regions (US) and calling codes (+44) where marketing templates fail before the provider. */
+  marketingBlockedMarkets: string[];
   purgeIntervalSeconds: number;
   /** 32-byte key (base64) for secrets at rest; null means "generate one under DATA_DIR" (embedded mode only). */
   encryptionKey: Buffer | null;
@@ -253,6 +258,9 @@ export function loadConfig(env: Env): Config {
   const logFormat = str('LOG_FORMAT') ?? 'json';
   if (logFormat !== 'json' && logFormat !== 'pretty') problems.push('LOG_FORMAT must be json or pretty');
 
+  // `none` for no market; unset: the markets the provider documents (shared/markets.ts).
+  const blockedMarkets = parseMarkets(str('MARKETING_BLOCKED_MARKETS') ?? DEFAULT_BLOCKED_MARKETS);
+  if (blockedMarkets.problem) problems.push(`MARKETING_BLOCKED_MARKETS: ${blockedMarkets.problem}`);
   const config: Omit<Config, keyof DerivedSettings> = {
     port,
     host,
@@ -271,6 +279,8 @@ export function loadConfig(env: Env): Config {
     providerVerifyToken: str('PROVIDER_VERIFY_TOKEN'),
     unsafeAllowPrivateUrls: bool('UNSAFE_ALLOW_PRIVATE_URLS'),
     retryTimeScale: num('RETRY_TIME_SCALE', 1, 0, 1000),
+    pairRateSpacingMs: int('PAIR_RATE_SPACING_MS', 6000, 10, 600_000),
+    marketingBlockedMarkets: blockedMarkets.markets,
     purgeIntervalSeconds: int('PURGE_INTERVAL_SECONDS', 3 * 3600, 1, 30 * 86400),
     encryptionKey,
     encryptionKeyPrevious,

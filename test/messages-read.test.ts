@@ -89,6 +89,7 @@ describe('reading messages and accounts', () => {
       maxAttempts: 5,
       nextAttemptAt: byId.body.createdAt,
       lastAttemptAt: null,
+      route: null,
     });
     const byExternal = await call(svc.url, 'GET', '/messages/read-0', { key: t.key });
     expect(byExternal.body.messageId).toBe(ids[0]);

@@ -37,7 +37,8 @@ describe('live sends through the provider emulator', () => {
   let stop: () => Promise<void>;
 
   beforeAll(async () => {
-    ({ emu, svc, stop } = await startLiveService());
+    // A pair-rate refusal paces its recipient (decision 0037): short here, so retries stay quick.
+    ({ emu, svc, stop } = await startLiveService({ PAIR_RATE_SPACING_MS: '20' }));
   });
   afterAll(() => stop());
   beforeEach(() => resetEmulator(emu));

@@ -3,7 +3,7 @@
 // retry; only one whose attempt ended and that waits for the next is retry_wait.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { readQueue } from '../src/metrics/snapshot-queries.js';
+import { readQueue } from '../src/metrics/snapshot-store.js';
 import { call, createTenant, type Service, startService, textMessage } from './support/harness.js';
 
 describe('queue gauge states', () => {

@@ -10,7 +10,7 @@ import type { Sealer } from '../shared/crypto.js';
 import { errors, operatorErrors } from '../shared/errors.js';
 import type { AccountStatus, AccountType, SendPolicyMode } from '../shared/vocab.js';
 import { judgeProbe } from './account-probe-policy.js';
-import { ACCOUNT_COLUMNS, toAccountRecord } from './account-record.js';
+import { ACCOUNT_COLUMNS, type AccountRow, toAccountRecord } from './account-record.js';
 import { toOperatorAccount } from './account-view.js';
 
 type SealedColumn = 'access_token_enc' | 'app_secret_enc' | 'management_token_enc';
@@ -35,6 +35,8 @@ export type AccountInput = {
   official?: OfficialInput;
   sendPolicy?: { mode: SendPolicyMode; testRecipients?: string[] };
   throughputMps?: number;
+  /** Route MARKETING templates over the Marketing Messages API (decision 0038). */
+  marketingMessagesApi?: boolean;
 };
 
 export type AccountAdmin = ReturnType<typeof createAccountAdmin>;
@@ -77,13 +79,13 @@ export function createAccountAdmin(deps: {
     v === undefined ? undefined : v === null ? null : sealer.seal(v, { table: 'chat_accounts', column, id });
 
   async function view(tx: Queryable, id: string) {
-    const rows = await tx.query<Record<string, unknown>>(
+    const rows = await tx.query<AccountRow & { plan: Plan }>(
       `SELECT ${ACCOUNT_COLUMNS}, (SELECT plan FROM customers c WHERE c.id = a.customer_id) AS plan
          FROM chat_accounts a WHERE id = $1`,
       [id],
     );
     const r = rows[0]!;
-    return toOperatorAccount(toAccountRecord(r), r.plan as Plan, publicBaseUrl);
+    return toOperatorAccount(toAccountRecord(r), r.plan, publicBaseUrl);
   }
 
   function uniqueViolation(err: unknown): boolean {
@@ -136,9 +138,9 @@ export function createAccountAdmin(deps: {
           await tx.query(
             `INSERT INTO chat_accounts (id, customer_id, type, status, phone_number, display_name, connected_at,
                 phone_number_id, waba_id, access_token_enc, app_secret_enc, integration_id, management_token_enc,
-                waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps)
+                waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, marketing_messages_api)
              VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $4 = 'CONNECTED' THEN now() END,
-                $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+                $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
             [
               id,
               customerId,
@@ -157,6 +159,7 @@ export function createAccountAdmin(deps: {
               input.type === 'OFFICIAL' ? (input.sendPolicy?.mode ?? 'PRODUCTION') : null,
               input.sendPolicy?.testRecipients ?? [],
               input.throughputMps ?? 80,
+              input.marketingMessagesApi ?? false,
             ],
           );
           await invalidate(tx, customerId);
@@ -230,6 +233,9 @@ export function createAccountAdmin(deps: {
           set('send_policy_mode', input.sendPolicy?.mode);
           set('test_recipients', input.sendPolicy?.testRecipients);
           set('throughput_mps', input.throughputMps);
+          set('marketing_messages_api', input.marketingMessagesApi);
+          // Switched on again: the API is tried at once (a refusal learned before is forgotten).
+          if (input.marketingMessagesApi === true) sets.push('marketing_messages_refused_until = NULL');
           // An edit resets the account prober: one that sets the status decides for it (no probe);
           // any other edit of an account being probed makes its next probe due now, from attempt 0
           // (a new token is verified within a poll).

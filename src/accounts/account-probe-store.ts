@@ -27,7 +27,14 @@ export async function claimDueProbes(
   limit: number,
   leaseSeconds: number,
 ): Promise<DueProbe[]> {
-  const rows = await db.query<Record<string, unknown>>(
+  const rows = await db.query<{
+    id: string;
+    customer_id: string;
+    phone_number_id: string | null;
+    access_token_enc: string | null;
+    probe_attempts: number;
+    probe_next_at: Date;
+  }>(
     `UPDATE chat_accounts a SET probe_next_at = date_trunc('milliseconds', now()) + make_interval(secs => $2)
        FROM (SELECT id FROM chat_accounts WHERE probe_next_at <= now()
               ORDER BY probe_next_at LIMIT $1 FOR UPDATE SKIP LOCKED) d
@@ -36,12 +43,12 @@ export async function claimDueProbes(
     [limit, leaseSeconds],
   );
   return rows.map((r) => ({
-    accountId: r.id as string,
-    customerId: r.customer_id as string,
-    phoneNumberId: (r.phone_number_id as string | null) ?? null,
+    accountId: r.id,
+    customerId: r.customer_id,
+    phoneNumberId: r.phone_number_id,
     accessToken: openAccessToken(sealer, r),
-    attempts: Number(r.probe_attempts),
-    claim: r.probe_next_at as Date,
+    attempts: r.probe_attempts,
+    claim: r.probe_next_at,
   }));
 }
 
@@ -73,5 +80,5 @@ export async function recordProbeFailed(
       RETURNING probe_attempts, probe_next_at`,
     [probe.accountId, probe.claim, delayMs],
   );
-  return row ? { attempts: Number(row.probe_attempts), nextAt: row.probe_next_at } : null;
+  return row ? { attempts: row.probe_attempts, nextAt: row.probe_next_at } : null;
 }

@@ -83,6 +83,10 @@ export function toOperatorAccount(a: AccountRecord, plan: Plan, publicBaseUrl: s
     ...toPublicAccount(a, plan, publicBaseUrl),
     customerId: a.customerId,
     throughputMps: a.throughputMps,
+    marketingMessages: {
+      enabled: a.marketingMessagesApi,
+      refusedUntil: a.marketingMessagesRefusedUntil?.toISOString() ?? null,
+    },
     probe: a.probeNextAt ? { nextAt: a.probeNextAt.toISOString(), attempts: a.probeAttempts } : null,
   };
 }

@@ -3,7 +3,13 @@ import type { Db } from '../db/db.js';
 import type { Sealer } from '../shared/crypto.js';
 import type { AccountStatus } from '../shared/vocab.js';
 import { PROBED_ACCOUNT_ERRORS } from './account-probe-policy.js';
-import { ACCOUNT_COLUMNS, type AccountRecord, openAccessToken, toAccountRecord } from './account-record.js';
+import {
+  ACCOUNT_COLUMNS,
+  type AccountRecord,
+  type AccountRow,
+  openAccessToken,
+  toAccountRecord,
+} from './account-record.js';
 
 /** The account record plus its unsealed token (null when missing or sealed with another key). */
 export type SendAccount = AccountRecord & { accessToken: string | null };
@@ -14,11 +20,11 @@ export async function loadSendAccounts(
   ids: string[],
 ): Promise<Map<string, SendAccount>> {
   if (ids.length === 0) return new Map();
-  const rows = await db.query<Record<string, unknown>>(
+  const rows = await db.query<AccountRow & { access_token_enc: string | null }>(
     `SELECT ${ACCOUNT_COLUMNS}, access_token_enc FROM chat_accounts WHERE id = ANY($1::uuid[])`,
     [ids],
   );
-  return new Map(rows.map((r) => [r.id as string, { ...toAccountRecord(r), accessToken: openAccessToken(sealer, r) }]));
+  return new Map(rows.map((r) => [r.id, { ...toAccountRecord(r), accessToken: openAccessToken(sealer, r) }]));
 }
 
 /**

@@ -3,7 +3,7 @@
 // NOTIFYs `chatgate_cache` in its own transaction; each process drops the entry it names.
 // Revocation is also re-checked inside the send transaction, so no message is ever written
 // with a key whose revocation has committed.
-import { ACCOUNT_COLUMNS, type AccountRecord, toAccountRecord } from '../accounts/account-record.js';
+import { ACCOUNT_COLUMNS, type AccountRecord, type AccountRow, toAccountRecord } from '../accounts/account-record.js';
 import type { Db, Queryable } from '../db/db.js';
 import { notify } from '../db/db.js';
 import type { Plan } from '../plans/plans.js';
@@ -65,7 +65,13 @@ export function createDirectory(db: Db) {
   }
 
   async function loadPrincipal(hash: string): Promise<Principal | null> {
-    const rows = await db.query<Record<string, unknown>>(
+    const rows = await db.query<{
+      id: string;
+      customer_id: string;
+      sandbox: boolean;
+      chat_account_id: string | null;
+      template_access: TemplateAccess;
+    }>(
       `SELECT id, customer_id, sandbox, chat_account_id, template_access FROM api_keys
         WHERE key_hash = $1 AND revoked_at IS NULL`,
       [hash],
@@ -73,18 +79,21 @@ export function createDirectory(db: Db) {
     const r = rows[0];
     if (!r) return null;
     return {
-      keyId: r.id as string,
-      customerId: r.customer_id as string,
-      sandbox: r.sandbox as boolean,
-      scopeAccountId: (r.chat_account_id as string | null) ?? null,
-      templateAccess: r.template_access as TemplateAccess,
+      keyId: r.id,
+      customerId: r.customer_id,
+      sandbox: r.sandbox,
+      scopeAccountId: r.chat_account_id,
+      templateAccess: r.template_access,
     };
   }
 
   async function loadTenant(customerId: string): Promise<Tenant | null> {
     const [customers, accounts] = await Promise.all([
-      db.query<Record<string, unknown>>('SELECT plan, default_country FROM customers WHERE id = $1', [customerId]),
-      db.query<Record<string, unknown>>(
+      db.query<{ plan: Plan; default_country: string | null }>(
+        'SELECT plan, default_country FROM customers WHERE id = $1',
+        [customerId],
+      ),
+      db.query<AccountRow>(
         `SELECT ${ACCOUNT_COLUMNS} FROM chat_accounts WHERE customer_id = $1 ORDER BY created_at, id`,
         [customerId],
       ),
@@ -93,8 +102,8 @@ export function createDirectory(db: Db) {
     if (!c) return null;
     return {
       customerId,
-      plan: c.plan as Plan,
-      defaultCountry: (c.default_country as string | null) ?? null,
+      plan: c.plan,
+      defaultCountry: c.default_country,
       accounts: accounts.map(toAccountRecord),
     };
   }

@@ -11,9 +11,10 @@ import { failUnsent, lockQuotaForRefund } from '../lifecycle/fail-unsent.js';
 import { CANCELLED_ERROR } from '../lifecycle/transitions.js';
 import type { MediaService } from '../media/media-service.js';
 import { acceptSend } from '../messages/accept-send.js';
-import type { Scope } from '../messages/message-queries.js';
+import type { Scope } from '../messages/message-store.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { PLAN_LIMITS } from '../plans/plans.js';
+import { type BroadcastRequest, messageExternalId } from './broadcast-request.js';
 import {
   type Broadcast,
   broadcastExists,
@@ -22,8 +23,7 @@ import {
   listBroadcasts,
   toBroadcast,
   toBroadcasts,
-} from './broadcast-queries.js';
-import { type BroadcastRequest, messageExternalId } from './broadcast-request.js';
+} from './broadcast-store.js';
 import { type BroadcastRows, insertBroadcast } from './insert-broadcast.js';
 
 export type BroadcastAck = {

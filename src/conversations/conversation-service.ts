@@ -4,7 +4,7 @@
 // the caller's accounts (another customer's account is not found), scope and sandbox rule.
 import { type Caller, callerAccount, callerPhone, requirePlan } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
-import type { MessageQueries } from '../messages/message-queries.js';
+import type { MessageQueries } from '../messages/message-store.js';
 import type { Message } from '../messages/message-view.js';
 import type { SenderService } from '../senders/sender-service.js';
 import { encodeCursor } from '../shared/cursor.js';

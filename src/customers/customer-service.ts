@@ -17,14 +17,24 @@ export type Customer = {
 
 export const CUSTOMER_COLUMNS = 'id, name, plan, default_country, created_at, updated_at';
 
-export function toCustomer(r: Record<string, unknown>): Customer {
+/** A row of CUSTOMER_COLUMNS as the database returns it. */
+export type CustomerRow = {
+  id: string;
+  name: string;
+  plan: Plan;
+  default_country: string | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+export function toCustomer(r: CustomerRow): Customer {
   return {
-    id: r.id as string,
-    name: r.name as string,
-    plan: r.plan as Plan,
-    defaultCountry: (r.default_country as string | null) ?? null,
-    createdAt: (r.created_at as Date).toISOString(),
-    updatedAt: (r.updated_at as Date).toISOString(),
+    id: r.id,
+    name: r.name,
+    plan: r.plan,
+    defaultCountry: r.default_country,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
   };
 }
 
@@ -48,7 +58,7 @@ export function createCustomerService(deps: {
   const { db, invalidate } = deps;
   return {
     async create(input: { name: string; plan: Plan; defaultCountry?: string | null }): Promise<Customer> {
-      const rows = await db.query<Record<string, unknown>>(
+      const rows = await db.query<CustomerRow>(
         `INSERT INTO customers (id, name, plan, default_country) VALUES ($1, $2, $3, $4) RETURNING ${CUSTOMER_COLUMNS}`,
         [crypto.randomUUID(), input.name, input.plan, input.defaultCountry ?? null],
       );
@@ -57,7 +67,7 @@ export function createCustomerService(deps: {
 
     async get(id: string): Promise<Customer & { usage: { month: string; used: number; limit: number } }> {
       const { month } = quotaMonth(new Date());
-      const rows = await db.query<Record<string, unknown>>(
+      const rows = await db.query<CustomerRow & { used: number }>(
         `SELECT ${CUSTOMER_COLUMNS}, COALESCE((SELECT used FROM quota_usage q WHERE q.customer_id = c.id AND q.month = $2), 0) AS used
            FROM customers c WHERE id = $1`,
         [id, month],
@@ -65,13 +75,13 @@ export function createCustomerService(deps: {
       const r = rows[0];
       if (!r) throw errors.notFound('customer');
       const c = toCustomer(r);
-      return { ...c, usage: { month, used: Number(r.used), limit: PLAN_LIMITS[c.plan].messagesPerMonth } };
+      return { ...c, usage: { month, used: r.used, limit: PLAN_LIMITS[c.plan].messagesPerMonth } };
     },
 
     /** A plan change also re-clips the lifetime of stored messages to the new retention. */
     async update(id: string, patch: { name?: string; plan?: Plan; defaultCountry?: string | null }): Promise<Customer> {
       return db.transaction(async (tx) => {
-        const rows = await tx.query<Record<string, unknown>>(
+        const rows = await tx.query<CustomerRow>(
           `UPDATE customers SET
               name = COALESCE($2, name),
               plan = COALESCE($3, plan),

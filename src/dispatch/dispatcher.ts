@@ -19,6 +19,7 @@ import { createHeldSends, createLiveDispatch, earliest } from './live-dispatch.j
 import { type Outcome, writeOutcomes } from './outcomes.js';
 import type { MediaPreparer } from './prepare-media.js';
 import { failRefusedRecipients, type RecipientChecks } from './recipient-checks.js';
+import { createPairPacing } from './recipient-pacing.js';
 import { resolveReplyTargets } from './reply-targets.js';
 import { simulateSandboxStep } from './sandbox-simulator.js';
 
@@ -36,6 +37,8 @@ export type DispatcherOptions = {
   maxMediaSteps: number;
   /** When an account marked after a rejected token is first probed (scaled; see accounts/account-prober.ts). */
   firstAccountProbeDelayMs: number;
+  /** The spacing a recipient's sends get after the provider's pair rate limit (131056), before doubling (PAIR_RATE_SPACING_MS). */
+  pairSpacingMs: number;
 };
 
 export function createDispatcher(deps: {
@@ -48,8 +51,12 @@ export function createDispatcher(deps: {
   invalidateCustomer: (tx: Queryable, customerId: string) => Promise<void>;
   /** Template categories for the suppression check (decision 0014). */
   categories: RecipientChecks['categories'];
+  /** MARKETING_BLOCKED_MARKETS (see shared/markets.ts). */
+  blockedMarkets: readonly string[];
   /** Counts booked sends whose timer fired late: booked again, or returned to the queue. */
   onLateSends?: (outcome: 'rebooked' | 'returned', n: number) => void;
+  /** Counts sends held back by their recipient's pair-rate pacing. */
+  onPairHeld?: (n: number) => void;
 }) {
   const { db, log, options } = deps;
   // Built in order, each from what it needs: the sends held between claim and outcome; the worker,
@@ -57,6 +64,7 @@ export function createDispatcher(deps: {
   // books sends and records their outcomes through the worker. The pass below uses the last two
   // (the worker calls it only once started).
   const held = createHeldSends();
+  const pairPacing = createPairPacing(db);
   const loop = { db, log, pollMs: options.pollMs, channel: MESSAGES_READY };
   const worker = createLeasedWorker<Outcome>('dispatcher', loop, {
     pass,
@@ -69,6 +77,8 @@ export function createDispatcher(deps: {
           invalidateCustomer: deps.invalidateCustomer,
           onMarked: held.block,
           firstAccountProbeDelayMs: options.firstAccountProbeDelayMs,
+          pairSpacingMs: options.pairSpacingMs,
+          onPairLearned: pairPacing.learned,
         },
         workerId,
         items,
@@ -91,6 +101,9 @@ export function createDispatcher(deps: {
     worker,
     held,
     onLateSends: deps.onLateSends ?? (() => {}),
+    onPairHeld: deps.onPairHeld ?? (() => {}),
+    categories: deps.categories,
+    pairPacing,
   });
 
   /** Claim, then move each message one step: sandbox ones simulated, live ones refused, booked or sent. */
@@ -103,7 +116,7 @@ export function createDispatcher(deps: {
     const now = new Date();
     const sandbox = claimed.filter((m) => m.sandbox);
     const refusedOrNot = await failRefusedRecipients(
-      { db, log, categories: deps.categories },
+      { db, log, categories: deps.categories, blockedMarkets: deps.blockedMarkets },
       worker.workerId,
       await failCancelled(
         db,

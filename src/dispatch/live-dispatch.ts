@@ -10,14 +10,17 @@ import { applyTransitions, logChanges } from '../lifecycle/apply-transitions.js'
 import { type Claimed, startAttempts } from '../lifecycle/claim.js';
 import * as transition from '../lifecycle/transitions.js';
 import { countedAtStart, type Transition } from '../lifecycle/transitions.js';
-import type { ProviderClient } from '../provider/cloud-api.js';
+import type { ProviderClient, ProviderRoute, SendOutcome } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit, type GroupCommit } from '../shared/group-commit.js';
 import type { LeasedWorker } from '../shared/worker-loop.js';
 import { type AttemptResult, recordAttempt, refuseBeforeSending } from './live-send.js';
+import { holdMarketingRoute, marketingRoutes, notOnboarded } from './marketing-route.js';
 import type { Outcome } from './outcomes.js';
 import { type Reservation, reserveSlots } from './pacing.js';
 import { type MediaPreparer, needsMediaStep } from './prepare-media.js';
+import type { RecipientChecks } from './recipient-checks.js';
+import type { PairPacing } from './recipient-pacing.js';
 
 /** A message whose media step found no room waits this long before it is claimed again. */
 const MEDIA_STEP_RETRY_MS = 250;
@@ -43,6 +46,12 @@ type Live = {
   maxMediaSteps: number;
   worker: Pick<LeasedWorker<Outcome>, 'workerId' | 'begin' | 'record'>;
   onLateSends: (outcome: 'rebooked' | 'returned', n: number) => void;
+  /** Pair-rate pacing (decision 0037), shared with the outcome writer that learns it. */
+  pairPacing: PairPacing;
+  /** Template categories, for the route of a MARKETING template (decision 0038). */
+  categories: RecipientChecks['categories'];
+  /** Counts sends held back by their recipient's pair-rate pacing (decision 0037). */
+  onPairHeld: (n: number) => void;
   /** The booked sends and blocked accounts, which the worker's outcome writer and its stop act on too. */
   held: HeldSends;
   mediaSteps: number;
@@ -94,8 +103,11 @@ export function createHeldSends(): HeldSends {
   return held;
 }
 
-/** A send booked into its account's slots; `deadlineMs`: the last time a slot of it may start. */
-type Booked = { m: Claimed; account: SendAccount; deadlineMs: number };
+/**
+ * A send booked into its account's slots; `deadlineMs`: the last time a slot of it may start;
+ * `route`: the provider endpoint it goes to (decision 0038; absent: /messages).
+ */
+type Booked = { m: Claimed; account: SendAccount; deadlineMs: number; route?: ProviderRoute };
 
 export const earliest = (ts: Transition[]) =>
   ts.reduce<Date | null>((min, t) => (t.nextDueAt && (!min || t.nextDueAt < min) ? t.nextDueAt : min), null);
@@ -121,7 +133,7 @@ async function dispatchLive(live: Live, messages: Claimed[]): Promise<Date | nul
   for (const a of accounts.values()) if (a.status === 'CONNECTED') live.held.blocked.delete(a.id);
   const refused: Transition[] = [];
   const deferred: Transition[] = [];
-  const byAccount = new Map<string, Claimed[]>();
+  const ready: Claimed[] = [];
   for (const m of messages) {
     const account = accounts.get(m.chatAccountId);
     const refusal = refuseBeforeSending(m, account, now);
@@ -130,12 +142,19 @@ async function dispatchLive(live: Live, messages: Claimed[]): Promise<Date | nul
       // Media are fetched and uploaded before the send is booked into the account's slots.
       if (live.mediaSteps < live.maxMediaSteps) prepareMedia(live, m, account!);
       else deferred.push(transition.wait(m, now, new Date(now.getTime() + MEDIA_STEP_RETRY_MS)));
-    } else byAccount.set(m.chatAccountId, [...(byAccount.get(m.chatAccountId) ?? []), m]);
+    } else ready.push(m);
   }
+  // A recipient the provider limited (131056) waits its turn without taking an account slot.
+  const paced = await live.pairPacing.split(ready);
+  deferred.push(...paced.held.map((h) => transition.wait(h.m, now, h.until)));
+  if (paced.held.length > 0) live.onPairHeld(paced.held.length);
+  const routes = await marketingRoutes(live.categories, accounts, paced.go, now);
+  const byAccount = new Map<string, Claimed[]>();
+  for (const m of paced.go) byAccount.set(m.chatAccountId, [...(byAccount.get(m.chatAccountId) ?? []), m]);
   // Messages tried before take their account's later slots: one whose send stopped its worker
   // (claimed again after its lease) then cannot hold up the others of its batch a second time.
   for (const ms of byAccount.values()) ms.sort((a, b) => a.attemptCount - b.attemptCount);
-  deferred.push(...(await bookSends(live, byAccount, accounts, now)));
+  deferred.push(...(await bookSends(live, byAccount, accounts, routes, now)));
   if (refused.length + deferred.length > 0)
     logChanges(
       live.log,
@@ -155,6 +174,7 @@ async function bookSends(
   live: Live,
   byAccount: Map<string, Claimed[]>,
   accounts: Map<string, SendAccount>,
+  routes: Map<string, ProviderRoute>,
   now: Date,
 ): Promise<Transition[]> {
   const wants = [...byAccount].map(([accountId, ms]) => {
@@ -169,7 +189,11 @@ async function bookSends(
     ms.forEach((m, i) => {
       // The slots were booked inside the claim's lease (pacingHorizonMs from now): so are any later ones.
       if (r && i < r.count)
-        sendAt(live, { m, account, deadlineMs: now.getTime() + live.pacingHorizonMs }, r.startMs + i * r.intervalMs);
+        sendAt(
+          live,
+          { m, account, deadlineMs: now.getTime() + live.pacingHorizonMs, route: routes.get(m.id) },
+          r.startMs + i * r.intervalMs,
+        );
       else {
         // Claimed again half-way through the booked schedule, so the next slots are reserved in
         // time and the account's schedule has no gap (and no reservation runs past the lease).
@@ -226,26 +250,45 @@ function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
   // Its account was just marked unusable here: back to the queue.
   if (live.held.blocked.has(account.id)) return putBack(live, m);
   if (Date.now() - slotMs > MAX_LATE_MS) return rebook(live, booked);
-  return started(live, m, async () =>
-    recordAttempt(
-      m,
-      await live.provider.send(
-        { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken!, accountId: account.id },
-        m.recipient,
-        m.content,
-        m.id,
-        m.providerMedia,
-        m.replyTarget?.providerMessageId ?? null,
-      ),
-      new Date(),
-      live.retryTimeScale,
-    ),
-  ).catch((err: unknown) =>
+  return started(live, m, async () => {
+    const { outcome, route } = await sendRouted(live, booked);
+    return recordAttempt(m, outcome, new Date(), live.retryTimeScale, route);
+  }).catch((err: unknown) =>
     live.log.error(
       { err, ...messageIds(m) },
       'recording a send outcome failed; the lease will expire and the message be retried',
     ),
   );
+}
+
+/**
+ * Sends over the booked route (decision 0038). A Marketing Messages API refusal for an account not
+ * onboarded there (131055) sent nothing: the account is held on /messages for a while (every
+ * worker), and the message goes over /messages in the same attempt.
+ */
+async function sendRouted(live: Live, booked: Booked): Promise<{ outcome: SendOutcome; route: ProviderRoute }> {
+  const { m, account } = booked;
+  const send = (route: ProviderRoute) =>
+    live.provider.send(
+      { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken!, accountId: account.id },
+      m.recipient,
+      m.content,
+      m.id,
+      m.providerMedia,
+      m.replyTarget?.providerMessageId ?? null,
+      route,
+    );
+  const route = booked.route ?? 'messages';
+  const outcome = await send(route);
+  if (route !== 'marketing_messages' || !notOnboarded(outcome)) return { outcome, route };
+  live.log.warn(
+    { ...messageIds(m) },
+    'the provider refused the Marketing Messages API for this account (131055, not onboarded): /messages carries its marketing templates for now',
+  );
+  await holdMarketingRoute(live.db, account).catch((err: unknown) =>
+    live.log.warn({ err, accountId: account.id }, 'recording the Marketing Messages API refusal failed'),
+  );
+  return { outcome: await send('messages'), route: 'messages' };
 }
 
 /**

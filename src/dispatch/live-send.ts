@@ -4,7 +4,7 @@ import type { SendAccount } from '../accounts/send-accounts.js';
 import type { Claimed } from '../lifecycle/claim.js';
 import * as transition from '../lifecycle/transitions.js';
 import { INTERRUPTED_ERROR, type SendErrorDetail, type Transition } from '../lifecycle/transitions.js';
-import type { SendOutcome } from '../provider/cloud-api.js';
+import type { ProviderRoute, SendOutcome } from '../provider/cloud-api.js';
 import { classifySendFailure, pairRateDelayMs, type Verdict } from '../provider/error-map.js';
 import { backoffDelayMs, SEND_SCHEDULE_MS, THROTTLE_SCHEDULE_MS } from '../shared/backoff.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
@@ -61,9 +61,15 @@ export function refuseBeforeSending(m: Claimed, account: SendAccount | undefined
 export type AttemptResult = { transition: Transition; verdict: Verdict | null };
 
 /** The transition that records one send attempt's outcome. */
-export function recordAttempt(m: Claimed, outcome: SendOutcome, now: Date, retryTimeScale: number): AttemptResult {
+export function recordAttempt(
+  m: Claimed,
+  outcome: SendOutcome,
+  now: Date,
+  retryTimeScale: number,
+  route?: ProviderRoute,
+): AttemptResult {
   if (outcome.ok) {
-    return { transition: transition.sent(m, now, outcome.providerMessageId), verdict: null };
+    return { transition: transition.sent(m, now, outcome.providerMessageId, null, route), verdict: null };
   }
   const verdict: Verdict = classifySendFailure(outcome);
   const error: SendErrorDetail = {

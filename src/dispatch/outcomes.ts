@@ -12,6 +12,7 @@ import type { Claimed } from '../lifecycle/claim.js';
 import { type AccountStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
 import { addSuppressions } from '../suppressions/suppression-store.js';
 import type { AttemptResult } from './live-send.js';
+import { learnPairLimits } from './recipient-pacing.js';
 
 export type Outcome = { result: AttemptResult; message: Claimed };
 
@@ -34,6 +35,10 @@ export async function writeOutcomes(
     onMarked: (accountId: string) => void;
     /** When an account marked after a rejected token is first probed (scaled; see accounts/account-prober.ts). */
     firstAccountProbeDelayMs: number;
+    /** The first spacing of a recipient the provider limited (131056); see recipient-pacing.ts. */
+    pairSpacingMs: number;
+    /** A pair was paced here: the dispatcher stops skipping its pacing check. */
+    onPairLearned: () => void;
   },
   workerId: string,
   items: Outcome[],
@@ -47,11 +52,13 @@ export async function writeOutcomes(
         workerId,
         items.map((o) => o.result.transition),
       );
+      await keepMarketingRoutes(tx, items, changes);
       const wamids = items.flatMap((o) =>
         o.result.transition.providerMessageId ? [o.result.transition.providerMessageId] : [],
       );
       if (wamids.length > 0) await applyParkedReceipts(tx, wamids);
       await addSuppressions(tx, optOuts(items));
+      await learnPairLimits(tx, pairLimited(items), deps.pairSpacingMs);
       for (const [accountId, mark] of [...marks].sort(([a], [b]) => (a < b ? -1 : 1))) {
         await markAccountError(tx, accountId, mark.status, mark.errorCode, deps.firstAccountProbeDelayMs);
         await deps.invalidateCustomer(tx, mark.customerId);
@@ -59,6 +66,7 @@ export async function writeOutcomes(
     }),
   );
   logChanges(deps.log, changes, 'send attempt');
+  if (pairLimited(items).length > 0) deps.onPairLearned();
   for (const [accountId, mark] of marks) {
     deps.onMarked(accountId);
     deps.log.warn(
@@ -95,4 +103,24 @@ function optOuts(items: Outcome[]) {
       source: 'provider_error' as const,
       reason: 'The provider refused a send: the user opted out of marketing messages (131050)',
     }));
+}
+
+/** Recipients the provider refused for the pair rate limit (131056): their pair is paced from now on. */
+function pairLimited(items: Outcome[]) {
+  return items
+    .filter((o) => o.result.verdict?.errorCode === 'RECIPIENT_RATE_LIMITED')
+    .map((o) => ({ accountId: o.message.chatAccountId, recipient: o.message.recipient }));
+}
+
+/**
+ * A send over the Marketing Messages API whose transition found the row moved on (its receipt was
+ * applied first) still records its route (decision 0038); rare, so a statement only then.
+ */
+async function keepMarketingRoutes(tx: Queryable, items: Outcome[], changes: AppliedChange[]) {
+  const applied = new Set(changes.map((c) => c.messageId));
+  const ids = items
+    .filter((o) => o.result.transition.route === 'marketing_messages' && !applied.has(o.message.id))
+    .map((o) => o.message.id);
+  if (ids.length > 0)
+    await tx.query(`UPDATE messages SET provider_route = 'marketing_messages' WHERE id = ANY($1::uuid[])`, [ids]);
 }

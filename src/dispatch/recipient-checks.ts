@@ -12,6 +12,7 @@ import { failUnsent, lockQuotaForRefund } from '../lifecycle/fail-unsent.js';
 import type { SendErrorDetail } from '../lifecycle/transitions.js';
 import { REENGAGEMENT_MESSAGE } from '../provider/error-map.js';
 import { isReplyWindowOpen, lastInboundAmong } from '../senders/reply-window.js';
+import { blockedMarketOf } from '../shared/markets.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
 import { suppressedAmong, suppressionKey } from '../suppressions/suppression-store.js';
 import type { TemplateCategories } from '../templates/template-categories.js';
@@ -31,7 +32,18 @@ const notApproved = (status: string): SendErrorDetail => ({
   message: `The template is ${status} at the provider (its last status webhook), so it cannot be sent`,
 });
 
-export type RecipientChecks = { db: Db; log: Logger; categories: Pick<TemplateCategories, 'categoryOf'> };
+export type RecipientChecks = {
+  db: Db;
+  log: Logger;
+  categories: Pick<TemplateCategories, 'categoryOf'>;
+  /** MARKETING_BLOCKED_MARKETS: where a MARKETING template fails before any provider call. */
+  blockedMarkets: readonly string[];
+};
+
+const marketBlocked = (market: string): SendErrorDetail => ({
+  code: SEND_ERROR_CODES.MARKETING_MARKET_BLOCKED,
+  message: `The provider refuses marketing templates to this market (${market}, in MARKETING_BLOCKED_MARKETS): send a utility template, or reach the recipient another way`,
+});
 
 /** What each refused message fails with (messages not in the map may be sent). */
 async function findRefusals(deps: RecipientChecks, live: Claimed[], now: Date): Promise<Map<string, SendErrorDetail>> {
@@ -52,6 +64,13 @@ async function findRefusals(deps: RecipientChecks, live: Claimed[], now: Date): 
       templateStateKey(m.chatAccountId, m.content.template!.name, m.content.template!.language),
     );
     if (status && UNSENDABLE.has(status)) refusals.set(m.id, notApproved(status));
+  }
+  // A MARKETING template to a market where the provider refuses them (its category asked only then).
+  for (const m of templated) {
+    const market = refusals.has(m.id) ? null : blockedMarketOf(m.recipient, deps.blockedMarkets);
+    const t = m.content.template!;
+    if (market && (await deps.categories.categoryOf(m.customerId, m.chatAccountId, t.name, t.language)) === 'MARKETING')
+      refusals.set(m.id, marketBlocked(market));
   }
   const listed = live.filter((m) => m.broadcastId !== null || m.content.type === 'template');
   const suppressed = await suppressedAmong(deps.db, listed.map(pair));

@@ -189,7 +189,15 @@ function checkReaction(v: unknown, world: PayloadWorld) {
 
 const KINDS = ['text', 'template', 'image', 'document', 'audio', 'video', 'sticker'];
 const TYPES = [...KINDS, 'location', 'contacts', 'interactive', 'reaction'];
-const ENVELOPE = ['messaging_product', 'recipient_type', 'to', 'type', 'context', 'biz_opaque_callback_data'];
+const ENVELOPE = [
+  'messaging_product',
+  'recipient_type',
+  'to',
+  'recipient',
+  'type',
+  'context',
+  'biz_opaque_callback_data',
+];
 
 /** Null when the payload is one the provider takes, else what is wrong (path: problem). */
 export function payloadProblem(body: Obj, world: PayloadWorld): string | null {

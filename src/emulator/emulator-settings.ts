@@ -11,6 +11,7 @@ export function registerSettingsControl(app: FastifyInstance, state: EmulatorSta
       latencyMs?: number;
       defaultThroughputMps?: number;
       pairRateLimit?: boolean;
+      pairRateWindowMs?: number;
       callbackUrl?: string;
       appSecret?: string;
     };
@@ -19,6 +20,7 @@ export function registerSettingsControl(app: FastifyInstance, state: EmulatorSta
       latencyMs,
       defaultThroughputMps,
       pairRateLimit,
+      pairRateWindowMs,
       callbackUrl: cb,
       appSecret: secret,
       ...receipts
@@ -27,6 +29,7 @@ export function registerSettingsControl(app: FastifyInstance, state: EmulatorSta
     if (latencyMs !== undefined) state.latencyMs = latencyMs;
     if (defaultThroughputMps !== undefined) state.defaultThroughputMps = defaultThroughputMps;
     if (pairRateLimit !== undefined) state.pairRateLimit = pairRateLimit;
+    if (pairRateWindowMs !== undefined) state.pairRateWindowMs = pairRateWindowMs;
     if (cb !== undefined) target.callbackUrl = cb;
     if (secret !== undefined) target.appSecret = secret;
     return {
@@ -34,6 +37,7 @@ export function registerSettingsControl(app: FastifyInstance, state: EmulatorSta
       latencyMs: state.latencyMs,
       defaultThroughputMps: state.defaultThroughputMps,
       pairRateLimit: state.pairRateLimit,
+      pairRateWindowMs: state.pairRateWindowMs,
       callbackUrl: target.callbackUrl,
     };
   });

@@ -76,6 +76,8 @@ export type NumberSettings = {
   wabaId?: string;
   displayPhoneNumber?: string;
   verifiedName?: string;
+  /** The number's business accepted the Marketing Messages API terms: /marketing_messages takes its templates. */
+  marketingMessagesOnboarded?: boolean;
   /** Where this number's webhooks go instead of the app's callback URL (the provider's per-number override). */
   callbackUrl?: string;
 };
@@ -88,6 +90,8 @@ export type SentRecord = {
   wamid: string;
   at: number;
   payload: Record<string, unknown>;
+  /** The endpoint that took it: /messages or /marketing_messages. */
+  route: 'messages' | 'marketing_messages';
 };
 
 /** A send answered 130429 (over the number's throughput), with the emulator's receive time. */
@@ -123,6 +127,8 @@ export function createEmulatorState() {
     held: [] as ThrottledRecord[],
     /** Sends refused with 130429, so that pacing can be judged on every arrival, not only accepted ones. */
     throttled: [] as ThrottledRecord[],
+    /** Sends refused with 131056 (the pair rate limit), with the emulator's receive time. */
+    pairLimited: [] as ThrottledRecord[],
     receipts: {
       statuses: ['sent', 'delivered'],
       delayMs: 20,
@@ -139,7 +145,9 @@ export function createEmulatorState() {
     latencyMs: 0,
     /** Per-number throughput enforced with the provider's 130429 (default 80/s as the provider). */
     defaultThroughputMps: 80,
+    /** One send per pair (number, recipient) per window, else 131056 (the provider documents 1 per 6 s). */
     pairRateLimit: false,
+    pairRateWindowMs: 6000,
     /** Templates per WABA, in creation order (the order listings page through). */
     templates: new Map<string, EmulatedTemplate[]>(),
     /** Per-WABA management tokens: when set, template calls must carry exactly this bearer token. */

@@ -26,24 +26,36 @@ export function maskKey(prefix: string, hint: string): string {
 /** Keys created before this have only their hash (the previous system kept no encrypted copy). */
 export const REVEALABLE_SINCE = new Date('2026-06-01T00:00:00Z');
 
-type KeyRow = Record<string, unknown>;
+/** A row of the service's COLUMNS as the database returns it (`key_enc`: whether an encrypted copy exists). */
+type KeyRow = {
+  id: string;
+  name: string | null;
+  sandbox: boolean;
+  chat_account_id: string | null;
+  template_access: TemplateAccess;
+  key_hint: string;
+  created_at: Date;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  key_enc: boolean;
+};
 
-function isRevealable(r: KeyRow): boolean {
-  return r.key_enc !== null && r.key_enc !== false && (r.created_at as Date) >= REVEALABLE_SINCE;
+function isRevealable(r: { key_enc: boolean | string | null; created_at: Date }): boolean {
+  return r.key_enc !== null && r.key_enc !== false && r.created_at >= REVEALABLE_SINCE;
 }
 
 function toKeyView(r: KeyRow) {
-  const sandbox = r.sandbox as boolean;
+  const sandbox = r.sandbox;
   return {
-    id: r.id as string,
-    name: (r.name as string | null) ?? null,
+    id: r.id,
+    name: r.name,
     sandbox,
-    chatAccountId: (r.chat_account_id as string | null) ?? null,
-    templateAccess: r.template_access as TemplateAccess,
-    maskedKey: maskKey(sandbox ? TEST_PREFIX : LIVE_PREFIX, r.key_hint as string),
-    createdAt: (r.created_at as Date).toISOString(),
-    revokedAt: r.revoked_at ? (r.revoked_at as Date).toISOString() : null,
-    lastUsedAt: r.last_used_at ? (r.last_used_at as Date).toISOString() : null,
+    chatAccountId: r.chat_account_id,
+    templateAccess: r.template_access,
+    maskedKey: maskKey(sandbox ? TEST_PREFIX : LIVE_PREFIX, r.key_hint),
+    createdAt: r.created_at.toISOString(),
+    revokedAt: r.revoked_at ? r.revoked_at.toISOString() : null,
+    lastUsedAt: r.last_used_at ? r.last_used_at.toISOString() : null,
     revealable: isRevealable(r) && !r.revoked_at,
   };
 }
@@ -123,14 +135,14 @@ export function createKeyService(deps: { db: Db; sealer: Sealer; directory: Pick
 
     /** The full key of an active key created since June 2026; older keys have only their hash. */
     async reveal(customerId: string, id: string): Promise<{ key: string | null }> {
-      const rows = await db.query<KeyRow>(
+      const rows = await db.query<{ key_enc: string | null; created_at: Date; revoked_at: Date | null }>(
         'SELECT key_enc, created_at, revoked_at FROM api_keys WHERE customer_id = $1 AND id = $2',
         [customerId, id],
       );
       const r = rows[0];
       if (!r || r.revoked_at) throw errors.notFound('API key');
-      if (!isRevealable(r)) return { key: null };
-      return { key: sealer.open(r.key_enc as string, { table: 'api_keys', column: 'key_enc', id }) };
+      if (r.key_enc === null || !isRevealable(r)) return { key: null };
+      return { key: sealer.open(r.key_enc, { table: 'api_keys', column: 'key_enc', id }) };
     },
 
     /**

@@ -75,6 +75,7 @@ export async function applyTransitions(
         failed_at = CASE WHEN t.to_status = 'failed' THEN t.at ELSE m.failed_at END,
         provider_message_id = COALESCE(t.provider_message_id, m.provider_message_id),
         provider_media = COALESCE(t.provider_media::jsonb, m.provider_media),
+        provider_route = COALESCE(t.route, m.provider_route),
         error = CASE WHEN t.to_status = 'sent' THEN NULL ELSE COALESCE(t.error::jsonb, m.error) END,
         last_error_code = COALESCE(t.error::jsonb ->> 'code', m.last_error_code),
         attempt_count = greatest(0, m.attempt_count + t.attempts),
@@ -82,8 +83,8 @@ export async function applyTransitions(
         due_at = t.due_at,
         locked_by = NULL,
         locked_until = NULL
-       FROM unnest($2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::timestamptz[], $9::int[], $10::text[])
-            AS t(id, from_status, to_status, at, provider_message_id, error, due_at, attempts, provider_media)
+       FROM unnest($2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::timestamptz[], $9::int[], $10::text[], $11::text[])
+            AS t(id, from_status, to_status, at, provider_message_id, error, due_at, attempts, provider_media, route)
       WHERE m.id = t.id AND m.id IN (SELECT id FROM locked) AND m.locked_by = $1 AND m.status = t.from_status
       RETURNING m.id, m.customer_id AS "customerId", m.external_id AS "externalId", m.channel, m.recipient, m.recipient_user_id AS "recipientUserId",
                 m.chat_account_id AS "chatAccountId", m.error, m.media_id, m.sandbox, t.from_status, t.to_status, t.at,
@@ -100,6 +101,7 @@ export async function applyTransitions(
       // An attempt counted when its send started (startAttempts) is not counted again.
       transitions.map(attemptsAdded),
       transitions.map((t) => (t.providerMedia ? JSON.stringify(t.providerMedia) : null)),
+      transitions.map((t) => t.route ?? null),
     ],
   );
   // Uploads whose messages have all left the queue are deleted now.

@@ -8,6 +8,7 @@
 //        └──failed / cancelled──▶ failed
 //
 // Workers build transitions with these functions and never write the rows themselves.
+import type { ProviderRoute } from '../provider/cloud-api.js';
 import type { ProviderMediaRef } from '../provider/payload.js';
 import { type MessageStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
 
@@ -30,6 +31,8 @@ export type Transition = {
   /** When the transition happened (provider time when known). */
   at: Date;
   providerMessageId?: string;
+  /** The provider endpoint that carried a send (decision 0038). */
+  route?: ProviderRoute;
   /** The media step's result: the file as uploaded to the provider. */
   providerMedia?: ProviderMediaRef;
   error?: SendErrorDetail;
@@ -76,8 +79,23 @@ export const CANCELLED_ERROR: SendErrorDetail = {
 };
 
 /** The provider accepted the send (`nextDueAt` only for the sandbox's simulated receipts). */
-export function sent(m: MessageState, at: Date, providerMessageId: string, nextDueAt: Date | null = null): Transition {
-  return { id: m.id, from: m.status, to: 'sent', at, providerMessageId, nextDueAt, attempted: true };
+export function sent(
+  m: MessageState,
+  at: Date,
+  providerMessageId: string,
+  nextDueAt: Date | null = null,
+  route?: ProviderRoute,
+): Transition {
+  return {
+    id: m.id,
+    from: m.status,
+    to: 'sent',
+    at,
+    providerMessageId,
+    nextDueAt,
+    attempted: true,
+    ...(route ? { route } : {}),
+  };
 }
 
 /** An attempt that may succeed later: queued again until `nextDueAt`. */

@@ -12,7 +12,7 @@ import { holdUnsent } from '../lifecycle/claim.js';
 import { failUnsent, lockQuotaForRefund, MESSAGE_CANCELLED_ERROR } from '../lifecycle/fail-unsent.js';
 import { errors } from '../shared/errors.js';
 import { type MessageStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
-import { findMessageRow, type MessageQueries } from './message-queries.js';
+import { findMessageRow, type MessageQueries } from './message-store.js';
 import type { Message } from './message-view.js';
 
 export type MessageCancel = ReturnType<typeof createMessageCancel>;

@@ -9,7 +9,7 @@ import { createGroupCommit } from '../shared/group-commit.js';
 import { phoneForUserId } from '../suppressions/recipient-keys.js';
 import { acceptSend } from './accept-send.js';
 import { type Ack, insertBatch, type InsertOutcome, type NewMessage } from './insert-batch.js';
-import { messageExists } from './message-queries.js';
+import { messageExists } from './message-store.js';
 import { type Conversation, findReplyTarget } from './reply-target.js';
 import type { SendRequest } from './send-request.js';
 

@@ -17,7 +17,7 @@ import {
   readFailingEndpoints,
   readQueue,
   readTopQuota,
-} from './snapshot-queries.js';
+} from './snapshot-store.js';
 
 export const SNAPSHOT_CACHE_MS = 5000;
 /** Accounts in ERROR exported one series each (ChatGateAccountInError); beyond, only the count. */

@@ -70,6 +70,11 @@ export function createMetrics(opts: MetricsOptions = { maxIdLabels: 1000 }) {
       labelNames: ['outcome'] as const,
       registers,
     }),
+    pairHeldSends: new Counter({
+      name: 'chatgate_dispatch_pair_paced_total',
+      help: "Sends held back (no provider call, no account slot) until their recipient's turn under the pacing learned from the provider's pair rate limit (131056)",
+      registers,
+    }),
     receipts: new Counter({
       name: 'chatgate_receipts_total',
       help: 'Provider status receipts by result (applied, parked, ignored, unknown_account, failed, skipped)',

@@ -21,18 +21,24 @@ export function createAuditLog(db: Db) {
     },
 
     async recent(customerId: string, limit = 50): Promise<AuditEntry[]> {
-      const rows = await db.query<Record<string, unknown>>(
+      const rows = await db.query<{
+        action: string;
+        target: string | null;
+        ip: string | null;
+        at: Date;
+        email: string | null;
+      }>(
         `SELECT a.action, a.target, a.ip, a.at, u.email FROM portal_audit_log a
            LEFT JOIN portal_users u ON u.id = a.user_id
           WHERE a.customer_id = $1 ORDER BY a.at DESC, a.id DESC LIMIT $2`,
         [customerId, limit],
       );
       return rows.map((r) => ({
-        action: r.action as string,
-        target: (r.target as string | null) ?? null,
-        email: (r.email as string | null) ?? null,
-        ip: (r.ip as string | null) ?? null,
-        at: (r.at as Date).toISOString(),
+        action: r.action,
+        target: r.target,
+        email: r.email,
+        ip: r.ip,
+        at: r.at.toISOString(),
       }));
     },
   };

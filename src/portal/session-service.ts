@@ -56,7 +56,15 @@ export function createSessionService(deps: { db: Db; sealer: Sealer; idleMinutes
     /** The live session of a cookie value, or null (unknown, idle too long, past its limit, user disabled). */
     async get(id: string): Promise<Session | null> {
       if (id.length < 20 || id.length > 100) return null;
-      const rows = await db.query<Record<string, unknown>>(
+      const rows = await db.query<{
+        user_id: string;
+        customer_id: string;
+        csrf_token: string;
+        last_seen_at: Date;
+        expires_at: Date;
+        email: string;
+        role: PortalRole;
+      }>(
         `SELECT s.user_id, s.customer_id, s.csrf_token, s.last_seen_at, s.expires_at, u.email, u.role
            FROM portal_sessions s JOIN portal_users u ON u.id = s.user_id
           WHERE s.id_hash = $1 AND u.disabled_at IS NULL AND u.password_hash IS NOT NULL
@@ -65,15 +73,15 @@ export function createSessionService(deps: { db: Db; sealer: Sealer; idleMinutes
       );
       const r = rows[0];
       if (!r) return null;
-      if (Date.now() - (r.last_seen_at as Date).getTime() > TOUCH_EVERY_MS)
+      if (Date.now() - r.last_seen_at.getTime() > TOUCH_EVERY_MS)
         await db.query('UPDATE portal_sessions SET last_seen_at = now() WHERE id_hash = $1', [sha256Hex(id)]);
       return {
-        userId: r.user_id as string,
-        customerId: r.customer_id as string,
-        email: r.email as string,
-        role: r.role as PortalRole,
-        csrfToken: r.csrf_token as string,
-        expiresAt: r.expires_at as Date,
+        userId: r.user_id,
+        customerId: r.customer_id,
+        email: r.email,
+        role: r.role,
+        csrfToken: r.csrf_token,
+        expiresAt: r.expires_at,
       };
     },
 

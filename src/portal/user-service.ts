@@ -40,17 +40,26 @@ export const portalErrors = {
     new AppError(400, 'validation_error', { details: [{ path: 'password', message: problem }] }),
 };
 
-type Row = Record<string, unknown>;
 const COLUMNS = 'id, customer_id, email, role, password_hash, disabled_at, created_at';
+/** A row of COLUMNS as the database returns it. */
+type Row = {
+  id: string;
+  customer_id: string;
+  email: string;
+  role: PortalRole;
+  password_hash: string | null;
+  disabled_at: Date | null;
+  created_at: Date;
+};
 
 function toUser(r: Row): PortalUser {
   return {
-    id: r.id as string,
-    customerId: r.customer_id as string,
-    email: r.email as string,
-    role: r.role as PortalRole,
+    id: r.id,
+    customerId: r.customer_id,
+    email: r.email,
+    role: r.role,
     status: r.disabled_at ? 'disabled' : r.password_hash ? 'active' : 'invited',
-    createdAt: (r.created_at as Date).toISOString(),
+    createdAt: r.created_at.toISOString(),
   };
 }
 
@@ -160,7 +169,7 @@ export function createUserService(deps: {
     );
     const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM portal_users WHERE email = $1`, [email]);
     const row = rows[0];
-    const ok = await verifyPassword(password, (row?.password_hash as string | null | undefined) ?? null);
+    const ok = await verifyPassword(password, row?.password_hash ?? null);
     if (!row || !ok || row.disabled_at) throw portalErrors.invalidLogin();
     await db.query(
       `DELETE FROM portal_login_failures
@@ -261,7 +270,7 @@ export function createUserService(deps: {
       if (!rows[0]) throw errors.notFound();
       const subject = `recheck:${userId}`;
       const attempt = await throttle([{ subject, limit: deps.maxFailuresPerAccount }], address, 'wrong passwords');
-      const ok = await verifyPassword(password, (rows[0].password_hash as string | null) ?? null);
+      const ok = await verifyPassword(password, rows[0].password_hash);
       if (!ok || rows[0].disabled_at) throw portalErrors.wrongPassword();
       await db.query('DELETE FROM portal_login_failures WHERE attempt = $1 OR subject = $2', [attempt, subject]);
     },

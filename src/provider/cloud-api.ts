@@ -52,6 +52,9 @@ export type ManagementRequest = {
 
 export type ProviderClient = ReturnType<typeof createProviderClient>;
 
+/** Where a send goes: the provider's /messages, or its Marketing Messages API for MARKETING templates (decision 0038). */
+export type ProviderRoute = 'messages' | 'marketing_messages';
+
 export type ProviderOperation = 'send' | 'media_upload' | 'template' | 'phone_lookup';
 
 /** What the client reports of its requests (metrics): each request's latency, and each send's outcome. */
@@ -238,11 +241,13 @@ export function createProviderClient(opts: {
       providerMedia?: ProviderMediaRef | null,
       /** The provider's id of the message it replies or reacts to (payload.ts). */
       targetProviderId: string | null = null,
+      route: ProviderRoute = 'messages',
     ): Promise<SendOutcome> {
+      // The Marketing Messages API takes the same payload as /messages, on its own path.
       const outcome = sendAnswer(
         await post(
           'send',
-          `${encodeURIComponent(account.phoneNumberId)}/messages`,
+          `${encodeURIComponent(account.phoneNumberId)}/${route}`,
           account.accessToken,
           JSON.stringify(buildSendPayload(to, content, messageId, providerMedia, targetProviderId)),
         ),

@@ -92,6 +92,9 @@ const RULES: Record<number, Rule> = {
   // A Graph API version the provider no longer serves (or never did): every send fails alike until
   // PROVIDER_API_VERSION is changed, so say so (docs/provider-protocol-2026.md, "API versions").
   2635: fail('API_VERSION_UNSUPPORTED', API_VERSION_MESSAGE),
+  // The Marketing Messages API refused an account not onboarded there: the dispatcher sends the
+  // message over /messages at once (decision 0038), so this is only counted, never recorded.
+  131055: fail('MARKETING_MESSAGES_NOT_ONBOARDED'),
 };
 
 /** What to do with a provider error. Unknown codes: 5xx-like ones are retried, the rest fail. */

@@ -80,6 +80,8 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
   // address and account, so one statement.
   await purgeLoginFailures(db);
   await purgeExpiredSessions(db);
+  // Recipients no longer paced after the pair rate limit (decision 0037): a few rows, one statement.
+  await db.query(`DELETE FROM recipient_pacing WHERE expires_at <= now()`);
   return { messages, broadcasts, events, receipts, deliveries, inbound, media };
 }
 

@@ -5,8 +5,8 @@ import { type Caller, callerAccount, callerPhone, callerPhones, readScope, requi
 import type { Db } from '../db/db.js';
 import { contentFields } from '../provider/inbound-content-view.js';
 import type { InboundContent } from '../provider/parse-inbound-content.js';
-import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
+import { checkCursor, keysetPage } from '../shared/keyset.js';
 import { suppressedAmong, suppressionKey } from '../suppressions/suppression-store.js';
 import { replyWindowExpiresAt } from './reply-window.js';
 
@@ -56,6 +56,27 @@ export type InboxQuery = {
   cursor?: string;
 };
 
+/** The columns of INBOX_SELECT the inbox reads (of `i.*`, and the messages replied and reacted to). */
+type InboxRow = {
+  id: string;
+  chat_account_id: string;
+  channel: string;
+  from_e164: string | null;
+  from_user_id: string | null;
+  from_display_name: string;
+  message_type: string;
+  text: string | null;
+  display_text: string | null;
+  received_at: Date;
+  reply_to_provider_message_id: string | null;
+  reply_message_id: string | null;
+  reply_external_id: string | null;
+  /** jsonb: parsed by the drivers, or JSON text. */
+  content: InboundContent | string | null;
+  reaction_message_id: string | null;
+  reaction_external_id: string | null;
+};
+
 export function createSenderService(deps: { db: Db }) {
   const { db } = deps;
   return {
@@ -84,7 +105,7 @@ export function createSenderService(deps: { db: Db }) {
         cursor: q.cursor,
       };
       if (!scope.sandboxOnly) return readInbox(scope, page);
-      if (q.cursor !== undefined) await readInbox(scope, { ...page, limit: 1 });
+      checkCursor(q.cursor);
       return { inboundMessages: [], nextCursor: null };
     },
 
@@ -94,7 +115,7 @@ export function createSenderService(deps: { db: Db }) {
       const scope = readScope(caller);
       const rows = scope.sandboxOnly
         ? []
-        : await db.query<Record<string, unknown>>(
+        : await db.query<InboxRow>(
             `${INBOX_SELECT} WHERE i.id = $1::uuid AND i.customer_id = $2 AND ($3::uuid IS NULL OR i.chat_account_id = $3::uuid)`,
             [id, scope.customerId, scope.accountId],
           );
@@ -135,7 +156,7 @@ export function createSenderService(deps: { db: Db }) {
         hasWritten: r !== undefined,
         firstInboundAt: iso(r?.first_inbound_at),
         lastInboundAt: iso(r?.last_inbound_at),
-        inboundCount: r ? Number(r.inbound_count) : 0,
+        inboundCount: r ? r.inbound_count : 0,
         sandbox: false,
         optedOut: optedOutAt !== undefined,
         optedOutAt: iso(optedOutAt),
@@ -159,17 +180,11 @@ export function createSenderService(deps: { db: Db }) {
     if (f.from !== undefined) add((n) => `i.from_e164 = ${n}`, f.from);
     if (f.since !== undefined) add((n) => `i.received_at >= ${n}::timestamptz`, f.since.toISOString());
     if (f.until !== undefined) add((n) => `i.received_at <= ${n}::timestamptz`, f.until.toISOString());
-    if (f.cursor !== undefined) {
-      const pos = decodeCursor(f.cursor);
-      params.push(pos.createdAt.toISOString(), pos.id);
-      where.push(`(i.received_at, i.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
-    }
-    params.push(f.limit + 1);
-    const rows = await db.query<Record<string, unknown>>(
-      `${INBOX_SELECT} WHERE ${where.join(' AND ')} ORDER BY i.received_at DESC, i.id DESC LIMIT $${params.length}`,
-      params,
+    const page = await keysetPage<InboxRow>(
+      db,
+      { select: INBOX_SELECT, where, params, key: { at: 'i.received_at', id: 'i.id' } },
+      f,
     );
-    const page = toPage(rows, f.limit, (r) => ({ createdAt: r.received_at as Date, id: r.id as string }));
     return {
       inboundMessages: page.rows.map(toInbound),
       nextCursor: page.nextCursor,
@@ -187,31 +202,29 @@ const INBOX_SELECT = `SELECT i.*, m.id AS reply_message_id, m.external_id AS rep
                          AND m.provider_message_id = i.content->'reaction'->>'providerMessageId' LIMIT 1) rx ON true`;
 
 /** The public Inbound message: the spec's fields, then the content by kind (decision 0033). */
-function toInbound(r: Record<string, unknown>) {
-  const content = (typeof r.content === 'string' ? JSON.parse(r.content) : r.content) as InboundContent | null;
+function toInbound(r: InboxRow) {
+  const content = typeof r.content === 'string' ? (JSON.parse(r.content) as InboundContent) : r.content;
   return {
-    inboundMessageId: r.id as string,
-    chatAccountId: r.chat_account_id as string,
-    channel: r.channel as string,
-    from: (r.from_e164 as string | null) ?? null,
-    fromUserId: (r.from_user_id as string | null) ?? null,
-    fromDisplayName: r.from_display_name as string,
-    messageType: r.message_type as string,
-    text: (r.text as string | null) ?? null,
-    displayText: (r.display_text as string | null) ?? null,
+    inboundMessageId: r.id,
+    chatAccountId: r.chat_account_id,
+    channel: r.channel,
+    from: r.from_e164,
+    fromUserId: r.from_user_id,
+    fromDisplayName: r.from_display_name,
+    messageType: r.message_type,
+    text: r.text,
+    displayText: r.display_text,
     receivedAt: iso(r.received_at)!,
     replyTo: r.reply_to_provider_message_id
       ? {
-          providerMessageId: r.reply_to_provider_message_id as string,
-          messageId: (r.reply_message_id as string | null) ?? null,
-          externalId: (r.reply_external_id as string | null) ?? null,
+          providerMessageId: r.reply_to_provider_message_id,
+          messageId: r.reply_message_id,
+          externalId: r.reply_external_id,
         }
       : null,
     ...contentFields(
       content,
-      r.reaction_message_id
-        ? { id: r.reaction_message_id as string, external_id: r.reaction_external_id as string }
-        : null,
+      r.reaction_message_id ? { id: r.reaction_message_id, external_id: r.reaction_external_id! } : null,
     ),
   };
 }

@@ -1,4 +1,4 @@
-// Opaque page cursors: base64url of the last row's sort key (createdAt, id).
+// Opaque page cursors: base64url of the last row's sort key (createdAt, id); keyset.ts pages with them.
 import { errors } from './errors.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -28,18 +28,4 @@ export function decodeCursor(cursor: string): Position {
   } catch {
     throw errors.invalidCursor();
   }
-}
-
-/**
- * A page from rows fetched with LIMIT limit + 1 (newest first): the first `limit` rows, and the
- * cursor of the last one when more exist.
- */
-export function toPage<R>(
-  rows: R[],
-  limit: number,
-  positionOf: (row: R) => Position,
-): { rows: R[]; nextCursor: string | null } {
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return { rows: page, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(positionOf(last)) : null };
 }

@@ -81,6 +81,8 @@ export const SEND_ERROR_CODES = {
    * so the provider cannot be told which message is meant; no provider call (decision 0032).
    */
   REPLY_TARGET_UNAVAILABLE: 'REPLY_TARGET_UNAVAILABLE',
+  /** A MARKETING template to a market in MARKETING_BLOCKED_MARKETS, where the provider refuses them; no provider call. */
+  MARKETING_MARKET_BLOCKED: 'MARKETING_MARKET_BLOCKED',
 } as const;
 
 /** How a number came onto a chat account's suppression list (decision 0014). */

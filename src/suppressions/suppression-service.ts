@@ -6,8 +6,8 @@
 // 0024-sandbox-keys). Every query here also takes the customer id.
 import { type Caller, callerAccount, callerPhone, requireLive } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
-import { decodeCursor, toPage } from '../shared/cursor.js';
 import { AppError } from '../shared/errors.js';
+import { checkCursor, keysetPage } from '../shared/keyset.js';
 import { USER_ID_PATTERN } from '../shared/schemas.js';
 import type { SuppressionSource } from '../shared/vocab.js';
 import { DEFAULT_OPT_OUT_KEYWORDS, foldKeyword } from './opt-out-keywords.js';
@@ -54,24 +54,18 @@ export function createSuppressionService(deps: { db: Db }) {
       const customerId = caller.tenant.customerId;
       const accountId = callerAccount(caller, account).id;
       if (caller.principal.sandbox) {
-        if (page.cursor !== undefined) decodeCursor(page.cursor);
+        checkCursor(page.cursor);
         return { suppressions: [], nextCursor: null };
       }
-      const params: unknown[] = [customerId, accountId];
-      let after = '';
-      if (page.cursor !== undefined) {
-        const pos = decodeCursor(page.cursor);
-        params.push(pos.createdAt.toISOString(), pos.id);
-        after = 'AND (created_at, id) < ($3::timestamptz, $4::uuid)';
-      }
-      params.push(page.limit + 1);
-      const rows = await db.query<Row>(
-        `SELECT id, phone_e164, reason, source, created_at FROM suppressions
-          WHERE customer_id = $1 AND chat_account_id = $2 ${after}
-          ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
-        params,
+      const p = await keysetPage<Row>(
+        db,
+        {
+          select: 'SELECT id, phone_e164, reason, source, created_at FROM suppressions',
+          where: ['customer_id = $1', 'chat_account_id = $2'],
+          params: [customerId, accountId],
+        },
+        page,
       );
-      const p = toPage(rows, page.limit, (r) => ({ createdAt: r.created_at, id: r.id }));
       return { suppressions: p.rows.map(toSuppression), nextCursor: p.nextCursor };
     },
 

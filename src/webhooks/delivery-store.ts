@@ -77,22 +77,28 @@ export async function loadEndpoints(
   sealer: Sealer,
   ids: string[],
 ): Promise<Map<string, Endpoint>> {
-  const rows = await db.query<Record<string, unknown>>(
+  const rows = await db.query<{
+    id: string;
+    url: string;
+    is_active: boolean;
+    secret_enc: string;
+    previous_enc: string | null;
+  }>(
     `SELECT id, url, is_active, secret_enc, CASE WHEN previous_secret_expires_at > now() THEN previous_secret_enc END AS previous_enc
        FROM webhook_endpoints WHERE id = ANY($1::uuid[])`,
     [ids],
   );
   return new Map(
     rows.map((r) => [
-      r.id as string,
+      r.id,
       {
-        id: r.id as string,
-        url: r.url as string,
-        isActive: r.is_active as boolean,
+        id: r.id,
+        url: r.url,
+        isActive: r.is_active,
         secrets: [r.secret_enc, r.previous_enc]
           .filter((s): s is string => typeof s === 'string')
           // The previous secret was the current one before a rotation: it keeps that binding.
-          .map((s) => sealer.open(s, { table: 'webhook_endpoints', column: 'secret_enc', id: r.id as string })),
+          .map((s) => sealer.open(s, { table: 'webhook_endpoints', column: 'secret_enc', id: r.id })),
       },
     ]),
   );

@@ -12,30 +12,43 @@ import { writeEvents } from '../events/outbox.js';
 import { checkDestinationUrl } from '../outbound/destination-check.js';
 import type { Resolve } from '../outbound/outbound-client.js';
 import type { Sealer } from '../shared/crypto.js';
-import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
+import { keysetPage } from '../shared/keyset.js';
 import { DEFAULT_EVENT_TYPES } from '../shared/vocab.js';
 
 export const MAX_ACTIVE_ENDPOINTS = 5;
 /** How long the previous secret keeps signing after a rotation. */
 export const ROTATION_OVERLAP_HOURS = 24;
 
-type Row = Record<string, unknown>;
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
 
 const COLUMNS =
   'id, url, description, events, is_active, last_success_at, last_failure_at, last_failure_reason, created_at, updated_at';
 
-function toEndpoint(r: Row) {
+/** A row of COLUMNS as the database returns it. */
+type EndpointRow = {
+  id: string;
+  url: string;
+  description: string;
+  events: string[];
+  is_active: boolean;
+  last_success_at: Date | null;
+  last_failure_at: Date | null;
+  last_failure_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+function toEndpoint(r: EndpointRow) {
   return {
-    id: r.id as string,
-    url: r.url as string,
-    description: r.description as string,
-    events: r.events as string[],
-    isActive: r.is_active as boolean,
+    id: r.id,
+    url: r.url,
+    description: r.description,
+    events: r.events,
+    isActive: r.is_active,
     lastSuccessAt: iso(r.last_success_at),
     lastFailureAt: iso(r.last_failure_at),
-    lastFailureReason: (r.last_failure_reason as string | null) ?? null,
+    lastFailureReason: r.last_failure_reason,
     createdAt: iso(r.created_at)!,
     updatedAt: iso(r.updated_at)!,
   };
@@ -81,7 +94,7 @@ export function createEndpointService(deps: Deps) {
 
     async list(caller: Caller) {
       const owner = ownerOf(caller);
-      const rows = await db.query<Row>(
+      const rows = await db.query<EndpointRow>(
         `SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 AND sandbox = $2 ORDER BY created_at, id`,
         [owner.customerId, owner.sandbox],
       );
@@ -142,8 +155,8 @@ async function lockedCount(tx: Pick<Db, 'query'>, owner: Owner, exceptId: string
   return row?.n ?? 0;
 }
 
-async function getRow(db: Db, owner: Owner, id: string): Promise<Row> {
-  const rows = await db.query<Row>(
+async function getRow(db: Db, owner: Owner, id: string): Promise<EndpointRow> {
+  const rows = await db.query<EndpointRow>(
     `SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 AND sandbox = $2 AND id = $3`,
     [owner.customerId, owner.sandbox, id],
   );
@@ -163,7 +176,7 @@ async function createEndpoint(
   const row = await db.transaction(async (tx) => {
     if ((await lockedCount(tx, owner, null)) >= MAX_ACTIVE_ENDPOINTS)
       throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
-    const rows = await tx.query<Row>(
+    const rows = await tx.query<EndpointRow>(
       `INSERT INTO webhook_endpoints (id, customer_id, url, description, events, secret_enc, sandbox) VALUES ($1, $2, $3, $4, $5::text[], $6, $7) RETURNING ${COLUMNS}`,
       [
         id,
@@ -188,7 +201,7 @@ async function updateEndpoint(deps: Deps, owner: Owner, id: string, patch: Endpo
     if (patch.isActive === true && (await lockedCount(tx, owner, id)) >= MAX_ACTIVE_ENDPOINTS) {
       throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
     }
-    const rows = await tx.query<Row>(
+    const rows = await tx.query<EndpointRow>(
       `UPDATE webhook_endpoints SET url = COALESCE($3, url), events = COALESCE($4::text[], events),
               description = COALESCE($5, description), is_active = COALESCE($6, is_active), updated_at = now()
         WHERE customer_id = $1 AND id = $2 AND sandbox = $7 RETURNING ${COLUMNS}`,
@@ -218,7 +231,7 @@ async function rotateSecret(deps: Deps, owner: Owner, id: string) {
   const { db, sealer } = deps;
   const secret = newSecret();
   // Every right-hand side reads the row as it was before this UPDATE.
-  const rows = await db.query<Row>(
+  const rows = await db.query<EndpointRow & { previous_secret_expires_at: Date }>(
     `UPDATE webhook_endpoints
         SET previous_secret_enc = CASE WHEN previous_secret_expires_at > now() THEN previous_secret_enc ELSE secret_enc END,
             previous_secret_expires_at = CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at
@@ -257,37 +270,46 @@ async function sendTest(db: Db, owner: Owner, id: string) {
   return { eventId: eventId!, queued: true as const };
 }
 
+/** A row of the delivery history's query as the database returns it. */
+type DeliveryRow = {
+  id: string;
+  event_id: string;
+  event_type: string;
+  status: string;
+  attempt_count: number;
+  next_attempt_at: Date | null;
+  last_status_code: number | null;
+  created_at: Date;
+  completed_at: Date | null;
+  /** json_agg: parsed by the drivers, or JSON text. */
+  attempts: string | { attemptedAt: string }[];
+};
+
 async function listDeliveries(db: Db, owner: Owner, id: string, page: { limit: number; cursor?: string }) {
   await getRow(db, owner, id);
-  const params: unknown[] = [owner.customerId, id, page.limit + 1];
-  let after = '';
-  if (page.cursor !== undefined) {
-    const pos = decodeCursor(page.cursor);
-    params.push(pos.createdAt.toISOString(), pos.id);
-    after = 'AND (d.created_at, d.id) < ($4::timestamptz, $5::uuid)';
-  }
-  const rows = await db.query<Row>(
-    `SELECT d.id, d.event_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at, d.last_status_code, d.created_at, d.completed_at,
+  const { rows: items, nextCursor } = await keysetPage<DeliveryRow>(
+    db,
+    {
+      select: `SELECT d.id, d.event_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at, d.last_status_code, d.created_at, d.completed_at,
             COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'statusCode', a.status_code, 'durationMs', a.duration_ms,
                                                         'responseBody', a.response_body, 'error', a.error) ORDER BY a.id)
                         FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
-       FROM webhook_deliveries d WHERE d.customer_id = $1 AND d.endpoint_id = $2 ${after}
-      ORDER BY d.created_at DESC, d.id DESC LIMIT $3`,
-    params,
+       FROM webhook_deliveries d`,
+      where: ['d.customer_id = $1', 'd.endpoint_id = $2'],
+      params: [owner.customerId, id],
+      key: { at: 'd.created_at', id: 'd.id' },
+    },
+    page,
   );
-  const { rows: items, nextCursor } = toPage(rows, page.limit, (r) => ({
-    createdAt: r.created_at as Date,
-    id: r.id as string,
-  }));
   return {
     deliveries: items.map((r) => ({
-      id: r.id as string,
-      eventId: r.event_id as string,
-      eventType: r.event_type as string,
-      status: r.status as string,
-      attemptCount: Number(r.attempt_count),
+      id: r.id,
+      eventId: r.event_id,
+      eventType: r.event_type,
+      status: r.status,
+      attemptCount: r.attempt_count,
       nextAttemptAt: r.status === 'pending' ? iso(r.next_attempt_at) : null,
-      lastStatusCode: (r.last_status_code as number | null) ?? null,
+      lastStatusCode: r.last_status_code,
       createdAt: iso(r.created_at)!,
       completedAt: iso(r.completed_at),
       attempts: (
@@ -311,7 +333,7 @@ async function redeliver(db: Db, owner: Owner, id: string, deliveryId: string) {
   const { customerId } = owner;
   await getRow(db, owner, id);
   const rows = await db.transaction(async (tx) => {
-    const updated = await tx.query<Row>(
+    const updated = await tx.query<{ id: string; event_id: string }>(
       `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = now(), completed_at = NULL, locked_by = NULL, locked_until = NULL
         WHERE customer_id = $1 AND endpoint_id = $2 AND id = $3 RETURNING id, event_id`,
       [customerId, id, deliveryId],
@@ -320,5 +342,5 @@ async function redeliver(db: Db, owner: Owner, id: string, deliveryId: string) {
     return updated;
   });
   if (!rows[0]) throw errors.webhookDeliveryNotFound();
-  return { deliveryId: rows[0].id as string, eventId: rows[0].event_id as string, queued: true as const };
+  return { deliveryId: rows[0].id, eventId: rows[0].event_id, queued: true as const };
 }

@@ -35,6 +35,7 @@ export async function startEmulator(opts: { latencyMs?: number; now?: () => Date
         latencyMs?: number;
         defaultThroughputMps?: number;
         pairRateLimit?: boolean;
+        pairRateWindowMs?: number;
         callbackUrl?: string;
       },
     ) => control('PUT', '/settings', s),

@@ -1245,6 +1245,7 @@ export interface components {
         maxAttempts: number;
         nextAttemptAt: string | null;
         lastAttemptAt: string | null;
+        route?: ('messages' | 'marketing_messages') | null;
       };
       error:
         | ({
@@ -1300,6 +1301,13 @@ export interface components {
         /** Format: uuid */
         customerId: string;
         throughputMps: number;
+        marketingMessages: {
+          /** @description MARKETING templates go over the Marketing Messages API (decision 0038). */
+          enabled: boolean;
+          refusedUntil: string | null;
+        } & {
+          [key: string]: unknown;
+        };
         probe: {
           /**
            * Format: date-time
@@ -6628,6 +6636,8 @@ export interface operations {
             testRecipients?: string[];
           };
           throughputMps?: number;
+          /** @description true: MARKETING templates go over the provider's Marketing Messages API (POST /<phone-number-id>/marketing_messages), the rest over /messages; falls back to /messages while the provider says the account is not onboarded (131055). Default false. */
+          marketingMessagesApi?: boolean;
         };
       };
     };
@@ -6760,6 +6770,8 @@ export interface operations {
             testRecipients?: string[];
           };
           throughputMps?: number;
+          /** @description true: MARKETING templates go over the provider's Marketing Messages API (POST /<phone-number-id>/marketing_messages), the rest over /messages; falls back to /messages while the provider says the account is not onboarded (131055). Default false. */
+          marketingMessagesApi?: boolean;
         };
       };
     };

@@ -8,10 +8,10 @@ import type { ConversationService } from '../../conversations/conversation-servi
 import type { SettingsService } from '../../inbound/settings-service.js';
 import type { KeyService } from '../../keys/key-service.js';
 import type { MessageCancel } from '../../messages/cancel-message.js';
-import type { MessageQueries } from '../../messages/message-queries.js';
+import type { MessageQueries } from '../../messages/message-store.js';
 import type { SendService } from '../../messages/send-service.js';
 import type { AuditLog } from '../../portal/audit-log.js';
-import type { PortalQueries } from '../../portal/portal-queries.js';
+import type { PortalQueries } from '../../portal/portal-store.js';
 import type { Session, SessionService } from '../../portal/session-service.js';
 import type { UserService } from '../../portal/user-service.js';
 import type { SenderService } from '../../senders/sender-service.js';

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifySchema } from 'fastify';
 
 import type { AccountList } from '../../accounts/account-list.js';
-import type { CustomerQueries } from '../../customers/customer-queries.js';
+import type { CustomerQueries } from '../../customers/customer-store.js';
 import { PLANS } from '../../plans/plans.js';
 import { MONTH_PATTERN, PageQuery, Uuid } from '../../shared/schemas.js';
 import type { ErrorCode } from '../openapi/error-docs.js';

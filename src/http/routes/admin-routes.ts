@@ -5,8 +5,8 @@ import { isSupportedCountry } from 'libphonenumber-js';
 
 import type { AccountAdmin } from '../../accounts/account-admin.js';
 import type { AccountList } from '../../accounts/account-list.js';
-import type { CustomerQueries } from '../../customers/customer-queries.js';
 import type { CustomerService } from '../../customers/customer-service.js';
+import type { CustomerQueries } from '../../customers/customer-store.js';
 import type { InboundService } from '../../inbound/inbound-service.js';
 import type { KeyService } from '../../keys/key-service.js';
 import { PLANS } from '../../plans/plans.js';
@@ -71,6 +71,12 @@ const AccountFields = {
     ),
   ),
   throughputMps: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  marketingMessagesApi: Type.Optional(
+    Type.Boolean({
+      description:
+        "true: MARKETING templates go over the provider's Marketing Messages API (POST /<phone-number-id>/marketing_messages), the rest over /messages; falls back to /messages while the provider says the account is not onboarded (131055). Default false.",
+    }),
+  ),
 };
 
 const IdParam = Type.Object({ id: Uuid() });

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifySchema } from 'fastify';
 
 import type { MessageCancel } from '../../messages/cancel-message.js';
-import type { MessageQueries } from '../../messages/message-queries.js';
+import type { MessageQueries } from '../../messages/message-store.js';
 import { type SendRequest, SendRequestSchema } from '../../messages/send-request.js';
 import type { SendService } from '../../messages/send-service.js';
 import { ErrorBody, PageQuery, Timestamp, Uuid } from '../../shared/schemas.js';

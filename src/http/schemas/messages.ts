@@ -103,6 +103,14 @@ export const Message = component(
       maxAttempts: Type.Integer(),
       nextAttemptAt: NullableTime(),
       lastAttemptAt: NullableTime(),
+      route: Type.Optional(
+        Nullable(
+          Enum(['messages', 'marketing_messages'], {
+            description:
+              'The provider endpoint that carried the send: /messages, or the Marketing Messages API for a MARKETING template of an account with it on. Null until sent (and for sandbox messages).',
+          }),
+        ),
+      ),
     }),
     error: Nullable(SendError),
     metadata: Nullable(Type.Object({}, { additionalProperties: true })),

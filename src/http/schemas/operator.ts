@@ -45,6 +45,17 @@ export const OperatorChatAccount = component(
       {
         customerId: Id(),
         throughputMps: Type.Integer(),
+        marketingMessages: Type.Object(
+          {
+            enabled: Type.Boolean({
+              description: 'MARKETING templates go over the Marketing Messages API (decision 0038).',
+            }),
+            refusedUntil: NullableTime(
+              'Until when /messages carries them instead: the provider answered 131055 (not onboarded) and the API is tried again after this.',
+            ),
+          },
+          { additionalProperties: true },
+        ),
         probe: Nullable(
           Type.Object({
             nextAt: Time('When the next re-verification of a rejected token is due.'),

@@ -4,10 +4,10 @@
 import { type Caller, readScope, type Scope } from '../auth/caller.js';
 import type { Db, Queryable } from '../db/db.js';
 import { type Reaction, reactionsTo } from '../lifecycle/message-reactions.js';
-import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
+import { keysetPage } from '../shared/keyset.js';
 import { SEND_ERROR_CODES } from '../shared/vocab.js';
-import { type Message, MESSAGE_COLUMNS, toMessage } from './message-view.js';
+import { type Message, MESSAGE_COLUMNS, type MessageRow, toMessage } from './message-view.js';
 
 export type { Scope };
 
@@ -86,13 +86,13 @@ export function createMessageQueries(db: Db) {
 
     /** GET /messages/{id} for a scope already resolved from a caller, with the users' reactions to it. */
     async getInScope(scope: Scope, id: string): Promise<Message & { reactions: Reaction[] }> {
-      const rows = await db.query<Record<string, unknown>>(
+      const rows = await db.query<MessageRow>(
         `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE ${LOOKUP}`,
         lookupParams(scope, id),
       );
       const r = rows[0];
       if (!r) throw errors.messageNotFound();
-      return { ...toMessage(r), reactions: await reactionsTo(db, r.id as string) };
+      return { ...toMessage(r), reactions: await reactionsTo(db, r.id) };
     },
 
     /** Newest first; the cursor is the (createdAt, id) of the last row of the previous page. */
@@ -116,18 +116,11 @@ export function createMessageQueries(db: Db) {
       if (f.cancelled !== undefined) where.push(`${f.cancelled ? '' : 'NOT '}(${CANCELLED})`);
       if (f.since !== undefined) add((n) => `created_at >= ${n}::timestamptz`, f.since.toISOString());
       if (f.until !== undefined) add((n) => `created_at <= ${n}::timestamptz`, f.until.toISOString());
-      if (f.cursor !== undefined) {
-        const pos = decodeCursor(f.cursor);
-        params.push(pos.createdAt.toISOString(), pos.id);
-        where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
-      }
-      params.push(f.limit + 1);
-      const rows = await db.query<Record<string, unknown>>(
-        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE ${where.join(' AND ')}
-          ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
-        params,
+      const page = await keysetPage<MessageRow>(
+        db,
+        { select: `SELECT ${MESSAGE_COLUMNS} FROM messages`, where, params },
+        f,
       );
-      const page = toPage(rows, f.limit, (r) => ({ createdAt: r.created_at as Date, id: r.id as string }));
       const now = new Date();
       return { messages: page.rows.map((r) => toMessage(r, now)), nextCursor: page.nextCursor };
     },

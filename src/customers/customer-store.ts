@@ -1,10 +1,10 @@
 // Reading customers for the operator: a paged, searchable list and one month's quota use.
 import type { Db } from '../db/db.js';
 import type { Plan } from '../plans/plans.js';
-import { decodeCursor, toPage } from '../shared/cursor.js';
 import { errors } from '../shared/errors.js';
+import { keysetPage } from '../shared/keyset.js';
 import { createUsageService, type Usage as CustomerUsage } from '../usage/usage-service.js';
-import { type Customer, CUSTOMER_COLUMNS, toCustomer } from './customer-service.js';
+import { type Customer, CUSTOMER_COLUMNS, type CustomerRow, toCustomer } from './customer-service.js';
 
 export type CustomerFilter = { q?: string; plan?: Plan; limit: number; cursor?: string };
 
@@ -31,18 +31,11 @@ export function createCustomerQueries(db: Pick<Db, 'query'>) {
       };
       if (f.q !== undefined) add((n) => `name ILIKE ${n} ESCAPE '\\'`, `%${likeLiteral(f.q)}%`);
       if (f.plan !== undefined) add((n) => `plan = ${n}`, f.plan);
-      if (f.cursor !== undefined) {
-        const pos = decodeCursor(f.cursor);
-        params.push(pos.createdAt.toISOString(), pos.id);
-        where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
-      }
-      params.push(f.limit + 1);
-      const rows = await db.query<Record<string, unknown>>(
-        `SELECT ${CUSTOMER_COLUMNS} FROM customers ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-          ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
-        params,
+      const page = await keysetPage<CustomerRow>(
+        db,
+        { select: `SELECT ${CUSTOMER_COLUMNS} FROM customers`, where, params },
+        f,
       );
-      const page = toPage(rows, f.limit, (r) => ({ createdAt: r.created_at as Date, id: r.id as string }));
       return { customers: page.rows.map(toCustomer), nextCursor: page.nextCursor };
     },
 

@@ -3,9 +3,9 @@
 // from the customer id, and from the scoped account when the key has one; another customer's
 // broadcast does not exist.
 import type { Queryable } from '../db/db.js';
-import type { Scope } from '../messages/message-queries.js';
-import { decodeCursor, toPage } from '../shared/cursor.js';
+import type { Scope } from '../messages/message-store.js';
 import { errors } from '../shared/errors.js';
+import { keysetPage } from '../shared/keyset.js';
 import { UUID_PATTERN } from '../shared/schemas.js';
 import { type BroadcastStatus, MESSAGE_STATUSES, type MessageStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
 
@@ -26,17 +26,30 @@ const UUID = new RegExp(UUID_PATTERN);
 const RECORD_COLUMNS =
   'id, customer_id, external_id, name, chat_account_id, recipients, created_at, expires_at, cancelled_at';
 
-function toRecord(r: Record<string, unknown>): BroadcastRecord {
+/** A row of RECORD_COLUMNS as the database returns it. */
+type RecordRow = {
+  id: string;
+  customer_id: string;
+  external_id: string;
+  name: string | null;
+  chat_account_id: string;
+  recipients: number;
+  created_at: Date;
+  expires_at: Date;
+  cancelled_at: Date | null;
+};
+
+function toRecord(r: RecordRow): BroadcastRecord {
   return {
-    id: r.id as string,
-    customerId: r.customer_id as string,
-    externalId: r.external_id as string,
-    name: (r.name as string | null) ?? null,
-    chatAccountId: r.chat_account_id as string,
-    recipients: Number(r.recipients),
-    createdAt: r.created_at as Date,
-    expiresAt: r.expires_at as Date,
-    cancelledAt: (r.cancelled_at as Date | null) ?? null,
+    id: r.id,
+    customerId: r.customer_id,
+    externalId: r.external_id,
+    name: r.name,
+    chatAccountId: r.chat_account_id,
+    recipients: r.recipients,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    cancelledAt: r.cancelled_at,
   };
 }
 
@@ -55,7 +68,7 @@ export async function broadcastExists(q: Queryable, customerId: string, external
  * Broadcasts are live data only (sandbox keys cannot create one): a sandbox scope finds none.
  */
 export async function findBroadcast(q: Queryable, scope: Scope, id: string, lock = false): Promise<BroadcastRecord> {
-  const rows = await q.query<Record<string, unknown>>(
+  const rows = await q.query<RecordRow>(
     `SELECT ${RECORD_COLUMNS} FROM broadcasts
       WHERE customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2) AND NOT $5::boolean
         AND (external_id = $3 OR ($4::uuid IS NOT NULL AND id = $4::uuid))
@@ -93,18 +106,11 @@ export async function listBroadcasts(
   }
   if (scope.sandboxOnly === true) where.push('false');
   if (f.status !== undefined) where.push(STATUS_CONDITION[f.status]);
-  if (f.cursor !== undefined) {
-    const pos = decodeCursor(f.cursor);
-    params.push(pos.createdAt.toISOString(), pos.id);
-    where.push(`(b.created_at, b.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
-  }
-  params.push(f.limit + 1);
-  const rows = await q.query<Record<string, unknown>>(
-    `SELECT ${RECORD_COLUMNS} FROM broadcasts b WHERE ${where.join(' AND ')}
-      ORDER BY b.created_at DESC, b.id DESC LIMIT $${params.length}`,
-    params,
+  const page = await keysetPage<RecordRow>(
+    q,
+    { select: `SELECT ${RECORD_COLUMNS} FROM broadcasts b`, where, params, key: { at: 'b.created_at', id: 'b.id' } },
+    f,
   );
-  const page = toPage(rows, f.limit, (r) => ({ createdAt: r.created_at as Date, id: r.id as string }));
   return { records: page.rows.map(toRecord), nextCursor: page.nextCursor };
 }
 
@@ -150,8 +156,8 @@ export async function toBroadcasts(q: Queryable, customerId: string, records: Br
   for (const r of rows) {
     const p = progress.get(r.broadcast_id);
     if (!p) continue;
-    p.counts[r.status] = Number(r.n);
-    p.cancelled += Number(r.cancelled);
+    p.counts[r.status] = r.n;
+    p.cancelled += r.cancelled;
   }
   return records.map((b) => toView(b, progress.get(b.id)!.counts, progress.get(b.id)!.cancelled));
 }
