@@ -38,7 +38,7 @@ const layerRules = LAYERS.flatMap((layer, i) => {
               regex: `^\\.\\./(?!(?:${[...below, folder].join('|')})/)[^/]+/`,
               message: `src/${folder}/ may import only the layers below it (${below.join(', ') || 'none'}): see LAYERS in eslint.config.js`,
             },
-            { regex: '^\\.\\./(?:app|cli)\\.js$', message: 'only the edge imports the composition root' },
+            { regex: '^\\.\\./(?:app(?:-[a-z]+)?|cli)\\.js$', message: 'only the edge imports the composition root' },
           ],
         },
       ],
@@ -64,7 +64,7 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/http/**', 'src/app.ts', 'src/cli.ts'],
+    ignores: ['src/http/**', 'src/app.ts', 'src/app-server.ts', 'src/cli.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -82,6 +82,52 @@ export default tseslint.config(
         { object: 'process', property: 'env', message: 'read configuration in src/config.ts only' },
       ],
     },
+  },
+  {
+    // Units of one job (issue #23): no source file over 400 lines, no function over 80. A function
+    // long only because of its SQL text says so on the line above it:
+    // `// eslint-disable-next-line max-lines-per-function -- SQL text`.
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.test.ts'],
+    rules: {
+      'max-lines': ['error', { max: 400, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
+    // Not split yet (issue #23 item 5): mostly service factories whose methods are closures inside
+    // one function, and the composition's settings and server. They warn instead of failing, so
+    // they stay listed by `npx eslint src`; a file leaves this list once it is split.
+    files: [
+      'src/accounts/account-admin.ts',
+      'src/auth/directory.ts',
+      'src/broadcasts/broadcast-service.ts',
+      'src/config.ts',
+      'src/http/portal/keys-routes.ts',
+      'src/http/portal/portal-plugin.ts',
+      'src/http/server.ts',
+      'src/inbound/forwarding-match.ts',
+      'src/inbound/inbound-service.ts',
+      'src/inbound/rule-matcher.ts',
+      'src/inbound/settings-service.ts',
+      'src/keys/key-service.ts',
+      'src/messages/insert-batch.ts',
+      'src/metrics/db-gauges.ts',
+      'src/metrics/metrics.ts',
+      'src/outbound/outbound-client.ts',
+      'src/portal/session-service.ts',
+      'src/portal/user-service.ts',
+      'src/provider/cloud-api.ts',
+      'src/receipts/receipt-service.ts',
+      'src/senders/sender-service.ts',
+      'src/templates/template-service.ts',
+    ],
+    rules: { 'max-lines-per-function': ['warn', { max: 80, skipBlankLines: true, skipComments: true }] },
+  },
+  {
+    // Being restructured (issue #23 item 3: each operation documented on its route).
+    files: ['src/http/openapi/operations.ts', 'src/http/openapi/resources.ts'],
+    rules: { 'max-lines': ['warn', { max: 400, skipBlankLines: true, skipComments: true }] },
   },
   ...layerRules,
 );

@@ -18,7 +18,11 @@
 //   BENCH_MESSAGES, BENCH_LIFECYCLE_MESSAGES, BENCH_WARMUP_MESSAGES, BENCH_CUSTOMERS,
 //   BENCH_ACCOUNTS_PER_CUSTOMER, BENCH_CONNECTIONS: override the scale's figures
 //   BENCH_BACKENDS (postgres,pglite)  BENCH_TOPOLOGIES (all,1+1,2+2; split ones on PostgreSQL only)
-//   BENCH_PHASES (dispatch,lifecycle)  BENCH_PEERS (baselines,graphile; "none" for neither)
+//   BENCH_PHASES (dispatch,lifecycle)  BENCH_PEERS (baselines,graphile,floor; "none" for none)
+//   floor: bench/floor.ts, bare node:http + undici doing the lifecycle's eight exchanges per
+//          message without framework or database; the report gives the service's CPU as a ratio of it.
+// On PostgreSQL the lifecycle also reports rows written (pg_stat_user_tables) and WAL bytes
+// (pg_stat_statements for the database if loaded, else pg_stat_wal: the whole server) per message.
 //   BENCH_PROFILE=1: --cpu-prof on the service processes, and on PostgreSQL pg_stat_statements
 //                    (needs shared_preload_libraries) and pg_stat_activity wait sampling
 //   BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres)
@@ -90,7 +94,7 @@ const settings = {
   backends: list('BENCH_BACKENDS', 'postgres,pglite') as Backend[],
   topologies: list('BENCH_TOPOLOGIES', smoke ? 'all' : 'all,1+1,2+2') as Topology[],
   phases: list('BENCH_PHASES', 'dispatch,lifecycle'),
-  peers: list('BENCH_PEERS', 'baselines,graphile'),
+  peers: list('BENCH_PEERS', 'baselines,graphile,floor'),
   profile: process.env.BENCH_PROFILE === '1',
   serviceNodeArgs: (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
   databaseUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
@@ -250,6 +254,109 @@ async function pgProfiler(db: BenchDatabase) {
   };
 }
 
+// ---- PostgreSQL: rows written and WAL per message ----
+
+type PgWrites = {
+  /** n_tup_ins + n_tup_upd + n_tup_del over the benchmark database's tables (pg_stat_user_tables). */
+  rows: number;
+  byTable: { table: string; ins: number; upd: number; del: number }[];
+  /** WAL bytes: pg_stat_statements' wal_bytes for this database if installed, else pg_stat_wal (whole server). */
+  walBytes: number;
+  walSource: 'pg_stat_statements' | 'pg_stat_wal (whole server)';
+};
+type PgWriteSnapshot = { tables: Map<string, [number, number, number]>; wal: number; source: PgWrites['walSource'] };
+
+/**
+ * Counters read before and after a phase. Backends report table statistics when a transaction
+ * ends at most once a second, and an idle one within 10 s: each snapshot waits those out first.
+ */
+async function pgWriteCounter(db: BenchDatabase) {
+  const url = db.env.DATABASE_URL!;
+  const name = new URL(url).pathname.slice(1);
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const statements = await sql`SELECT 1 FROM pg_stat_statements LIMIT 1`.then(
+    () => true,
+    () => false,
+  );
+  const snapshot = async (): Promise<PgWriteSnapshot> => {
+    await sleep(11_000);
+    await sql`SELECT pg_stat_clear_snapshot()`;
+    const rows = await sql<{ t: string; i: string; u: string; d: string }[]>`
+      SELECT relname AS t, n_tup_ins AS i, n_tup_upd AS u, n_tup_del AS d FROM pg_stat_user_tables`;
+    const wal = statements
+      ? await sql<{ b: string | null }[]>`SELECT sum(wal_bytes)::text AS b FROM pg_stat_statements
+           WHERE dbid = (SELECT oid FROM pg_database WHERE datname = ${name})`
+      : await sql<{ b: string | null }[]>`SELECT wal_bytes::text AS b FROM pg_stat_wal`;
+    return {
+      tables: new Map(rows.map((r) => [r.t, [Number(r.i), Number(r.u), Number(r.d)]])),
+      wal: Number(wal[0]?.b ?? 0),
+      source: statements ? 'pg_stat_statements' : 'pg_stat_wal (whole server)',
+    };
+  };
+  return {
+    snapshot,
+    diff(a: PgWriteSnapshot, b: PgWriteSnapshot): PgWrites {
+      const byTable = [...b.tables]
+        .map(([table, [i, u, d]]) => {
+          const [i0, u0, d0] = a.tables.get(table) ?? [0, 0, 0];
+          return { table, ins: i - i0, upd: u - u0, del: d - d0 };
+        })
+        .filter((t) => t.ins + t.upd + t.del > 0)
+        .sort((x, y) => y.ins + y.upd + y.del - (x.ins + x.upd + x.del));
+      return {
+        rows: byTable.reduce((n, t) => n + t.ins + t.upd + t.del, 0),
+        byTable,
+        walBytes: b.wal - a.wal,
+        walSource: b.source,
+      };
+    },
+    close: () => sql.end({ timeout: 1 }),
+  };
+}
+
+// ---- the floor: bare Node over the same eight exchanges per message (bench/floor.ts) ----
+
+type FloorResult = {
+  messages: number;
+  events: number;
+  messagesWithThreeEvents: number;
+  badSignatures: number;
+  seconds: number;
+  /** CPU of the bare service process (node:http + undici), the figure the service is compared with. */
+  serviceCpuMs: number;
+  driverCpuMs: number;
+  loadAvg1m: number;
+};
+
+async function runFloor(messages: number): Promise<FloorResult> {
+  const loadAvg1m = load1();
+  const [sPort, dPort] = [await freePort(), await freePort()];
+  const target = `http://127.0.0.1:${sPort}`;
+  const file = path.join(here, 'floor.ts');
+  const svc = startTs('floor-service', file, {
+    MODE: 'service',
+    PORT: String(sPort),
+    PEER_URL: `http://127.0.0.1:${dPort}`,
+  });
+  try {
+    const up = await until(async () => (await fetch(`${target}/__cpu`).catch(() => null))?.ok === true, 30_000, 100);
+    if (!up) throw new Error(`floor service did not start:\n${svc.output.join('')}`);
+    const drv = startTs('floor-driver', file, {
+      MODE: 'driver',
+      PORT: String(dPort),
+      TARGET_URL: target,
+      MESSAGES: String(messages),
+      CONNECTIONS: String(settings.connections),
+    });
+    const code = await drv.exited;
+    const line = drv.stdout.join('').trim().split('\n').pop() ?? '';
+    if (code !== 0 || !line.startsWith('{')) throw new Error(`floor driver failed (${code}):\n${drv.output.join('')}`);
+    return { ...(JSON.parse(line) as Omit<FloorResult, 'loadAvg1m'>), loadAvg1m };
+  } finally {
+    await stop(svc);
+  }
+}
+
 // ---- baselines ----
 
 type BaselineResult = {
@@ -391,6 +498,8 @@ type StackResult = {
     pg?: PgProfile;
     /** CPU time of each part of the system from the first request to the last `read` event. */
     cpu: { part: string; ms: number }[];
+    /** PostgreSQL only: rows written and WAL over the phase (pgWrites). */
+    writes?: PgWrites;
     complete: boolean;
   };
   profiles: { process: string; summary: ProfileSummary }[];
@@ -416,6 +525,7 @@ async function runStack(backend: Backend, topology: Topology): Promise<StackResu
   const receiver = startTs('receiver', path.join(here, 'event-receiver.ts'), { PORT: String(rPort) });
   const services: Child[] = [];
   const pg = settings.profile && backend === 'postgres' ? await pgProfiler(db) : null;
+  const writes = backend === 'postgres' ? await pgWriteCounter(db) : null;
   const sampler = rssSampler(() => services.map((s) => s.pid));
   try {
     await waitHealthy(receiver, receiverUrl);
@@ -578,6 +688,7 @@ async function runStack(backend: Backend, topology: Topology): Promise<StackResu
         }),
       });
       await pg?.reset();
+      const writes0 = await writes?.snapshot();
       sampler.reset();
       result.loadAvg1m.lifecycle = load1();
       const parts = [...services, emu.child, receiver].map((c) => ({ part: c.name, pid: c.pid }));
@@ -602,6 +713,7 @@ async function runStack(backend: Backend, topology: Topology): Promise<StackResu
       const es = await emuStats();
       const sent = await sentList();
       const span = es.webhooks.lastAnsweredAt - es.webhooks.firstPostAt;
+      const writes1 = writes0 ? await writes!.snapshot() : undefined;
       result.lifecycle = {
         messages: m,
         accept: {
@@ -621,6 +733,7 @@ async function runStack(backend: Backend, topology: Topology): Promise<StackResu
         memory: memory(),
         ...(pg ? { pg: await pg.collect() } : {}),
         cpu,
+        ...(writes0 && writes1 ? { writes: writes!.diff(writes0, writes1) } : {}),
         complete: allRead && load.non2xx === 0,
       };
     }
@@ -631,6 +744,7 @@ async function runStack(backend: Backend, topology: Topology): Promise<StackResu
     await stop(emu.child);
     await stop(receiver);
     await pg?.close();
+    await writes?.close();
     const output = services.map((s) => `==== ${s.name}\n${s.output.join('')}`).join('\n');
     if (services.some((s) => s.output.join('').trim() !== '')) {
       fs.mkdirSync(resultsDir, { recursive: true });
@@ -724,11 +838,21 @@ const f = (n: number | null | undefined, d = 0) =>
     : n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const ok = (b: boolean) => (b ? 'met' : 'MISSED');
 
-function report(baselines: BaselineResult[], stacks: StackResult[], peers: PeerResult[]): string[] {
+function report(
+  baselines: BaselineResult[],
+  stacks: StackResult[],
+  peers: PeerResult[],
+  floor: FloorResult | null,
+): string[] {
   const lines: string[] = [];
   const say = (s = '') => lines.push(s);
+  const floorPerMsg = floor ? floor.serviceCpuMs / Math.max(1, floor.messagesWithThreeEvents) : null;
+  if (floor)
+    say(
+      `\nFloor (bare node:http + undici over keep-alive, no framework, no database; the same eight exchanges per message): ${f(floorPerMsg, 3)} ms of CPU per message in the service's place (${f(floor.messagesWithThreeEvents)} of ${f(floor.messages)} messages with 3 events, ${floor.badSignatures} bad signatures; the driver ${f(floor.driverCpuMs / Math.max(1, floor.messages), 3)} ms) (load ${floor.loadAvg1m})`,
+    );
   const graphile = peers[0];
-  say(`\nBaselines and peer (same run):`);
+  if (baselines.length > 0 || graphile) say(`\nBaselines and peer (same run):`);
   for (const b of baselines)
     say(
       `  ${b.server === 'single' ? 'one INSERT per request' : 'group-commit INSERT   '} / ${DB[b.backend].padEnd(10)} ${f(b.requestsPerSec)} req/s, p99 ${b.p99Ms} ms, peak RSS ${f(b.peakRssMb)} MB${b.non2xx + b.errors > 0 ? `, ${b.non2xx} non-2xx, ${b.errors} errors` : ''} (load ${b.loadAvg1m})`,
@@ -785,6 +909,20 @@ function report(baselines: BaselineResult[], stacks: StackResult[], peers: PeerR
       say(
         `  CPU per message read: ${l.cpu.map((c) => `${c.part} ${f(perMsg(c.ms), 2)} ms`).join(', ')}; all ${f(perMsg(cpuTotal), 2)} ms = at most ${f((os.cpus().length * 1000) / Math.max(0.001, perMsg(cpuTotal)))} msg/s on ${os.cpus().length} cores at this cost`,
       );
+      const serviceMs = perMsg(l.cpu.filter((c) => /^(all|api|worker)\d/.test(c.part)).reduce((n, c) => n + c.ms, 0));
+      if (floorPerMsg)
+        say(
+          `  vs the floor: service ${f(serviceMs, 2)} ms per message = ${f(serviceMs / floorPerMsg, 1)} × bare Node's ${f(floorPerMsg, 3)} ms`,
+        );
+      if (l.writes)
+        say(
+          `  PostgreSQL writes per message read: ${f(l.writes.rows / Math.max(1, l.events.messagesRead), 1)} rows (${l.writes.byTable
+            .slice(0, 8)
+            .map((t) => `${t.table} ${f((t.ins + t.upd + t.del) / Math.max(1, l.events.messagesRead), 1)}`)
+            .join(
+              ', ',
+            )}), ${f(l.writes.walBytes / Math.max(1, l.events.messagesRead))} WAL bytes (${l.writes.walSource})`,
+        );
       const peak = Math.max(...l.memory.map((m) => m.peakRssMb ?? 0));
       say(
         `  memory: ${l.memory.map((m) => `${m.name} peak ${f(m.peakRssMb)} MB (VmHWM ${f(m.vmHwmMb)})`).join(', ')} [target ≤ ${t.rssMb} MB per process: ${ok(peak <= t.rssMb)}] (load ${s.loadAvg1m.lifecycle})`,
@@ -861,7 +999,12 @@ async function main() {
     if (backend === 'postgres' && settings.peers.includes('graphile'))
       peers.push(await step('graphile-worker on postgres', () => runGraphile()));
   }
-  const lines = report(baselines, stacks, peers);
+  // The floor with the lifecycle's message count, after the stacks so it runs on the same machine state.
+  const floor =
+    settings.phases.includes('lifecycle') && settings.peers.includes('floor')
+      ? await step('floor (bare Node)', () => runFloor(settings.lifecycleMessages))
+      : null;
+  const lines = report(baselines, stacks, peers, floor);
   for (const l of lines) console.log(l);
   if (settings.profile) printProfiles(stacks);
   const file = writeJson(resultsDir, `${stamp}-pipeline`, {
@@ -879,6 +1022,7 @@ async function main() {
     baselines,
     stacks,
     peers,
+    floor,
     report: lines,
   });
   console.log(`\nResults: ${path.relative(process.cwd(), file)}`);

@@ -77,8 +77,20 @@ describe('dispatcher claims', () => {
     });
     await worker.start();
     try {
-      await new Promise((r) => setTimeout(r, 700));
+      // A message due beside them, and free: once the worker has sent it, its passes have looked at
+      // the leased ones too and left them alone (no fixed wait). It goes again, for the counts below.
+      await sendMany(api, t.sandboxKey, 'lease-free', 1);
+      await eventually(
+        async () =>
+          (await countWhere(database.db, `messages WHERE external_id = 'lease-free-0' AND status = 'delivered'`)) === 1,
+        15_000,
+        20,
+      );
       expect(await countWhere(database.db, `messages WHERE locked_by = 'dead-worker' AND status = 'queued'`)).toBe(20);
+      await database.db.query(
+        `DELETE FROM events WHERE data->>'messageId' IN (SELECT id::text FROM messages WHERE external_id = 'lease-free-0')`,
+      );
+      await database.db.query(`DELETE FROM messages WHERE external_id = 'lease-free-0'`);
       await eventually(
         async () => (await countWhere(database.db, `messages WHERE status = 'delivered'`)) === 20,
         15_000,

@@ -3,12 +3,15 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { purgeOnce } from '../src/purge/purger.js';
-import { APP_SECRET } from './support/emulator.js';
+import { APP_SECRET, providerEnv, resetEmulator, startEmulator } from './support/emulator.js';
 import {
+  backend,
   call,
   createAccount,
   createKey,
   createTenant,
+  createTestDatabase,
+  eventually,
   type Service,
   startService,
   textMessage,
@@ -171,4 +174,85 @@ describe('purger', () => {
     expect((await call(svc.url, 'GET', '/inbound-senders/%2B16505550202', { key })).body).toEqual(lonely);
     expect(lonely).toMatchObject({ hasWritten: true, inboundCount: 1 });
   });
+});
+
+describe(`purger and a send a worker holds in flight (${backend})`, () => {
+  // The spec's lifecycle: a message past its lifetime is deleted in any state, with no event. One
+  // whose send is at the provider when the purge comes is gone for good: the send's outcome finds no
+  // row (it is not written back, no event, no usage), its receipts are parked and wait to be
+  // dropped unmatched, and the worker carries on with the next message.
+  it('the purge wins: the outcome of the send in flight writes nothing back, its receipts are parked', async () => {
+    const emu = await startEmulator();
+    const database = await createTestDatabase();
+    const svc = await startService({ database, env: { ...providerEnv(emu), WORKER_POLL_MS: '50' } });
+    let running = true;
+    try {
+      await resetEmulator(emu, { latencyMs: 3000, statuses: ['sent'] });
+      await emu.settings({ callbackUrl: `${svc.url}/provider/webhooks/app` });
+      const phoneNumberId = `pnpurge${crypto.randomBytes(4).toString('hex')}`;
+      const c = await call(svc.url, 'POST', '/admin/customers', { admin: true, body: { name: 'Flight', plan: 'pro' } });
+      await createAccount(svc.url, c.body.id, { official: { phoneNumberId, wabaId: 'w', accessToken: 'tok-flight' } });
+      const key = await createKey(svc.url, c.body.id, {});
+      const sent = await call(svc.url, 'POST', '/messages', { key, body: textMessage('in-flight') });
+      expect(sent.status).toBe(201);
+      const id = sent.body.messageId as string;
+
+      // Its attempt is counted as the send starts, before the provider is called: in flight now,
+      // and the emulator holds the request for 3 s.
+      await eventually(
+        async () => {
+          const m = (await call(svc.url, 'GET', `/messages/${id}`, { key })).body;
+          return m.processing?.queueState === 'in_flight' && m.attemptCount === 1;
+        },
+        15_000,
+        10,
+      );
+      await emu.settings({ latencyMs: 0 }); // the next sends are answered at once
+      await svc.db.query(`UPDATE messages SET expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+      // (null: the background purger's pass held the turn at that moment)
+      expect(await eventually(() => purgeOnce(svc.db, 3600, true).then((r) => r ?? undefined))).toMatchObject({
+        messages: 1,
+      });
+      expect(emu.sent().filter((s) => s.messageId === id)).toEqual([]); // not answered yet
+
+      // The worker goes on: a message accepted after the purge is sent and recorded.
+      const next = await call(svc.url, 'POST', '/messages', { key, body: textMessage('after-purge') });
+      await eventually(
+        async () => (await call(svc.url, 'GET', `/messages/${next.body.messageId}`, { key })).body.status === 'sent',
+        20_000,
+        20,
+      );
+      // The purged send did reach the provider (nothing can call it back)...
+      const wamid = (await eventually(async () => emu.sent().find((s) => s.messageId === id), 20_000, 20)).wamid;
+      // Its receipt finds no message: parked, to be dropped unmatched after a week.
+      const parked = () =>
+        database.db.query<{ status: string }>(
+          'SELECT status FROM pending_receipts WHERE provider_message_id = $1 ORDER BY id',
+          [wamid],
+        );
+      await eventually(async () => (await parked()).length > 0, 20_000, 20);
+      // ...and stopping the service lets every send in flight finish and its outcome be recorded.
+      await svc.stop();
+      running = false;
+
+      expect(await database.db.query('SELECT 1 FROM messages WHERE id = $1', [id])).toEqual([]);
+      const events = await database.db.query<{ message_id: string; status: string }>(
+        `SELECT data->>'messageId' AS message_id, data->>'status' AS status FROM events ORDER BY created_at, id`,
+      );
+      expect(events.filter((e) => e.message_id === id)).toEqual([]);
+      expect(events.filter((e) => e.message_id === next.body.messageId).map((e) => e.status)).toEqual(['sent']);
+      // Still parked after the send's outcome was recorded (which applies the receipts of its wamid).
+      expect((await parked()).map((r) => r.status)).toEqual(['sent']);
+      // Usage counts the message that was recorded sent, not the purged one.
+      const [usage] = await database.db.query<{ n: number }>(
+        `SELECT coalesce(sum(sent), 0)::int AS n FROM usage_daily WHERE customer_id = $1`,
+        [c.body.id],
+      );
+      expect(usage?.n).toBe(1);
+    } finally {
+      if (running) await svc.stop();
+      await database.drop();
+      await emu.stop();
+    }
+  }, 60_000);
 });

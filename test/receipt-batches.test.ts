@@ -422,7 +422,17 @@ describe(`receipt batches (${backend})`, () => {
       const receipt = svc.db.transaction((tx) =>
         applyReceipts(tx, [receiptFor(t.accountId, wamid, 'read', 1_790_000_600)]),
       );
-      await new Promise((r) => setTimeout(r, 300)); // the receipt batch is now waiting on the lock
+      // The receipt batch is now waiting on the lock: seen as a lock wait in the server's activity.
+      await eventually(
+        async () =>
+          (
+            await svc.db.query(
+              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+            )
+          ).length > 0,
+        15_000,
+        10,
+      );
       release.open();
       await send;
       expect(await receipt).toEqual(['applied']);

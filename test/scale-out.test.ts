@@ -33,8 +33,17 @@ describe.runIf(backend === 'postgres')('worker processes sharing one PostgreSQL'
   let emu: Emulator;
   const children: ChildProcess[] = [];
 
-  const spawnWorker = (env: Record<string, string> = {}) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--role', 'worker'], {
+  const spawnWorker = (env: Record<string, string> = {}, preload: string[] = []) => {
+    const args = [
+      ...preload.flatMap((p) => ['--import', p]),
+      '--import',
+      'tsx',
+      'src/cli.ts',
+      'serve',
+      '--role',
+      'worker',
+    ];
+    const child = spawn(process.execPath, args, {
       env: {
         ...process.env,
         ...providerEnv(emu),
@@ -160,6 +169,44 @@ describe.runIf(backend === 'postgres')('worker processes sharing one PostgreSQL'
       // Over the whole run the rate is the cap's, not more: 100 sends take at least 99 intervals of
       // the booked rate, less one interval of jitter at either end.
       expect(arrivals[arrivals.length - 1]! - arrivals[0]!).toBeGreaterThanOrEqual((97 / 25) * 1000 * 0.97);
+    } finally {
+      await paced.stop();
+    }
+  });
+
+  it("a worker whose clock is off from the database's keeps the account's pace and sends", async () => {
+    // Slots are booked in the database's clock and fired on the process's timers. A worker 1 s
+    // behind the database fired its slots a second late, over the slots an on-time worker booked
+    // after them; one 1 s ahead saw its slots as past (late: booked again until they were a second
+    // ahead), then fired them a second early, over the on-time worker's: twice the cap either way.
+    // Each process now reads its offset from the database clock when it books.
+    const paced: ProcessEmulator = await spawnEmulator();
+    const skewed = (ms: number) => ({ ...providerEnv(paced), SKEWED_CLOCK_MS: String(ms) });
+    const clock = ['./test/support/skewed-clock.mjs'];
+    const run = async (prefix: string, n: number, workers: ChildProcess[]) => {
+      const t = await tenant(25);
+      await paced.number(t.phoneNumberId, { throughputMps: 26 });
+      try {
+        await sendMany(t.key, prefix, n);
+        await eventually(
+          async () => (await count(`status = 'sent' AND customer_id = '${t.customerId}'`)) === n,
+          60_000,
+          100,
+        );
+      } finally {
+        for (const w of workers) w.kill('SIGTERM');
+        await Promise.all(workers.map((w) => (w.exitCode === null ? new Promise((r) => w.once('exit', r)) : null)));
+      }
+      const sent = (await paced.sent()).filter((s) => s.phoneNumberId === t.phoneNumberId);
+      const throttled = (await paced.throttled()).filter((s) => s.phoneNumberId === t.phoneNumberId);
+      expect(new Set(sent.map((s) => s.messageId)).size).toBe(n);
+      expect(throttled).toEqual([]);
+      expect(maxPerSecond([...sent, ...throttled].map((s) => s.at))).toBeLessThanOrEqual(26);
+    };
+    try {
+      await paced.settings({ enabled: false });
+      await run('ahead', 100, [spawnWorker(skewed(1000), clock), spawnWorker(skewed(0), clock)]);
+      await run('behind', 100, [spawnWorker(skewed(-1000), clock), spawnWorker(skewed(0), clock)]);
     } finally {
       await paced.stop();
     }

@@ -276,6 +276,56 @@ export async function runAdminCli(
     console.error('chatgate admin: ADMIN_TOKEN is not set (the operator token the service was started with; see .env)');
     return 2;
   }
+  const [method, path, body] = routeOf(name, id, v);
+  const request = async (url: string) =>
+    fetch(url, {
+      method,
+      headers: {
+        authorization: `Bearer ${env.adminToken}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    });
+  let res: Response;
+  let text: string;
+  try {
+    res = await request(`${env.baseUrl}${path}`);
+    text = await res.text();
+    const listField = PAGED[name];
+    if (v.all && listField && res.ok) text = JSON.stringify(await followCursors(JSON.parse(text), listField));
+  } catch (err) {
+    if (err instanceof HttpError) {
+      console.log(err.body);
+      return 1;
+    }
+    console.error(`cannot reach the service at ${env.baseUrl} (is it running? set CHATGATE_URL or PORT)`);
+    return 1;
+  }
+  printAnswer(name, command, v, res, text);
+  return res.ok ? 0 : 1;
+
+  /** Every page of a paged list, merged into one answer. */
+  async function followCursors(first: Record<string, unknown>, field: string) {
+    const items = [...(first[field] as unknown[])];
+    let cursor = first.nextCursor as string | null;
+    while (cursor) {
+      const url = new URL(`${env.baseUrl}${path}`);
+      url.searchParams.set('cursor', cursor);
+      const next = await request(url.toString());
+      const nextText = await next.text();
+      if (!next.ok) throw new HttpError(nextText);
+      const answer = JSON.parse(nextText) as Record<string, unknown>;
+      items.push(...(answer[field] as unknown[]));
+      cursor = answer.nextCursor as string | null;
+    }
+    return { [field]: items, nextCursor: null };
+  }
+}
+
+type CommandLine = ReturnType<typeof parseCommandLine>;
+
+/** The operator API call a command makes: method, path and body. */
+function routeOf(name: string, id: CommandLine['id'], v: CommandLine['v']): [string, string, unknown?] {
   const query = (params: Record<string, string | undefined>) => {
     const q = new URLSearchParams(clean(params) as Record<string, string>).toString();
     return q ? `?${q}` : '';
@@ -319,32 +369,11 @@ export async function runAdminCli(
     usage: () => ['GET', `/admin/customers/${id}/usage${query({ month: v.month })}`],
     rekey: () => ['POST', '/admin/encryption/rekey'],
   };
-  const route = routes[name]!;
-  const [method, path, body] = route();
-  const request = async (url: string) =>
-    fetch(url, {
-      method,
-      headers: {
-        authorization: `Bearer ${env.adminToken}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-    });
-  let res: Response;
-  let text: string;
-  try {
-    res = await request(`${env.baseUrl}${path}`);
-    text = await res.text();
-    const listField = PAGED[name];
-    if (v.all && listField && res.ok) text = JSON.stringify(await followCursors(JSON.parse(text), listField));
-  } catch (err) {
-    if (err instanceof HttpError) {
-      console.log(err.body);
-      return 1;
-    }
-    console.error(`cannot reach the service at ${env.baseUrl} (is it running? set CHATGATE_URL or PORT)`);
-    return 1;
-  }
+  return routes[name]!();
+}
+
+/** Prints an answer: a table for lists and gets (unless --json), one field with --quiet, else the JSON. */
+function printAnswer(name: string, command: CommandLine['command'], v: CommandLine['v'], res: Response, text: string) {
   const check =
     res.ok && text.startsWith('{')
       ? (JSON.parse(text) as { credentialCheck?: { result: string; detail: string | null } }).credentialCheck
@@ -359,24 +388,6 @@ export async function runAdminCli(
   else if (res.ok && view && !v.json && text) console.log(view(JSON.parse(text)));
   else if (text) console.log(text.startsWith('{') ? JSON.stringify(JSON.parse(text), null, 2) : text);
   else console.log(`${res.status} ${res.statusText}`);
-  return res.ok ? 0 : 1;
-
-  /** Every page of a paged list, merged into one answer. */
-  async function followCursors(first: Record<string, unknown>, field: string) {
-    const items = [...(first[field] as unknown[])];
-    let cursor = first.nextCursor as string | null;
-    while (cursor) {
-      const url = new URL(`${env.baseUrl}${path}`);
-      url.searchParams.set('cursor', cursor);
-      const next = await request(url.toString());
-      const nextText = await next.text();
-      if (!next.ok) throw new HttpError(nextText);
-      const answer = JSON.parse(nextText) as Record<string, unknown>;
-      items.push(...(answer[field] as unknown[]));
-      cursor = answer.nextCursor as string | null;
-    }
-    return { [field]: items, nextCursor: null };
-  }
 }
 
 class HttpError extends Error {

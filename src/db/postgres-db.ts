@@ -6,6 +6,8 @@ import { createInFlightCounter, createNotifyCoalescer, type Db, type Queryable }
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
+const NEEDS_ESCAPE = /[\\"]/;
+
 /**
  * JS arrays go over the wire as PostgreSQL array literals (text). The client would otherwise
  * infer the element type (a boolean[] arrives as boolean); every array parameter in our SQL
@@ -16,7 +18,9 @@ function arrayLiteral(values: readonly unknown[]): string {
     if (v === null || v === undefined) return 'NULL';
     if (typeof v === 'boolean') return v ? 't' : 'f';
     if (typeof v === 'number') return String(v);
-    return `"${String(v).replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+    const text = String(v);
+    // Most items (ids, timestamps) need no escape: the test is cheaper than the replace.
+    return NEEDS_ESCAPE.test(text) ? `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"` : `"${text}"`;
   });
   return `{${items.join(',')}}`;
 }

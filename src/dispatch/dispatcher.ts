@@ -115,17 +115,7 @@ export function createDispatcher(deps: {
     if (claimed.length === 0) return { didWork: false, nextDueAt: await nextDueTime(db) };
     const now = new Date();
     const sandbox = claimed.filter((m) => m.sandbox);
-    const refusedOrNot = await failRefusedRecipients(
-      { db, log, categories: deps.categories, blockedMarkets: deps.blockedMarkets },
-      worker.workerId,
-      await failCancelled(
-        db,
-        worker.workerId,
-        claimed.filter((m) => !m.sandbox),
-      ),
-    );
-    // Replies and reactions need their target's provider id: those whose target is not sent yet wait.
-    const targets = await resolveReplyTargets({ db, log }, worker.workerId, refusedOrNot);
+    const targets = await liveReady(deps, worker.workerId, claimed);
     const liveOnes = targets.ready;
     const simulatedDue = await simulate(db, log, worker.workerId, sandbox, now, options.sandboxStepMs);
     const liveDue = liveOnes.length > 0 ? await live.dispatch(liveOnes) : null;
@@ -138,6 +128,28 @@ export function createDispatcher(deps: {
   }
 
   return { workerId: worker.workerId, start: worker.start, stop: worker.stop };
+}
+
+/**
+ * The claimed live messages that may go now: cancelled ones and those their recipient rules out
+ * fail here; replies and reactions whose target has no provider id yet wait (reply-targets.ts).
+ */
+async function liveReady(
+  deps: { db: Db; log: Logger; categories: RecipientChecks['categories']; blockedMarkets: readonly string[] },
+  workerId: string,
+  claimed: Claimed[],
+) {
+  const { db, log } = deps;
+  const refusedOrNot = await failRefusedRecipients(
+    { db, log, categories: deps.categories, blockedMarkets: deps.blockedMarkets },
+    workerId,
+    await failCancelled(
+      db,
+      workerId,
+      claimed.filter((m) => !m.sandbox),
+    ),
+  );
+  return resolveReplyTargets({ db, log }, workerId, refusedOrNot);
 }
 
 /** Sandbox messages take their simulated step; returns when the next one is due, if any. */

@@ -17,7 +17,7 @@ import type { LeasedWorker } from '../shared/worker-loop.js';
 import { type AttemptResult, recordAttempt, refuseBeforeSending } from './live-send.js';
 import { holdMarketingRoute, marketingRoutes, notOnboarded } from './marketing-route.js';
 import type { Outcome } from './outcomes.js';
-import { type Reservation, reserveSlots } from './pacing.js';
+import { createDbClock, type DbClock, type Reservation, reserveSlots } from './pacing.js';
 import { type MediaPreparer, needsMediaStep } from './prepare-media.js';
 import type { RecipientChecks } from './recipient-checks.js';
 import type { PairPacing } from './recipient-pacing.js';
@@ -62,6 +62,8 @@ type Live = {
    * ones starting together share one statement. Resolves false when the lease was lost (not sent).
    */
   starts: GroupCommit<string, boolean>;
+  /** The database clock's offset from this process's: slots are booked in the one, fired in the other. */
+  dbClock: DbClock;
 };
 
 /**
@@ -112,7 +114,7 @@ type Booked = { m: Claimed; account: SendAccount; deadlineMs: number; route?: Pr
 export const earliest = (ts: Transition[]) =>
   ts.reduce<Date | null>((min, t) => (t.nextDueAt && (!min || t.nextDueAt < min) ? t.nextDueAt : min), null);
 
-export function createLiveDispatch(deps: Omit<Live, 'mediaSteps' | 'late' | 'starts'>) {
+export function createLiveDispatch(deps: Omit<Live, 'mediaSteps' | 'late' | 'starts' | 'dbClock'>) {
   const starts = createGroupCommit<string, boolean>(
     async (ids) => {
       const counted = await retryTransient(() => startAttempts(deps.db, deps.worker.workerId, ids));
@@ -120,7 +122,7 @@ export function createLiveDispatch(deps: Omit<Live, 'mediaSteps' | 'late' | 'sta
     },
     { maxBatch: 500, maxInFlight: deps.db.kind === 'pglite' ? 1 : 2 },
   );
-  const live: Live = { ...deps, mediaSteps: 0, late: [], starts };
+  const live: Live = { ...deps, mediaSteps: 0, late: [], starts, dbClock: createDbClock() };
   return {
     /** Sends or refuses each live message; returns when deferred ones become due, if any. */
     dispatch: (messages: Claimed[]) => dispatchLive(live, messages),
@@ -181,7 +183,7 @@ async function bookSends(
     const mps = accounts.get(accountId)!.throughputMps;
     return { accountId, count: Math.min(ms.length, Math.max(1, mps)), mps };
   });
-  const reservations = await reserveSlots(live.db, wants, live.pacingHorizonMs);
+  const reservations = await reserveSlots(live.db, wants, live.pacingHorizonMs, live.dbClock);
   const back: Transition[] = [];
   for (const [accountId, ms] of byAccount) {
     const r = reservations.get(accountId);
@@ -344,6 +346,7 @@ async function rebookLate(live: Live): Promise<void> {
         return { accountId, count: Math.min(bs.length, Math.max(1, mps)), mps };
       }),
       horizonMs,
+      live.dbClock,
     ).catch((err: unknown) => {
       live.log.warn({ err }, 'booking late sends again failed; they go back to the queue');
       return new Map<string, Reservation>();

@@ -1,6 +1,7 @@
 // Per-account send pacing shared by every worker process: each account has a next free slot in
 // the database; a worker reserves k consecutive slots 1/rate apart in one statement, so all
-// workers together never exceed the account's throughput. Slot times are in database time.
+// workers together never exceed the account's throughput. Slots are booked in the database's
+// clock and handed to the caller in this process's clock (DbClock), whose timers fire them.
 import type { Db } from '../db/db.js';
 
 /**
@@ -11,8 +12,38 @@ export function pacedRate(capMps: number): number {
   return capMps < 2 ? capMps * 0.97 : Math.min(capMps * 0.97, capMps - 1);
 }
 
-/** Slots are in epoch milliseconds of the database clock (the workers' clocks are assumed in sync). */
+/** Slots in epoch milliseconds of this process's clock (converted from the database's by DbClock). */
 export type Reservation = { accountId: string; count: number; startMs: number; intervalMs: number };
+
+/** How long a sample of the clock offset is trusted before any newer one replaces it. */
+const OFFSET_SAMPLE_TTL_MS = 60_000;
+
+/**
+ * The offset of the database's clock from this process's, read from the booking statements
+ * themselves (their now()): a host whose clock is off from the database server's would otherwise
+ * fire every slot early or late by the difference, over the slots other workers fire on time
+ * (decision 0031). The sample with the shortest round trip is kept (its error is at most half of
+ * it), replaced by any sample once it is a minute old, so a drifting clock is followed.
+ */
+export type DbClock = {
+  /** One booking: the database's now() and this process's clock before and after the statement. */
+  sample(dbNowMs: number, sentAtMs: number, answeredAtMs: number): void;
+  /** Database time minus process time, in ms (0 until the first sample). */
+  offsetMs(): number;
+};
+
+export function createDbClock(): DbClock {
+  let best: { offsetMs: number; roundTripMs: number; at: number } | null = null;
+  return {
+    sample(dbNowMs, sentAtMs, answeredAtMs) {
+      const roundTripMs = Math.max(0, answeredAtMs - sentAtMs);
+      const offsetMs = dbNowMs - (sentAtMs + roundTripMs / 2);
+      if (!best || roundTripMs <= best.roundTripMs || answeredAtMs - best.at > OFFSET_SAMPLE_TTL_MS)
+        best = { offsetMs, roundTripMs, at: answeredAtMs };
+    },
+    offsetMs: () => best?.offsetMs ?? 0,
+  };
+}
 
 /**
  * Reserves `count` consecutive slots for each account whose schedule is not already booked past
@@ -28,27 +59,31 @@ export async function reserveSlots(
   db: Pick<Db, 'query'>,
   wants: { accountId: string; count: number; mps: number }[],
   horizonMs: number,
+  clock: DbClock,
 ): Promise<Map<string, Reservation>> {
   if (wants.length === 0) return new Map();
   const byAccount = new Map<string, { count: number; intervalMs: number }>();
   for (const w of wants) byAccount.set(w.accountId, { count: w.count, intervalMs: 1000 / pacedRate(w.mps) });
   const ids = [...byAccount.keys()].sort();
   // EXCLUDED.next_slot_at is now() + the span to book, so the span is EXCLUDED.next_slot_at - now().
-  const rows = await db.query<{ account_id: string; next_slot_at: Date }>(
+  const sentAtMs = Date.now();
+  const rows = await db.query<{ account_id: string; next_slot_at: Date; db_now: Date }>(
     `INSERT INTO account_pacing AS p (account_id, next_slot_at)
      SELECT t.a, now() + make_interval(secs => t.s) FROM unnest($1::uuid[], $2::float8[]) AS t(a, s) ORDER BY t.a
      ON CONFLICT (account_id) DO UPDATE SET next_slot_at = greatest(p.next_slot_at, now()) + (EXCLUDED.next_slot_at - now())
       WHERE greatest(p.next_slot_at, now()) <= now() + make_interval(secs => $3)
-     RETURNING p.account_id, p.next_slot_at`,
+     RETURNING p.account_id, p.next_slot_at, now() AS db_now`,
     [ids, ids.map((id) => (byAccount.get(id)!.count * byAccount.get(id)!.intervalMs) / 1000), horizonMs / 1000],
   );
+  if (rows.length > 0) clock.sample(new Date(rows[0]!.db_now).getTime(), sentAtMs, Date.now());
+  const offsetMs = clock.offsetMs();
   const out = new Map<string, Reservation>();
   for (const r of rows) {
     const { count, intervalMs } = byAccount.get(r.account_id)!;
     out.set(r.account_id, {
       accountId: r.account_id,
       count,
-      startMs: r.next_slot_at.getTime() - count * intervalMs,
+      startMs: new Date(r.next_slot_at).getTime() - offsetMs - count * intervalMs,
       intervalMs,
     });
   }

@@ -65,13 +65,6 @@ async function findRefusals(deps: RecipientChecks, live: Claimed[], now: Date): 
     );
     if (status && UNSENDABLE.has(status)) refusals.set(m.id, notApproved(status));
   }
-  // A MARKETING template to a market where the provider refuses them (its category asked only then).
-  for (const m of templated) {
-    const market = refusals.has(m.id) ? null : blockedMarketOf(m.recipient, deps.blockedMarkets);
-    const t = m.content.template!;
-    if (market && (await deps.categories.categoryOf(m.customerId, m.chatAccountId, t.name, t.language)) === 'MARKETING')
-      refusals.set(m.id, marketBlocked(market));
-  }
   const listed = live.filter((m) => m.broadcastId !== null || m.content.type === 'template');
   const suppressed = await suppressedAmong(deps.db, listed.map(pair));
   for (const m of listed) {
@@ -82,6 +75,14 @@ async function findRefusals(deps: RecipientChecks, live: Claimed[], now: Date): 
       t !== undefined &&
       (await deps.categories.categoryOf(m.customerId, m.chatAccountId, t.name, t.language)) === 'MARKETING';
     if (m.broadcastId !== null || marketing) refusals.set(m.id, OPTED_OUT);
+  }
+  // A MARKETING template to a market where the provider refuses them (its category asked only
+  // then); after the opt-out, so a number that opted out is told so whatever its market.
+  for (const m of templated) {
+    const market = refusals.has(m.id) ? null : blockedMarketOf(m.recipient, deps.blockedMarkets);
+    const t = m.content.template!;
+    if (market && (await deps.categories.categoryOf(m.customerId, m.chatAccountId, t.name, t.language)) === 'MARKETING')
+      refusals.set(m.id, marketBlocked(market));
   }
   const windowed = live.filter((m) => m.requireReplyWindow && !refusals.has(m.id) && isFreeForm(m));
   const last = await lastInboundAmong(deps.db, windowed.map(pair));

@@ -108,7 +108,15 @@ export function createDeliverer(deps: {
     const room = options.maxInFlight - worker.inFlight() - queues.waiting();
     if (room <= 0) return { didWork: false };
     const limit = Math.min(options.batchSize, room);
-    const claimed = await claimDueDeliveries(db, worker.workerId, limit, options.leaseSeconds, queues.full());
+    const claimed = await claimDueDeliveries(
+      db,
+      worker.workerId,
+      limit,
+      options.leaseSeconds,
+      queues.full(),
+      queues.rooms(),
+      queues.capacity,
+    );
     if (claimed.length === 0) return { didWork: false };
     const endpoints = await loadEndpoints(db, sealer, [...new Set(claimed.map((d) => d.endpointId))]);
     const dropped: Result[] = [];

@@ -29,24 +29,47 @@ export type Attempt = { deliveryId: string; at: Date; post: PostResult };
 /** An endpoint's latest success and failure among a batch of attempts. */
 export type EndpointHealth = { success: Date | null; failure: Date | null; reason: string | null };
 
-/** Claims due deliveries, oldest first, except those of `excludedEndpointIds`. */
+/** Room left in this process's queue of one endpoint (see endpoint-queues.ts). */
+export type EndpointRoom = { endpointId: string; room: number };
+
+/**
+ * Claims due deliveries, oldest first, except those of `excludedEndpointIds`, and at most the
+ * room each endpoint's queue has left (`rooms`; `defaultRoom` for one with none waiting): a
+ * delivery its queue cannot take would only be claimed to be handed back (two row writes for
+ * nothing). The rows looked at but left are unlocked when the statement ends.
+ */
 export async function claimDueDeliveries(
   db: Pick<Db, 'query'>,
   workerId: string,
   limit: number,
   leaseSeconds: number,
   excludedEndpointIds: string[],
+  rooms: EndpointRoom[] = [],
+  defaultRoom = limit,
 ): Promise<ClaimedDelivery[]> {
   const rows = await db.query<ClaimedDelivery>(
     `UPDATE webhook_deliveries d SET locked_by = $1, locked_until = now() + make_interval(secs => $2)
-       FROM (SELECT id FROM webhook_deliveries
-              WHERE status = 'pending' AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until < now())
-                AND endpoint_id <> ALL ($4::uuid[])
-              ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) x
+       FROM (SELECT w.id FROM (
+               SELECT c.id, coalesce(r.room, $7) AS room,
+                      row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id) AS n
+                 FROM (SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
+                        WHERE status = 'pending' AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until < now())
+                          AND endpoint_id <> ALL ($4::uuid[])
+                        ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) c
+                 LEFT JOIN unnest($5::uuid[], $6::int[]) AS r(endpoint_id, room) ON r.endpoint_id = c.endpoint_id) w
+              WHERE w.n <= w.room) x
       WHERE d.id = x.id
       RETURNING d.id, d.endpoint_id AS "endpointId", d.event_id AS "eventId", d.event_type AS "eventType", d.payload,
                 d.attempt_count AS "attemptCount"`,
-    [workerId, leaseSeconds, limit, excludedEndpointIds],
+    [
+      workerId,
+      leaseSeconds,
+      limit,
+      excludedEndpointIds,
+      rooms.map((r) => r.endpointId),
+      rooms.map((r) => r.room),
+      defaultRoom,
+    ],
   );
   return rows.map((r) => ({ ...r, attemptCount: Number(r.attemptCount) }));
 }

@@ -15,7 +15,8 @@ export function createEndpointQueues(opts: {
   const busy = new Map<string, number>(); // endpoint id → requests in flight in this process
   const queues = new Map<string, { endpoint: Endpoint; waiting: ClaimedDelivery[] }>();
   const backlog = (id: string) => (busy.get(id) ?? 0) + (queues.get(id)?.waiting.length ?? 0);
-  const isFull = (id: string) => backlog(id) >= opts.concurrency * 4;
+  const capacity = opts.concurrency * 4;
+  const isFull = (id: string) => backlog(id) >= capacity;
 
   function pump(endpointId: string) {
     const q = queues.get(endpointId);
@@ -39,6 +40,11 @@ export function createEndpointQueues(opts: {
     isFull,
     /** Endpoints whose backlog is full: not claimed for, so a slow one cannot fill the batch. */
     full: () => [...queues.keys()].filter(isFull),
+    /** The backlog one endpoint can take while none of its deliveries is here. */
+    capacity,
+    /** Room left for each endpoint with deliveries here (for the claim: none claimed beyond it). */
+    rooms: () =>
+      [...queues.keys()].map((endpointId) => ({ endpointId, room: Math.max(0, capacity - backlog(endpointId)) })),
     /** Deliveries claimed and waiting for a slot. */
     waiting: () => [...queues.values()].reduce((n, q) => n + q.waiting.length, 0),
     push(d: ClaimedDelivery, endpoint: Endpoint) {

@@ -2,8 +2,9 @@
 // capabilities (with the plan that would enable a disabled one), send policy, callback URL.
 import type { FastifyInstance } from 'fastify';
 
-import { toPublicAccount } from '../../accounts/account-view.js';
-import { PLAN_LIMITS } from '../../plans/plans.js';
+import type { AccountRecord } from '../../accounts/account-record.js';
+import { type PublicAccount, toPublicAccount } from '../../accounts/account-view.js';
+import { type Plan, PLAN_LIMITS } from '../../plans/plans.js';
 import type { PortalDeps } from './deps.js';
 import { tenantOf } from './deps.js';
 import { plansWith, when } from './format.js';
@@ -24,84 +25,87 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
         ctx,
         'Chat accounts',
         html`${accounts.length === 0 ? html`<p>No chat account is linked yet. Your operator links them.</p>` : ''}
-        ${accounts.map(({ record, view: a }, i) => {
-          const caps = Object.entries(a.capabilities) as [string, { supported: boolean; enabled: boolean }][];
-          return html`<section class="card" aria-labelledby="acc-${i}">
-            <h2 id="acc-${i}">${a.displayName} <span class="muted">${a.phoneNumber}</span></h2>
-            <dl class="fields">
-              <dt>id (chatAccountId)</dt>
-              <dd><code>${a.id}</code></dd>
-              <dt>Type</dt>
-              <dd>${a.type} (channel <code>${a.channel}</code>)</dd>
-              <dt>Status</dt>
-              <dd>
-                <span class="status acc-${a.status}">${a.status}</span>
-                ${a.status !== 'CONNECTED' ? html` — reason: <code>${a.lastErrorCode ?? 'not given'}</code>` : ''}
-              </dd>
-              <dt>Connected</dt>
-              <dd>${when(a.connectedAt)}</dd>
-              ${
-                a.official
-                  ? html`<dt>Verified name</dt>
-                      <dd>${a.official.verifiedName ?? '—'} (${a.official.wabaVerification})</dd>`
-                  : ''
-              }
-              ${
-                a.sendPolicy
-                  ? html`<dt>Send policy</dt>
-                      <dd>
-                        ${a.sendPolicy.mode}${
-                          a.sendPolicy.testRecipientsCount !== null
-                            ? html`, ${a.sendPolicy.testRecipientsCount} test recipient(s)`
-                            : ''
-                        }
-                      </dd>`
-                  : ''
-              }
-              ${
-                a.webhook
-                  ? html`<dt>Webhook callback URL (configure it at the provider)</dt>
-                      <dd><code id="cb-${i}">${a.webhook.callbackUrl}</code> ${copyButton(`cb-${i}`)}</dd>`
-                  : ''
-              }
-            </dl>
-            <table>
-              <caption>
-                Capabilities
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Capability</th>
-                  <th scope="col">Supported</th>
-                  <th scope="col">Enabled</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${caps.map(
-                  ([name, c]) =>
-                    html`<tr>
-                      <th scope="row">${name}</th>
-                      <td>${c.supported ? 'yes' : 'no'}</td>
-                      <td>
-                        ${
-                          c.enabled
-                            ? 'yes'
-                            : !c.supported
-                              ? 'no (not for this account type)'
-                              : !PLAN_LIMITS[tenant.plan].templates
-                                ? html`no — enabled on the ${plansWith('templates')} plans`
-                                : name === 'templateManagement' && !record.hasManagementToken
-                                  ? 'no — your operator must load a management credential'
-                                  : 'no'
-                        }
-                      </td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </section>`;
-        })}`,
+        ${accounts.map(({ record, view }, i) => accountCard(record, view, tenant.plan, i))}`,
       ),
     );
   });
+}
+
+/** One account's card: its fields and its capabilities. */
+function accountCard(record: AccountRecord, a: PublicAccount, plan: Plan, i: number) {
+  const caps = Object.entries(a.capabilities) as [string, { supported: boolean; enabled: boolean }][];
+  return html`<section class="card" aria-labelledby="acc-${i}">
+    <h2 id="acc-${i}">${a.displayName} <span class="muted">${a.phoneNumber}</span></h2>
+    <dl class="fields">
+      <dt>id (chatAccountId)</dt>
+      <dd><code>${a.id}</code></dd>
+      <dt>Type</dt>
+      <dd>${a.type} (channel <code>${a.channel}</code>)</dd>
+      <dt>Status</dt>
+      <dd>
+        <span class="status acc-${a.status}">${a.status}</span>
+        ${a.status !== 'CONNECTED' ? html` — reason: <code>${a.lastErrorCode ?? 'not given'}</code>` : ''}
+      </dd>
+      <dt>Connected</dt>
+      <dd>${when(a.connectedAt)}</dd>
+      ${
+        a.official
+          ? html`<dt>Verified name</dt>
+              <dd>${a.official.verifiedName ?? '—'} (${a.official.wabaVerification})</dd>`
+          : ''
+      }
+      ${
+        a.sendPolicy
+          ? html`<dt>Send policy</dt>
+              <dd>
+                ${a.sendPolicy.mode}${
+                  a.sendPolicy.testRecipientsCount !== null
+                    ? html`, ${a.sendPolicy.testRecipientsCount} test recipient(s)`
+                    : ''
+                }
+              </dd>`
+          : ''
+      }
+      ${
+        a.webhook
+          ? html`<dt>Webhook callback URL (configure it at the provider)</dt>
+              <dd><code id="cb-${i}">${a.webhook.callbackUrl}</code> ${copyButton(`cb-${i}`)}</dd>`
+          : ''
+      }
+    </dl>
+    <table>
+      <caption>
+        Capabilities
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Capability</th>
+          <th scope="col">Supported</th>
+          <th scope="col">Enabled</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${caps.map(
+          ([name, c]) =>
+            html`<tr>
+              <th scope="row">${name}</th>
+              <td>${c.supported ? 'yes' : 'no'}</td>
+              <td>
+                ${
+                  c.enabled
+                    ? 'yes'
+                    : !c.supported
+                      ? 'no (not for this account type)'
+                      : !PLAN_LIMITS[plan].templates
+                        ? html`no — enabled on the ${plansWith('templates')} plans`
+                        : name === 'templateManagement' && !record.hasManagementToken
+                          ? 'no — your operator must load a management credential'
+                          : 'no'
+                }
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </section>`;
 }

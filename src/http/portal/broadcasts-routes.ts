@@ -77,83 +77,199 @@ function rowProblem(field: string, message: string): string {
   return `${field.replace(/([a-z])([A-Z])/g, '$1 $2').replaceAll('.', ' ')} ${message}.`;
 }
 
-export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps): void {
-  async function allowed(request: FastifyRequest) {
-    const t = await tenantOf(deps, request);
-    try {
-      deps.broadcasts.checkAllowed(t.caller);
-      return { ...t, gated: null };
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      return { ...t, gated: page(t.ctx, 'Broadcasts', gate(t.tenant.plan, 'broadcasts', 'Broadcasts')) };
-    }
+/** The page's context once the plan allows broadcasts; otherwise the gate page. */
+async function allowed(deps: PortalDeps, request: FastifyRequest) {
+  const t = await tenantOf(deps, request);
+  try {
+    deps.broadcasts.checkAllowed(t.caller);
+    return { ...t, gated: null };
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    return { ...t, gated: page(t.ctx, 'Broadcasts', gate(t.tenant.plan, 'broadcasts', 'Broadcasts')) };
   }
+}
 
-  const composePage = (
-    ctx: PageContext,
-    accounts: { id: string; displayName: string; phoneNumber: string }[],
-    top: Part,
-    b: unknown = {},
-  ) =>
-    page(
-      ctx,
-      'Broadcasts',
-      html`${top}
+/** The compose form (a viewer sees why not), with `top` above it and `b` the form sent back. */
+function composePage(
+  ctx: PageContext,
+  accounts: { id: string; displayName: string; phoneNumber: string }[],
+  top: Part,
+  b: unknown = {},
+) {
+  return page(
+    ctx,
+    'Broadcasts',
+    html`${top}
+    ${
+      ctx.session.role !== 'owner'
+        ? html`<p class="muted">Your role is viewer: you cannot send broadcasts.</p>`
+        : html`<form method="post" action="/portal/broadcasts/preview" enctype="multipart/form-data" class="stack">
+            ${csrfField(ctx.session)}
+            <label for="chatAccountId">Account</label>
+            <select id="chatAccountId" name="chatAccountId">
+              ${accounts.map((a) => html`<option value="${a.id}">${a.displayName} (${a.phoneNumber})</option>`)}
+            </select>
+            <fieldset>
+              <legend>Content</legend>
+              <div>
+                <input
+                  id="ct-text"
+                  type="radio"
+                  name="contentType"
+                  value="text"
+                  ${str(b, 'contentType') !== 'template' ? 'checked' : ''}
+                />
+                <label for="ct-text">Text</label>
+                <input
+                  id="ct-template"
+                  type="radio"
+                  name="contentType"
+                  value="template"
+                  ${str(b, 'contentType') === 'template' ? 'checked' : ''}
+                />
+                <label for="ct-template">Template</label>
+              </div>
+              <label for="text">Text (for a text broadcast)</label>
+              <textarea id="text" name="text" rows="3" maxlength="10000">${str(b, 'text')}</textarea>
+              <label for="templateName">Template name</label>
+              <input id="templateName" name="templateName" value="${str(b, 'templateName')}" />
+              <label for="templateLanguage">Template language</label>
+              <input id="templateLanguage" name="templateLanguage" value="${str(b, 'templateLanguage') || 'en'}" />
+              <label for="templateBody">Template body values, one per line ({{1}}, {{2}}, …)</label>
+              <textarea id="templateBody" name="templateBody" rows="2">${str(b, 'templateBody')}</textarea>
+            </fieldset>
+            <label for="recipients">Recipients: one per line, <code>phone[,externalId]</code></label>
+            <textarea id="recipients" name="recipients" rows="6">${str(b, 'recipients')}</textarea>
+            <label for="csv">…or a CSV file (phone, optional externalId; a header row is skipped)</label>
+            <input id="csv" name="csv" type="file" accept=".csv,text/csv,text/plain" />
+            <button type="submit">Check recipients</button>
+          </form>`
+    }`,
+  );
+}
+
+/** A broadcast's progress (polled while it is active). */
+async function progress(deps: PortalDeps, caller: Caller, id: string, ctx: PageContext) {
+  const b = await deps.broadcasts.get(caller, id);
+  const done = b.counts.sent + b.counts.delivered + b.counts.read + b.counts.failed;
+  return html`<div
+    id="progress"
+    ${b.status === 'active' ? html`hx-get="/portal/broadcasts/${b.broadcastId}/progress" hx-trigger="every 2s" hx-swap="outerHTML"` : ''}
+  >
+    <p>Status: <strong class="bstatus">${b.status}</strong> — ${done} of ${b.recipients} processed.</p>
+    <progress max="${b.recipients}" value="${done}" aria-label="Broadcast progress">${done}/${b.recipients}</progress>
+    <p>
+      ${Object.entries(b.counts).map(([s, n]) => html`${s}: ${n} `)}${b.cancelledMessages ? `(cancelled: ${b.cancelledMessages})` : ''}
+    </p>
+    <p>Created ${when(b.createdAt)}${b.cancelledAt ? html`, cancelled ${when(b.cancelledAt)}` : ''}</p>
+    ${
+      b.status === 'active' && ctx.session.role === 'owner'
+        ? html`<p><a href="/portal/broadcasts/${b.broadcastId}/cancel">Cancel the broadcast…</a></p>`
+        : ''
+    }
+    <p>
+      <a href="/portal/messages?${new URLSearchParams({ broadcastId: b.broadcastId }).toString()}"
+        >Messages of this broadcast</a
+      >
+    </p>
+  </div>`;
+}
+
+type RowCheck = ReturnType<typeof checkRows>;
+
+/** The preview's check: each row with the API's rules; a row with a problem is left out of the send. */
+function checkRows(allowPrivateUrls: boolean, body: Record<string, unknown>, rows: RecipientRow[]) {
+  const externalId = `portal-${crypto.randomUUID()}`;
+  const content = contentOf(body);
+  const req = {
+    externalId,
+    chatAccountId: str(body, 'chatAccountId'),
+    content,
+    recipients: rows.map(({ line: _l, raw: _r, ...r }) => r),
+  };
+  const problems = problemsOf(req, allowPrivateUrls);
+  const rowProblems = new Map<number, string[]>();
+  const general: Problem[] = [];
+  for (const p of problems) {
+    const m = /^recipients\.(\d+)(?:\.(.*))?$/.exec(p.path);
+    if (m) rowProblems.set(Number(m[1]), [...(rowProblems.get(Number(m[1])) ?? []), rowProblem(m[2] ?? '', p.message)]);
+    else general.push(p);
+  }
+  rows.forEach((_r, i) => {
+    if (i >= MAX_BROADCAST_RECIPIENTS)
+      rowProblems.set(i, [
+        ...(rowProblems.get(i) ?? []),
+        `over the limit of ${number(MAX_BROADCAST_RECIPIENTS)} recipients per broadcast`,
+      ]);
+  });
+  const good = rows.filter((_r, i) => !rowProblems.has(i));
+  return { rows, externalId, content, rowProblems, general, good };
+}
+
+/** What the check found, and the form that sends to the good rows. */
+function checkedView(session: PageContext['session'], body: Record<string, unknown>, c: RowCheck, remaining: number) {
+  const { rows, externalId, content, rowProblems, general, good } = c;
+  return html`${general.length > 0 ? errorBox(errors.validation(general), BROADCAST_LABELS) : ''}
+    <section aria-labelledby="check-h">
+      <h2 id="check-h">Recipients checked</h2>
+      <p>
+        ${rows.length} row(s): <strong>${good.length} will be sent</strong>, ${rowProblems.size} left out. This
+        broadcast would use ${good.length} of your remaining ${number(remaining)} messages this month.
+      </p>
       ${
-        ctx.session.role !== 'owner'
-          ? html`<p class="muted">Your role is viewer: you cannot send broadcasts.</p>`
-          : html`<form method="post" action="/portal/broadcasts/preview" enctype="multipart/form-data" class="stack">
-              ${csrfField(ctx.session)}
-              <label for="chatAccountId">Account</label>
-              <select id="chatAccountId" name="chatAccountId">
-                ${accounts.map((a) => html`<option value="${a.id}">${a.displayName} (${a.phoneNumber})</option>`)}
-              </select>
-              <fieldset>
-                <legend>Content</legend>
-                <div>
-                  <input
-                    id="ct-text"
-                    type="radio"
-                    name="contentType"
-                    value="text"
-                    ${str(b, 'contentType') !== 'template' ? 'checked' : ''}
-                  />
-                  <label for="ct-text">Text</label>
-                  <input
-                    id="ct-template"
-                    type="radio"
-                    name="contentType"
-                    value="template"
-                    ${str(b, 'contentType') === 'template' ? 'checked' : ''}
-                  />
-                  <label for="ct-template">Template</label>
-                </div>
-                <label for="text">Text (for a text broadcast)</label>
-                <textarea id="text" name="text" rows="3" maxlength="10000">${str(b, 'text')}</textarea>
-                <label for="templateName">Template name</label>
-                <input id="templateName" name="templateName" value="${str(b, 'templateName')}" />
-                <label for="templateLanguage">Template language</label>
-                <input id="templateLanguage" name="templateLanguage" value="${str(b, 'templateLanguage') || 'en'}" />
-                <label for="templateBody">Template body values, one per line ({{1}}, {{2}}, …)</label>
-                <textarea id="templateBody" name="templateBody" rows="2">${str(b, 'templateBody')}</textarea>
-              </fieldset>
-              <label for="recipients">Recipients: one per line, <code>phone[,externalId]</code></label>
-              <textarea id="recipients" name="recipients" rows="6">${str(b, 'recipients')}</textarea>
-              <label for="csv">…or a CSV file (phone, optional externalId; a header row is skipped)</label>
-              <input id="csv" name="csv" type="file" accept=".csv,text/csv,text/plain" />
-              <button type="submit">Check recipients</button>
+        rowProblems.size > 0
+          ? html`<table>
+              <caption>
+                Rows left out
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Line</th>
+                  <th scope="col">Phone</th>
+                  <th scope="col">Problem</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${[...rowProblems.entries()].map(
+                  ([i, ps]) =>
+                    html`<tr class="bad-row">
+                      <td>${rows[i]!.line}</td>
+                      <td>${rows[i]!.raw}</td>
+                      <td>${ps.join('; ')}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>`
+          : ''
+      }
+      ${
+        good.length > 0 && general.length === 0
+          ? html`<form method="post" action="/portal/broadcasts" class="stack">
+              ${csrfField(session)}
+              <input type="hidden" name="externalId" value="${externalId}" />
+              <input type="hidden" name="chatAccountId" value="${str(body, 'chatAccountId')}" />
+              <input type="hidden" name="content" value="${JSON.stringify(content)}" />
+              <input
+                type="hidden"
+                name="recipients"
+                value="${JSON.stringify(good.map(({ line: _l, raw: _r, ...r }) => r))}"
+              />
+              <button type="submit">Send to ${good.length} recipient(s)</button>
             </form>`
-      }`,
-    );
+          : ''
+      }
+    </section>`;
+}
 
+export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/broadcasts', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated);
     return sendPage(reply, composePage(a.ctx, a.tenant.accounts, ''));
   });
 
   const preview = async (request: FastifyRequest, reply: FastifyReply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     const body = request.body as Record<string, unknown>;
     const file = body.csv;
@@ -167,90 +283,16 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       ]);
       return sendPage(reply, composePage(a.ctx, a.tenant.accounts, errorBox(problem), body), 400);
     }
-    // Each row is checked with the API's rules; a row with a problem is left out of the send.
-    const externalId = `portal-${crypto.randomUUID()}`;
-    const content = contentOf(body);
-    const req = {
-      externalId,
-      chatAccountId: str(body, 'chatAccountId'),
-      content,
-      recipients: rows.map(({ line: _l, raw: _r, ...r }) => r),
-    };
-    const problems = problemsOf(req, deps.allowPrivateUrls);
-    const rowProblems = new Map<number, string[]>();
-    const general: Problem[] = [];
-    for (const p of problems) {
-      const m = /^recipients\.(\d+)(?:\.(.*))?$/.exec(p.path);
-      if (m)
-        rowProblems.set(Number(m[1]), [...(rowProblems.get(Number(m[1])) ?? []), rowProblem(m[2] ?? '', p.message)]);
-      else general.push(p);
-    }
-    rows.forEach((_r, i) => {
-      if (i >= MAX_BROADCAST_RECIPIENTS)
-        rowProblems.set(i, [
-          ...(rowProblems.get(i) ?? []),
-          `over the limit of ${number(MAX_BROADCAST_RECIPIENTS)} recipients per broadcast`,
-        ]);
-    });
-    const good = rows.filter((_r, i) => !rowProblems.has(i));
+    const c = checkRows(deps.allowPrivateUrls, body, rows);
     const usage = await deps.usage.get(a.caller);
-    const top = html`${general.length > 0 ? errorBox(errors.validation(general), BROADCAST_LABELS) : ''}
-      <section aria-labelledby="check-h">
-        <h2 id="check-h">Recipients checked</h2>
-        <p>
-          ${rows.length} row(s): <strong>${good.length} will be sent</strong>, ${rowProblems.size} left out. This
-          broadcast would use ${good.length} of your remaining ${number(usage.remaining)} messages this month.
-        </p>
-        ${
-          rowProblems.size > 0
-            ? html`<table>
-                <caption>
-                  Rows left out
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Line</th>
-                    <th scope="col">Phone</th>
-                    <th scope="col">Problem</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${[...rowProblems.entries()].map(
-                    ([i, ps]) =>
-                      html`<tr class="bad-row">
-                        <td>${rows[i]!.line}</td>
-                        <td>${rows[i]!.raw}</td>
-                        <td>${ps.join('; ')}</td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>`
-            : ''
-        }
-        ${
-          good.length > 0 && general.length === 0
-            ? html`<form method="post" action="/portal/broadcasts" class="stack">
-                ${csrfField(a.session)}
-                <input type="hidden" name="externalId" value="${externalId}" />
-                <input type="hidden" name="chatAccountId" value="${str(body, 'chatAccountId')}" />
-                <input type="hidden" name="content" value="${JSON.stringify(content)}" />
-                <input
-                  type="hidden"
-                  name="recipients"
-                  value="${JSON.stringify(good.map(({ line: _l, raw: _r, ...r }) => r))}"
-                />
-                <button type="submit">Send to ${good.length} recipient(s)</button>
-              </form>`
-            : ''
-        }
-      </section>`;
+    const top = checkedView(a.session, body, c, usage.remaining);
     return sendPage(reply, composePage(a.ctx, a.tenant.accounts, top, body));
   };
   // The one route that takes a file (the CSV): multipart is parsed here only (upload.ts).
   registerUploadRoutes(app, (upload) => upload.post('/broadcasts/preview', preview));
 
   app.post('/broadcasts', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     let req: unknown;
     try {
@@ -275,37 +317,16 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
     }
   });
 
-  const progress = async (caller: Caller, id: string, ctx: PageContext) => {
-    const b = await deps.broadcasts.get(caller, id);
-    const done = b.counts.sent + b.counts.delivered + b.counts.read + b.counts.failed;
-    return html`<div
-      id="progress"
-      ${b.status === 'active' ? html`hx-get="/portal/broadcasts/${b.broadcastId}/progress" hx-trigger="every 2s" hx-swap="outerHTML"` : ''}
-    >
-      <p>Status: <strong class="bstatus">${b.status}</strong> — ${done} of ${b.recipients} processed.</p>
-      <progress max="${b.recipients}" value="${done}" aria-label="Broadcast progress">${done}/${b.recipients}</progress>
-      <p>
-        ${Object.entries(b.counts).map(([s, n]) => html`${s}: ${n} `)}${b.cancelledMessages ? `(cancelled: ${b.cancelledMessages})` : ''}
-      </p>
-      <p>Created ${when(b.createdAt)}${b.cancelledAt ? html`, cancelled ${when(b.cancelledAt)}` : ''}</p>
-      ${
-        b.status === 'active' && ctx.session.role === 'owner'
-          ? html`<p><a href="/portal/broadcasts/${b.broadcastId}/cancel">Cancel the broadcast…</a></p>`
-          : ''
-      }
-      <p>
-        <a href="/portal/messages?${new URLSearchParams({ broadcastId: b.broadcastId }).toString()}"
-          >Messages of this broadcast</a
-        >
-      </p>
-    </div>`;
-  };
+  registerBroadcastPages(app, deps);
+}
 
+/** One broadcast: its page, its progress (polled), its cancel. */
+function registerBroadcastPages(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/broadcasts/:id', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated);
     const id = idParam(request);
-    const body = await progress(a.caller, id, a.ctx);
+    const body = await progress(deps, a.caller, id, a.ctx);
     return sendPage(
       reply,
       page(
@@ -318,13 +339,13 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
   });
 
   app.get('/broadcasts/:id/progress', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated);
-    return reply.type('text/html; charset=utf-8').send((await progress(a.caller, idParam(request), a.ctx)).value);
+    return reply.type('text/html; charset=utf-8').send((await progress(deps, a.caller, idParam(request), a.ctx)).value);
   });
 
   app.get('/broadcasts/:id/cancel', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated);
     const b = await deps.broadcasts.get(a.caller, idParam(request));
     return sendPage(
@@ -344,7 +365,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
   });
 
   app.post('/broadcasts/:id/cancel', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
     await deps.broadcasts.cancel(a.caller, id);

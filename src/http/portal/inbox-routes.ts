@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import type { Caller } from '../../auth/caller.js';
-import { type Condition, MAX_MATCH_TEXT, MAX_PATTERN_LENGTH } from '../../inbound/forwarding-match.js';
+import type { Condition } from '../../inbound/forwarding-match.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { createRateWindow } from '../../shared/rate-window.js';
 import { conversationLink, inboundContent } from './content-view.js';
@@ -11,12 +11,11 @@ import type { PortalDeps } from './deps.js';
 import { idParam, str, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
 import { type Html, html, type Part } from './html.js';
+import { CONDITIONS, type FilterDraft, filterForms, type RuleForm, rulesSection, senderLookup } from './inbox-views.js';
 import { type PageQuery, pageQuery } from './input.js';
-import { confirmPage, csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
+import { confirmPage, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
 import { sendPage } from './reply.js';
 import { dataTable, nextPageLink } from './tables.js';
-
-const CONDITIONS = ['contains', 'starts_with', 'regex'] as const;
 
 /** Sample checks per user (each may cost the rule matcher's worker up to its time budget). */
 export const RULE_CHECKS_PER_MINUTE = 30;
@@ -25,17 +24,6 @@ const checkThrottled = (seconds: number) =>
   new AppError(429, 'check_throttled', {
     message: `at most ${RULE_CHECKS_PER_MINUTE} checks a minute; try again in ${seconds} s`,
   });
-
-/** What a rule form said, to show again beside its fields when it is refused. */
-type RuleForm = { body: unknown; err: AppError };
-
-/** The message of a validation error for one field, if the error names it. */
-function fieldError(form: RuleForm | undefined, path: string): string | null {
-  const details = form?.err.body().details;
-  if (!Array.isArray(details)) return null;
-  const d = (details as { path: string; message: string }[]).find((x) => x.path === path);
-  return d ? d.message : null;
-}
 
 function conditionOf(body: unknown): Condition {
   const type = str(body, 'conditionType') as Condition['type'];
@@ -95,181 +83,75 @@ function inboxTable(messages: InboundPage['inboundMessages'], next: Part): Html 
   ${next}`;
 }
 
+async function allowed(deps: PortalDeps, request: FastifyRequest) {
+  const t = await tenantOf(deps, request);
+  try {
+    deps.settings.checkAllowed(t.caller);
+    return { ...t, gated: null };
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    return { ...t, gated: page(t.ctx, 'Inbox', gate(t.tenant.plan, 'inbox', 'The inbox')) };
+  }
+}
+
+async function inboxPage(
+  deps: PortalDeps,
+  request: FastifyRequest,
+  ctx: PageContext,
+  caller: Caller,
+  top: Part,
+  draft: FilterDraft | null = null,
+  form?: RuleForm,
+) {
+  const { tenant } = caller;
+  const q = pageQuery(request);
+  const list = await inboxList(deps, caller, q);
+  const [rules, filters] = await Promise.all([
+    deps.settings.listRules(caller),
+    Promise.all(tenant.accounts.map((a) => deps.settings.getFilter(caller, a.id))),
+  ]);
+  const owner = ctx.session.role === 'owner';
+  const accountOptions = tenant.accounts.map(
+    (a) => html`<option value="${a.id}">${a.displayName} (${a.phoneNumber})</option>`,
+  );
+  return page(
+    ctx,
+    'Inbox',
+    html`${top}
+      <form method="get" action="/portal/inbox" class="filters">
+        <div><label for="from">From</label><input id="from" name="from" value="${q.from ?? ''}" /></div>
+        <div>
+          <label for="f-acc">Account</label>
+          <select id="f-acc" name="chatAccountId">
+            <option value="">any</option>
+            ${accountOptions}
+          </select>
+        </div>
+        <div>
+          <label for="since">Since (UTC)</label
+          ><input id="since" name="since" type="datetime-local" value="${q.since ?? ''}" />
+        </div>
+        <div>
+          <label for="until">Until (UTC)</label
+          ><input id="until" name="until" type="datetime-local" value="${q.until ?? ''}" />
+        </div>
+        <button type="submit">Filter</button>
+      </form>
+      ${list} ${senderLookup(accountOptions)} ${filterForms(ctx, tenant, filters, owner, draft)}
+      ${rulesSection(ctx, rules, owner, form)}`,
+  );
+}
+
 export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): void {
-  const checks = createRateWindow({ limit: RULE_CHECKS_PER_MINUTE, windowMs: 60_000 });
-
-  async function allowed(request: FastifyRequest) {
-    const t = await tenantOf(deps, request);
-    try {
-      deps.settings.checkAllowed(t.caller);
-      return { ...t, gated: null };
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      return { ...t, gated: page(t.ctx, 'Inbox', gate(t.tenant.plan, 'inbox', 'The inbox')) };
-    }
-  }
-
-  /** A filter form sent back with a problem: what was typed, and the problem beside its field. */
-  type FilterDraft = {
-    accountId: string;
-    mode: string;
-    numbers: string;
-    problem: { field: 'mode' | 'numbers'; text: string };
-  };
-
-  async function inboxPage(
-    request: FastifyRequest,
-    ctx: PageContext,
-    caller: Caller,
-    top: Part,
-    draft: FilterDraft | null = null,
-    form?: RuleForm,
-  ) {
-    const { tenant } = caller;
-    const q = pageQuery(request);
-    const list = await inboxList(deps, caller, q);
-    const [rules, filters] = await Promise.all([
-      deps.settings.listRules(caller),
-      Promise.all(tenant.accounts.map((a) => deps.settings.getFilter(caller, a.id))),
-    ]);
-    const owner = ctx.session.role === 'owner';
-    const patternError = fieldError(form, 'condition.pattern');
-    const accountOptions = tenant.accounts.map(
-      (a) => html`<option value="${a.id}">${a.displayName} (${a.phoneNumber})</option>`,
-    );
-    return page(
-      ctx,
-      'Inbox',
-      html`${top}
-        <form method="get" action="/portal/inbox" class="filters">
-          <div><label for="from">From</label><input id="from" name="from" value="${q.from ?? ''}" /></div>
-          <div>
-            <label for="f-acc">Account</label>
-            <select id="f-acc" name="chatAccountId">
-              <option value="">any</option>
-              ${accountOptions}
-            </select>
-          </div>
-          <div>
-            <label for="since">Since (UTC)</label
-            ><input id="since" name="since" type="datetime-local" value="${q.since ?? ''}" />
-          </div>
-          <div>
-            <label for="until">Until (UTC)</label
-            ><input id="until" name="until" type="datetime-local" value="${q.until ?? ''}" />
-          </div>
-          <button type="submit">Filter</button>
-        </form>
-        ${list}
-        <section aria-labelledby="lookup-h">
-          <h2 id="lookup-h">Has this number written to me?</h2>
-          <form method="get" action="/portal/inbox/sender" class="filters">
-            <div><label for="phone">Phone</label><input id="phone" name="phone" required /></div>
-            <div>
-              <label for="l-acc">Account</label>
-              <select id="l-acc" name="chatAccountId">
-                ${accountOptions}
-              </select>
-            </div>
-            <button type="submit">Look up</button>
-          </form>
-        </section>
-        <section aria-labelledby="filter-h">
-          <h2 id="filter-h">Inbox whitelist / blacklist</h2>
-          ${filters.map((f, i) => {
-            const a = tenant.accounts[i]!;
-            // A form sent back with a problem keeps what was typed, the problem beside its field.
-            const d = draft?.accountId === a.id ? draft : null;
-            const mode = d ? d.mode : f.mode;
-            const fieldError = (field: 'mode' | 'numbers') =>
-              d?.problem.field === field
-                ? html`<p class="field-error" id="${field}-${i}-error" role="alert">${d.problem.text}</p>`
-                : '';
-            const invalid = (field: 'mode' | 'numbers') =>
-              d?.problem.field === field ? html`aria-invalid="true" aria-describedby="${field}-${i}-error"` : '';
-            return html`<form method="post" action="/portal/inbox/filters/${a.id}" class="stack">
-              ${csrfField(ctx.session)}
-              <h3>${a.displayName} (${a.phoneNumber})</h3>
-              <label for="mode-${i}">Mode</label>
-              <select id="mode-${i}" name="mode" ${owner ? '' : 'disabled'} ${invalid('mode')}>
-                ${['off', 'whitelist', 'blacklist'].map((m) => html`<option value="${m}" ${mode === m ? 'selected' : ''}>${m}</option>`)}
-              </select>
-              ${fieldError('mode')}
-              <label for="numbers-${i}">Numbers, one per line</label>
-              <textarea id="numbers-${i}" name="numbers" rows="3" ${owner ? '' : 'readonly'} ${invalid('numbers')}>
-${d ? d.numbers : f.numbers.join('\n')}</textarea>
-              ${fieldError('numbers')} ${owner ? html`<button type="submit">Save filter</button>` : ''}
-            </form>`;
-          })}
-        </section>
-        <section aria-labelledby="rules-h">
-          <h2 id="rules-h">Forwarding rules</h2>
-          <ul>
-            ${rules.map(
-              (r) =>
-                html`<li>
-                  <strong>${r.name || '(no name)'}</strong>: ${r.condition.type} <code>${r.condition.pattern}</code> →
-                  ${r.destination.url} ${r.isActive ? '' : '(inactive)'}
-                  ${owner ? html`<a href="/portal/inbox/rules/${r.id}/delete">Delete…</a>` : ''}
-                </li>`,
-            )}
-          </ul>
-          <form method="post" action="/portal/inbox/rules" class="stack" id="rule-form">
-            ${csrfField(ctx.session)}
-            <label for="r-name">Name</label><input id="r-name" name="name" maxlength="200" />
-            <label for="r-type">Condition</label>
-            <select id="r-type" name="conditionType">
-              ${CONDITIONS.map((c) => html`<option value="${c}">${c}</option>`)}
-            </select>
-            <label for="r-pattern">Pattern</label
-            ><input
-              id="r-pattern"
-              name="pattern"
-              required
-              maxlength="${MAX_PATTERN_LENGTH}"
-              value="${form ? str(form.body, 'pattern') : ''}"
-              ${patternError ? html`aria-invalid="true" aria-describedby="r-pattern-error"` : ''}
-            />
-            ${patternError ? html`<p id="r-pattern-error" class="field-error" role="alert">${patternError}</p>` : ''}
-            <div>
-              <input id="r-case" type="checkbox" name="caseSensitive" value="true" /><label for="r-case"
-                >Case sensitive</label
-              >
-            </div>
-            <label for="r-url">Destination URL (POSTed each matching message)</label
-            ><input id="r-url" name="url" type="url" />
-            ${
-              owner
-                ? html`<label for="r-sample">Sample text to check (its first ${MAX_MATCH_TEXT} characters)</label>
-                    <input
-                      id="r-sample"
-                      name="sample"
-                      maxlength="${MAX_MATCH_TEXT}"
-                      value="${form ? str(form.body, 'sample') : ''}"
-                      hx-post="/portal/inbox/rules/check"
-                      hx-trigger="input changed delay:300ms"
-                      hx-include="#rule-form"
-                      hx-target="#sample-result"
-                    />
-                    <div id="sample-result" aria-live="polite"></div>
-                    <button type="submit" formaction="/portal/inbox/rules/check">Check the sample</button>
-                    <button type="submit">Create rule</button>`
-                : ''
-            }
-          </form>
-        </section>`,
-    );
-  }
-
   app.get('/inbox', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated);
     const done = doneNotice(pageQuery(request), {
       'rule-created': 'Rule created.',
       'rule-deleted': 'Rule deleted.',
       'filter-saved': 'Filter saved.',
     });
-    return sendPage(reply, await inboxPage(request, a.ctx, a.caller, done));
+    return sendPage(reply, await inboxPage(deps, request, a.ctx, a.caller, done));
   });
 
   // The sender aggregate is on every plan (GET /inbound-senders/{phone}); shown here with the inbox.
@@ -303,86 +185,14 @@ ${d ? d.numbers : f.numbers.join('\n')}</textarea>
   });
 
   // Owners only (the portal's read-only answer for viewers), throttled per user.
-  app.post('/inbox/rules/check', async (request, reply) => {
-    const a = await allowed(request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
-    const fragment = request.headers['hx-request'] === 'true';
-    let answer: Html;
-    let form: RuleForm | undefined;
-    let status = 200;
-    try {
-      const wait = checks.take(a.ctx.session.userId);
-      if (wait !== null) {
-        void reply.header('retry-after', String(wait));
-        throw checkThrottled(wait);
-      }
-      answer = sampleAnswer(
-        await deps.settings.checkSample(
-          a.caller.tenant.customerId,
-          conditionOf(request.body),
-          str(request.body, 'sample'),
-        ),
-      );
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      answer = errorBox(err);
-      form = { body: request.body, err };
-      status = err.status;
-    }
-    // htmx swaps only 2xx answers: the fragment carries the refusal in its text instead.
-    if (fragment) return reply.type('text/html; charset=utf-8').send(answer.value);
-    return sendPage(reply, await inboxPage(request, a.ctx, a.caller, answer, null, form), status);
-  });
+  registerFilterRoutes(app, deps);
+  registerRuleRoutes(app, deps);
+}
 
-  app.post('/inbox/rules', async (request, reply) => {
-    const a = await allowed(request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
-    try {
-      await deps.settings.createRule(a.caller, {
-        name: str(request.body, 'name').slice(0, 200),
-        condition: conditionOf(request.body),
-        destination: { type: 'http', url: str(request.body, 'url') },
-      });
-      // Post/redirect/get: a reload must not create the rule (and forward every match) twice.
-      return reply.redirect('/portal/inbox?done=rule-created', 303);
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      const form = { body: request.body, err };
-      return sendPage(reply, await inboxPage(request, a.ctx, a.caller, errorBox(err), null, form), err.status);
-    }
-  });
-
-  app.get('/inbox/rules/:id/delete', async (request, reply) => {
-    const a = await allowed(request);
-    if (a.gated) return sendPage(reply, a.gated);
-    const id = idParam(request);
-    const rule = (await deps.settings.listRules(a.caller)).find((r) => r.id === id);
-    if (!rule) throw errors.notFound();
-    return sendPage(
-      reply,
-      confirmPage(
-        a.ctx,
-        'Delete a forwarding rule',
-        html`<p>
-          Delete the rule <strong>${rule.name || '(no name)'}</strong> (${rule.condition.type}
-          <code>${rule.condition.pattern}</code> → ${rule.destination.url})? Matching messages are no longer forwarded.
-        </p>`,
-        `/portal/inbox/rules/${rule.id}/delete`,
-        'Delete the rule',
-        '/portal/inbox',
-      ),
-    );
-  });
-
-  app.post('/inbox/rules/:id/delete', async (request, reply) => {
-    const a = await allowed(request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
-    await deps.settings.deleteRule(a.caller, idParam(request));
-    return reply.redirect('/portal/inbox?done=rule-deleted', 303);
-  });
-
+/** Saving an account's whitelist/blacklist (a refused one comes back with what was typed). */
+function registerFilterRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.post('/inbox/filters/:id', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     // The account and the numbers are the settings service's to check (the API's rule: 404 when
     // not the caller's account, `numbers.K` for a number it cannot read); the form only splits
@@ -394,7 +204,12 @@ ${d ? d.numbers : f.numbers.join('\n')}</textarea>
     const refuse = async (field: 'mode' | 'numbers', text: string) =>
       sendPage(
         reply,
-        await inboxPage(request, a.ctx, a.caller, '', { accountId, mode, numbers: typed, problem: { field, text } }),
+        await inboxPage(deps, request, a.ctx, a.caller, '', {
+          accountId,
+          mode,
+          numbers: typed,
+          problem: { field, text },
+        }),
         400,
       );
     if (!['off', 'whitelist', 'blacklist'].includes(mode)) return refuse('mode', 'Choose off, whitelist or blacklist.');
@@ -422,5 +237,88 @@ ${d ? d.numbers : f.numbers.join('\n')}</textarea>
       return refuse('numbers', detail?.message ?? message ?? 'These numbers could not be saved.');
     }
     return reply.redirect('/portal/inbox?done=filter-saved', 303);
+  });
+}
+
+/** Forwarding rules: the sample check (throttled per user), create, delete. */
+function registerRuleRoutes(app: FastifyInstance, deps: PortalDeps): void {
+  const checks = createRateWindow({ limit: RULE_CHECKS_PER_MINUTE, windowMs: 60_000 });
+
+  app.post('/inbox/rules/check', async (request, reply) => {
+    const a = await allowed(deps, request);
+    if (a.gated) return sendPage(reply, a.gated, 403);
+    const fragment = request.headers['hx-request'] === 'true';
+    let answer: Html;
+    let form: RuleForm | undefined;
+    let status = 200;
+    try {
+      const wait = checks.take(a.ctx.session.userId);
+      if (wait !== null) {
+        void reply.header('retry-after', String(wait));
+        throw checkThrottled(wait);
+      }
+      answer = sampleAnswer(
+        await deps.settings.checkSample(
+          a.caller.tenant.customerId,
+          conditionOf(request.body),
+          str(request.body, 'sample'),
+        ),
+      );
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      answer = errorBox(err);
+      form = { body: request.body, err };
+      status = err.status;
+    }
+    // htmx swaps only 2xx answers: the fragment carries the refusal in its text instead.
+    if (fragment) return reply.type('text/html; charset=utf-8').send(answer.value);
+    return sendPage(reply, await inboxPage(deps, request, a.ctx, a.caller, answer, null, form), status);
+  });
+
+  app.post('/inbox/rules', async (request, reply) => {
+    const a = await allowed(deps, request);
+    if (a.gated) return sendPage(reply, a.gated, 403);
+    try {
+      await deps.settings.createRule(a.caller, {
+        name: str(request.body, 'name').slice(0, 200),
+        condition: conditionOf(request.body),
+        destination: { type: 'http', url: str(request.body, 'url') },
+      });
+      // Post/redirect/get: a reload must not create the rule (and forward every match) twice.
+      return reply.redirect('/portal/inbox?done=rule-created', 303);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      const form = { body: request.body, err };
+      return sendPage(reply, await inboxPage(deps, request, a.ctx, a.caller, errorBox(err), null, form), err.status);
+    }
+  });
+
+  app.get('/inbox/rules/:id/delete', async (request, reply) => {
+    const a = await allowed(deps, request);
+    if (a.gated) return sendPage(reply, a.gated);
+    const id = idParam(request);
+    const rule = (await deps.settings.listRules(a.caller)).find((r) => r.id === id);
+    if (!rule) throw errors.notFound();
+    return sendPage(
+      reply,
+      confirmPage(
+        a.ctx,
+        'Delete a forwarding rule',
+        html`<p>
+          Delete the rule <strong>${rule.name || '(no name)'}</strong> (${rule.condition.type}
+          <code>${rule.condition.pattern}</code> → ${rule.destination.url})? Matching messages are no longer forwarded.
+        </p>`,
+        `/portal/inbox/rules/${rule.id}/delete`,
+        'Delete the rule',
+        '/portal/inbox',
+      ),
+    );
+  });
+
+  app.post('/inbox/rules/:id/delete', async (request, reply) => {
+    const a = await allowed(deps, request);
+    if (a.gated) return sendPage(reply, a.gated, 403);
+    await deps.settings.deleteRule(a.caller, idParam(request));
+    return reply.redirect('/portal/inbox?done=rule-deleted', 303);
   });
 }

@@ -269,7 +269,6 @@ async function messagePage(deps: PortalDeps, request: FastifyRequest, id: string
         : null,
     ],
   ];
-  const provider = (m.error?.provider ?? null) as Record<string, unknown> | null;
   return page(
     ctx,
     `Message ${m.externalId}`,
@@ -295,30 +294,7 @@ async function messagePage(deps: PortalDeps, request: FastifyRequest, id: string
         )}
       </dl>
       <h2>Error</h2>
-      ${
-        m.error
-          ? html`<dl class="fields">
-              <dt>code</dt>
-              <dd><code>${String(m.error.code)}</code></dd>
-              <dt>message</dt>
-              <dd>${String(m.error.message ?? '')}</dd>
-              ${
-                provider
-                  ? html`<dt>provider</dt>
-                      <dd>
-                        <dl class="fields">
-                          ${Object.entries(provider).map(
-                            ([k, v]) =>
-                              html`<dt>${k}</dt>
-                                <dd>${v === null ? 'null' : String(v)}</dd>`,
-                          )}
-                        </dl>
-                      </dd>`
-                  : ''
-              }
-            </dl>`
-          : html`<p>None.</p>`
-      }
+      ${errorSection(m.error)}
       <h2>Metadata</h2>
       <pre>${m.metadata ? JSON.stringify(m.metadata, null, 2) : 'none'}</pre>
       <h2>Content</h2>
@@ -328,4 +304,31 @@ async function messagePage(deps: PortalDeps, request: FastifyRequest, id: string
       <p>${conversationLink(m.chatAccountId, m.recipient, 'The conversation with this number')}</p>
       <p><a href="/portal/messages">All messages</a></p>`,
   );
+}
+
+/** The message's error, with the provider's details when it has them. */
+function errorSection(error: Message['error']) {
+  const provider = (error?.provider ?? null) as Record<string, unknown> | null;
+  return error
+    ? html`<dl class="fields">
+        <dt>code</dt>
+        <dd><code>${String(error.code)}</code></dd>
+        <dt>message</dt>
+        <dd>${String(error.message ?? '')}</dd>
+        ${
+          provider
+            ? html`<dt>provider</dt>
+                <dd>
+                  <dl class="fields">
+                    ${Object.entries(provider).map(
+                      ([k, v]) =>
+                        html`<dt>${k}</dt>
+                          <dd>${v === null ? 'null' : String(v)}</dd>`,
+                    )}
+                  </dl>
+                </dd>`
+            : ''
+        }
+      </dl>`
+    : html`<p>None.</p>`;
 }

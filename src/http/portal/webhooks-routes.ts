@@ -86,171 +86,134 @@ function eventsFieldset(checked: readonly string[]): Html {
   </fieldset>`;
 }
 
+/** The page's context once the plan allows webhooks; otherwise the gate page is sent. */
+async function allowed(deps: PortalDeps, request: FastifyRequest) {
+  const t = await tenantOf(deps, request);
+  try {
+    deps.endpoints.checkAllowed(t.caller);
+    return { ...t, gated: null };
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    return { ...t, gated: page(t.ctx, 'Webhook endpoints', gate(t.tenant.plan, 'webhooks', 'Webhooks')) };
+  }
+}
+
+async function listPage(deps: PortalDeps, ctx: PageContext, caller: Caller, top: Part) {
+  const [endpoints, health] = await Promise.all([
+    deps.endpoints.list(caller),
+    deps.queries.webhookHealth(caller.tenant.customerId),
+  ]);
+  const owner = ctx.session.role === 'owner';
+  return page(
+    ctx,
+    'Webhook endpoints',
+    html`${top}
+      <p>${endpoints.filter((e) => e.isActive).length} of ${MAX_ACTIVE_ENDPOINTS} active endpoints.</p>
+      <table>
+        <caption>
+          Endpoints
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">URL</th>
+            <th scope="col">Description</th>
+            <th scope="col">Events</th>
+            <th scope="col">Active</th>
+            <th scope="col">Success (7 days)</th>
+            <th scope="col">Last failure</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${endpoints.map((e) => {
+            const h = health.get(e.id);
+            return html`<tr>
+              <td><a href="/portal/webhooks/${e.id}">${e.url}</a></td>
+              <td>${e.description}</td>
+              <td>${e.events.join(', ')}</td>
+              <td>${e.isActive ? 'yes' : 'no'}</td>
+              <td>${h && h.total > 0 ? `${Math.round((h.ok / h.total) * 100)}% of ${h.total}` : '—'}</td>
+              <td>${e.lastFailureAt ? html`${when(e.lastFailureAt)}: ${e.lastFailureReason ?? ''}` : '—'}</td>
+            </tr>`;
+          })}
+        </tbody>
+      </table>
+      ${
+        owner
+          ? html`<section aria-labelledby="new-ep">
+              <h2 id="new-ep">Add an endpoint</h2>
+              <form method="post" action="/portal/webhooks" class="stack">
+                ${csrfField(ctx.session)}
+                <label for="url">HTTPS URL</label>
+                <input id="url" name="url" type="url" required maxlength="2048" />
+                <label for="description">Description</label>
+                <input id="description" name="description" maxlength="500" />
+                ${eventsFieldset(DEFAULT_EVENT_TYPES)}
+                <button type="submit">Add endpoint</button>
+              </form>
+            </section>`
+          : ''
+      }`,
+  );
+}
+
+async function detailPage(deps: PortalDeps, ctx: PageContext, caller: Caller, id: string, top: Part) {
+  const e = await deps.endpoints.get(caller, id);
+  const { deliveries } = await deps.endpoints.deliveries(caller, id, { limit: 50 });
+  const owner = ctx.session.role === 'owner';
+  const action = (path: string, label: string) =>
+    html`<form method="post" action="/portal/webhooks/${e.id}/${path}" class="inline">
+      ${csrfField(ctx.session)}<button type="submit">${label}</button>
+    </form>`;
+  return page(
+    ctx,
+    `Endpoint ${e.url}`,
+    html`${top}
+      <dl class="fields">
+        <dt>id</dt>
+        <dd><code>${e.id}</code></dd>
+        <dt>Last success</dt>
+        <dd>${when(e.lastSuccessAt)}</dd>
+        <dt>Last failure</dt>
+        <dd>${when(e.lastFailureAt)} ${e.lastFailureReason ?? ''}</dd>
+      </dl>
+      ${
+        owner
+          ? html`<form method="post" action="/portal/webhooks/${e.id}" class="stack">
+                ${csrfField(ctx.session)}
+                <label for="url">URL</label>
+                <input id="url" name="url" type="url" required value="${e.url}" />
+                <label for="description">Description</label>
+                <input id="description" name="description" value="${e.description}" maxlength="500" />
+                ${eventsFieldset(e.events)}
+                <div>
+                  <input id="isActive" type="checkbox" name="isActive" value="true" ${e.isActive ? 'checked' : ''} />
+                  <label for="isActive">Active</label>
+                </div>
+                <label for="password">Your password (needed only to change the URL)</label>
+                <input id="password" name="password" type="password" autocomplete="current-password" />
+                <button type="submit">Save</button>
+              </form>
+              <p>
+                ${action('test', 'Send a test event')}
+                <a href="/portal/webhooks/${e.id}/rotate-secret">Rotate secret…</a>
+              </p>`
+          : ''
+      }
+      <h2>Deliveries</h2>
+      ${deliveriesTable(deliveries, owner ? action : null)}
+      <p><a href="/portal/webhooks">All endpoints</a></p>`,
+  );
+}
+
 export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): void {
-  /** The page's context once the plan allows webhooks; otherwise the gate page is sent. */
-  async function allowed(request: FastifyRequest) {
-    const t = await tenantOf(deps, request);
-    try {
-      deps.endpoints.checkAllowed(t.caller);
-      return { ...t, gated: null };
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      return { ...t, gated: page(t.ctx, 'Webhook endpoints', gate(t.tenant.plan, 'webhooks', 'Webhooks')) };
-    }
-  }
-
-  async function listPage(ctx: PageContext, caller: Caller, top: Part) {
-    const [endpoints, health] = await Promise.all([
-      deps.endpoints.list(caller),
-      deps.queries.webhookHealth(caller.tenant.customerId),
-    ]);
-    const owner = ctx.session.role === 'owner';
-    return page(
-      ctx,
-      'Webhook endpoints',
-      html`${top}
-        <p>${endpoints.filter((e) => e.isActive).length} of ${MAX_ACTIVE_ENDPOINTS} active endpoints.</p>
-        <table>
-          <caption>
-            Endpoints
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">URL</th>
-              <th scope="col">Description</th>
-              <th scope="col">Events</th>
-              <th scope="col">Active</th>
-              <th scope="col">Success (7 days)</th>
-              <th scope="col">Last failure</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${endpoints.map((e) => {
-              const h = health.get(e.id);
-              return html`<tr>
-                <td><a href="/portal/webhooks/${e.id}">${e.url}</a></td>
-                <td>${e.description}</td>
-                <td>${e.events.join(', ')}</td>
-                <td>${e.isActive ? 'yes' : 'no'}</td>
-                <td>${h && h.total > 0 ? `${Math.round((h.ok / h.total) * 100)}% of ${h.total}` : '—'}</td>
-                <td>${e.lastFailureAt ? html`${when(e.lastFailureAt)}: ${e.lastFailureReason ?? ''}` : '—'}</td>
-              </tr>`;
-            })}
-          </tbody>
-        </table>
-        ${
-          owner
-            ? html`<section aria-labelledby="new-ep">
-                <h2 id="new-ep">Add an endpoint</h2>
-                <form method="post" action="/portal/webhooks" class="stack">
-                  ${csrfField(ctx.session)}
-                  <label for="url">HTTPS URL</label>
-                  <input id="url" name="url" type="url" required maxlength="2048" />
-                  <label for="description">Description</label>
-                  <input id="description" name="description" maxlength="500" />
-                  ${eventsFieldset(DEFAULT_EVENT_TYPES)}
-                  <button type="submit">Add endpoint</button>
-                </form>
-              </section>`
-            : ''
-        }`,
-    );
-  }
-
-  async function detailPage(ctx: PageContext, caller: Caller, id: string, top: Part) {
-    const e = await deps.endpoints.get(caller, id);
-    const { deliveries } = await deps.endpoints.deliveries(caller, id, { limit: 50 });
-    const owner = ctx.session.role === 'owner';
-    const action = (path: string, label: string) =>
-      html`<form method="post" action="/portal/webhooks/${e.id}/${path}" class="inline">
-        ${csrfField(ctx.session)}<button type="submit">${label}</button>
-      </form>`;
-    return page(
-      ctx,
-      `Endpoint ${e.url}`,
-      html`${top}
-        <dl class="fields">
-          <dt>id</dt>
-          <dd><code>${e.id}</code></dd>
-          <dt>Last success</dt>
-          <dd>${when(e.lastSuccessAt)}</dd>
-          <dt>Last failure</dt>
-          <dd>${when(e.lastFailureAt)} ${e.lastFailureReason ?? ''}</dd>
-        </dl>
-        ${
-          owner
-            ? html`<form method="post" action="/portal/webhooks/${e.id}" class="stack">
-                  ${csrfField(ctx.session)}
-                  <label for="url">URL</label>
-                  <input id="url" name="url" type="url" required value="${e.url}" />
-                  <label for="description">Description</label>
-                  <input id="description" name="description" value="${e.description}" maxlength="500" />
-                  ${eventsFieldset(e.events)}
-                  <div>
-                    <input id="isActive" type="checkbox" name="isActive" value="true" ${e.isActive ? 'checked' : ''} />
-                    <label for="isActive">Active</label>
-                  </div>
-                  <label for="password">Your password (needed only to change the URL)</label>
-                  <input id="password" name="password" type="password" autocomplete="current-password" />
-                  <button type="submit">Save</button>
-                </form>
-                <p>
-                  ${action('test', 'Send a test event')}
-                  <a href="/portal/webhooks/${e.id}/rotate-secret">Rotate secret…</a>
-                </p>`
-            : ''
-        }
-        <h2>Deliveries</h2>
-        <table>
-          <caption>
-            Delivery history, newest first
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Created</th>
-              <th scope="col">Event</th>
-              <th scope="col">Status</th>
-              <th scope="col">Attempts (status code, duration, response)</th>
-              <th scope="col">Redeliver</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${deliveries.map(
-              (d) =>
-                html`<tr class="delivery">
-                  <td>${when(d.createdAt)}</td>
-                  <td>${d.eventType}<br /><code>${d.eventId}</code></td>
-                  <td>${d.status}</td>
-                  <td>
-                    <ol>
-                      ${(d.attempts as Record<string, unknown>[]).map(
-                        (a) =>
-                          html`<li class="attempt">
-                            ${when(String(a.attemptedAt))}:
-                            <strong>${a.statusCode === null ? 'no answer' : String(a.statusCode)}</strong>,
-                            ${String(a.durationMs)} ms ${a.error ? html`— ${String(a.error)}` : ''}
-                            ${a.responseBody ? html`<pre class="excerpt">${String(a.responseBody).slice(0, 500)}</pre>` : ''}
-                          </li>`,
-                      )}
-                    </ol>
-                  </td>
-                  <td>${owner ? action(`deliveries/${d.id}/redeliver`, 'Redeliver') : ''}</td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-        <p><a href="/portal/webhooks">All endpoints</a></p>`,
-    );
-  }
-
   app.get('/webhooks', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated);
-    return sendPage(reply, await listPage(a.ctx, a.caller, await shownSecret(deps, request)));
+    return sendPage(reply, await listPage(deps, a.ctx, a.caller, await shownSecret(deps, request)));
   });
 
   app.post('/webhooks', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     try {
       const input = endpointInput<Parameters<PortalDeps['endpoints']['create']>[1]>(validateCreate, {
@@ -265,21 +228,21 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
       return reply.redirect(`/portal/webhooks?shown=${shown}`, 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      return sendPage(reply, await listPage(a.ctx, a.caller, errorBox(err, ENDPOINT_LABELS)), err.status);
+      return sendPage(reply, await listPage(deps, a.ctx, a.caller, errorBox(err, ENDPOINT_LABELS)), err.status);
     }
   });
 
   app.get('/webhooks/:id', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated);
     const top = html`${await shownSecret(deps, request)}${queuedNotice(request)}${doneNotice(pageQuery(request), {
       saved: 'Saved.',
     })}`;
-    return sendPage(reply, await detailPage(a.ctx, a.caller, idParam(request), top));
+    return sendPage(reply, await detailPage(deps, a.ctx, a.caller, idParam(request), top));
   });
 
   app.post('/webhooks/:id', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
     try {
@@ -300,13 +263,18 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404) throw err;
       const status = err.status === 401 ? 403 : err.status;
-      return sendPage(reply, await detailPage(a.ctx, a.caller, id, errorBox(err, ENDPOINT_LABELS)), status);
+      return sendPage(reply, await detailPage(deps, a.ctx, a.caller, id, errorBox(err, ENDPOINT_LABELS)), status);
     }
   });
 
   // Rotating changes what the receiver must check: a confirmation page first (no JavaScript needed).
+  registerEndpointActions(app, deps);
+}
+
+/** The actions on one endpoint: rotating its secret, a test event, a redelivery. */
+function registerEndpointActions(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/webhooks/:id/rotate-secret', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated);
     const e = await deps.endpoints.get(a.caller, idParam(request));
     return sendPage(
@@ -330,7 +298,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
   });
 
   app.post('/webhooks/:id/rotate-secret', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
     const { secret } = await deps.endpoints.rotateSecret(a.caller, id);
@@ -340,7 +308,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
   });
 
   app.post('/webhooks/:id/test', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
     const { eventId } = await deps.endpoints.sendTest(a.caller, id);
@@ -349,10 +317,54 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
   });
 
   app.post('/webhooks/:id/deliveries/:deliveryId/redeliver', async (request, reply) => {
-    const a = await allowed(request);
+    const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
     await deps.endpoints.redeliver(a.caller, id, idParam(request, 'deliveryId'));
     return reply.redirect(`/portal/webhooks/${id}?queued=redelivery`, 303);
   });
+}
+
+type Deliveries = Awaited<ReturnType<PortalDeps['endpoints']['deliveries']>>['deliveries'];
+
+/** An endpoint's delivery history, each with its attempts; `action` (owners only) makes a redeliver button. */
+function deliveriesTable(deliveries: Deliveries, action: ((path: string, label: string) => Html) | null) {
+  return html`<table>
+    <caption>
+      Delivery history, newest first
+    </caption>
+    <thead>
+      <tr>
+        <th scope="col">Created</th>
+        <th scope="col">Event</th>
+        <th scope="col">Status</th>
+        <th scope="col">Attempts (status code, duration, response)</th>
+        <th scope="col">Redeliver</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${deliveries.map(
+        (d) =>
+          html`<tr class="delivery">
+            <td>${when(d.createdAt)}</td>
+            <td>${d.eventType}<br /><code>${d.eventId}</code></td>
+            <td>${d.status}</td>
+            <td>
+              <ol>
+                ${(d.attempts as Record<string, unknown>[]).map(
+                  (a) =>
+                    html`<li class="attempt">
+                      ${when(String(a.attemptedAt))}:
+                      <strong>${a.statusCode === null ? 'no answer' : String(a.statusCode)}</strong>,
+                      ${String(a.durationMs)} ms ${a.error ? html`— ${String(a.error)}` : ''}
+                      ${a.responseBody ? html`<pre class="excerpt">${String(a.responseBody).slice(0, 500)}</pre>` : ''}
+                    </li>`,
+                )}
+              </ol>
+            </td>
+            <td>${action ? action(`deliveries/${d.id}/redeliver`, 'Redeliver') : ''}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
 }

@@ -1,0 +1,94 @@
+// The worker role of the composition root: the dispatcher, the parked-receipt sweep, the account
+// prober, the webhook deliverer and the purger, over the services of app-services.ts.
+import type { Logger } from 'pino';
+
+import { createAccountProber } from './accounts/account-prober.js';
+import type { Services } from './app-services.js';
+import type { Config } from './config.js';
+import type { Db } from './db/db.js';
+import { createDispatcher } from './dispatch/dispatcher.js';
+import { createMediaPreparer } from './dispatch/prepare-media.js';
+import { webhookObserver } from './metrics/webhook-observer.js';
+import { createPurger } from './purge/purger.js';
+import { createParkedReceiptSweep } from './receipts/parked-sweep.js';
+import { createDeliverer } from './webhooks/deliverer.js';
+
+/** The worker role's loops (each with start and stop), not started yet. */
+export function createWorkers(config: Config, deps: { db: Db; log: Logger }, s: Services) {
+  return [createSendDispatcher(config, deps, s), ...createBackgroundWorkers(config, deps, s)];
+}
+
+function createSendDispatcher(config: Config, deps: { db: Db; log: Logger }, s: Services) {
+  const { db, log } = deps;
+  const { provider, mediaStore, outbound, sealer, directory, templateCategories, metrics } = s;
+  return createDispatcher({
+    db,
+    log,
+    provider,
+    media: createMediaPreparer({
+      db,
+      store: mediaStore,
+      provider,
+      outbound,
+      retryTimeScale: config.retryTimeScale,
+      fetchTimeoutMs: config.mediaFetchTimeoutMs,
+    }),
+    sealer,
+    invalidateCustomer: directory.invalidate,
+    categories: templateCategories,
+    blockedMarkets: config.marketingBlockedMarkets,
+    onLateSends: (outcome, n) => metrics.lateSends.inc({ outcome }, n),
+    onPairHeld: (n) => metrics.pairHeldSends.inc(n),
+    options: {
+      batchSize: config.workerBatchSize,
+      leaseSeconds: config.workerLeaseSeconds,
+      pollMs: config.workerPollMs,
+      sandboxStepMs: config.sandboxStepMs,
+      retryTimeScale: config.retryTimeScale,
+      maxInFlight: config.workerMaxInFlight,
+      maxMediaSteps: config.maxMediaSteps,
+      pacingHorizonMs: config.dispatchPacingHorizonMs,
+      firstAccountProbeDelayMs: config.accountProbeFirstDelayScaledMs,
+      pairSpacingMs: config.pairRateSpacingMs,
+    },
+  });
+}
+
+/** The loops beside the dispatcher. */
+function createBackgroundWorkers(config: Config, deps: { db: Db; log: Logger }, s: Services) {
+  const { db, log } = deps;
+  const { provider, outbound, sealer, directory, metrics } = s;
+  return [
+    createParkedReceiptSweep({ db, log, intervalMs: config.parkedSweepMs }),
+    createAccountProber({
+      db,
+      log,
+      sealer,
+      provider,
+      invalidateCustomer: directory.invalidate,
+      options: {
+        pollMs: config.workerPollMs,
+        firstDelayMs: config.accountProbeFirstDelaySeconds * 1000,
+        maxDelayMs: config.accountProbeMaxDelaySeconds * 1000,
+        retryTimeScale: config.retryTimeScale,
+        leaseSeconds: config.accountProbeLeaseSeconds,
+      },
+    }),
+    createDeliverer({
+      db,
+      log,
+      sealer,
+      client: outbound,
+      observe: webhookObserver(metrics),
+      options: {
+        batchSize: config.workerBatchSize,
+        leaseSeconds: config.webhookLeaseSeconds,
+        pollMs: config.workerPollMs,
+        retryTimeScale: config.retryTimeScale,
+        perEndpointConcurrency: config.webhookPerEndpointConcurrency,
+        maxInFlight: config.webhookMaxInFlight,
+      },
+    }),
+    createPurger({ db, log, intervalSeconds: config.purgeIntervalSeconds }),
+  ];
+}
