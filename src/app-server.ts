@@ -14,6 +14,7 @@ import { registerAdminPortalRoutes } from './http/routes/admin-portal-routes.js'
 import { registerAdminRoutes } from './http/routes/admin-routes.js';
 import { registerBroadcastRoutes } from './http/routes/broadcast-routes.js';
 import { registerChatAccountRoutes } from './http/routes/chat-accounts-routes.js';
+import { registerInboundMediaRoutes } from './http/routes/inbound-media-routes.js';
 import { registerInboundRoutes } from './http/routes/inbound-routes.js';
 import { registerMediaRoutes } from './http/routes/media-routes.js';
 import { registerMessageRoutes } from './http/routes/messages-routes.js';
@@ -82,6 +83,7 @@ function registerApi(api: Server, config: Config, s: Services): void {
     registerMediaRoutes(scope, { media });
     registerBroadcastRoutes(scope, { broadcasts });
     registerInboundRoutes(scope, { senders, settings });
+    registerInboundMediaRoutes(scope, { files: s.inboundFiles, reads: s.reads });
     registerSuppressionRoutes(scope, { suppressions });
     registerWebhookRoutes(scope, { endpoints });
     registerTemplateRoutes(scope, { templates });

@@ -15,6 +15,7 @@ import { createConversationService } from './conversations/conversation-service.
 import { createCustomerService } from './customers/customer-service.js';
 import { createCustomerQueries } from './customers/customer-store.js';
 import type { Db } from './db/db.js';
+import { createReadMarker } from './dispatch/mark-read.js';
 import { createInboundService } from './inbound/inbound-service.js';
 import { createSettingsService } from './inbound/settings-service.js';
 import { createKeyService } from './keys/key-service.js';
@@ -35,6 +36,7 @@ import { createUserService } from './portal/user-service.js';
 import { createProviderClient } from './provider/cloud-api.js';
 import { createReceiptService } from './receipts/receipt-service.js';
 import { checkEncryptionKey } from './secrets/key-check.js';
+import { createInboundFiles } from './senders/inbound-files.js';
 import { createSenderService } from './senders/sender-service.js';
 import type { Sealer } from './shared/crypto.js';
 import { createSealer } from './shared/crypto.js';
@@ -109,6 +111,8 @@ function createCapabilities(
   const messageCancel = createMessageCancel({ db, queries: messageQueries });
   const broadcasts = createBroadcastService({ db, maxSendAttempts: config.maxSendAttempts, media, metrics });
   const senders = createSenderService({ db });
+  const inboundFiles = createInboundFiles({ db, store: deps.mediaStore });
+  const reads = createReadMarker({ db, sealer, provider, metrics, horizonMs: config.dispatchPacingHorizonMs });
   const conversations = createConversationService({ db, senders, messages: messageQueries });
   const settings = createSettingsService({ db, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve });
   const endpoints = createEndpointService({ db, sealer, allowPrivateUrls: config.unsafeAllowPrivateUrls, resolve });
@@ -151,6 +155,8 @@ function createCapabilities(
     broadcasts,
     senders,
     conversations,
+    inboundFiles,
+    reads,
     settings,
     endpoints,
     templates,

@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/db.js';
 import { createDispatcher } from './dispatch/dispatcher.js';
 import { createMediaPreparer } from './dispatch/prepare-media.js';
+import { createInboundMediaFetcher } from './inbound/inbound-media-fetcher.js';
 import { webhookObserver } from './metrics/webhook-observer.js';
 import { createPurger } from './purge/purger.js';
 import { createParkedReceiptSweep } from './receipts/parked-sweep.js';
@@ -57,9 +58,25 @@ function createSendDispatcher(config: Config, deps: { db: Db; log: Logger }, s: 
 /** The loops beside the dispatcher. */
 function createBackgroundWorkers(config: Config, deps: { db: Db; log: Logger }, s: Services) {
   const { db, log } = deps;
-  const { provider, outbound, sealer, directory, metrics } = s;
+  const { provider, outbound, sealer, directory, metrics, mediaStore } = s;
   return [
     createParkedReceiptSweep({ db, log, intervalMs: config.parkedSweepMs }),
+    createInboundMediaFetcher({
+      db,
+      log,
+      sealer,
+      store: mediaStore,
+      provider,
+      metrics,
+      options: {
+        pollMs: config.workerPollMs,
+        maxBytes: config.inboundMediaMaxBytes,
+        types: config.inboundMediaTypes,
+        maxAttempts: config.inboundMediaMaxAttempts,
+        retryTimeScale: config.retryTimeScale,
+        leaseSeconds: config.inboundMediaLeaseSeconds,
+      },
+    }),
     createAccountProber({
       db,
       log,

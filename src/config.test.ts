@@ -183,3 +183,22 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ TRUST_PROXY: bad }), bad).toThrow(/TRUST_PROXY/);
   });
 });
+
+describe('inbound file settings', () => {
+  it('default to 16 MiB, the provider types and 12 attempts, and refuse what they cannot read', () => {
+    expect(loadConfig({})).toMatchObject({
+      inboundMediaMaxBytes: 16 * 1024 * 1024,
+      inboundMediaMaxAttempts: 12,
+      inboundMediaLeaseSeconds: 40,
+    });
+    expect(loadConfig({}).inboundMediaTypes).toContain('audio/ogg');
+    expect(loadConfig({ INBOUND_MEDIA_TYPES: 'image/*', INBOUND_MEDIA_MAX_BYTES: '1000' })).toMatchObject({
+      inboundMediaTypes: ['image/*'],
+      inboundMediaMaxBytes: 1000,
+    });
+    expect(() => loadConfig({ INBOUND_MEDIA_MAX_BYTES: '0' })).toThrow(
+      /INBOUND_MEDIA_MAX_BYTES must be a whole number/,
+    );
+    expect(() => loadConfig({ INBOUND_MEDIA_TYPES: 'images' })).toThrow(/INBOUND_MEDIA_TYPES must be MIME types/);
+  });
+});

@@ -5,6 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 
 import { apiVersionProblem, DEFAULT_API_VERSION } from './provider/api-versions.js';
+import { type InboundMediaSettings, readInboundMediaSettings } from './provider/parse-inbound-media.js';
 import { DEFAULT_BLOCKED_MARKETS, parseMarkets } from './shared/markets.js';
 
 export type Config = {
@@ -90,7 +91,8 @@ export type Config = {
   metricsQuotaTopN: number;
   /** Distinct account or endpoint ids kept as label values per process; the rest count as "other". */
   metricsMaxIdLabels: number;
-} & DerivedSettings;
+} & DerivedSettings &
+  InboundMediaSettings;
 
 /** Settings computed from the others in loadConfig (none is read from the environment). */
 export type DerivedSettings = {
@@ -100,6 +102,8 @@ export type DerivedSettings = {
   mediaFetchTimeoutMs: number;
   /** The prober's claim on an account: one provider request, and 5 s to record its answer. */
   accountProbeLeaseSeconds: number;
+  /** The inbound media fetcher's claim on a file: two provider requests, and 10 s to store it. */
+  inboundMediaLeaseSeconds: number;
   /** ACCOUNT_PROBE_FIRST_DELAY_SECONDS in ms, times RETRY_TIME_SCALE: when the dispatcher schedules a marked account's first probe. */
   accountProbeFirstDelayScaledMs: number;
   /** Failed portal logins per client address within 15 minutes: 4 times PORTAL_LOGIN_MAX_FAILURES. */
@@ -302,6 +306,7 @@ export function loadConfig(env: Env): Config {
     accountProbeFirstDelaySeconds: int('ACCOUNT_PROBE_FIRST_DELAY_SECONDS', 60, 1, 86400),
     accountProbeMaxDelaySeconds: int('ACCOUNT_PROBE_MAX_DELAY_SECONDS', 1800, 1, 7 * 86400),
     mediaUnusedTtlSeconds: int('MEDIA_UNUSED_TTL_SECONDS', 3600, 1, 86400),
+    ...readInboundMediaSettings(int, str, problems),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     // 20 MB in 2 minutes is about 1.4 Mbit/s: a slow mobile upload still fits.
     bodyReadTimeoutMs: int('BODY_READ_TIMEOUT_MS', 120_000, 1000, 3_600_000),
@@ -353,6 +358,7 @@ function deriveSettings(c: Omit<Config, keyof DerivedSettings>): DerivedSettings
     dispatchPacingHorizonMs: Math.min(c.pacingHorizonMs, leaseMs - c.providerTimeoutMs - 1000),
     mediaFetchTimeoutMs: Math.max(1000, Math.min(10_000, leaseMs - c.providerTimeoutMs - 2000)),
     accountProbeLeaseSeconds: Math.ceil(c.providerTimeoutMs / 1000) + 5,
+    inboundMediaLeaseSeconds: Math.ceil((2 * c.providerTimeoutMs) / 1000) + 10,
     accountProbeFirstDelayScaledMs: c.accountProbeFirstDelaySeconds * 1000 * c.retryTimeScale,
     portalLoginMaxFailuresPerAddress: c.portalLoginMaxFailures * 4,
     portalSecureCookies: c.publicBaseUrl.startsWith('https:'),

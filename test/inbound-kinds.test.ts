@@ -34,11 +34,14 @@ const CONTENT_KEYS = [
   'providerErrors',
   'context',
 ] as const;
+/** The fetch of a file (decision 0034) is shown by the inbox alone: the event is written before it. */
+const FETCH_KEYS = new Set(['state', 'size', 'attempts', 'error', 'fetchedAt']);
+const described = (m: Record<string, any>) => Object.fromEntries(Object.entries(m).filter(([k]) => !FETCH_KEYS.has(k)));
 /** The content fields that have a value (the event carries only those; the API has every one). */
 const contentOf = (o: Record<string, any>) =>
   Object.fromEntries(
     CONTENT_KEYS.filter((k) => o[k] !== undefined && o[k] !== null && !(Array.isArray(o[k]) && o[k].length === 0)).map(
-      (k) => [k, o[k]],
+      (k) => [k, k === 'media' ? described(o[k]) : o[k]],
     ),
   );
 

@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 
 import { newWamid } from './emulator-common.js';
+import { type InboundMediaBody, inboundMediaObject } from './emulator-inbound-media.js';
 import type { EmulatorState } from './emulator-state.js';
 import { unixSeconds } from './emulator-user-preferences.js';
 import { envelope, type WebhookSender } from './emulator-webhook-sender.js';
@@ -18,6 +19,8 @@ type InboundBody = {
   timestamp?: number | string;
   fromUserId?: string;
   previousUserId?: string;
+  /** A file of the message's `type` (image, audio, video, sticker, document): emulator-inbound-media.ts. */
+  media?: InboundMediaBody;
   /**
    * A message of any kind, in the provider's shape without id, from and timestamp (which the
    * emulator fills): `type` and the object of that kind, optionally `context` and `errors`.
@@ -73,6 +76,11 @@ export function registerInboundControl(app: FastifyInstance, state: EmulatorStat
       const fields = Object.entries(b.message).filter(([k]) => k !== 'id' && k !== 'from' && k !== 'timestamp');
       Object.assign(message, Object.fromEntries(fields));
       if (b.contextId) message.context = { ...(b.message.context as object), from: '15550000000', id: b.contextId };
+    }
+    // A file the emulator keeps and serves (emulator-inbound-media.ts), over any fields given for the kind.
+    if (b.media) {
+      const kind = String(message.type);
+      message[kind] = { ...(message[kind] as object), ...inboundMediaObject(state, b.phoneNumberId, kind, b.media) };
     }
     const contact = { profile: { name: b.name ?? 'Emulated User' }, ...(from ? { wa_id: from } : {}) };
     const status = await sender.post(

@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import { bearerToken, injectedBody, newWamid, refuseToken, sleep, tokenRefused } from './emulator-common.js';
+import { answerReadMark } from './emulator-inbound-media.js';
 import { createWindows } from './emulator-limits.js';
 import { payloadProblem } from './emulator-payloads.js';
 import { defaultPricing, sendReceipts } from './emulator-receipts.js';
@@ -30,6 +31,7 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
     if (state.latencyMs > 0) await sleep(state.latencyMs);
     if (tokenRefused(token, number)) return refuseToken(reply);
     const body = request.body ?? {};
+    if (route === 'messages' && body.status === 'read') return answerReadMark(state, phoneNumberId, body, reply);
     if (route === 'marketing_messages') {
       if (!number?.marketingMessagesOnboarded)
         return reply

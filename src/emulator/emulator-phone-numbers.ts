@@ -4,11 +4,15 @@
 import type { FastifyInstance } from 'fastify';
 
 import { bearerToken, injectedBody, refuseToken, sleep, tokenRefused } from './emulator-common.js';
+import { answerMediaLookup } from './emulator-inbound-media.js';
 import type { EmulatorState } from './emulator-state.js';
 import { graphError } from './graph-error.js';
 
 export function registerPhoneNumberRoute(app: FastifyInstance, state: EmulatorState): void {
   app.get<{ Params: { version: string; id: string } }>('/:version/:id', async (request, reply) => {
+    // The same path reads a received file's media id (emulator-inbound-media.ts).
+    const media = answerMediaLookup(state, request, reply, request.params.id);
+    if (media) return media;
     const n = state.numbers.get(request.params.id);
     const token = bearerToken(request);
     state.lookups.push({ phoneNumberId: request.params.id, at: Date.now() });

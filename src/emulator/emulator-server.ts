@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 
 import { registerStateControls } from './emulator-controls.js';
 import { registerInboundControl } from './emulator-inbound.js';
+import { registerInboundMediaRoutes } from './emulator-inbound-media.js';
 import { registerMediaRoute } from './emulator-media.js';
 import { registerMessageRoute } from './emulator-messages.js';
 import { registerPhoneNumberRoute } from './emulator-phone-numbers.js';
@@ -43,6 +44,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
   // ---- the Cloud API ----
   registerMessageRoute(app, state, sender);
   registerMediaRoute(app, state);
+  registerInboundMediaRoutes(app, state);
   registerPhoneNumberRoute(app, state);
   registerTemplateRoutes(app, state);
 

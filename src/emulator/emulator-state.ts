@@ -5,6 +5,7 @@ export type FailureRule = {
   /**
    * Recipient digits (no +); a trailing * matches a prefix, a leading * a suffix. Absent: any send.
    * `media`: media uploads (only). `lookup`: phone-number reads, GET /{phone-number-id} (only).
+   * `media_download`: received files, GET /{media-id} and the download URL (only). `read`: read marks (only).
    */
   to?: string;
   phoneNumberId?: string;
@@ -165,6 +166,12 @@ export function createEmulatorState() {
       string,
       { mimeType: string; size: number; filename: string | null; sha256: string; phoneNumberId: string }
     >(),
+    /** Files users sent (inbound), served by GET /{media-id} and the download URL. */
+    inboundMedia: new Map<string, { mimeType: string; sha256: string; data: Buffer; phoneNumberId: string }>(),
+    /** Media lookups and downloads received (GET /{media-id}, the download URL), whatever their answer. */
+    mediaFetches: [] as { mediaId: string; step: 'lookup' | 'download'; at: number; status: number }[],
+    /** Read marks received (POST /messages with status "read"), as sent. */
+    reads: [] as { phoneNumberId: string; messageId: string; typing: boolean; at: number }[],
     addRule(rule: Omit<FailureRule, 'id'>): FailureRule {
       const r = { ...rule, id: nextRule++ };
       this.rules.push(r);
@@ -173,8 +180,9 @@ export function createEmulatorState() {
     /** The first rule that applies to this send, consuming one of its `times`. */
     takeRule(phoneNumberId: string, to: string): FailureRule | null {
       // Upload and lookup rules name `media` / `lookup` explicitly; a rule without `to` is for sends only.
+      const special = ['media', 'lookup', 'media_download', 'read'];
       const matches = (r: FailureRule) =>
-        to === 'media' || to === 'lookup' ? r.to === to : matchesRecipient(r.to, to);
+        special.includes(to) ? r.to === to : !special.includes(r.to ?? '') && matchesRecipient(r.to, to);
       return consume(
         this.rules.find(
           (r) =>

@@ -13,6 +13,7 @@ import { eventContentFields } from '../provider/inbound-content-view.js';
 import type { InboundMessage } from '../provider/parse-webhook.js';
 import { moveRecipientKeys, recipientKey } from '../suppressions/recipient-keys.js';
 import { suppressKeywordSenders } from '../suppressions/suppression-store.js';
+import { recordInboundMedia } from './inbound-media-store.js';
 
 export type InboundAccount = { id: string; customerId: string; plan: Plan; channel: string };
 
@@ -65,6 +66,7 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
       })),
   );
   const prepared = await storeInbox(tx, todo, fromOf);
+  await recordInboundMedia(tx, filesOf(prepared));
   const ours = await findQuoted(tx, prepared);
   await recordReactions(tx, prepared, (p, pm) => ours.get(key(p.item.account.id, pm)));
   const { events, results } = buildEvents(prepared, { agg, senders, ours });
@@ -232,6 +234,24 @@ async function storeInbox(tx: Queryable, todo: InboundItem[], fromOf: FromOf): P
     ],
   );
   return prepared;
+}
+
+/** 4b. The files of stored messages, fetched by the inbound media fetcher (decision 0034). */
+function filesOf(prepared: Prepared[]): Parameters<typeof recordInboundMedia>[1] {
+  return prepared.flatMap(({ item: { account, message }, id, stored }) =>
+    stored && message.file
+      ? [
+          {
+            id: crypto.randomUUID(),
+            inboundMessageId: id,
+            customerId: account.customerId,
+            accountId: account.id,
+            receivedAt: message.receivedAt,
+            media: message.file,
+          },
+        ]
+      : [],
+  );
 }
 
 /**

@@ -55,7 +55,7 @@ export function createMetrics(opts: MetricsOptions = { maxIdLabels: 1000 }) {
     }),
     providerRequestDuration: new Histogram({
       name: 'chatgate_provider_request_duration_seconds',
-      help: 'Provider API request latency by operation (send, media_upload, template, phone_lookup)',
+      help: 'Provider API request latency by operation (send, media_upload, template, phone_lookup, media_download, mark_read)',
       labelNames: ['operation'] as const,
       buckets: PROVIDER_BUCKETS,
       registers,
@@ -96,6 +96,18 @@ export function createMetrics(opts: MetricsOptions = { maxIdLabels: 1000 }) {
     inboundForwarding: new Counter({
       name: 'chatgate_inbound_forwarding_total',
       help: 'Inbound messages whose forwarding by rules is finished, by result (forwarded, unmatched, failed)',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+    inboundMediaFiles: new Counter({
+      name: 'chatgate_inbound_media_files_total',
+      help: 'Inbound file fetch attempts by result (fetched, retry, failed, skipped_too_large, skipped_type)',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+    markRead: new Counter({
+      name: 'chatgate_inbound_read_marks_total',
+      help: 'POST /inbound-messages/{id}/read by result (sent, already, simulated, failed)',
       labelNames: ['result'] as const,
       registers,
     }),

@@ -3,8 +3,9 @@
 // Tokens stay in the Authorization header: never in a URL, a log line or an error we keep.
 import { Agent, FormData, request } from 'undici';
 
+import { type DownloadOutcome, downloadWithToken, trustedMediaUrl } from './media-download.js';
 import type { ProviderMediaRef, SendContent } from './payload.js';
-import { buildSendPayload } from './payload.js';
+import { buildSendPayload, readPayload } from './payload.js';
 
 export type ProviderErrorDetail = {
   code: number | null;
@@ -55,7 +56,12 @@ export type ProviderClient = ReturnType<typeof createProviderClient>;
 /** Where a send goes: the provider's /messages, or its Marketing Messages API for MARKETING templates (decision 0038). */
 export type ProviderRoute = 'messages' | 'marketing_messages';
 
-export type ProviderOperation = 'send' | 'media_upload' | 'template' | 'phone_lookup';
+export type ProviderOperation = 'send' | 'media_upload' | 'template' | 'phone_lookup' | 'media_download' | 'mark_read';
+
+/** GET /{media-id}: where to download a received file, and what the provider says of it. */
+export type MediaInfoOutcome =
+  | { ok: true; url: string; mimeType: string | null; sha256: string | null; size: number | null }
+  | Extract<SendOutcome, { ok: false }>;
 
 /** What the client reports of its requests (metrics): each request's latency, and each send's outcome. */
 export type ProviderObserver = {
@@ -331,6 +337,58 @@ export function createProviderClient(opts: {
         userTitle: text(typeof e === 'object' && e !== null ? e.error_user_title : undefined),
         retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
       };
+    },
+
+    /** A received file's download URL and facts (GET /{media-id}?phone_number_id=). */
+    async mediaInfo(account: ProviderAccount, mediaId: string): Promise<MediaInfoOutcome> {
+      const res = await call(
+        'media_download',
+        'GET',
+        `${encodeURIComponent(mediaId)}?phone_number_id=${encodeURIComponent(account.phoneNumberId)}`,
+        account.accessToken,
+      );
+      if (!res.ok) return res;
+      const b = (res.body ?? {}) as Record<string, unknown>;
+      if (typeof b.url !== 'string' || !/^https?:\/\//.test(b.url))
+        return {
+          ok: false,
+          transport: null,
+          httpStatus: res.httpStatus,
+          detail: null,
+          summary: 'provider answered without a media URL',
+        };
+      return {
+        ok: true,
+        url: b.url,
+        mimeType: text(b.mime_type),
+        sha256: text(b.sha256),
+        size: num(b.file_size),
+      };
+    },
+
+    /**
+     * Downloads a received file from the URL the provider gave, with the account's token (never
+     * following redirects: the token must not travel elsewhere), at most `maxBytes`.
+     */
+    download: (url: string, accessToken: string, maxBytes: number): Promise<DownloadOutcome> =>
+      trustedMediaUrl(url, opts.baseUrl)
+        ? downloadWithToken(agent, url, accessToken, maxBytes, timeoutMs, observe)
+        : Promise.resolve({
+            ok: false,
+            reason: 'permanent',
+            httpStatus: null,
+            summary: 'the provider gave a download URL outside its own hosts: not sent the token',
+          }),
+
+    /** Marks a received message read (blue ticks), with the typing indicator when asked. */
+    async markRead(account: ProviderAccount, providerMessageId: string, typing: boolean): Promise<LookupOutcome> {
+      const res = await post(
+        'mark_read',
+        `${encodeURIComponent(account.phoneNumberId)}/messages`,
+        account.accessToken,
+        JSON.stringify(readPayload(providerMessageId, typing)),
+      );
+      return res.ok ? { ok: true } : res;
     },
 
     close: () => agent.close(),

@@ -1,6 +1,7 @@
 // The provider's webhook payload → the status receipts it carries (every entry, change and
 // status; a malformed item is skipped, never the whole batch).
 import { type InboundContent, inboundContent } from './parse-inbound-content.js';
+import { inboundMediaOf, type InboundMediaRef } from './parse-inbound-media.js';
 
 export type ReceiptStatus = 'sent' | 'delivered' | 'read' | 'failed';
 
@@ -121,6 +122,8 @@ export type InboundMessage = {
   /** The provider id of the quoted message, when the user replied to one. */
   contextId: string | null;
   receivedAt: Date;
+  /** The file the message carries (image, audio, video, sticker, document), fetched after ingestion (decision 0034). */
+  file?: InboundMediaRef | null;
   /** The kind-specific content (decision 0033); absent for a connector's message (then none). */
   content?: InboundContent;
 };
@@ -212,6 +215,7 @@ export function parseInboundMessages(payload: unknown): { messages: InboundMessa
         ...describeInbound(m),
         contextId: str(obj(m.context).id)?.slice(0, 500) ?? null,
         receivedAt: new Date(seconds * 1000),
+        file: inboundMediaOf(m),
         content: inboundContent(m),
       });
     }

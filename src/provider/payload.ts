@@ -187,3 +187,13 @@ export function buildSendPayload(
     targetProviderId !== null && content.type !== 'reaction' ? { context: { message_id: targetProviderId } } : {};
   return { ...envelope, ...context, ...contentPart(content, providerMedia, targetProviderId) };
 }
+
+/** Marks a received message read; `typing` adds the typing indicator (shown up to 25 s or until our reply). */
+export function readPayload(providerMessageId: string, typing: boolean): Record<string, unknown> {
+  return {
+    messaging_product: 'whatsapp',
+    status: 'read',
+    message_id: providerMessageId,
+    ...(typing ? { typing_indicator: { type: 'text' } } : {}),
+  };
+}

@@ -8,6 +8,7 @@ import type { InboundContent } from '../provider/parse-inbound-content.js';
 import { errors } from '../shared/errors.js';
 import { checkCursor, keysetPage } from '../shared/keyset.js';
 import { suppressedAmong, suppressionKey } from '../suppressions/suppression-store.js';
+import { type InboundMediaColumns, MEDIA_COLUMNS, withFetch } from './inbound-media-view.js';
 import { replyWindowExpiresAt } from './reply-window.js';
 
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
@@ -75,7 +76,9 @@ type InboxRow = {
   content: InboundContent | string | null;
   reaction_message_id: string | null;
   reaction_external_id: string | null;
-};
+  /** The file's fetch (decision 0034; MEDIA_COLUMNS) and the read mark. */
+  read_at: Date | null;
+} & InboundMediaColumns;
 
 export function createSenderService(deps: { db: Db }) {
   const { db } = deps;
@@ -194,8 +197,9 @@ export function createSenderService(deps: { db: Db }) {
 
 /** An inbound message with our messages its reply and reaction point at (while they exist). */
 const INBOX_SELECT = `SELECT i.*, m.id AS reply_message_id, m.external_id AS reply_external_id,
-         rx.id AS reaction_message_id, rx.external_id AS reaction_external_id
+         rx.id AS reaction_message_id, rx.external_id AS reaction_external_id, ${MEDIA_COLUMNS}
     FROM inbound_messages i
+    LEFT JOIN inbound_media f ON f.inbound_message_id = i.id
     LEFT JOIN LATERAL (SELECT id, external_id FROM messages m WHERE m.chat_account_id = i.chat_account_id
                          AND m.provider_message_id = i.reply_to_provider_message_id LIMIT 1) m ON true
     LEFT JOIN LATERAL (SELECT id, external_id FROM messages m WHERE m.chat_account_id = i.chat_account_id
@@ -204,6 +208,10 @@ const INBOX_SELECT = `SELECT i.*, m.id AS reply_message_id, m.external_id AS rep
 /** The public Inbound message: the spec's fields, then the content by kind (decision 0033). */
 function toInbound(r: InboxRow) {
   const content = typeof r.content === 'string' ? (JSON.parse(r.content) as InboundContent) : r.content;
+  const fields = contentFields(
+    content,
+    r.reaction_message_id ? { id: r.reaction_message_id, external_id: r.reaction_external_id! } : null,
+  );
   return {
     inboundMessageId: r.id,
     chatAccountId: r.chat_account_id,
@@ -222,9 +230,9 @@ function toInbound(r: InboxRow) {
           externalId: r.reply_external_id,
         }
       : null,
-    ...contentFields(
-      content,
-      r.reaction_message_id ? { id: r.reaction_message_id, external_id: r.reaction_external_id! } : null,
-    ),
+    ...fields,
+    // The fetch of the file beside its description, and the read mark (decision 0034).
+    media: withFetch(fields.media, r),
+    readAt: iso(r.read_at),
   };
 }

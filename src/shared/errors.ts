@@ -59,6 +59,25 @@ export const errors = {
     new AppError(429, 'media_pending_limit', {
       message: `at most ${limit} uploaded files may wait unused; send or let them expire (1 hour)`,
     }),
+  /** GET /inbound-messages/{id}/media: the message carries no file. */
+  inboundMediaNotFound: () =>
+    new AppError(404, 'inbound_media_not_found', { message: 'this inbound message carries no file' }),
+  /** The file is still being fetched from the provider: try again shortly. */
+  inboundMediaNotReady: (attempts: number, error: string | null) =>
+    new AppError(409, 'media_not_ready', { state: 'pending', attempts, lastError: error }, { 'retry-after': '5' }),
+  /** The file will not be served: failed for good, too large or of a type not fetched. */
+  inboundMediaUnavailable: (state: string, error: string | null) =>
+    new AppError(410, 'media_unavailable', { state, lastError: error }),
+  /** POST /inbound-messages/{id}/read: the provider refused or could not be reached; nothing was recorded. */
+  readNotMarked: (message: string) => new AppError(503, 'provider_unavailable', { message }),
+  /** The account's provider calls are booked further ahead than a request waits. */
+  providerBusy: () =>
+    new AppError(
+      503,
+      'provider_unavailable',
+      { message: "the account's provider rate is taken by its sends; try again" },
+      { 'retry-after': '1' },
+    ),
   chatAccountRequired: () => new AppError(422, 'chat_account_required'),
   invalidWebhookUrl: (reason: string) => new AppError(400, 'invalid_webhook_url', { reason }),
   webhookEndpointNotFound: () => new AppError(404, 'webhook_endpoint_not_found'),

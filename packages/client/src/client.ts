@@ -108,6 +108,9 @@ export type ChatAccount = Schemas['ChatAccount'];
 export type Sender = Schemas['Sender'];
 export type InboundMessagePage = Schemas['InboundMessagePage'];
 export type InboundMessage = Schemas['InboundMessage'];
+export type InboundReadMark = Schemas['InboundReadMark'];
+/** An inbound message's file: its bytes and Content-Type. */
+export type InboundFile = { data: Uint8Array; contentType: string };
 export type InboxFilter = Schemas['InboxFilter'];
 export type ForwardingRule = Schemas['ForwardingRule'];
 export type Suppression = Schemas['Suppression'];
@@ -159,7 +162,7 @@ export type ChatGateOptions = {
 };
 
 type Query = Record<string, string | number | boolean | undefined>;
-type RequestOptions = { query?: Query; body?: unknown; form?: FormData; retry?: boolean };
+type RequestOptions = { query?: Query; body?: unknown; form?: FormData; retry?: boolean; binary?: boolean };
 
 const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);
 const seg = encodeURIComponent;
@@ -273,9 +276,19 @@ export class ChatGate {
     return this.#json('GET', '/inbound-messages', { query, retry: true });
   }
 
-  /** GET /inbound-messages/{id}: one message of the inbox (plan Pro) with its content by kind. */
+  /** GET /inbound-messages/{id}: one message of the inbox (plan Pro) with its content by kind, its file's fetch (`media.state`) and `readAt`. */
   getInboundMessage(id: string): Promise<InboundMessage> {
     return this.#json('GET', `/inbound-messages/${seg(id)}`, { retry: true });
+  }
+
+  /** GET /inbound-messages/{id}/media: the file (409 media_not_ready while it is fetched, 410 media_unavailable). */
+  getInboundMedia(id: string): Promise<InboundFile> {
+    return this.#json('GET', `/inbound-messages/${seg(id)}/media`, { retry: true, binary: true });
+  }
+
+  /** POST /inbound-messages/{id}/read: blue ticks (and the typing indicator), once per message. */
+  markInboundRead(id: string, options: { typing?: boolean } = {}): Promise<InboundReadMark> {
+    return this.#json('POST', `/inbound-messages/${seg(id)}/read`, { body: options, retry: true });
   }
 
   // Webhook endpoints (plans Basic and Pro; not with a key scoped to one account).
@@ -445,6 +458,13 @@ export class ChatGate {
           ? `no answer within ${this.#timeoutMs} ms (${method} ${url.origin}${url.pathname})`
           : `${describeCause(err)} (${method} ${url.origin}${url.pathname})`;
         throw new ChatGateError(0, timeout ? 'timeout' : 'network_error', { message }, null, { cause: err });
+      }
+      if (res.ok && options.binary) {
+        const file: InboundFile = {
+          data: new Uint8Array(await res.arrayBuffer()),
+          contentType: res.headers.get('content-type') ?? 'application/octet-stream',
+        };
+        return { status: res.status, body: file as T };
       }
       const text = await res.text();
       const body = text === '' ? null : parseJson(text);

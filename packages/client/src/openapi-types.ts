@@ -269,6 +269,46 @@ export interface paths {
     patch: operations['updateForwardingRule'];
     trace?: never;
   };
+  '/inbound-messages/{id}/media': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The inbound message's file, with its type and size
+     * @description The file of an inbound message (image, audio or voice note, video, sticker, document), as fetched from the provider: the body is the file's bytes, with its `Content-Type` and `Content-Length`. `409 media_not_ready` while it is being fetched, `410 media_unavailable` when it never will be (see `media.state` on the message).
+     */
+    get: operations['getInboundMedia'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/inbound-messages/{id}/read': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Mark the inbound message read at the provider (blue ticks), optionally with the typing indicator
+     * @description Marks the inbound message read at the provider (blue ticks); with `typing: true` the user also sees the typing indicator (up to 25 s, or until the reply). Once per message: a repeat answers the first call's `readAt` and `typing` without a provider call. The call takes a slot of the account's pacing, like its sends. A sandbox key gets a simulated answer (`sandbox: true`) and nothing is sent.
+     */
+    post: operations['markInboundRead'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/chat-accounts/{accountId}/suppressions': {
     parameters: {
       query?: never;
@@ -1117,7 +1157,7 @@ export interface components {
       title: string | null;
       description: string | null;
     };
-    /** @description A medium's description from the provider; the file itself is not part of this object. */
+    /** @description A medium's description from the provider; on the inbox's messages also the fetch of the file (`state`…), which GET /inbound-messages/{id}/media serves. */
     InboundMedia: {
       /** @enum {string} */
       kind: 'image' | 'video' | 'audio' | 'document' | 'sticker';
@@ -1128,6 +1168,16 @@ export interface components {
       filename: string | null;
       voice: boolean | null;
       animated: boolean | null;
+      /**
+       * @description Inbox only: the fetch of the file; GET /inbound-messages/{id}/media serves it once `fetched`.
+       * @enum {string}
+       */
+      state?: 'pending' | 'fetched' | 'failed' | 'skipped_too_large' | 'skipped_type';
+      size?: number | null;
+      /** @description Fetch attempts so far. */
+      attempts?: number;
+      error?: string | null;
+      fetchedAt?: string | null;
     };
     InboundMessage: {
       /** Format: uuid */
@@ -1144,6 +1194,7 @@ export interface components {
       /** Format: date-time */
       receivedAt: string;
       replyTo: components['schemas']['ReplyTo'] | null;
+      readAt?: string | null;
       media: components['schemas']['InboundMedia'] | null;
       interactive: components['schemas']['InboundInteractive'] | null;
       button: {
@@ -1189,6 +1240,15 @@ export interface components {
       providerMessageId: string | null;
       messageId: string | null;
       externalId: string | null;
+    };
+    InboundReadMark: {
+      /** Format: uuid */
+      inboundMessageId: string;
+      /** Format: date-time */
+      readAt: string;
+      typing: boolean;
+      /** @constant */
+      sandbox?: true;
     };
     InboxFilter: {
       /** Format: uuid */
@@ -1752,6 +1812,39 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    /** @description The inbound message carries no file. */
+    InboundMediaNotFoundError: {
+      /** @constant */
+      error: 'inbound_media_not_found';
+      /** @description Explanation. */
+      message?: string;
+    } & {
+      [key: string]: unknown;
+    };
+    /** @description The file is still being fetched from the provider (`state: pending`); try again after Retry-After. */
+    MediaNotReadyError: {
+      /** @constant */
+      error: 'media_not_ready';
+      /** @description pending */
+      state: string;
+      /** @description Fetch attempts so far. */
+      attempts: number;
+      /** @description The last attempt's error, if any. */
+      lastError: string | null;
+    } & {
+      [key: string]: unknown;
+    };
+    /** @description The file will not be served: `failed` (given up after its attempts), `skipped_too_large` (over INBOUND_MEDIA_MAX_BYTES) or `skipped_type` (a type INBOUND_MEDIA_TYPES leaves out). */
+    MediaUnavailableError: {
+      /** @constant */
+      error: 'media_unavailable';
+      /** @description failed, skipped_too_large or skipped_type. */
+      state: string;
+      /** @description Why. */
+      lastError: string | null;
+    } & {
+      [key: string]: unknown;
+    };
     /** @description `chatAccountId` does not exist or is not the caller's. */
     AccountNotFoundError: {
       /** @constant */
@@ -1980,7 +2073,7 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
-    /** @description The provider failed a template operation. */
+    /** @description The provider failed a template operation, or did not mark an inbound message read (nothing was recorded; try again). */
     ProviderUnavailableError: {
       /** @constant */
       error: 'provider_unavailable';
@@ -4397,6 +4490,212 @@ export interface operations {
       };
     };
   };
+  getInboundMedia: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /**
+       * @description `Missing x-api-key header`: No `x-api-key` header.
+       *
+       *     `Invalid API key`: Unknown or revoked key.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
+        };
+      };
+      /** @description `feature_not_available`: The feature is not in the plan (webhooks and broadcasts: Basic and Pro; inbox, rules: Pro). */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FeatureNotAvailableError'];
+        };
+      };
+      /**
+       * @description `inbound_message_not_found`: Unknown or purged inbound message, another customer's, or (scoped key) another account's.
+       *
+       *     `inbound_media_not_found`: The inbound message carries no file.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            components['schemas']['InboundMessageNotFoundError'] | components['schemas']['InboundMediaNotFoundError'];
+        };
+      };
+      /** @description `media_not_ready`: The file is still being fetched from the provider (`state: pending`); try again after Retry-After. */
+      409: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MediaNotReadyError'];
+        };
+      };
+      /** @description `media_unavailable`: The file will not be served: `failed` (given up after its attempts), `skipped_too_large` (over INBOUND_MEDIA_MAX_BYTES) or `skipped_type` (a type INBOUND_MEDIA_TYPES leaves out). */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MediaUnavailableError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+    };
+  };
+  markInboundRead: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          typing?: boolean;
+        } | null;
+      };
+    };
+    responses: {
+      /** @description OK: InboundReadMark */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InboundReadMark'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /**
+       * @description `Missing x-api-key header`: No `x-api-key` header.
+       *
+       *     `Invalid API key`: Unknown or revoked key.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
+        };
+      };
+      /** @description `feature_not_available`: The feature is not in the plan (webhooks and broadcasts: Basic and Pro; inbox, rules: Pro). */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FeatureNotAvailableError'];
+        };
+      };
+      /** @description `inbound_message_not_found`: Unknown or purged inbound message, another customer's, or (scoped key) another account's. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InboundMessageNotFoundError'];
+        };
+      };
+      /** @description `payload_too_large`: The body is over the route limit (1 MiB by default, 8 MiB for broadcasts). */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PayloadTooLargeError'];
+        };
+      };
+      /** @description `unsupported_media_type`: Another content type than the route reads (application/json; multipart/form-data for uploads). */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnsupportedMediaTypeError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `provider_unavailable`: The provider failed a template operation, or did not mark an inbound message read (nothing was recorded; try again). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ProviderUnavailableError'];
+        };
+      };
+    };
+  };
   listSuppressions: {
     parameters: {
       query?: {
@@ -5779,7 +6078,7 @@ export interface operations {
         };
       };
       /**
-       * @description `provider_unavailable`: The provider failed a template operation.
+       * @description `provider_unavailable`: The provider failed a template operation, or did not mark an inbound message read (nothing was recorded; try again).
        *
        *     `provider_unreachable`: The provider could not be reached for a template operation.
        */
@@ -5947,7 +6246,7 @@ export interface operations {
         };
       };
       /**
-       * @description `provider_unavailable`: The provider failed a template operation.
+       * @description `provider_unavailable`: The provider failed a template operation, or did not mark an inbound message read (nothing was recorded; try again).
        *
        *     `provider_unreachable`: The provider could not be reached for a template operation.
        */

@@ -121,6 +121,44 @@ const DOCS = {
     schema: 'MessageNotFoundError',
     description: 'Unknown, foreign or purged message.',
   },
+  inbound_media_not_found: {
+    status: 404,
+    schema: 'InboundMediaNotFoundError',
+    description: 'The inbound message carries no file.',
+    extra: { message: str('Explanation.') },
+  },
+  media_not_ready: {
+    status: 409,
+    schema: 'MediaNotReadyError',
+    description: 'The file is still being fetched from the provider (`state: pending`); try again after Retry-After.',
+    extra: {
+      state: str('pending'),
+      attempts: { type: 'integer', description: 'Fetch attempts so far.' },
+      lastError: { type: ['string', 'null'], description: "The last attempt's error, if any." },
+    },
+    headers: { 'retry-after': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+    example: {
+      error: 'media_not_ready',
+      state: 'pending',
+      attempts: 2,
+      lastError: 'media lookup: provider answered HTTP 503',
+    },
+  },
+  media_unavailable: {
+    status: 410,
+    schema: 'MediaUnavailableError',
+    description:
+      'The file will not be served: `failed` (given up after its attempts), `skipped_too_large` (over INBOUND_MEDIA_MAX_BYTES) or `skipped_type` (a type INBOUND_MEDIA_TYPES leaves out).',
+    extra: {
+      state: str('failed, skipped_too_large or skipped_type.'),
+      lastError: { type: ['string', 'null'], description: 'Why.' },
+    },
+    example: {
+      error: 'media_unavailable',
+      state: 'skipped_too_large',
+      lastError: 'the file is larger than 16777216 bytes (INBOUND_MEDIA_MAX_BYTES)',
+    },
+  },
   account_not_found: {
     status: 404,
     schema: 'AccountNotFoundError',
@@ -284,7 +322,8 @@ const DOCS = {
   provider_unavailable: {
     status: 503,
     schema: 'ProviderUnavailableError',
-    description: 'The provider failed a template operation.',
+    description:
+      'The provider failed a template operation, or did not mark an inbound message read (nothing was recorded; try again).',
     extra: { message: str('Explanation.'), provider: providerDetail },
   },
   provider_unreachable: {

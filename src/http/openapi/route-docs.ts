@@ -16,7 +16,7 @@
 // A component is a TypeBox schema made with `component('Thing', Type.Object({...}))` in the schema
 // module of its capability (src/http/schemas/): it is published as components.schemas.Thing, and a
 // component nested in another is referenced by `$ref`. A route answering without a body declares
-// `204: NoContent`. The response schemas also serialize the answers (fast-json-stringify): a field
+// `204: NoContent`, one answering with a file's bytes `200: FileBody`. The response schemas also serialize the answers (fast-json-stringify): a field
 // the schema does not declare is dropped, so declare every field the service returns (open-ended
 // objects: `additionalProperties: true`; a field that can be null: `Nullable(...)`, or a null string
 // is sent as ""); the test harness fails any answer that lost or changed a value in serialization
@@ -48,6 +48,12 @@ export function component<T extends TSchema>(name: string, schema: T): T {
 
 /** The answer of a route that answers without a body (204). */
 export const NoContent = Type.Unsafe<void>({ type: 'null', description: 'No content' });
+
+/**
+ * The answer of a route that answers with a file's bytes (its type in Content-Type), not JSON: no
+ * schema in the document, and the bytes are sent as they are (a Buffer is never serialized).
+ */
+export const FileBody = Type.Unsafe<Buffer>({ type: 'null', description: "The file's bytes" });
 
 /** The shape every component has after component(): an `$id` naming it. */
 export const componentName = (schema: unknown): string | undefined =>

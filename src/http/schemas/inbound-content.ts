@@ -22,8 +22,22 @@ export const InboundMedia = component(
       filename: Nullable(Type.String({ description: 'Document only.' })),
       voice: Nullable(Type.Boolean({ description: 'Audio only: true for a voice note recorded in the app.' })),
       animated: Nullable(Type.Boolean({ description: 'Sticker only.' })),
+      // The fetch of the file (decision 0034): on inbound messages of the inbox, not in events.
+      state: Type.Optional(
+        Type.String({
+          enum: ['pending', 'fetched', 'failed', 'skipped_too_large', 'skipped_type'],
+          description: 'Inbox only: the fetch of the file; GET /inbound-messages/{id}/media serves it once `fetched`.',
+        }),
+      ),
+      size: Type.Optional(Nullable(Type.Integer({ description: 'Bytes, once the provider said or the file came.' }))),
+      attempts: Type.Optional(Type.Integer({ description: 'Fetch attempts so far.' })),
+      error: Type.Optional(Nullable(Type.String({ description: "The last fetch attempt's error." }))),
+      fetchedAt: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
     },
-    { description: "A medium's description from the provider; the file itself is not part of this object." },
+    {
+      description:
+        "A medium's description from the provider; on the inbox's messages also the fetch of the file (`state`…), which GET /inbound-messages/{id}/media serves.",
+    },
   ),
 );
 

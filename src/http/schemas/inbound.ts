@@ -56,7 +56,20 @@ export const InboundMessage = component(
     displayText: Nullable(Type.String()),
     receivedAt: Time(),
     replyTo: Nullable(ReplyTo),
+    readAt: Type.Optional(
+      NullableTime('When POST /inbound-messages/{id}/read marked it read at the provider; null before.'),
+    ),
     ...inboundContentProps,
+  }),
+);
+
+export const InboundReadMark = component(
+  'InboundReadMark',
+  Type.Object({
+    inboundMessageId: Id(),
+    readAt: Time(),
+    typing: Type.Boolean(),
+    sandbox: Type.Optional(Type.Literal(true)),
   }),
 );
 

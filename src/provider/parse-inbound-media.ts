@@ -1,0 +1,108 @@
+// The file an inbound message carries (image, audio or voice note, video, sticker, document): the
+// provider's media id, its declared type and checksum, the document's file name. Kept apart from
+// the parsing of each kind's content (parse-webhook.ts), which only names this function.
+
+export type InboundMediaKind = 'image' | 'audio' | 'video' | 'sticker' | 'document';
+
+export type InboundMediaRef = {
+  kind: InboundMediaKind;
+  providerMediaId: string;
+  /** As the webhook declares it (`audio/ogg; codecs=opus` kept whole); null when absent. */
+  mimeType: string | null;
+  /** Hex SHA-256 of the file as the provider gives it (its webhooks give hex; base64 is read too). */
+  sha256: string | null;
+  filename: string | null;
+};
+
+const KINDS: readonly InboundMediaKind[] = ['image', 'audio', 'video', 'sticker', 'document'];
+
+const text = (v: unknown, max: number): string | null => (typeof v === 'string' && v !== '' ? v.slice(0, max) : null);
+
+/** The media of one raw `value.messages[]` item, or null when it carries none. */
+export function inboundMediaOf(raw: Record<string, unknown>): InboundMediaRef | null {
+  const kind = KINDS.find((k) => k === raw.type);
+  if (!kind) return null;
+  const m = raw[kind];
+  if (!m || typeof m !== 'object' || Array.isArray(m)) return null;
+  const o = m as Record<string, unknown>;
+  const id = typeof o.id === 'number' ? String(o.id) : text(o.id, 200);
+  if (!id) return null;
+  return {
+    kind,
+    providerMediaId: id,
+    mimeType: text(o.mime_type, 200),
+    sha256: normalizeSha256(text(o.sha256, 200)),
+    filename: kind === 'document' ? text(o.filename, 255) : null,
+  };
+}
+
+/** Lower-case hex; a base64 digest (32 bytes) is turned into hex; anything else is dropped. */
+export function normalizeSha256(v: string | null): string | null {
+  if (v === null) return null;
+  if (/^[0-9a-f]{64}$/i.test(v)) return v.toLowerCase();
+  const bytes = Buffer.from(v, 'base64');
+  return bytes.length === 32 && /^[A-Za-z0-9+/_-]+=*$/.test(v) ? bytes.toString('hex') : null;
+}
+
+/** The provider's documented types of received files (docs/api.md, "Inbound files"): INBOUND_MEDIA_TYPES' default. */
+export const DEFAULT_INBOUND_MEDIA_TYPES = [
+  'image/jpeg',
+  'image/png',
+  'image/webp',
+  'audio/aac',
+  'audio/amr',
+  'audio/mpeg',
+  'audio/mp4',
+  'audio/ogg',
+  'video/mp4',
+  'video/3gpp',
+  'text/plain',
+  'application/pdf',
+  'application/msword',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'application/vnd.ms-excel',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  'application/vnd.ms-powerpoint',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+];
+
+/** INBOUND_MEDIA_TYPES: comma-separated MIME types (`type/subtype` or `type/*`), lower case. */
+export function readMimeList(raw: string | null, problems: string[]): string[] {
+  if (raw === null) return DEFAULT_INBOUND_MEDIA_TYPES;
+  const items = raw
+    .split(',')
+    .map((x) => x.trim().toLowerCase())
+    .filter((x) => x !== '');
+  if (items.length > 0 && items.every((x) => /^[a-z0-9][a-z0-9.+-]*\/(\*|[a-z0-9][a-z0-9.+-]*)$/.test(x))) return items;
+  problems.push(`INBOUND_MEDIA_TYPES must be MIME types (type/subtype or type/*) separated by commas (got "${raw}")`);
+  return DEFAULT_INBOUND_MEDIA_TYPES;
+}
+
+/** Whether a declared type (parameters such as `; codecs=opus` ignored) is in the list. */
+export function typeAllowed(mimeType: string | null, allowed: readonly string[]): boolean {
+  const base = mimeType?.split(';')[0]?.trim().toLowerCase();
+  if (!base) return false;
+  return allowed.some((a) => a === base || (a.endsWith('/*') && base.startsWith(a.slice(0, -1))));
+}
+
+/** The inbound file settings (decision 0034), read by loadConfig with its readers. */
+export type InboundMediaSettings = {
+  /** Inbound files above this are recorded `skipped_too_large`, not fetched. */
+  inboundMediaMaxBytes: number;
+  /** Inbound file types fetched (base MIME types, or `type/*`); others are recorded `skipped_type`. */
+  inboundMediaTypes: string[];
+  /** Fetch attempts of one inbound file before it is recorded `failed` (also given up on as its media id expires). */
+  inboundMediaMaxAttempts: number;
+};
+
+export function readInboundMediaSettings(
+  int: (name: string, def: number, min: number, max: number) => number,
+  str: (name: string) => string | null,
+  problems: string[],
+): InboundMediaSettings {
+  return {
+    inboundMediaMaxBytes: int('INBOUND_MEDIA_MAX_BYTES', 16 * 1024 * 1024, 1, 100 * 1024 * 1024),
+    inboundMediaTypes: readMimeList(str('INBOUND_MEDIA_TYPES'), problems),
+    inboundMediaMaxAttempts: int('INBOUND_MEDIA_MAX_ATTEMPTS', 12, 1, 100),
+  };
+}
