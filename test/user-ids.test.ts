@@ -149,7 +149,7 @@ describe('users known by a business-scoped user id', () => {
     ];
     for (const name of ['promo', 'receipt']) {
       for (const c of cases) {
-        // Outside MARKETING_BLOCKED_MARKETS (US by default), so the provider is asked.
+        // Outside any MARKETING_BLOCKED_MARKETS an operator would set (US), so the provider is asked.
         const to = `4477009${String(4000 + n++).padStart(5, '0')}`;
         await emu.rule(
           c.async

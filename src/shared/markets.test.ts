@@ -4,8 +4,8 @@ import { loadConfig } from '../config.js';
 import { blockedMarketOf, parseMarkets } from './markets.js';
 
 describe('marketing blocked markets', () => {
-  it('defaults to the provider-documented US pause; none empties it; bad entries are named', () => {
-    expect(loadConfig({}).marketingBlockedMarkets).toEqual(['US']);
+  it('defaults to no market (the operator opts in, e.g. US); none empties it; bad entries are named', () => {
+    expect(loadConfig({}).marketingBlockedMarkets).toEqual([]);
     expect(loadConfig({ MARKETING_BLOCKED_MARKETS: 'none' }).marketingBlockedMarkets).toEqual([]);
     expect(loadConfig({ MARKETING_BLOCKED_MARKETS: 'US, +44' }).marketingBlockedMarkets).toEqual(['US', '+44']);
     expect(parseMarkets('US,XX,+0,44').problem).toBe('not an ISO 3166 region (US) or a calling code (+44): XX, +0, 44');

@@ -4,8 +4,12 @@
 // under it). A marketing template to such a number fails before any provider call.
 import { isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js/max';
 
-/** The provider's documented pause: no marketing templates to US numbers since 2025-04-01. */
-export const DEFAULT_BLOCKED_MARKETS = 'US';
+/**
+ * Empty by default: a default list would fail spec sends the provider may still take (a template's
+ * outcome is the spec's), so the operator opts in. The provider documents a pause of marketing
+ * templates to US numbers since 2025-04-01: `MARKETING_BLOCKED_MARKETS=US` follows it.
+ */
+export const DEFAULT_BLOCKED_MARKETS = 'none';
 
 /** The entries of a comma-separated list, or the bad ones as a problem (null when fine). */
 export function parseMarkets(raw: string): { markets: string[]; problem: string | null } {
