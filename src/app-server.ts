@@ -31,7 +31,7 @@ import { createRekey } from './secrets/rekey.js';
 /** The API role's server, with every route registered (not listening yet). */
 export function createApiServer(
   config: Config,
-  deps: { db: Db; log: Logger; readiness: ReadinessCheck },
+  deps: { db: Db; log: Logger; readiness: ReadinessCheck; checkResponses?: boolean },
   s: Services,
 ): Server {
   const { log, readiness } = deps;
@@ -44,6 +44,7 @@ export function createApiServer(
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     maxConnections: config.maxConnections,
     trustProxy: config.trustProxy,
+    checkResponses: deps.checkResponses,
   });
   registerMetaRoutes(server, { readiness, publicBaseUrl: config.publicBaseUrl });
   registerMetricsRoute(server, { metrics, token: config.metricsToken });

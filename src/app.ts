@@ -69,7 +69,14 @@ export type App = {
 
 export async function createApp(
   config: Config,
-  opts: { role?: Role; db?: Db; log?: Logger; resolve?: Resolve } = {},
+  opts: {
+    role?: Role;
+    db?: Db;
+    log?: Logger;
+    resolve?: Resolve;
+    /** Tests: fail any answer that serialization changed (src/http/response-check.ts). */
+    checkResponses?: boolean;
+  } = {},
 ): Promise<App> {
   const role = opts.role ?? 'all';
   const log = opts.log ?? createLogger(config);
@@ -88,7 +95,8 @@ export async function createApp(
     role === 'worker' && config.workerStatusPort !== null
       ? createStatusServer({ log, readiness, metrics: s.metrics, metricsToken: config.metricsToken })
       : null;
-  const server = role !== 'worker' ? createApiServer(config, { db, log, readiness }, s) : null;
+  const server =
+    role !== 'worker' ? createApiServer(config, { db, log, readiness, checkResponses: opts.checkResponses }, s) : null;
   const workers = role === 'api' ? [] : createWorkers(config, { db, log }, s);
 
   let stopListening: (() => Promise<void>) | null = null;

@@ -161,7 +161,7 @@ describe('health, readiness and the API description', () => {
       }
     }
     expect(bodies).toBeGreaterThanOrEqual(18);
-    expect(missing, 'operations whose request body has no example (src/http/openapi/operations.ts)').toEqual([]);
+    expect(missing, "operations whose request body has no example (the route's 'x-examples')").toEqual([]);
   });
 
   it('describes every operation: operationId, summary, tags, answers and their error codes', async () => {
@@ -177,7 +177,7 @@ describe('health, readiness and the API description', () => {
         expect(op.tags?.length, what).toBeGreaterThan(0);
         const ok = Object.entries<any>(op.responses).filter(([s]) => s.startsWith('2'));
         // 'Default Response' is what @fastify/swagger writes for an answer nobody described:
-        // describe the operation in src/http/openapi/operations.ts.
+        // declare the route's response schemas (src/http/openapi/route-docs.ts).
         expect(ok.length, what).toBeGreaterThan(0);
         for (const [, r] of ok) expect(r.description, what).not.toBe('Default Response');
         for (const s of ['400', '401', '500']) expect(op.responses[s], `${what} ${s}`).toBeDefined();

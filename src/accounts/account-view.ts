@@ -31,8 +31,9 @@ export function toPublicAccount(a: AccountRecord, plan: Plan, publicBaseUrl: str
     lastErrorCode: a.lastErrorCode,
     official: official
       ? {
-          phoneNumberId: a.phoneNumberId,
-          wabaId: a.wabaId,
+          // Required to link or change an OFFICIAL account (account-admin.ts): never null here.
+          phoneNumberId: a.phoneNumberId as string,
+          wabaId: a.wabaId as string,
           wabaVerification: a.wabaVerification ?? 'unverifiable',
           verifiedName: a.verifiedName,
         }

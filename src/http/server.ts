@@ -23,6 +23,7 @@ import { answerClientError } from './client-error.js';
 import { settleBodyBeforeAnswer } from './drain-body.js';
 import { findInputProblem } from './input-guard.js';
 import { swaggerOptions } from './openapi/document.js';
+import { registerResponseCheck } from './response-check.js';
 import { toProblems, validatorCompiler } from './validation.js';
 
 declare module 'fastify' {
@@ -61,6 +62,8 @@ export function createServer(opts: {
   maxConnections: number;
   /** Proxies believed about the client's address (X-Forwarded-For): see TRUST_PROXY. */
   trustProxy?: boolean | number | string[];
+  /** Tests: fail any answer that serialization changed (response-check.ts). */
+  checkResponses?: boolean;
 }): Server {
   const app = Fastify({
     // A hop count trusts that many proxies nearest to us (what Fastify does with a number at run time,
@@ -136,6 +139,7 @@ export function createServer(opts: {
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
   });
   app.addHook('onSend', settleBodyBeforeAnswer);
+  if (opts.checkResponses) registerResponseCheck(app);
   app.addHook('onResponse', async (request, reply) => {
     const url = request.routeOptions.url ?? request.url.split('?')[0]!;
     request.log[quietRequest(url, reply.statusCode) ? 'debug' : 'info'](
@@ -191,7 +195,7 @@ export function createServer(opts: {
     return reply.code(500).send({ error: 'Internal server error' });
   });
 
-  void app.register(swagger, swaggerOptions);
+  void app.register(swagger, swaggerOptions());
   return app;
 }
 

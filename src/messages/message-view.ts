@@ -1,4 +1,5 @@
 // The public Message shape (GET /messages/{id}, items of GET /messages).
+import type { SendErrorDetail } from '../lifecycle/transitions.js';
 import type { ReceiptPricing } from '../provider/parse-webhook.js';
 import type { MessageStatus } from '../shared/vocab.js';
 
@@ -27,7 +28,7 @@ export type MessageRow = {
   provider_message_id: string | null;
   expires_at: Date;
   sandbox: boolean;
-  error: Record<string, unknown> | null;
+  error: SendErrorDetail | null;
   metadata: Record<string, unknown> | null;
   due_at: Date | null;
   locked_until: Date | null;

@@ -14,7 +14,8 @@ export type Template = {
   rejectedReason: string | null;
   parameterFormat: ParameterFormat;
   parameterCount: number;
-  components: unknown[];
+  /** As the provider returns them: objects. */
+  components: Record<string, unknown>[];
   qualityScore?: { score: string; date: string | null };
 };
 
@@ -29,7 +30,7 @@ const bodyTextOf = (components: unknown[]): string => {
 };
 
 export function toTemplate(item: Record<string, unknown>): Template {
-  const components = Array.isArray(item.components) ? (item.components as unknown[]) : [];
+  const components = Array.isArray(item.components) ? (item.components as Record<string, unknown>[]) : [];
   const body = bodyTextOf(components);
   const format = str(item.parameter_format)?.toUpperCase();
   // Older templates may lack parameter_format: positional is the provider's default.

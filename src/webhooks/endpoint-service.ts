@@ -267,7 +267,7 @@ async function sendTest(db: Db, owner: Owner, id: string) {
       id,
     ),
   );
-  return { eventId: eventId!, queued: true };
+  return { eventId: eventId!, queued: true as const };
 }
 
 /** A row of the delivery history's query as the database returns it. */
@@ -313,7 +313,13 @@ async function listDeliveries(db: Db, owner: Owner, id: string, page: { limit: n
       createdAt: iso(r.created_at)!,
       completedAt: iso(r.completed_at),
       attempts: (
-        (typeof r.attempts === 'string' ? JSON.parse(r.attempts) : r.attempts) as { attemptedAt: string }[]
+        (typeof r.attempts === 'string' ? JSON.parse(r.attempts) : r.attempts) as {
+          attemptedAt: string;
+          statusCode: number | null;
+          durationMs: number | null;
+          responseBody: string | null;
+          error: string | null;
+        }[]
       ).map((a) => ({
         ...a,
         attemptedAt: new Date(a.attemptedAt).toISOString(),
@@ -336,5 +342,5 @@ async function redeliver(db: Db, owner: Owner, id: string, deliveryId: string) {
     return updated;
   });
   if (!rows[0]) throw errors.webhookDeliveryNotFound();
-  return { deliveryId: rows[0].id, eventId: rows[0].event_id, queued: true };
+  return { deliveryId: rows[0].id, eventId: rows[0].event_id, queued: true as const };
 }

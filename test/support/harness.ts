@@ -89,6 +89,7 @@ export async function startService(
     role: opts.role ?? 'all',
     log: createLogger({ logLevel: logs.level }, logs.stream),
     resolve: opts.resolve,
+    checkResponses: true,
   });
   const address = await app.start();
   return {

@@ -891,87 +891,67 @@ export interface webhooks {
 }
 export interface components {
   schemas: {
-    /** @description The send acknowledgement: 201 for a new message, 200 for a repeat of the same send. */
-    SendAck: {
+    ApiKey: {
       /** Format: uuid */
-      messageId: string;
-      externalId: string;
-      /**
-       * @description `pending` on creation; the current status on a repeat.
-       * @enum {string}
-       */
-      status: 'pending' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
-      queued: boolean;
-    };
-    Message: {
-      /** Format: uuid */
-      messageId: string;
-      externalId: string;
-      /** @description E.164; for a send by user id (`to.type: "userId"`), the number known for that id at accept, else the id itself. */
-      recipient: string;
-      recipientUserId?: string | null;
-      channel: string;
+      id: string;
+      /** @description The full key: only in the answer that creates it. */
+      key?: string;
+      maskedKey: string;
+      name: string | null;
+      sandbox: boolean;
+      chatAccountId: string | null;
       /** @enum {string} */
-      status: 'pending' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
-      attemptCount: number;
-      lastErrorCode: string | null;
-      broadcastId: string | null;
-      /** Format: uuid */
-      chatAccountId: string;
+      templateAccess: 'none' | 'read' | 'manage';
       /** Format: date-time */
       createdAt: string;
-      scheduledAt: string | null;
-      sentAt: string | null;
-      deliveredAt: string | null;
-      readAt: string | null;
-      failedAt: string | null;
-      providerMessageId: string | null;
-      /**
-       * Format: date-time
-       * @description When the record is purged.
-       */
-      expiresAt: string;
-      sandbox: boolean;
-      processing: {
-        /** @enum {string} */
-        queueState: 'waiting' | 'in_flight' | 'retry_scheduled' | 'done';
-        attemptCount: number;
-        maxAttempts: number;
-        nextAttemptAt: string | null;
-        lastAttemptAt: string | null;
-        route?: ('messages' | 'marketing_messages') | null;
-      };
-      error: {
-        /** @description Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED, SEND_INTERRUPTED (every attempt used, the last one never finished: the worker stopped during the send), REPLY_TARGET_UNAVAILABLE (the message a reply or reaction names was never sent). */
-        code: string;
-        message: string;
-        provider?: {
-          code?: (number | string) | null;
-          subcode?: (number | string) | null;
-          message?: string | null;
-          fbtraceId?: string | null;
-          /** @enum {string} */
-          source?: 'send_attempt' | 'status_webhook';
-        } | null;
-      } | null;
-      metadata: {
-        [key: string]: unknown;
-      } | null;
-      pricing?:
-        | ({
-            billable: boolean | null;
-            pricingModel: string | null;
-            category: string | null;
-            type: string | null;
-          } & {
-            [key: string]: unknown;
-          })
-        | null;
-      /** @description GET /messages/{id}: the users' current reactions to this message (not on list items). */
-      reactions?: components['schemas']['MessageReaction'][];
+      revokedAt: string | null;
+    } & {
+      [key: string]: unknown;
     };
-    MessagePage: {
-      messages: components['schemas']['Message'][];
+    ApiKeyList: {
+      apiKeys: components['schemas']['ApiKey'][];
+    };
+    Broadcast: {
+      /** Format: uuid */
+      broadcastId: string;
+      externalId: string;
+      name: string | null;
+      /** Format: uuid */
+      chatAccountId: string;
+      /** @enum {string} */
+      status: 'active' | 'completed' | 'cancelled';
+      recipients: number;
+      counts: {
+        pending: number;
+        queued: number;
+        sent: number;
+        delivered: number;
+        read: number;
+        failed: number;
+      };
+      cancelledMessages: number;
+      /** Format: date-time */
+      createdAt: string;
+      cancelledAt: string | null;
+      /** Format: date-time */
+      expiresAt: string;
+    };
+    BroadcastAck: {
+      /** Format: uuid */
+      broadcastId: string;
+      externalId: string;
+      name: string | null;
+      /** Format: uuid */
+      chatAccountId: string;
+      /** @enum {string} */
+      status: 'active' | 'completed' | 'cancelled';
+      recipients: number;
+      queued: number;
+      /** Format: date-time */
+      createdAt: string;
+    };
+    BroadcastPage: {
+      broadcasts: components['schemas']['Broadcast'][];
       nextCursor: string | null;
     };
     ChatAccount: {
@@ -1071,100 +1051,133 @@ export interface components {
     ChatAccountList: {
       accounts: components['schemas']['ChatAccount'][];
     };
-    MediaUpload: {
+    Customer: {
       /** Format: uuid */
-      mediaId: string;
-      mimetype: string;
-      sizeBytes: number;
-      filename: string;
+      id: string;
+      name: string;
+      /** @enum {string} */
+      plan: 'free' | 'starter' | 'basic' | 'pro';
+      defaultCountry: string | null;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      updatedAt: string;
+      usage?: {
+        month: string;
+        used: number;
+        limit: number;
+      };
+    } & {
+      [key: string]: unknown;
+    };
+    CustomerPage: {
+      customers: components['schemas']['Customer'][];
+      nextCursor: string | null;
+    };
+    CustomerUsage: {
+      /** Format: uuid */
+      customerId: string;
+      /** @description The UTC month, YYYY-MM. */
+      month: string;
+      /** @enum {string} */
+      plan: 'free' | 'starter' | 'basic' | 'pro';
+      limit: number;
+      used: number;
+      remaining: number;
       /**
        * Format: date-time
-       * @description Expiry if never used in a message (1 hour).
+       * @description When the quota renews: the first instant of the next UTC month.
        */
-      expiresAt: string;
+      resetsAt: string;
+    } & {
+      [key: string]: unknown;
     };
-    BroadcastAck: {
+    ForwardingRule: {
       /** Format: uuid */
-      broadcastId: string;
-      externalId: string;
-      name: string | null;
-      /** Format: uuid */
-      chatAccountId: string;
-      /** @enum {string} */
-      status: 'active' | 'completed' | 'cancelled';
-      recipients: number;
-      queued: number;
-      /** Format: date-time */
-      createdAt: string;
-    };
-    Broadcast: {
-      /** Format: uuid */
-      broadcastId: string;
-      externalId: string;
-      name: string | null;
-      /** Format: uuid */
-      chatAccountId: string;
-      /** @enum {string} */
-      status: 'active' | 'completed' | 'cancelled';
-      recipients: number;
-      counts: {
-        pending: number;
-        queued: number;
-        sent: number;
-        delivered: number;
-        read: number;
-        failed: number;
+      id: string;
+      name: string;
+      chatAccountId: string | null;
+      condition: {
+        /** @enum {string} */
+        type: 'contains' | 'starts_with' | 'regex';
+        pattern: string;
+        caseSensitive: boolean;
       };
-      cancelledMessages: number;
+      destination: {
+        /** @constant */
+        type: 'http';
+        url: string;
+      };
+      isActive: boolean;
       /** Format: date-time */
       createdAt: string;
-      cancelledAt: string | null;
       /** Format: date-time */
-      expiresAt: string;
+      updatedAt: string;
     };
-    BroadcastPage: {
-      broadcasts: components['schemas']['Broadcast'][];
-      nextCursor: string | null;
+    ForwardingRuleList: {
+      forwardingRules: components['schemas']['ForwardingRule'][];
     };
-    Sender: {
-      phoneE164: string;
-      /** Format: uuid */
-      chatAccountId: string;
-      hasWritten: boolean;
-      firstInboundAt: string | null;
-      lastInboundAt: string | null;
-      inboundCount: number;
-      sandbox: boolean;
-      /** @description On this account's suppression list (GET /chat-accounts/{id}/suppressions). */
-      optedOut: boolean;
-      optedOutAt: string | null;
-      replyWindowExpiresAt: string | null;
+    InboundContact: {
+      name: {
+        formattedName: string | null;
+        firstName: string | null;
+        lastName: string | null;
+      };
+      phones: {
+        phone: string | null;
+        waId: string | null;
+        type: string | null;
+      }[];
+      emails: {
+        email: string | null;
+        type: string | null;
+      }[];
+      organization: {
+        company: string | null;
+        department: string | null;
+        title: string | null;
+      } | null;
+      urls: {
+        url: string | null;
+        type: string | null;
+      }[];
+      birthday: string | null;
     };
-    SenderList: {
-      senders: components['schemas']['Sender'][];
+    InboundIngested: {
+      ingested: boolean;
+      duplicate: boolean;
+    } & {
+      [key: string]: unknown;
     };
-    Suppression: {
-      /** @description E.164. */
-      phone: string;
-      reason: string;
+    /** @description A reply to an interactive message; `replyTo` names the message it answered. */
+    InboundInteractive: {
+      /** @description `button_reply`, `list_reply`, or another reply type the provider adds. */
+      type: string;
+      id: string | null;
+      title: string | null;
+      description: string | null;
+    };
+    /** @description A medium's description from the provider; on the inbox's messages also the fetch of the file (`state`…), which GET /inbound-messages/{id}/media serves. */
+    InboundMedia: {
       /** @enum {string} */
-      source: 'provider_error' | 'user_preferences' | 'keyword' | 'customer';
-      /** Format: date-time */
-      since: string;
-    };
-    SuppressionPage: {
-      suppressions: components['schemas']['Suppression'][];
-      nextCursor: string | null;
-    };
-    OptOutKeywords: {
-      /** Format: uuid */
-      chatAccountId: string;
-      keywords: string[];
-    };
-    ReplyTo: {
-      providerMessageId: string;
-      messageId: string | null;
-      externalId: string | null;
+      kind: 'image' | 'video' | 'audio' | 'document' | 'sticker';
+      providerMediaId: string | null;
+      mimeType: string | null;
+      sha256: string | null;
+      caption: string | null;
+      filename: string | null;
+      voice: boolean | null;
+      animated: boolean | null;
+      /**
+       * @description Inbox only: the fetch of the file; GET /inbound-messages/{id}/media serves it once `fetched`.
+       * @enum {string}
+       */
+      state?: 'pending' | 'fetched' | 'failed' | 'skipped_too_large' | 'skipped_type';
+      size?: number | null;
+      /** @description Fetch attempts so far. */
+      attempts?: number;
+      error?: string | null;
+      fetchedAt?: string | null;
     };
     InboundMessage: {
       /** Format: uuid */
@@ -1218,6 +1231,16 @@ export interface components {
         } | null;
       } | null;
     };
+    InboundMessagePage: {
+      inboundMessages: components['schemas']['InboundMessage'][];
+      nextCursor: string | null;
+    };
+    InboundReaction: {
+      emoji: string | null;
+      providerMessageId: string | null;
+      messageId: string | null;
+      externalId: string | null;
+    };
     InboundReadMark: {
       /** Format: uuid */
       inboundMessageId: string;
@@ -1227,67 +1250,103 @@ export interface components {
       /** @constant */
       sandbox?: true;
     };
-    /** @description A medium's description from the provider; on the inbox's messages also the fetch of the file (`state`…), which GET /inbound-messages/{id}/media serves. */
-    InboundMedia: {
+    InboxFilter: {
+      /** Format: uuid */
+      chatAccountId: string;
       /** @enum {string} */
-      kind: 'image' | 'video' | 'audio' | 'document' | 'sticker';
-      providerMediaId: string | null;
-      mimeType: string | null;
-      sha256: string | null;
-      caption: string | null;
-      filename: string | null;
-      voice: boolean | null;
-      animated: boolean | null;
+      mode: 'off' | 'whitelist' | 'blacklist';
+      numbers: string[];
+    };
+    MediaUpload: {
+      /** Format: uuid */
+      mediaId: string;
+      mimetype: string;
+      sizeBytes: number;
+      filename: string;
       /**
-       * @description Inbox only: the fetch of the file; GET /inbound-messages/{id}/media serves it once `fetched`.
-       * @enum {string}
+       * Format: date-time
+       * @description Expiry if never used in a message (1 hour).
        */
-      state?: 'pending' | 'fetched' | 'failed' | 'skipped_too_large' | 'skipped_type';
-      size?: number | null;
-      /** @description Fetch attempts so far. */
-      attempts?: number;
-      error?: string | null;
-      fetchedAt?: string | null;
+      expiresAt: string;
     };
-    /** @description A reply to an interactive message; `replyTo` names the message it answered. */
-    InboundInteractive: {
-      /** @description `button_reply`, `list_reply`, or another reply type the provider adds. */
-      type: string;
-      id: string | null;
-      title: string | null;
-      description: string | null;
-    };
-    InboundReaction: {
-      emoji: string | null;
+    Message: {
+      /** Format: uuid */
+      messageId: string;
+      externalId: string;
+      /** @description E.164; for a send by user id (`to.type: "userId"`), the number known for that id at accept, else the id itself. */
+      recipient: string;
+      recipientUserId?: string | null;
+      channel: string;
+      /** @enum {string} */
+      status: 'pending' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
+      attemptCount: number;
+      lastErrorCode: string | null;
+      broadcastId: string | null;
+      /** Format: uuid */
+      chatAccountId: string;
+      /** Format: date-time */
+      createdAt: string;
+      scheduledAt: string | null;
+      sentAt: string | null;
+      deliveredAt: string | null;
+      readAt: string | null;
+      failedAt: string | null;
       providerMessageId: string | null;
-      messageId: string | null;
-      externalId: string | null;
-    };
-    InboundContact: {
-      name: {
-        formattedName: string | null;
-        firstName: string | null;
-        lastName: string | null;
+      /**
+       * Format: date-time
+       * @description When the record is purged.
+       */
+      expiresAt: string;
+      sandbox: boolean;
+      processing: {
+        /** @enum {string} */
+        queueState: 'waiting' | 'in_flight' | 'retry_scheduled' | 'done';
+        attemptCount: number;
+        maxAttempts: number;
+        nextAttemptAt: string | null;
+        lastAttemptAt: string | null;
+        route?: ('messages' | 'marketing_messages') | null;
       };
-      phones: {
-        phone: string | null;
-        waId: string | null;
-        type: string | null;
-      }[];
-      emails: {
-        email: string | null;
-        type: string | null;
-      }[];
-      organization: {
-        company: string | null;
-        department: string | null;
-        title: string | null;
+      error:
+        | ({
+            /** @description Service error code, e.g. SANDBOX_SIMULATED_FAILURE, MEDIA_UNAVAILABLE, RECIPIENT_OPTED_OUT, REENGAGEMENT_REQUIRED, TEMPLATE_NOT_APPROVED, SEND_INTERRUPTED (every attempt used, the last one never finished: the worker stopped during the send), REPLY_TARGET_UNAVAILABLE (the message a reply or reaction names was never sent). */
+            code: string;
+            message: string;
+            provider?:
+              | ({
+                  code?: (number | string) | null;
+                  subcode?: (number | string) | null;
+                  message?: string | null;
+                  fbtraceId?: string | null;
+                  /** @enum {string} */
+                  source?: 'send_attempt' | 'status_webhook';
+                } & {
+                  [key: string]: unknown;
+                })
+              | null;
+          } & {
+            [key: string]: unknown;
+          })
+        | null;
+      metadata: {
+        [key: string]: unknown;
       } | null;
-      urls: {
-        url: string | null;
-        type: string | null;
-      }[];
-      birthday: string | null;
+      pricing?:
+        | ({
+            billable: boolean | null;
+            pricingModel: string | null;
+            category: string | null;
+            type: string | null;
+          } & {
+            [key: string]: unknown;
+          })
+        | null;
+      /** @description GET /messages/{id}: the users' current reactions to this message (not on list items). */
+      reactions?: components['schemas']['MessageReaction'][];
+    };
+    MessagePage: {
+      messages: components['schemas']['Message'][];
+      nextCursor: string | null;
     };
     MessageReaction: {
       emoji: string;
@@ -1297,116 +1356,154 @@ export interface components {
       reactedAt: string;
       inboundMessageId: string | null;
     };
-    InboundMessagePage: {
-      inboundMessages: components['schemas']['InboundMessage'][];
+    OperatorChatAccount: components['schemas']['ChatAccount'] &
+      ({
+        /** Format: uuid */
+        customerId: string;
+        throughputMps: number;
+        marketingMessages: {
+          /** @description MARKETING templates go over the Marketing Messages API (decision 0038). */
+          enabled: boolean;
+          refusedUntil: string | null;
+        } & {
+          [key: string]: unknown;
+        };
+        probe: {
+          /**
+           * Format: date-time
+           * @description When the next re-verification of a rejected token is due.
+           */
+          nextAt: string;
+          /** @description Probes in a row that did not get the token accepted. */
+          attempts: number;
+        } | null;
+      } & {
+        [key: string]: unknown;
+      });
+    OperatorChatAccountPage: {
+      chatAccounts: components['schemas']['OperatorChatAccount'][];
       nextCursor: string | null;
     };
-    InboxFilter: {
+    OptOutKeywords: {
       /** Format: uuid */
       chatAccountId: string;
-      /** @enum {string} */
-      mode: 'off' | 'whitelist' | 'blacklist';
-      numbers: string[];
+      keywords: string[];
     };
-    ForwardingRule: {
+    PortalUser: {
       /** Format: uuid */
       id: string;
-      name: string;
-      chatAccountId: string | null;
-      condition: {
-        /** @enum {string} */
-        type: 'contains' | 'starts_with' | 'regex';
-        pattern: string;
-        caseSensitive: boolean;
-      };
-      destination: {
-        /** @constant */
-        type: 'http';
-        url: string;
-      };
-      isActive: boolean;
-      /** Format: date-time */
-      createdAt: string;
-      /** Format: date-time */
-      updatedAt: string;
-    };
-    ForwardingRuleList: {
-      forwardingRules: components['schemas']['ForwardingRule'][];
-    };
-    WebhookEndpoint: {
       /** Format: uuid */
-      id: string;
-      url: string;
-      description: string;
-      events: (
-        | 'message.status'
-        | 'message.inbound'
-        | 'sender.first_inbound'
-        | 'webhook.test'
-        | 'quota.threshold'
-        | 'template.status'
-      )[];
-      isActive: boolean;
-      lastSuccessAt: string | null;
-      lastFailureAt: string | null;
-      lastFailureReason: string | null;
+      customerId: string;
+      email: string;
+      /** @enum {string} */
+      role: 'owner' | 'viewer';
+      /** @enum {string} */
+      status: 'invited' | 'active' | 'disabled';
       /** Format: date-time */
       createdAt: string;
-      /** Format: date-time */
-      updatedAt: string;
+    } & {
+      [key: string]: unknown;
     };
-    /** @description The endpoint with its signing secret (creation and rotation only). */
-    WebhookEndpointWithSecret: components['schemas']['WebhookEndpoint'] & {
-      /** @description The signing secret, shown only in this answer. */
-      secret: string;
-      previousSecretExpiresAt?: string | null;
+    PortalUserInvited: components['schemas']['PortalUser'] & {
+      /** @description One-time link to set the password: shown in this answer only. */
+      invitationUrl: string;
+      /**
+       * Format: date-time
+       * @description When the invitation link stops working.
+       */
+      expiresAt: string;
     };
-    WebhookEndpointList: {
-      webhookEndpoints: components['schemas']['WebhookEndpoint'][];
+    PortalUserList: {
+      users: components['schemas']['PortalUser'][];
     };
-    WebhookTestQueued: {
-      eventId: string;
-      /** @constant */
-      queued: true;
+    ProviderSettings: {
+      /**
+       * @description expiring: within 90 days of its expiry; expired: the provider no longer serves it.
+       * @enum {string}
+       */
+      state: 'current' | 'expiring' | 'expired' | 'unknown';
+      released: string | null;
+      expires: string | null;
+      daysLeft: number | null;
+      /** @description The Graph API version this process calls (PROVIDER_API_VERSION). */
+      apiVersion: string;
+      /** @description Every version this release knows, newest first (docs/provider-protocol-2026.md). */
+      versions: ({
+        /** @description A Graph API version, e.g. v23.0. */
+        version: string;
+        /**
+         * @description expiring: within 90 days of its expiry; expired: the provider no longer serves it.
+         * @enum {string}
+         */
+        state: 'current' | 'expiring' | 'expired' | 'unknown';
+        released: string | null;
+        expires: string | null;
+        daysLeft: number | null;
+      } & {
+        [key: string]: unknown;
+      })[];
+    } & {
+      [key: string]: unknown;
     };
-    WebhookDelivery: {
+    RekeyResult: {
+      /** @description The id of the key every value is now sealed with. */
+      keyId: string;
+      previousKeyId: string | null;
+      /** @description Values re-sealed by this run. */
+      resealed: number;
+      /** @description Values still not under keyId (run again; 0 when done). */
+      remaining: number;
+      /** @description Values neither key opens, left as they are. */
+      unreadable: number;
+    } & {
+      [key: string]: unknown;
+    };
+    ReplyTo: {
+      providerMessageId: string;
+      messageId: string | null;
+      externalId: string | null;
+    };
+    /** @description The send acknowledgement: 201 for a new message, 200 for a repeat of the same send. */
+    SendAck: {
       /** Format: uuid */
-      id: string;
-      eventId: string;
-      /** @enum {string} */
-      eventType:
-        | 'message.status'
-        | 'message.inbound'
-        | 'sender.first_inbound'
-        | 'webhook.test'
-        | 'quota.threshold'
-        | 'template.status';
-      /** @enum {string} */
-      status: 'pending' | 'succeeded' | 'failed';
-      attemptCount: number;
-      nextAttemptAt: string | null;
-      lastStatusCode: number | null;
-      /** Format: date-time */
-      createdAt: string;
-      completedAt: string | null;
-      attempts: {
-        attemptedAt: string;
-        statusCode: number | null;
-        durationMs: number | null;
-        responseBody: string | null;
-        error: string | null;
-      }[];
+      messageId: string;
+      externalId: string;
+      /**
+       * @description `pending` on creation; the current status on a repeat.
+       * @enum {string}
+       */
+      status: 'pending' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
+      queued: boolean;
     };
-    WebhookDeliveryPage: {
-      deliveries: components['schemas']['WebhookDelivery'][];
+    Sender: {
+      phoneE164: string;
+      /** Format: uuid */
+      chatAccountId: string;
+      hasWritten: boolean;
+      firstInboundAt: string | null;
+      lastInboundAt: string | null;
+      inboundCount: number;
+      sandbox: boolean;
+      /** @description On this account's suppression list (GET /chat-accounts/{id}/suppressions). */
+      optedOut: boolean;
+      optedOutAt: string | null;
+      replyWindowExpiresAt: string | null;
+    };
+    SenderList: {
+      senders: components['schemas']['Sender'][];
+    };
+    Suppression: {
+      /** @description E.164, or a business-scoped user id for an entry kept under the id. */
+      phone: string;
+      reason: string;
+      /** @enum {string} */
+      source: 'provider_error' | 'user_preferences' | 'keyword' | 'customer';
+      /** Format: date-time */
+      since: string;
+    };
+    SuppressionPage: {
+      suppressions: components['schemas']['Suppression'][];
       nextCursor: string | null;
-    };
-    WebhookRedeliveryQueued: {
-      /** Format: uuid */
-      deliveryId: string;
-      eventId: string;
-      /** @constant */
-      queued: true;
     };
     Template: {
       id: string;
@@ -1430,47 +1527,6 @@ export interface components {
     TemplatePage: {
       templates: components['schemas']['Template'][];
       nextCursor: string | null;
-    };
-    Customer: {
-      /** Format: uuid */
-      id: string;
-      name: string;
-      /** @enum {string} */
-      plan: 'free' | 'starter' | 'basic' | 'pro';
-      defaultCountry: string | null;
-      /** Format: date-time */
-      createdAt: string;
-      /** Format: date-time */
-      updatedAt: string;
-      usage?: {
-        month: string;
-        used: number;
-        limit: number;
-      };
-    } & {
-      [key: string]: unknown;
-    };
-    CustomerPage: {
-      customers: components['schemas']['Customer'][];
-      nextCursor: string | null;
-    };
-    CustomerUsage: {
-      /** Format: uuid */
-      customerId: string;
-      /** @description The UTC month, YYYY-MM. */
-      month: string;
-      /** @enum {string} */
-      plan: 'free' | 'starter' | 'basic' | 'pro';
-      limit: number;
-      used: number;
-      remaining: number;
-      /**
-       * Format: date-time
-       * @description When the quota renews: the first instant of the next UTC month.
-       */
-      resetsAt: string;
-    } & {
-      [key: string]: unknown;
     };
     Usage: {
       /** @description The UTC month, YYYY-MM. */
@@ -1552,128 +1608,80 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
-    OperatorChatAccountPage: {
-      chatAccounts: components['schemas']['OperatorChatAccount'][];
+    WebhookDelivery: {
+      /** Format: uuid */
+      id: string;
+      eventId: string;
+      /** @enum {string} */
+      eventType:
+        | 'message.status'
+        | 'message.inbound'
+        | 'sender.first_inbound'
+        | 'webhook.test'
+        | 'quota.threshold'
+        | 'template.status';
+      /** @enum {string} */
+      status: 'pending' | 'succeeded' | 'failed';
+      attemptCount: number;
+      nextAttemptAt: string | null;
+      lastStatusCode: number | null;
+      /** Format: date-time */
+      createdAt: string;
+      completedAt: string | null;
+      attempts: {
+        attemptedAt: string;
+        statusCode: number | null;
+        durationMs: number | null;
+        responseBody: string | null;
+        error: string | null;
+      }[];
+    };
+    WebhookDeliveryPage: {
+      deliveries: components['schemas']['WebhookDelivery'][];
       nextCursor: string | null;
     };
-    OperatorChatAccount: components['schemas']['ChatAccount'] &
-      ({
-        /** Format: uuid */
-        customerId: string;
-        throughputMps: number;
-        marketingMessages: {
-          /** @description MARKETING templates go over the Marketing Messages API (decision 0038). */
-          enabled: boolean;
-          refusedUntil: string | null;
-        } & {
-          [key: string]: unknown;
-        };
-        probe: {
-          /**
-           * Format: date-time
-           * @description When the next re-verification of a rejected token is due.
-           */
-          nextAt: string;
-          /** @description Probes in a row that did not get the token accepted. */
-          attempts: number;
-        } | null;
-      } & {
-        [key: string]: unknown;
-      });
-    ApiKey: {
+    WebhookEndpoint: {
       /** Format: uuid */
       id: string;
-      /** @description The full key: only in the answer that creates it. */
-      key?: string;
-      maskedKey: string;
-      name: string | null;
-      sandbox: boolean;
-      chatAccountId: string | null;
-      /** @enum {string} */
-      templateAccess: 'none' | 'read' | 'manage';
+      url: string;
+      description: string;
+      events: (
+        | 'message.status'
+        | 'message.inbound'
+        | 'sender.first_inbound'
+        | 'webhook.test'
+        | 'quota.threshold'
+        | 'template.status'
+      )[];
+      isActive: boolean;
+      lastSuccessAt: string | null;
+      lastFailureAt: string | null;
+      lastFailureReason: string | null;
       /** Format: date-time */
       createdAt: string;
-      revokedAt: string | null;
-    } & {
-      [key: string]: unknown;
-    };
-    ApiKeyList: {
-      apiKeys: components['schemas']['ApiKey'][];
-    };
-    RekeyResult: {
-      /** @description The id of the key every value is now sealed with. */
-      keyId: string;
-      previousKeyId: string | null;
-      /** @description Values re-sealed by this run. */
-      resealed: number;
-      /** @description Values still not under keyId (run again; 0 when done). */
-      remaining: number;
-      /** @description Values neither key opens, left as they are. */
-      unreadable: number;
-    } & {
-      [key: string]: unknown;
-    };
-    ProviderSettings: {
-      /**
-       * @description expiring: within 90 days of its expiry; expired: the provider no longer serves it.
-       * @enum {string}
-       */
-      state: 'current' | 'expiring' | 'expired' | 'unknown';
-      released: string | null;
-      expires: string | null;
-      daysLeft: number | null;
-      /** @description The Graph API version this process calls (PROVIDER_API_VERSION). */
-      apiVersion: string;
-      /** @description Every version this release knows, newest first (docs/provider-protocol-2026.md). */
-      versions: ({
-        /** @description A Graph API version, e.g. v23.0. */
-        version: string;
-        /**
-         * @description expiring: within 90 days of its expiry; expired: the provider no longer serves it.
-         * @enum {string}
-         */
-        state: 'current' | 'expiring' | 'expired' | 'unknown';
-        released: string | null;
-        expires: string | null;
-        daysLeft: number | null;
-      } & {
-        [key: string]: unknown;
-      })[];
-    } & {
-      [key: string]: unknown;
-    };
-    InboundIngested: {
-      ingested: boolean;
-      duplicate: boolean;
-    } & {
-      [key: string]: unknown;
-    };
-    PortalUser: {
-      /** Format: uuid */
-      id: string;
-      /** Format: uuid */
-      customerId: string;
-      email: string;
-      /** @enum {string} */
-      role: 'owner' | 'viewer';
-      /** @enum {string} */
-      status: 'invited' | 'active' | 'disabled';
       /** Format: date-time */
-      createdAt: string;
-    } & {
-      [key: string]: unknown;
+      updatedAt: string;
     };
-    PortalUserInvited: components['schemas']['PortalUser'] & {
-      /** @description One-time link to set the password: shown in this answer only. */
-      invitationUrl: string;
-      /**
-       * Format: date-time
-       * @description When the invitation link stops working.
-       */
-      expiresAt: string;
+    WebhookEndpointList: {
+      webhookEndpoints: components['schemas']['WebhookEndpoint'][];
     };
-    PortalUserList: {
-      users: components['schemas']['PortalUser'][];
+    /** @description The endpoint with its signing secret (creation and rotation only). */
+    WebhookEndpointWithSecret: components['schemas']['WebhookEndpoint'] & {
+      /** @description The signing secret, shown only in this answer. */
+      secret: string;
+      previousSecretExpiresAt?: string | null;
+    };
+    WebhookRedeliveryQueued: {
+      /** Format: uuid */
+      deliveryId: string;
+      eventId: string;
+      /** @constant */
+      queued: true;
+    };
+    WebhookTestQueued: {
+      eventId: string;
+      /** @constant */
+      queued: true;
     };
     /** @description The request fails validation; `details` has one entry per problem. */
     ValidationError: {

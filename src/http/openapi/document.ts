@@ -1,15 +1,14 @@
-// The one place that turns what @fastify/swagger derives from the route schemas into the published
-// document: operationIds, tags, security, every answer of every operation (success schemas, the
-// standard errors of each kind of route and the codes operations.ts lists), request examples, the
-// resource and error schemas, and the events (`webhooks`). Route files declare only their input
-// schemas and summary; nothing here changes how a request is handled.
+// Turns what @fastify/swagger collects from the route schemas into the published document. Every
+// operation's documentation is declared on its route (how: route-docs.ts): operationId, summary,
+// tags, security, input schemas, success answers (components), its error codes ('x-errors') and
+// request examples ('x-examples'). Here only what is the same for all: each route's components
+// gathered into components.schemas, the standard errors of each kind of route, the error schemas
+// and the events (`webhooks`). Nothing here changes how a request is handled.
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 
 import { ERROR_DOCS, type ErrorCode, errorSchema } from './error-docs.js';
 import { eventSchemas, webhooksSection } from './events.js';
-import { OPERATIONS } from './operations.js';
-import { resourceSchemas } from './resources.js';
-
+import { asPublished, componentName } from './route-docs.js';
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
@@ -42,41 +41,64 @@ const TAGS = [
   { name: 'operator', description: 'The operator API (Authorization: Bearer ADMIN_TOKEN); not for customers.' },
 ];
 
-export const swaggerOptions: FastifyDynamicSwaggerOptions = {
-  openapi: {
-    openapi: '3.1.0',
-    info: {
-      title: 'ChatGate API',
-      version: '0.1.0',
-      description: DESCRIPTION,
-      license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
-    },
-    servers: [{ url: 'http://127.0.0.1:3000', description: 'A local service (npm start)' }],
-    tags: TAGS,
-    components: {
-      securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Your API key, without a prefix.' },
-        operator: { type: 'http', scheme: 'bearer', description: 'The operator token (ADMIN_TOKEN).' },
+/** The options of @fastify/swagger for one server: its components are gathered from its routes. */
+export function swaggerOptions(): FastifyDynamicSwaggerOptions {
+  const components = new Map<string, Json>();
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'ChatGate API',
+        version: '0.1.0',
+        description: DESCRIPTION,
+        license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
+      },
+      servers: [{ url: 'http://127.0.0.1:3000', description: 'A local service (npm start)' }],
+      tags: TAGS,
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Your API key, without a prefix.' },
+          operator: { type: 'http', scheme: 'bearer', description: 'The operator token (ADMIN_TOKEN).' },
+        },
       },
     },
-  },
-  transformObject: (documentObject) =>
-    decorateDocument((documentObject as { openapiObject: Json }).openapiObject) as never,
-};
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const camel = (s: string) => s.replace(/[-_ ]+(\w)/g, (_, c: string) => c.toUpperCase());
-
-/** getWebhookEndpointsById-style ids for operations operations.ts does not name. */
-function derivedOperationId(method: string, path: string): string {
-  const words = path
-    .split('/')
-    .filter(Boolean)
-    .map((seg) => (seg.startsWith('{') ? `By-${seg.slice(1, -1)}` : seg));
-  return camel([method, ...words].join('-'));
+    // A component nested in a route's schema is referenced by its own name (not def-N).
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => componentName(json) ?? `def-${i}` },
+    transform: ({ schema, url }) => ({ schema: schema && withComponentRefs(schema as Json, components), url }),
+    transformObject: (documentObject) =>
+      decorateDocument((documentObject as { openapiObject: Json }).openapiObject, components) as never,
+  };
 }
 
-const plain = (value: unknown): Json => JSON.parse(JSON.stringify(value));
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/**
+ * Every component (a schema with an `$id`, see route-docs.ts) found in `schema`, gathered into
+ * `into` as published: its nested components replaced by references. One name, one schema.
+ */
+function gatherComponents(schema: unknown, into: Map<string, Json>): void {
+  if (typeof schema !== 'object' || schema === null) return;
+  for (const value of Object.values(schema)) gatherComponents(value, into);
+  const name = componentName(schema);
+  if (name === undefined) return;
+  const published = asPublished(schema, true) as Json;
+  const known = into.get(name);
+  if (known && JSON.stringify(known) !== JSON.stringify(published))
+    throw new Error(`OpenAPI: two different schemas are named ${name}`);
+  into.set(name, published);
+}
+
+/** The route schema as documented: each answer that is a component becomes a reference to it. */
+function withComponentRefs(schema: Json, components: Map<string, Json>): Json {
+  if (!schema.response) return schema;
+  const response: Json = {};
+  for (const [status, answer] of Object.entries(schema.response as Json)) {
+    gatherComponents(answer, components);
+    const name = componentName(answer);
+    response[status] = name === undefined ? answer : ref(name);
+  }
+  return { ...schema, response };
+}
 
 function standardErrors(path: string, op: Json): ErrorCode[] {
   const operator = path.startsWith('/admin/');
@@ -92,15 +114,15 @@ function standardErrors(path: string, op: Json): ErrorCode[] {
   ];
 }
 
-function errorResponses(codes: ErrorCode[]): Json {
+function errorResponses(codes: readonly ErrorCode[]): Json {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
-    const status = ERROR_DOCS[code]!.status;
+    const status = ERROR_DOCS[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const responses: Json = {};
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const docs = list.map((code) => ({ code, ...ERROR_DOCS[code]! }));
+    const docs = list.map((code) => ({ code, ...ERROR_DOCS[code] }));
     const headers = Object.assign({}, ...docs.map((d) => d.headers ?? {}));
     responses[String(status)] = {
       description: docs.map((d) => `\`${d.code}\`: ${d.description}`).join('\n\n'),
@@ -118,63 +140,54 @@ function errorResponses(codes: ErrorCode[]): Json {
   return responses;
 }
 
-function successResponses(ok: Record<number, string | null>): Json {
+const SUCCESS: Record<string, string> = { '200': 'OK', '201': 'Created', '202': 'Accepted', '204': 'No content' };
+
+/** The 2xx answers the route declared: a component by reference, or no body. */
+function successResponses(declared: Json): Json {
   const responses: Json = {};
-  for (const [status, schema] of Object.entries(ok)) {
-    const description = { '200': 'OK', '201': 'Created', '202': 'Accepted', '204': 'No content' }[status] ?? 'OK';
+  for (const [status, answer] of Object.entries(declared).filter(([s]) => /^2\d\d$/.test(s))) {
+    const label = SUCCESS[status] ?? 'OK';
+    const schema = (answer as Json).content?.['application/json']?.schema;
+    const name = typeof schema?.$ref === 'string' ? schema.$ref.split('/').pop() : undefined;
     responses[status] = schema
-      ? { description: `${description}: ${schema}`, content: { 'application/json': { schema: ref(schema) } } }
-      : { description };
+      ? { description: name ? `${label}: ${name}` : label, content: { 'application/json': { schema } } }
+      : { description: label };
   }
   return responses;
 }
 
-const MULTIPART_FILE = {
-  required: true,
-  content: {
-    'multipart/form-data': {
-      schema: {
-        type: 'object',
-        required: ['file'],
-        properties: {
-          file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'At most 20 MB.' },
-        },
-      },
-    },
-  },
-};
-
-function decorateOperation(method: string, path: string, op: Json): void {
-  const doc = OPERATIONS[`${method.toUpperCase()} ${path}`];
-  const operator = path.startsWith('/admin/');
-  op.operationId = doc?.operationId ?? derivedOperationId(method, path);
-  if (!op.tags?.length) op.tags = [operator ? 'operator' : (path.split('/')[1] ?? 'api')];
-  op.security ??= [operator ? { operator: [] } : { apiKey: [] }];
-  if (doc?.description) op.description = op.description ? `${op.description}\n\n${doc.description}` : doc.description;
-  if (path === '/media' && method === 'post') op.requestBody ??= MULTIPART_FILE;
+function decorateOperation(path: string, op: Json): void {
+  const errors = (op['x-errors'] ?? []) as ErrorCode[];
+  const examples = op['x-examples'];
+  if (op['x-request-body']) op.requestBody ??= op['x-request-body'];
+  for (const key of ['x-errors', 'x-examples', 'x-request-body']) delete op[key];
   const media = op.requestBody?.content?.['application/json'];
-  if (media && doc?.examples) media.examples = doc.examples;
-  const declaredOk = Object.fromEntries(Object.entries(op.responses ?? {}).filter(([s]) => /^2\d\d$/.test(s)));
+  if (media && examples) media.examples = examples;
   op.responses = {
-    ...(doc ? successResponses(doc.ok) : declaredOk),
-    ...errorResponses([...standardErrors(path, op), ...(doc?.errors ?? [])]),
+    ...successResponses(op.responses ?? {}),
+    ...errorResponses([...standardErrors(path, op), ...errors]),
   };
 }
 
-/** The document as published: see the header of this file. Idempotent on its own output. */
-export function decorateDocument(doc: Json): Json {
+/** The document as published: see the header of this file. */
+export function decorateDocument(doc: Json, components: Map<string, Json>): Json {
   for (const [path, item] of Object.entries(doc.paths ?? {}) as [string, Json][]) {
-    for (const method of METHODS) if (item[method]) decorateOperation(method, path, item[method]);
+    for (const method of METHODS) if (item[method]) decorateOperation(path, item[method]);
   }
   const errorComponents = Object.fromEntries(
     Object.entries(ERROR_DOCS).map(([code, d]) => [d.schema, errorSchema(code, d)]),
   );
+  // Sorted by name: the order does not depend on the order routes are registered in.
+  const resources = Object.fromEntries([...components].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const hoisted = Object.entries(doc.components.schemas ?? {}).filter(([name]) => !components.has(name));
   doc.components.schemas = {
-    ...doc.components.schemas,
-    ...plain(resourceSchemas),
+    ...resources,
+    ...Object.fromEntries(hoisted),
     ...errorComponents,
     ...plain(eventSchemas),
   };
   doc.webhooks = plain(webhooksSection);
   return doc;
 }
+
+const plain = (value: unknown): Json => JSON.parse(JSON.stringify(value));

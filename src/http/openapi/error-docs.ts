@@ -1,6 +1,6 @@
 // Every error body the API answers, by its `error` code: status, meaning, extra fields and an
 // example. The document gives each code a schema (components.schemas) and each operation the codes
-// it can answer (operations.ts); the codes are those of src/shared/errors.ts and the spec's table.
+// it can answer (its route's 'x-errors'); the codes are those of src/shared/errors.ts and the spec's table.
 type Extra = Record<string, Record<string, unknown>>;
 export type ErrorDoc = {
   status: number;
@@ -19,7 +19,7 @@ const providerDetail = {
   description: 'Sanitized provider detail: httpStatus, code, subcode, message, userTitle, fbtraceId (tokens redacted).',
 };
 
-export const ERROR_DOCS: Record<string, ErrorDoc> = {
+const DOCS = {
   validation_error: {
     status: 400,
     schema: 'ValidationError',
@@ -337,9 +337,10 @@ export const ERROR_DOCS: Record<string, ErrorDoc> = {
     schema: 'InternalServerError',
     description: 'Unexpected error; retrying a send with the same `externalId` is safe.',
   },
-};
+} satisfies Record<string, ErrorDoc>;
 
-export type ErrorCode = keyof typeof ERROR_DOCS;
+export type ErrorCode = keyof typeof DOCS;
+export const ERROR_DOCS: Record<ErrorCode, ErrorDoc> = DOCS;
 
 /** The JSON schema of one code's body: `error` is that code; other fields may be added over time. */
 export function errorSchema(code: string, doc: ErrorDoc): Record<string, unknown> {

@@ -1,7 +1,8 @@
 // The events ChatGate POSTs to webhook endpoints, as the OpenAPI 3.1 `webhooks` section: one entry
 // per event type, with the envelope, its data and the x-svc- headers exactly as the spec names them.
 import { MESSAGE_STATUSES } from '../../shared/vocab.js';
-import { inboundContentProps } from './inbound-content.js';
+import { inboundContentProps } from '../schemas/inbound-content.js';
+import { asPublished } from './route-docs.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const time = { type: 'string', format: 'date-time' };
@@ -26,8 +27,8 @@ function envelope(type: string, data: Record<string, unknown>, description: stri
   };
 }
 
-/** The content by kind (decision 0033), the same fields as Inbound message's. */
-const INBOUND_CONTENT = inboundContentProps as Record<string, unknown>;
+/** The content by kind (decision 0033), the same fields as InboundMessage's (its components by reference). */
+const INBOUND_CONTENT = asPublished(inboundContentProps) as Record<string, unknown>;
 
 const obj = (required: string[], properties: Record<string, unknown>) => ({
   type: 'object',

@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { PORTAL_ROLES, type UserService } from '../../portal/user-service.js';
 import { Uuid } from '../../shared/schemas.js';
 import type { OperatorAuth } from '../operator-auth.js';
+import { PortalUser, PortalUserInvited, PortalUserList } from '../schemas/operator.js';
 import type { Server } from '../server.js';
 
 const IdParam = Type.Object({ id: Uuid() });
@@ -20,7 +21,11 @@ export function registerAdminPortalRoutes(app: Server, deps: { operatorAuth: Ope
       schema: {
         tags,
         security,
+        operationId: 'createPortalUser',
         summary: 'Create a portal user; the answer carries their one-time invitation link',
+        response: { 201: PortalUserInvited },
+        'x-errors': ['not_found', 'already_exists'],
+        'x-examples': { viewer: { summary: 'Invite a viewer', value: { email: 'ops@example.com', role: 'viewer' } } },
         params: IdParam,
         body: Type.Object(
           {
@@ -41,7 +46,17 @@ export function registerAdminPortalRoutes(app: Server, deps: { operatorAuth: Ope
 
   app.get(
     '/admin/customers/:id/users',
-    { schema: { tags, security, summary: "A customer's portal users", params: IdParam } },
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'listPortalUsers',
+        summary: "A customer's portal users",
+        params: IdParam,
+        response: { 200: PortalUserList },
+        'x-errors': ['not_found'],
+      },
+    },
     async (request) => ({ users: await deps.users.list(request.params.id) }),
   );
 
@@ -51,7 +66,10 @@ export function registerAdminPortalRoutes(app: Server, deps: { operatorAuth: Ope
       schema: {
         tags,
         security,
+        operationId: 'resetPortalUserPassword',
         summary: 'End the password and every session; the answer carries a new invitation link',
+        response: { 200: PortalUserInvited },
+        'x-errors': ['not_found'],
         params: IdParam,
       },
     },
@@ -60,7 +78,17 @@ export function registerAdminPortalRoutes(app: Server, deps: { operatorAuth: Ope
 
   app.post(
     '/admin/portal-users/:id/disable',
-    { schema: { tags, security, summary: 'Disable a portal user; their sessions end at once', params: IdParam } },
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'disablePortalUser',
+        summary: 'Disable a portal user; their sessions end at once',
+        params: IdParam,
+        response: { 200: PortalUser },
+        'x-errors': ['not_found'],
+      },
+    },
     async (request) => deps.users.disable(request.params.id),
   );
 }

@@ -1,5 +1,6 @@
 // The operator API (contract in docs/architecture.md), guarded by Authorization: Bearer <ADMIN_TOKEN>.
 import { type Static, Type } from '@sinclair/typebox';
+import type { FastifySchema } from 'fastify';
 import { isSupportedCountry } from 'libphonenumber-js';
 
 import type { AccountAdmin } from '../../accounts/account-admin.js';
@@ -13,7 +14,7 @@ import { providerVersionReport } from '../../provider/api-versions.js';
 import type { Rekey } from '../../secrets/rekey.js';
 import { errors } from '../../shared/errors.js';
 import { normalizePhone } from '../../shared/phone.js';
-import { COUNTRY_PATTERN, E164, MONTH_PATTERN, PageQuery, Uuid } from '../../shared/schemas.js';
+import { COUNTRY_PATTERN, E164, Uuid } from '../../shared/schemas.js';
 import {
   ACCOUNT_STATUSES,
   ACCOUNT_TYPES,
@@ -21,8 +22,20 @@ import {
   TEMPLATE_ACCESS,
   WABA_VERIFICATIONS,
 } from '../../shared/vocab.js';
+import type { ErrorCode } from '../openapi/error-docs.js';
+import { NoContent } from '../openapi/route-docs.js';
 import type { OperatorAuth } from '../operator-auth.js';
+import {
+  ApiKey,
+  ApiKeyList,
+  Customer,
+  InboundIngested,
+  OperatorChatAccount,
+  ProviderSettings,
+  RekeyResult,
+} from '../schemas/operator.js';
 import type { Server } from '../server.js';
+import { registerOperatorLists } from './admin-list-routes.js';
 
 const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -89,22 +102,43 @@ function checkCountry(country: string | null | undefined) {
 
 const tags = ['operator'];
 const security = [{ operator: [] }];
+const notFound: ErrorCode[] = ['not_found'];
 
 const schemas = {
   createCustomer: {
     tags,
     security,
+    operationId: 'createCustomer',
     summary: 'Create a customer',
+    response: { 201: Customer },
+    'x-examples': {
+      customer: {
+        summary: 'A customer on plan Starter',
+        value: { name: 'Acme Ltd', plan: 'starter', defaultCountry: 'US' },
+      },
+    },
     body: Type.Object(
       { name: Name, plan: literals(PLANS), defaultCountry: Type.Optional(Country) },
       { additionalProperties: false },
     ),
   },
-  getCustomer: { tags, security, summary: "A customer with this month's usage", params: IdParam },
+  getCustomer: {
+    tags,
+    security,
+    operationId: 'getCustomer',
+    summary: "A customer with this month's usage",
+    params: IdParam,
+    response: { 200: Customer },
+    'x-errors': notFound,
+  },
   updateCustomer: {
     tags,
     security,
+    operationId: 'updateCustomer',
     summary: "Change a customer's plan, default country or name",
+    response: { 200: Customer },
+    'x-errors': notFound,
+    'x-examples': { plan: { summary: 'Move to plan Pro', value: { plan: 'pro' } } },
     params: IdParam,
     body: Type.Object(
       { name: Type.Optional(Name), plan: Type.Optional(literals(PLANS)), defaultCountry: Type.Optional(Country) },
@@ -114,7 +148,21 @@ const schemas = {
   createAccount: {
     tags,
     security,
+    operationId: 'linkChatAccount',
     summary: 'Link a chat account',
+    response: { 201: OperatorChatAccount },
+    'x-errors': [...notFound, 'already_exists', 'limit_reached'],
+    'x-examples': {
+      official: {
+        summary: 'An official account (its credentials are checked with the provider)',
+        value: {
+          type: 'OFFICIAL',
+          phoneNumber: '+15551230000',
+          displayName: 'Acme Support',
+          official: { phoneNumberId: '109876543210', wabaId: '205432109876', accessToken: '<provider access token>' },
+        },
+      },
+    },
     params: IdParam,
     querystring: VerifyQuery,
     body: Type.Object(AccountFields, { additionalProperties: false }),
@@ -122,7 +170,14 @@ const schemas = {
   updateAccount: {
     tags,
     security,
+    operationId: 'updateChatAccount',
     summary: 'Change a chat account',
+    response: { 200: OperatorChatAccount },
+    'x-errors': [...notFound, 'already_exists'],
+    'x-examples': {
+      rename: { summary: 'Rename an account', value: { displayName: 'Acme Sales' } },
+      token: { summary: 'A new access token', value: { official: { accessToken: '<provider access token>' } } },
+    },
     params: IdParam,
     querystring: VerifyQuery,
     body: Type.Partial(Type.Object(AccountFields), { additionalProperties: false }),
@@ -130,7 +185,14 @@ const schemas = {
   createKey: {
     tags,
     security,
+    operationId: 'createApiKey',
     summary: 'Create an API key (the full key is shown once, in this answer)',
+    response: { 201: ApiKey },
+    'x-errors': [...notFound, 'limit_reached', 'invalid_chat_account'],
+    'x-examples': {
+      live: { summary: 'A live key for every account', value: { name: 'Backend' } },
+      sandbox: { summary: 'A sandbox key', value: { sandbox: true, name: 'Tests' } },
+    },
     params: IdParam,
     body: Type.Object(
       {
@@ -142,11 +204,28 @@ const schemas = {
       { additionalProperties: false },
     ),
   },
-  listKeys: { tags, security, summary: "A customer's keys, masked", params: IdParam },
+  listKeys: {
+    tags,
+    security,
+    operationId: 'listApiKeys',
+    summary: "A customer's keys, masked",
+    params: IdParam,
+    response: { 200: ApiKeyList },
+    'x-errors': notFound,
+  },
   ingest: {
     tags,
     security,
+    operationId: 'ingestInboundMessage',
     summary: 'Ingest an inbound message received by a connector',
+    response: { 202: InboundIngested },
+    'x-errors': notFound,
+    'x-examples': {
+      text: {
+        summary: 'A text a number sent to the account',
+        value: { providerMessageId: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgASGBQzQUI', from: '+15551234567', text: 'Hello' },
+      },
+    },
     params: IdParam,
     body: Type.Object(
       {
@@ -161,56 +240,32 @@ const schemas = {
       { additionalProperties: false },
     ),
   },
-  revokeKey: { tags, security, summary: 'Revoke a key, at once and for good', params: IdParam },
-  listCustomers: {
+  revokeKey: {
     tags,
     security,
-    summary: 'Customers, newest first, with cursor pagination; q searches names',
-    querystring: Type.Object(
-      {
-        q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-        plan: Type.Optional(literals(PLANS)),
-        ...PageQuery,
-      },
-      { additionalProperties: false },
-    ),
-  },
-  usage: {
-    tags,
-    security,
-    summary: "A customer's quota use in one UTC month (default this one)",
+    operationId: 'revokeApiKey',
+    summary: 'Revoke a key, at once and for good',
     params: IdParam,
-    querystring: Type.Object(
-      { month: Type.Optional(Type.String({ pattern: MONTH_PATTERN })) },
-      { additionalProperties: false },
-    ),
+    response: { 204: NoContent },
+    'x-errors': notFound,
   },
   provider: {
     tags,
     security,
+    operationId: 'getProviderSettings',
     summary:
       'The Graph API version this process calls (PROVIDER_API_VERSION) with its expiry, and every version this release knows',
+    response: { 200: ProviderSettings },
   },
   rekey: {
     tags,
     security,
+    operationId: 'rekey',
     summary: "Re-seal every secret at rest under this process's ENCRYPTION_KEY (key rotation); repeatable",
+    response: { 200: RekeyResult },
+    'x-errors': ['key_mismatch'],
   },
-  listAccounts: {
-    tags,
-    security,
-    summary: "A customer's chat accounts, newest first, with cursor pagination",
-    params: IdParam,
-    querystring: Type.Object({ ...PageQuery }, { additionalProperties: false }),
-  },
-};
-
-/** YYYY-MM (already checked by the schema), or this UTC month. */
-function monthOf(given: string | undefined): { year: number; month: number } {
-  if (given) return { year: Number(given.slice(0, 4)), month: Number(given.slice(5, 7)) };
-  const now = new Date();
-  return { year: now.getUTCFullYear(), month: now.getUTCMonth() + 1 };
-}
+} satisfies Record<string, FastifySchema>;
 
 /** A connector's inbound message, ingested like a provider's (sender aggregate, inbox, events). */
 async function ingestFromConnector(
@@ -310,19 +365,4 @@ export function registerAdminRoutes(
   app.post('/admin/encryption/rekey', { schema: schemas.rekey }, async () => deps.rekey.run());
 
   app.get('/admin/provider', { schema: schemas.provider }, async () => providerVersionReport(deps.providerApiVersion));
-}
-
-/** The operator's read-only lists (customers, a customer's accounts) and a customer's usage. */
-function registerOperatorLists(app: Server, deps: { customerQueries: CustomerQueries; accountList: AccountList }) {
-  app.get('/admin/customers', { schema: schemas.listCustomers }, async (request) =>
-    deps.customerQueries.list({ ...request.query, limit: request.query.limit ?? 50 }),
-  );
-
-  app.get('/admin/customers/:id/usage', { schema: schemas.usage }, async (request) =>
-    deps.customerQueries.usage(request.params.id, monthOf(request.query.month)),
-  );
-
-  app.get('/admin/customers/:id/chat-accounts', { schema: schemas.listAccounts }, async (request) =>
-    deps.accountList.list(request.params.id, { ...request.query, limit: request.query.limit ?? 50 }),
-  );
 }

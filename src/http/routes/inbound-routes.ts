@@ -2,11 +2,23 @@
 // Who may read or change what (plan, key scope, sandbox, the numbers' country) is the sender
 // and settings services' rule.
 import { Type } from '@sinclair/typebox';
+import type { FastifySchema } from 'fastify';
 
 import type { SettingsService } from '../../inbound/settings-service.js';
 import { MAX_FILTER_NUMBERS } from '../../inbound/settings-service.js';
 import type { SenderService } from '../../senders/sender-service.js';
 import { Timestamp, Uuid } from '../../shared/schemas.js';
+import type { ErrorCode } from '../openapi/error-docs.js';
+import { NoContent } from '../openapi/route-docs.js';
+import {
+  ForwardingRule,
+  ForwardingRuleList,
+  InboundMessage,
+  InboundMessagePage,
+  InboxFilter,
+  Sender,
+  SenderList,
+} from '../schemas/inbound.js';
 import type { Server } from '../server.js';
 import { callerOf } from '../server.js';
 import { parseTimestamp } from './read-scope.js';
@@ -33,16 +45,31 @@ const RuleFields = {
 const accountParam = Type.Object({ accountId: Uuid() });
 const ruleParams = Type.Object({ id: Uuid() });
 const common = { security: [{ apiKey: [] }], tags: ['inbound'] };
+const senderScope: ErrorCode[] = ['key_scope_violation', 'account_not_found', 'chat_account_required'];
+const inboxGate: ErrorCode[] = ['feature_not_available', ...senderScope];
+const ruleGate: ErrorCode[] = ['feature_not_available', 'key_scope_insufficient', 'forwarding_rule_not_found'];
 
 const schemas = {
   sender: {
     ...common,
+    operationId: 'getSender',
+    response: { 200: Sender },
+    'x-errors': senderScope,
     summary: 'Has this number written to the account?',
     params: Type.Object({ phone: Phone }),
     querystring: Type.Object({ chatAccountId: Type.Optional(Uuid()) }, { additionalProperties: false }),
   },
   lookup: {
     ...common,
+    operationId: 'lookupSenders',
+    response: { 200: SenderList },
+    'x-errors': senderScope,
+    'x-examples': {
+      lookup: {
+        summary: 'Three numbers in any accepted spelling',
+        value: { phones: ['+15551234567', '15551234568', '(555) 123-4569'] },
+      },
+    },
     summary: 'Up to 200 numbers at once',
     body: Type.Object(
       { phones: Type.Array(Phone, { minItems: 1, maxItems: 200 }), chatAccountId: Type.Optional(Uuid()) },
@@ -51,6 +78,9 @@ const schemas = {
   },
   inbox: {
     ...common,
+    operationId: 'listInboundMessages',
+    response: { 200: InboundMessagePage },
+    'x-errors': ['invalid_cursor', ...inboxGate],
     summary: 'The inbox (plan Pro), newest first',
     querystring: Type.Object(
       {
@@ -66,12 +96,32 @@ const schemas = {
   },
   inboundMessage: {
     ...common,
+    operationId: 'getInboundMessage',
     summary: 'One inbound message of the inbox (plan Pro), with its content',
     params: Type.Object({ id: Uuid() }),
+    response: { 200: InboundMessage },
+    'x-errors': ['inbound_message_not_found', ...inboxGate],
   },
-  getFilter: { ...common, summary: 'The inbox filter of an account (Pro)', params: accountParam },
+  getFilter: {
+    ...common,
+    operationId: 'getInboxFilter',
+    summary: 'The inbox filter of an account (Pro)',
+    params: accountParam,
+    response: { 200: InboxFilter },
+    'x-errors': [...inboxGate, 'sandbox_not_supported'],
+  },
   setFilter: {
     ...common,
+    operationId: 'setInboxFilter',
+    response: { 200: InboxFilter },
+    'x-errors': [...inboxGate, 'sandbox_not_supported'],
+    'x-examples': {
+      whitelist: {
+        summary: 'Keep only messages from these numbers',
+        value: { mode: 'whitelist', numbers: ['+15551234567', '+15557654321'] },
+      },
+      off: { summary: 'Keep every message', value: { mode: 'off' } },
+    },
     summary: 'Set the inbox filter: off, whitelist or blacklist of numbers (Pro)',
     params: accountParam,
     body: Type.Object(
@@ -84,16 +134,52 @@ const schemas = {
   },
   createRule: {
     ...common,
+    operationId: 'createForwardingRule',
+    response: { 201: ForwardingRule },
+    'x-errors': [...ruleGate, 'account_not_found', 'limit_reached'],
+    'x-examples': {
+      contains: {
+        summary: 'Forward inbound messages that mention an order',
+        value: {
+          name: 'Orders',
+          condition: { type: 'contains', pattern: 'order' },
+          destination: { type: 'http', url: 'https://example.com/chatgate/orders' },
+        },
+      },
+    },
     summary: 'Create a forwarding rule (Pro)',
     body: Type.Object(
       { ...RuleFields, condition: Condition, destination: Destination },
       { additionalProperties: false },
     ),
   },
-  listRules: { ...common, summary: 'Forwarding rules (Pro)' },
-  getRule: { ...common, summary: 'One forwarding rule', params: ruleParams },
+  listRules: {
+    ...common,
+    operationId: 'listForwardingRules',
+    summary: 'Forwarding rules (Pro)',
+    response: { 200: ForwardingRuleList },
+    'x-errors': ruleGate,
+  },
+  getRule: {
+    ...common,
+    operationId: 'getForwardingRule',
+    summary: 'One forwarding rule',
+    params: ruleParams,
+    response: { 200: ForwardingRule },
+    'x-errors': ruleGate,
+  },
   updateRule: {
     ...common,
+    operationId: 'updateForwardingRule',
+    response: { 200: ForwardingRule },
+    'x-errors': [...ruleGate, 'account_not_found'],
+    'x-examples': {
+      pause: { summary: 'Pause a rule', value: { isActive: false } },
+      pattern: {
+        summary: 'Match a prefix, case-sensitive',
+        value: { condition: { type: 'starts_with', pattern: 'ORDER', caseSensitive: true } },
+      },
+    },
     summary: 'Change a forwarding rule',
     params: ruleParams,
     body: Type.Object(
@@ -101,8 +187,15 @@ const schemas = {
       { additionalProperties: false },
     ),
   },
-  deleteRule: { ...common, summary: 'Delete a forwarding rule', params: ruleParams },
-};
+  deleteRule: {
+    ...common,
+    operationId: 'deleteForwardingRule',
+    summary: 'Delete a forwarding rule',
+    params: ruleParams,
+    response: { 204: NoContent },
+    'x-errors': ruleGate,
+  },
+} satisfies Record<string, FastifySchema>;
 
 type Deps = { senders: SenderService; settings: SettingsService };
 

@@ -2,24 +2,16 @@
 // or found to be over 20 MB is refused: the answer waits until the rest, up to twice the route's
 // body limit, has been read and discarded, see drain-body.ts), then typed and stored.
 import multipart from '@fastify/multipart';
-import { Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 
 import type { MediaService } from '../../media/media-service.js';
 import { MAX_UPLOAD_BYTES } from '../../media/media-type.js';
 import { AppError, errors, type Problem } from '../../shared/errors.js';
 import { createFairSlots } from '../../shared/fair-slots.js';
-import { ErrorBody, Timestamp } from '../../shared/schemas.js';
+import { ErrorBody } from '../../shared/schemas.js';
+import { MediaUpload } from '../schemas/messages.js';
 import type { Server } from '../server.js';
 import { principalOf } from '../server.js';
-
-const MediaUpload = Type.Object({
-  mediaId: Type.String({ format: 'uuid' }),
-  mimetype: Type.String(),
-  sizeBytes: Type.Integer(),
-  filename: Type.String(),
-  expiresAt: Timestamp(),
-});
 
 /** Room for the multipart framing around a file of the maximum size. */
 const FRAMING_BYTES = 64 * 1024;
@@ -50,7 +42,24 @@ function clientGone(request: FastifyRequest, reply: FastifyReply): AbortSignal {
   return gone.signal;
 }
 
+/** The body as documented: Fastify does not parse it (the handler streams the parts). */
+const MULTIPART_FILE = {
+  required: true,
+  content: {
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: ['file'],
+        properties: {
+          file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'At most 20 MB.' },
+        },
+      },
+    },
+  },
+};
+
 const uploadSchema = {
+  operationId: 'uploadMedia',
   summary: 'Upload an image or document to send later by mediaId',
   description:
     "multipart/form-data with one field `file` (at most 20 MB). The type is detected from the content first, then the part's Content-Type, then the file name. Unused uploads expire after 1 hour; at most 200 may wait unused.",
@@ -58,7 +67,9 @@ const uploadSchema = {
   consumes: ['multipart/form-data'],
   security: [{ apiKey: [] }],
   response: { 201: MediaUpload, 400: ErrorBody, 413: ErrorBody, 415: ErrorBody, 429: ErrorBody },
-};
+  'x-errors': ['media_too_large', 'media_pending_limit'],
+  'x-request-body': MULTIPART_FILE,
+} satisfies FastifySchema;
 
 /** Reads the one file of the multipart body, checks it, and stores it. */
 async function receive(media: MediaService, request: FastifyRequest, reply: FastifyReply, customerId: string) {

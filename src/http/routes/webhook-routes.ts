@@ -1,36 +1,108 @@
 // /webhook-endpoints: management, the test event, delivery history and redelivery. Who may
 // manage which endpoints (plans, key scope, sandbox) is the endpoint service's rule.
 import { Type } from '@sinclair/typebox';
+import type { FastifySchema } from 'fastify';
 
 import { Uuid } from '../../shared/schemas.js';
 import { CreateEndpointSchema, UpdateEndpointSchema } from '../../webhooks/endpoint-input.js';
 import type { EndpointService } from '../../webhooks/endpoint-service.js';
+import type { ErrorCode } from '../openapi/error-docs.js';
+import { NoContent } from '../openapi/route-docs.js';
+import {
+  WebhookDeliveryPage,
+  WebhookEndpoint,
+  WebhookEndpointList,
+  WebhookEndpointWithSecret,
+  WebhookRedeliveryQueued,
+  WebhookTestQueued,
+} from '../schemas/webhooks.js';
 import type { Server } from '../server.js';
 import { callerOf } from '../server.js';
 
 const Id = Type.Object({ id: Uuid() });
 
 const common = { tags: ['webhooks'], security: [{ apiKey: [] }] };
+const gate: ErrorCode[] = ['feature_not_available', 'key_scope_insufficient'];
+const endpointGate: ErrorCode[] = [...gate, 'webhook_endpoint_not_found'];
 
 const schemas = {
   create: {
     ...common,
+    operationId: 'createWebhookEndpoint',
     summary: 'Create an endpoint (its secret is shown once, here)',
+    description:
+      'Registers an HTTPS endpoint (at most 5 active; plans Basic and Pro). The answer carries the signing `secret`, shown only here. `events` defaults to every event type.',
     body: CreateEndpointSchema,
+    response: { 201: WebhookEndpointWithSecret },
+    'x-errors': [...gate, 'invalid_webhook_url', 'limit_reached'],
+    'x-examples': {
+      all: {
+        summary: 'Every event type',
+        value: { url: 'https://hooks.example.com/chatgate', description: 'Production' },
+      },
+      status: {
+        summary: 'Status changes only',
+        value: { url: 'https://hooks.example.com/chatgate/status', events: ['message.status'] },
+      },
+    },
   },
-  list: { ...common, summary: 'List endpoints (no secrets)' },
-  get: { ...common, summary: 'One endpoint', params: Id },
+  list: {
+    ...common,
+    operationId: 'listWebhookEndpoints',
+    summary: 'List endpoints (no secrets)',
+    response: { 200: WebhookEndpointList },
+    'x-errors': gate,
+  },
+  get: {
+    ...common,
+    operationId: 'getWebhookEndpoint',
+    summary: 'One endpoint',
+    params: Id,
+    response: { 200: WebhookEndpoint },
+    'x-errors': endpointGate,
+  },
   update: {
     ...common,
+    operationId: 'updateWebhookEndpoint',
     summary: 'Change url, events, description or isActive',
     params: Id,
     body: UpdateEndpointSchema,
+    response: { 200: WebhookEndpoint },
+    'x-errors': [...endpointGate, 'invalid_webhook_url', 'limit_reached'],
+    'x-examples': {
+      pause: { summary: 'Pause deliveries', value: { isActive: false } },
+      events: { summary: 'Change the subscription', value: { events: ['message.status', 'message.inbound'] } },
+    },
   },
-  remove: { ...common, summary: 'Delete an endpoint and its delivery history', params: Id },
-  rotateSecret: { ...common, summary: 'New secret (shown once); the old one signs too for 24 h', params: Id },
-  test: { ...common, summary: 'Queue a webhook.test event to this endpoint', params: Id },
+  remove: {
+    ...common,
+    operationId: 'deleteWebhookEndpoint',
+    summary: 'Delete an endpoint and its delivery history',
+    params: Id,
+    response: { 204: NoContent },
+    'x-errors': endpointGate,
+  },
+  rotateSecret: {
+    ...common,
+    operationId: 'rotateWebhookSecret',
+    summary: 'New secret (shown once); the old one signs too for 24 h',
+    description:
+      'A new secret, returned once. For 24 hours (`previousSecretExpiresAt`) every delivery is signed with both secrets: `x-svc-signature` carries two `v1=` values.',
+    params: Id,
+    response: { 200: WebhookEndpointWithSecret },
+    'x-errors': endpointGate,
+  },
+  test: {
+    ...common,
+    operationId: 'testWebhookEndpoint',
+    summary: 'Queue a webhook.test event to this endpoint',
+    params: Id,
+    response: { 202: WebhookTestQueued },
+    'x-errors': endpointGate,
+  },
   deliveries: {
     ...common,
+    operationId: 'listWebhookDeliveries',
     summary: 'Delivery history with attempts, newest first',
     params: Id,
     querystring: Type.Object(
@@ -40,13 +112,18 @@ const schemas = {
       },
       { additionalProperties: false },
     ),
+    response: { 200: WebhookDeliveryPage },
+    'x-errors': [...endpointGate, 'invalid_cursor'],
   },
   redeliver: {
     ...common,
+    operationId: 'redeliverWebhookDelivery',
     summary: 'Send one delivery again now (same eventId)',
     params: Type.Object({ id: Uuid(), deliveryId: Uuid() }),
+    response: { 202: WebhookRedeliveryQueued },
+    'x-errors': [...endpointGate, 'webhook_delivery_not_found'],
   },
-};
+} satisfies Record<string, FastifySchema>;
 
 export function registerWebhookRoutes(app: Server, deps: { endpoints: EndpointService }) {
   const { endpoints } = deps;

@@ -1,5 +1,5 @@
-// Request examples of POST /messages for the content kinds added beyond the spec (decision 0032),
-// kept apart from operations.ts so that the list of operations stays short.
+// Request examples of POST /messages ('x-examples' of the route) for the content kinds added beyond
+// the spec (decision 0032), kept apart so that messages-routes.ts stays short.
 const to = { type: 'phone', phoneE164: '+15551234567' };
 const inboundMessageId = '3f2b8c1e-5d4a-4e6f-9a7b-1c2d3e4f5a6b';
 

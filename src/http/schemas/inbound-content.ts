@@ -1,15 +1,16 @@
-// The content of an inbound message by kind (decision 0033), as documentation schemas: the
-// fields added to Inbound message (GET /inbound-messages, GET /inbound-messages/{id}) and to the
-// data of message.inbound, and the reactions shown on a message. Each kind's field is null
-// unless the message is of that kind.
-import { type TSchema, Type } from '@sinclair/typebox';
+// The content of an inbound message by kind (decision 0033): the fields of InboundMessage (GET
+// /inbound-messages, GET /inbound-messages/{id}) and of the data of message.inbound (events.ts),
+// and the users' reactions shown on a message (components, see src/http/openapi/route-docs.ts).
+// Each kind's field is null unless the message is of that kind.
+import { Type } from '@sinclair/typebox';
 
-const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
+import { component, Id, Nullable, Time } from './common.js';
+
 const Str = Nullable(Type.String());
-const ref = (name: string) => Type.Unsafe({ $ref: `#/components/schemas/${name}` });
 
-export const inboundContentSchemas: Record<string, TSchema> = {
-  InboundMedia: Type.Object(
+export const InboundMedia = component(
+  'InboundMedia',
+  Type.Object(
     {
       kind: Type.String({ enum: ['image', 'video', 'audio', 'document', 'sticker'] }),
       providerMediaId: Nullable(
@@ -38,7 +39,11 @@ export const inboundContentSchemas: Record<string, TSchema> = {
         "A medium's description from the provider; on the inbox's messages also the fetch of the file (`state`…), which GET /inbound-messages/{id}/media serves.",
     },
   ),
-  InboundInteractive: Type.Object(
+);
+
+export const InboundInteractive = component(
+  'InboundInteractive',
+  Type.Object(
     {
       type: Type.String({ description: '`button_reply`, `list_reply`, or another reply type the provider adds.' }),
       id: Nullable(Type.String({ description: 'The id of the chosen button or row, as you sent it.' })),
@@ -47,13 +52,21 @@ export const inboundContentSchemas: Record<string, TSchema> = {
     },
     { description: 'A reply to an interactive message; `replyTo` names the message it answered.' },
   ),
-  InboundReaction: Type.Object({
+);
+
+export const InboundReaction = component(
+  'InboundReaction',
+  Type.Object({
     emoji: Nullable(Type.String({ description: 'null: the user removed the reaction.' })),
     providerMessageId: Nullable(Type.String({ description: 'The message reacted to.' })),
-    messageId: Nullable(Type.String({ format: 'uuid', description: 'Yours, when it is one of your messages.' })),
+    messageId: Nullable(Id('Yours, when it is one of your messages.')),
     externalId: Str,
   }),
-  InboundContact: Type.Object({
+);
+
+export const InboundContact = component(
+  'InboundContact',
+  Type.Object({
     name: Type.Object({ formattedName: Str, firstName: Str, lastName: Str }),
     phones: Type.Array(Type.Object({ phone: Str, waId: Str, type: Str }), { maxItems: 10 }),
     emails: Type.Array(Type.Object({ email: Str, type: Str }), { maxItems: 10 }),
@@ -61,28 +74,31 @@ export const inboundContentSchemas: Record<string, TSchema> = {
     urls: Type.Array(Type.Object({ url: Str, type: Str }), { maxItems: 10 }),
     birthday: Str,
   }),
-  MessageReaction: Type.Object({
+);
+
+/** A user's current reaction to one of your messages (GET /messages/{id} `reactions`). */
+export const MessageReaction = component(
+  'MessageReaction',
+  Type.Object({
     emoji: Type.String(),
     from: Nullable(Type.String({ description: 'E.164' })),
     fromUserId: Str,
-    reactedAt: Type.String({ format: 'date-time' }),
-    inboundMessageId: Nullable(
-      Type.String({ format: 'uuid', description: 'The reaction in your inbox, when the inbox kept it (plan Pro).' }),
-    ),
+    reactedAt: Time(),
+    inboundMessageId: Nullable(Id('The reaction in your inbox, when the inbox kept it (plan Pro).')),
   }),
-};
+);
 
 /** The content fields, each null unless the message is of its kind (providerErrors: [] when none). */
 export const inboundContentProps = {
-  media: Nullable(ref('InboundMedia')),
-  interactive: Nullable(ref('InboundInteractive')),
+  media: Nullable(InboundMedia),
+  interactive: Nullable(InboundInteractive),
   button: Nullable(
     Type.Object(
       { payload: Str, text: Str },
       { description: "A template's quick-reply button tapped; `replyTo` names the template message." },
     ),
   ),
-  reaction: Nullable(ref('InboundReaction')),
+  reaction: Nullable(InboundReaction),
   location: Nullable(
     Type.Object({
       latitude: Nullable(Type.Number()),
@@ -92,7 +108,7 @@ export const inboundContentProps = {
       url: Str,
     }),
   ),
-  contacts: Nullable(Type.Array(ref('InboundContact'), { maxItems: 20 })),
+  contacts: Nullable(Type.Array(InboundContact, { maxItems: 20 })),
   system: Nullable(Type.Object({ type: Str, body: Str }, { description: 'e.g. user_changed_number.' })),
   unsupported: Nullable(Type.Object({ type: Str }, { description: 'What the provider could not carry.' })),
   providerErrors: Type.Array(
