@@ -51,6 +51,7 @@ function createSendDispatcher(config: Config, deps: { db: Db; log: Logger }, s: 
       pacingHorizonMs: config.dispatchPacingHorizonMs,
       firstAccountProbeDelayMs: config.accountProbeFirstDelayScaledMs,
       pairSpacingMs: config.pairRateSpacingMs,
+      maintenancePauseMs: config.maintenancePauseMs,
     },
   });
 }

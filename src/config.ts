@@ -29,8 +29,9 @@ export type Config = {
   providerVerifyToken: string | null;
   unsafeAllowPrivateUrls: boolean;
   retryTimeScale: number;
-  /** The first spacing between sends to a recipient after the provider's pair rate limit (131056), doubled on each further one. */
+  /** The first spacing of a recipient after the pair rate limit (131056, doubled on repeats); the pause after 131057 (0042). */
   pairRateSpacingMs: number;
+  maintenancePauseMs: number;
   /** MARKETING_BLOCKED_MARKETS: regions (US) and calling codes (+44) where marketing templates fail before the provider. */
   marketingBlockedMarkets: string[];
   purgeIntervalSeconds: number;
@@ -80,9 +81,8 @@ export type Config = {
   /** Failed logins per account within 15 minutes before logins are refused; per client address, 4 times this. */
   portalLoginMaxFailures: number;
   /**
-   * Which proxies in front of the service to believe about the client's address
-   * (X-Forwarded-For): false (none, the default), a hop count, or addresses/CIDRs; true is kept for
-   * compatibility and read as one hop, with a warning at start-up (and proxy-addr's `loopback`, `linklocal`, `uniquelocal`).
+   * Which proxies to believe about the client's address (X-Forwarded-For): false (none, the default), a hop count,
+   * or addresses/CIDRs (and proxy-addr's `loopback`, `linklocal`, `uniquelocal`); true: one hop, warned at start-up.
    */
   trustProxy: boolean | number | string[];
   /** Bearer token required by GET /metrics; null leaves /metrics open (keep it off the public network). */
@@ -284,6 +284,7 @@ export function loadConfig(env: Env): Config {
     unsafeAllowPrivateUrls: bool('UNSAFE_ALLOW_PRIVATE_URLS'),
     retryTimeScale: num('RETRY_TIME_SCALE', 1, 0, 1000),
     pairRateSpacingMs: int('PAIR_RATE_SPACING_MS', 6000, 10, 600_000),
+    maintenancePauseMs: int('PROVIDER_MAINTENANCE_PAUSE_MS', 60_000, 10, 600_000),
     marketingBlockedMarkets: blockedMarkets.markets,
     purgeIntervalSeconds: int('PURGE_INTERVAL_SECONDS', 3 * 3600, 1, 30 * 86400),
     encryptionKey,

@@ -15,6 +15,7 @@ import { CANCELLED_ERROR, type Transition } from '../lifecycle/transitions.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createLeasedWorker } from '../shared/worker-loop.js';
+import { createThroughputRefresh } from './account-maintenance.js';
 import { createHeldSends, createLiveDispatch, earliest } from './live-dispatch.js';
 import { type Outcome, writeOutcomes } from './outcomes.js';
 import type { MediaPreparer } from './prepare-media.js';
@@ -39,6 +40,8 @@ export type DispatcherOptions = {
   firstAccountProbeDelayMs: number;
   /** The spacing a recipient's sends get after the provider's pair rate limit (131056), before doubling (PAIR_RATE_SPACING_MS). */
   pairSpacingMs: number;
+  /** How long an account's sends pause after the provider's maintenance refusal, 131057 (PROVIDER_MAINTENANCE_PAUSE_MS). */
+  maintenancePauseMs: number;
 };
 
 export function createDispatcher(deps: {
@@ -63,7 +66,8 @@ export function createDispatcher(deps: {
   // whose outcome writer blocks accounts and whose stop drops booked sends; the live path, which
   // books sends and records their outcomes through the worker. The pass below uses the last two
   // (the worker calls it only once started).
-  const held = createHeldSends();
+  const throughput = createThroughputRefresh({ db, log, sealer: deps.sealer, provider: deps.provider });
+  const held = createHeldSends(throughput.stop);
   const pairPacing = createPairPacing(db);
   const loop = { db, log, pollMs: options.pollMs, channel: MESSAGES_READY };
   const worker = createLeasedWorker<Outcome>('dispatcher', loop, {
@@ -79,6 +83,8 @@ export function createDispatcher(deps: {
           firstAccountProbeDelayMs: options.firstAccountProbeDelayMs,
           pairSpacingMs: options.pairSpacingMs,
           onPairLearned: pairPacing.learned,
+          maintenancePauseMs: options.maintenancePauseMs,
+          onPaused: (ids) => ids.forEach((id) => throughput.after(id, options.maintenancePauseMs)),
         },
         workerId,
         items,
@@ -104,6 +110,7 @@ export function createDispatcher(deps: {
     onPairHeld: deps.onPairHeld ?? (() => {}),
     categories: deps.categories,
     pairPacing,
+    maintenancePauseMs: options.maintenancePauseMs,
   });
 
   /** Claim, then move each message one step: sandbox ones simulated, live ones refused, booked or sent. */

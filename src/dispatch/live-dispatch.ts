@@ -52,6 +52,8 @@ type Live = {
   categories: RecipientChecks['categories'];
   /** Counts sends held back by their recipient's pair-rate pacing (decision 0037). */
   onPairHeld: (n: number) => void;
+  /** How long an account's sends pause after the provider's maintenance refusal (131057; decision 0042). */
+  maintenancePauseMs: number;
   /** The booked sends and blocked accounts, which the worker's outcome writer and its stop act on too. */
   held: HeldSends;
   mediaSteps: number;
@@ -79,6 +81,11 @@ export type HeldSends = {
    * Reloaded on each claim (loadSendAccounts), so a reconnected account sends again.
    */
   blocked: Set<string>;
+  /**
+   * Accounts the provider refused for maintenance (131057), until when (epoch ms): their booked
+   * sends go back to the queue, due then, without an attempt (decision 0042).
+   */
+  paused: Map<string, number>;
   /** Shutdown began: late sends are not booked again. */
   stopping: boolean;
   /** The account was just marked unusable: its booked sends go back to the queue. */
@@ -87,10 +94,12 @@ export type HeldSends = {
   cancelTimers(): void;
 };
 
-export function createHeldSends(): HeldSends {
+/** `onCancel`: more to stop with the booked sends (the throughput reads after a pause). */
+export function createHeldSends(onCancel: () => void = () => {}): HeldSends {
   const held: HeldSends = {
     timers: new Map(),
     blocked: new Set(),
+    paused: new Map(),
     stopping: false,
     block: (accountId) => void held.blocked.add(accountId),
     cancelTimers() {
@@ -100,6 +109,7 @@ export function createHeldSends(): HeldSends {
         done();
       }
       held.timers.clear();
+      onCancel();
     },
   };
   return held;
@@ -225,10 +235,11 @@ function sendAt(live: Live, booked: Booked, slotMs: number) {
 }
 
 /** Back to the queue, due now (the next claim fails it without a call when the account is not CONNECTED). */
-function putBack(live: Live, m: Claimed): Promise<void> {
+function putBack(live: Live, m: Claimed, dueMs?: number): Promise<void> {
   const now = new Date();
+  const due = dueMs !== undefined ? new Date(dueMs) : now;
   return live.worker
-    .record({ message: m, result: { transition: transition.wait(m, now, now), verdict: null } })
+    .record({ message: m, result: { transition: transition.wait(m, now, due), verdict: null } })
     .catch((err: unknown) =>
       live.log.error({ err, ...messageIds(m) }, 'returning a send to the queue failed; its lease will expire'),
     );
@@ -251,10 +262,18 @@ function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
   const { m, account } = booked;
   // Its account was just marked unusable here: back to the queue.
   if (live.held.blocked.has(account.id)) return putBack(live, m);
+  // Its account is paused after a maintenance refusal: back to the queue until the pause ends.
+  const pausedUntil = live.held.paused.get(account.id) ?? 0;
+  if (pausedUntil > Date.now()) return putBack(live, m, pausedUntil);
   if (Date.now() - slotMs > MAX_LATE_MS) return rebook(live, booked);
   return started(live, m, async () => {
     const { outcome, route } = await sendRouted(live, booked);
-    return recordAttempt(m, outcome, new Date(), live.retryTimeScale, route);
+    const result = recordAttempt(m, outcome, new Date(), live.retryTimeScale, route);
+    // The sends this process booked for the account stop at once (the database's schedule, which
+    // every worker books from, is paused with the outcome).
+    if (result.verdict?.action === 'retry' && result.verdict.pausesAccount)
+      live.held.paused.set(account.id, Date.now() + live.maintenancePauseMs);
+    return result;
   }).catch((err: unknown) =>
     live.log.error(
       { err, ...messageIds(m) },

@@ -11,6 +11,7 @@ import { type AppliedChange, applyTransitions, logChanges } from '../lifecycle/a
 import type { Claimed } from '../lifecycle/claim.js';
 import { type AccountStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
 import { addSuppressions } from '../suppressions/suppression-store.js';
+import { pauseAccountSends } from './account-maintenance.js';
 import type { AttemptResult } from './live-send.js';
 import { learnPairLimits } from './recipient-pacing.js';
 
@@ -39,11 +40,22 @@ export async function writeOutcomes(
     pairSpacingMs: number;
     /** A pair was paced here: the dispatcher stops skipping its pacing check. */
     onPairLearned: () => void;
+    /** How long an account's sends pause after the provider's maintenance refusal (131057; decision 0042). */
+    maintenancePauseMs: number;
+    /** Accounts paused here: their throughput level is read again when the pause ends. */
+    onPaused: (accountIds: string[]) => void;
   },
   workerId: string,
   items: Outcome[],
 ): Promise<(Date | null)[]> {
   const marks = accountMarks(items);
+  const paused = [
+    ...new Set(
+      items
+        .filter((o) => o.result.verdict?.action === 'retry' && o.result.verdict.pausesAccount)
+        .map((o) => o.message.chatAccountId),
+    ),
+  ];
   let changes: AppliedChange[] = [];
   await retryOutcomes(() =>
     deps.db.transaction(async (tx) => {
@@ -59,6 +71,7 @@ export async function writeOutcomes(
       if (wamids.length > 0) await applyParkedReceipts(tx, wamids);
       await addSuppressions(tx, optOuts(items));
       await learnPairLimits(tx, pairLimited(items), deps.pairSpacingMs);
+      await pauseAccountSends(tx, paused, deps.maintenancePauseMs);
       for (const [accountId, mark] of [...marks].sort(([a], [b]) => (a < b ? -1 : 1))) {
         await markAccountError(tx, accountId, mark.status, mark.errorCode, deps.firstAccountProbeDelayMs);
         await deps.invalidateCustomer(tx, mark.customerId);
@@ -67,6 +80,7 @@ export async function writeOutcomes(
   );
   logChanges(deps.log, changes, 'send attempt');
   if (pairLimited(items).length > 0) deps.onPairLearned();
+  if (paused.length > 0) deps.onPaused(paused);
   for (const [accountId, mark] of marks) {
     deps.onMarked(accountId);
     deps.log.warn(

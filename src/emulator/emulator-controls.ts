@@ -31,11 +31,13 @@ export function registerStateControls(
   app.get('/__emulator/media', async () => ({ media: [...state.media].map(([id, m]) => ({ id, ...m })) }));
   app.get('/__emulator/throttled', async () => ({ throttled: state.throttled }));
   app.get('/__emulator/pair-limited', async () => ({ pairLimited: state.pairLimited }));
+  app.get('/__emulator/maintenance-refused', async () => ({ maintenanceRefused: state.maintenanceRefused }));
   app.get('/__emulator/held', async () => ({ held: state.held }));
   app.delete('/__emulator/sent', async () => {
     state.sent.length = 0;
     state.throttled.length = 0;
     state.pairLimited.length = 0;
+    state.maintenanceRefused.length = 0;
     state.held.length = 0;
     return { ok: true };
   });

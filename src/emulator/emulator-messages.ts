@@ -10,7 +10,7 @@ import { answerReadMark } from './emulator-inbound-media.js';
 import { createWindows } from './emulator-limits.js';
 import { payloadProblem } from './emulator-payloads.js';
 import { defaultPricing, sendReceipts } from './emulator-receipts.js';
-import type { EmulatorState } from './emulator-state.js';
+import { type EmulatorState, inMaintenance } from './emulator-state.js';
 import type { WebhookSender } from './emulator-webhook-sender.js';
 import { graphError } from './graph-error.js';
 
@@ -65,6 +65,7 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
     }
     if (rule?.httpStatus !== undefined || (rule?.error && !rule.asyncFailure))
       return reply.code(rule.httpStatus ?? 400).send(injectedBody(rule));
+    if (inMaintenance(number)) return maintenance(state, reply, { phoneNumberId, to, messageId, at: Date.now() });
     if (!windows.take(`mps:${phoneNumberId}`, number?.throughputMps ?? state.defaultThroughputMps, 1000)) {
       state.throttled.push({ phoneNumberId, to, messageId, at: Date.now() });
       return reply.code(400).send(graphError(130429, 'Rate limit hit', 2494055));
@@ -100,4 +101,10 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
   app.post('/:version/:phoneNumberId/marketing_messages', (request: SendRequest, reply) =>
     handle(request, reply, 'marketing_messages'),
   );
+}
+
+/** A send to a number in its maintenance window (a throughput upgrade): refused with 131057. */
+function maintenance(state: EmulatorState, reply: FastifyReply, refused: EmulatorState['maintenanceRefused'][number]) {
+  state.maintenanceRefused.push(refused);
+  return reply.code(400).send(graphError(131057, 'Account in maintenance mode'));
 }

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 
 import { bearerToken, injectedBody, refuseToken, sleep, tokenRefused } from './emulator-common.js';
 import { answerMediaLookup } from './emulator-inbound-media.js';
-import type { EmulatorState } from './emulator-state.js';
+import { type EmulatorState, inMaintenance } from './emulator-state.js';
 import { graphError } from './graph-error.js';
 
 export function registerPhoneNumberRoute(app: FastifyInstance, state: EmulatorState): void {
@@ -25,6 +25,8 @@ export function registerPhoneNumberRoute(app: FastifyInstance, state: EmulatorSt
     }
     if (rule?.httpStatus !== undefined || rule?.error)
       return reply.code(rule.httpStatus ?? 400).send(injectedBody(rule));
+    // During a throughput upgrade the number answers no API request (the provider's words).
+    if (inMaintenance(n)) return reply.code(400).send(graphError(131057, 'Account in maintenance mode'));
     if (!n) return reply.code(400).send(graphError(100, 'Unsupported get request. Object does not exist'));
     return {
       id: request.params.id,

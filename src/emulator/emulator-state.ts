@@ -81,7 +81,24 @@ export type NumberSettings = {
   marketingMessagesOnboarded?: boolean;
   /** Where this number's webhooks go instead of the app's callback URL (the provider's per-number override). */
   callbackUrl?: string;
+  /**
+   * A throughput upgrade under way (epoch ms): until then every send is refused with 131057
+   * ("Account in maintenance mode"), as the provider does for up to a minute; then the number's
+   * `throughputMps` becomes `throughputAfterMaintenance`, if set (its level reads HIGH above 80).
+   */
+  maintenanceUntil?: number;
+  throughputAfterMaintenance?: number;
 };
+
+/** Whether the number is in its maintenance window now; one whose window ended takes its new throughput. */
+export function inMaintenance(n: NumberSettings | undefined, now = Date.now()): boolean {
+  if (n?.maintenanceUntil === undefined) return false;
+  if (now < n.maintenanceUntil) return true;
+  if (n.throughputAfterMaintenance !== undefined) n.throughputMps = n.throughputAfterMaintenance;
+  delete n.maintenanceUntil;
+  delete n.throughputAfterMaintenance;
+  return false;
+}
 
 export type SentRecord = {
   phoneNumberId: string;
@@ -130,6 +147,8 @@ export function createEmulatorState() {
     throttled: [] as ThrottledRecord[],
     /** Sends refused with 131056 (the pair rate limit), with the emulator's receive time. */
     pairLimited: [] as ThrottledRecord[],
+    /** Sends refused with 131057 (the number's maintenance window), with the emulator's receive time. */
+    maintenanceRefused: [] as ThrottledRecord[],
     receipts: {
       statuses: ['sent', 'delivered'],
       delayMs: 20,

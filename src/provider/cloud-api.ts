@@ -6,6 +6,7 @@ import { Agent, FormData, request } from 'undici';
 import { type DownloadOutcome, downloadWithToken, trustedMediaUrl } from './media-download.js';
 import type { ProviderMediaRef, SendContent } from './payload.js';
 import { buildSendPayload, readPayload } from './payload.js';
+import { type ThroughputLevel, throughputLevelOf } from './phone-number.js';
 
 export type ProviderErrorDetail = {
   code: number | null;
@@ -26,8 +27,9 @@ export type SendOutcome =
 
 export type UploadOutcome = { ok: true; providerMediaId: string } | Extract<SendOutcome, { ok: false }>;
 
-/** A phone-number read: accepted, or what went wrong (as for a send). */
-export type LookupOutcome = { ok: true } | Extract<SendOutcome, { ok: false }>;
+/** A phone-number read: accepted (with the number's `throughput.level`, phone-number.ts), or what went wrong. */
+export type LookupOutcome =
+  { ok: true; throughputLevel?: ThroughputLevel | null } | Extract<SendOutcome, { ok: false }>;
 
 /** A management API call (templates): the parsed JSON answer, or what went wrong. */
 export type ManagementOutcome =
@@ -297,10 +299,10 @@ export function createProviderClient(opts: {
       const res = await call(
         'phone_lookup',
         'GET',
-        `${encodeURIComponent(account.phoneNumberId)}?fields=id,status`,
+        `${encodeURIComponent(account.phoneNumberId)}?fields=id,status,throughput`,
         account.accessToken,
       );
-      return res.ok ? { ok: true } : res;
+      return res.ok ? { ok: true, throughputLevel: throughputLevelOf(res.body) } : res;
     },
 
     /**

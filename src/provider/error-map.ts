@@ -5,7 +5,15 @@ import type { AccountStatus } from '../shared/vocab.js';
 import type { SendOutcome } from './cloud-api.js';
 
 export type Verdict =
-  | { action: 'retry'; errorCode: string; minDelayMs?: number; perRecipient?: boolean; throttled?: boolean }
+  | {
+      action: 'retry';
+      errorCode: string;
+      minDelayMs?: number;
+      perRecipient?: boolean;
+      throttled?: boolean;
+      /** The whole account is refused for a while (131057): its sends pause together (decision 0042). */
+      pausesAccount?: boolean;
+    }
   | { action: 'fail'; errorCode: string; message?: string }
   | { action: 'account'; errorCode: string; accountStatus: AccountStatus };
 
@@ -59,7 +67,9 @@ const RULES: Record<number, Rule> = {
   2: retry('PROVIDER_UNAVAILABLE'),
   131000: retry('PROVIDER_UNAVAILABLE'),
   131016: retry('PROVIDER_UNAVAILABLE'),
-  131057: retry('PROVIDER_UNAVAILABLE', { minDelayMs: 60_000 }),
+  // Maintenance mode, e.g. a throughput upgrade (up to a minute): every send of the number is
+  // refused, so the account's sends pause together instead of each retrying alone (decision 0042).
+  131057: retry('PROVIDER_UNAVAILABLE', { minDelayMs: 60_000, pausesAccount: true }),
   133004: retry('PROVIDER_UNAVAILABLE'),
   // Permanent for this message.
   100: fail('INVALID_PARAMETER'),

@@ -1,0 +1,24 @@
+// The number's throughput level (decision 0042): the provider's phone-number read says STANDARD
+// (80 mps) or HIGH (1,000 mps). When the level read differs from the one last recorded, the
+// account's pacing ceiling (throughput_mps) follows it; an operator's edit of throughputMps still
+// wins until the level changes again.
+import type { Queryable } from '../db/db.js';
+import type { ThroughputLevel } from '../provider/phone-number.js';
+
+/** Messages per second of each documented level (docs/provider-protocol-2026.md, "Throughput level"). */
+export const THROUGHPUT_LEVEL_MPS: Record<ThroughputLevel, number> = { STANDARD: 80, HIGH: 1000 };
+
+/** Records the level read; returns the new ceiling when it changed the account's, else null. */
+export async function recordThroughputLevel(
+  q: Queryable,
+  accountId: string,
+  level: ThroughputLevel,
+): Promise<number | null> {
+  const rows = await q.query<{ throughput_mps: number }>(
+    `UPDATE chat_accounts SET throughput_level = $2, throughput_mps = $3, updated_at = now()
+      WHERE id = $1 AND throughput_level IS DISTINCT FROM $2
+      RETURNING throughput_mps`,
+    [accountId, level, THROUGHPUT_LEVEL_MPS[level]],
+  );
+  return rows[0]?.throughput_mps ?? null;
+}
