@@ -1,6 +1,6 @@
 // Investigating messages in the portal (issue #27, decision 0043), in chromium against the real
 // server: search by part of a recipient's number, a whole number and part of an externalId
-// (LIKE wildcards taken literally); the filters stay in the form and in the previous/next links;
+// (LIKE wildcards taken literally) and the provider's message id; the filters stay in the form and in the previous/next links;
 // "Export CSV" downloads the filtered list (last week's failed messages), formula cells
 // neutralised; another customer's messages never appear, in the page or the file.
 import fs from 'node:fs';
@@ -143,7 +143,7 @@ describe('portal message search and CSV export in chromium', () => {
     await page.context().close();
   }, 120_000);
 
-  it('finds a whole number, part of an externalId, and takes % and _ literally', async () => {
+  it('finds a whole number, part of an externalId, a provider id, and takes % and _ literally', async () => {
     const page = await loggedIn(browser, svc.url, owner);
     await page.goto(`${svc.url}/portal/messages?recipient=${encodeURIComponent('+155501100399')}`);
     const one = await rowsOf(page);
@@ -158,6 +158,17 @@ describe('portal message search and CSV export in chromium', () => {
     // fail-a-1 and fail-a-10 … fail-a-19; not the other customer's fail-a-b1.
     expect(some).toHaveLength(11);
     expect(some.join('\n')).not.toContain('fail-a-b');
+    // The provider's id (sandbox sends have none: one set here, the same on the other customer's message).
+    await svc.db.query(
+      `UPDATE messages SET provider_message_id = 'wamid.SEARCH-1' WHERE external_id IN ('fail-a-5', 'fail-a-b0')`,
+    );
+    await page.getByLabel('Provider message id').fill('wamid.SEARCH-1');
+    await page.getByLabel('externalId (or part of it)').fill('');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/providerMessageId=wamid/);
+    const byProvider = await rowsOf(page);
+    expect(byProvider).toHaveLength(1);
+    expect(byProvider[0]).toContain('fail-a-5');
     for (const wildcard of ['%', '_', 'fail%a']) {
       await page.goto(`${svc.url}/portal/messages?externalId=${encodeURIComponent(wildcard)}`);
       expect(await text(page.locator('main'))).toContain('No messages match.');
