@@ -1,4 +1,4 @@
-// Messages: the list (message-list.ts: search, filters, paging) and its CSV export (message-csv.ts),
+// Messages: the list (messages-views.ts: search, filters, paging) and its CSV export (messages-csv.ts),
 // one message with every field, its metadata and content, the processing block, the error with
 // provider detail, and its timeline; and cancelling a message that has not left (owners).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -12,8 +12,8 @@ import { when } from './format.js';
 import { type Html, html } from './html.js';
 import { pageQuery } from './input.js';
 import { confirmPage, doneNotice, errorBox, page, sandboxBadge } from './layout.js';
-import { sendMessagesCsv } from './message-csv.js';
-import { cancellable, cancelLink, loadMessages, messagesView, shownStatus } from './message-list.js';
+import { sendMessagesCsv } from './messages-csv.js';
+import { cancellable, cancelLink, loadMessages, messagesView, shownStatus } from './messages-views.js';
 import { sendPage } from './reply.js';
 
 function timeline(m: Message) {

@@ -1,7 +1,7 @@
 // One CSV field of the messages export: RFC 4180 quoting, and formula starts neutralised.
 import { describe, expect, it } from 'vitest';
 
-import { csvCell } from './message-csv.js';
+import { csvCell } from './messages-csv.js';
 
 describe('csvCell', () => {
   it('prefixes what a spreadsheet would read as a formula with an apostrophe', () => {

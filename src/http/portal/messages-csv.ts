@@ -11,7 +11,7 @@ import type { Tenant } from '../../auth/directory.js';
 import type { Message } from '../../messages/message-view.js';
 import type { PortalDeps } from './deps.js';
 import type { PageQuery } from './input.js';
-import { CSV_MAX_ROWS, filtersOf, searchQuery, shownStatus } from './message-list.js';
+import { CSV_MAX_ROWS, filtersOf, searchQuery, shownStatus } from './messages-views.js';
 
 /** Rows read per query while streaming. */
 const BATCH = 1000;
