@@ -2,6 +2,7 @@
 // with DATABASE_URL): following nextCursor from the first page visits every row matching the
 // conditions exactly once, newest first with ties on the instant broken by id, whatever the rows,
 // the page size and the sort key's table alias; the cursor is the one shared/cursor.ts encodes.
+// Following prevCursor back with `before` gives the same pages again (the portal's Previous page).
 import crypto from 'node:crypto';
 
 import fc from 'fast-check';
@@ -93,6 +94,33 @@ describe('keysetPage', () => {
         },
       ),
       { numRuns: 40 },
+    );
+  });
+
+  it('walks back with `before`: from the last page, each prevCursor gives the page before it, the same rows', async () => {
+    await fc.assert(
+      fc.asyncProperty(rowsArb, fc.integer({ min: 1, max: 6 }), async (rows, limit) => {
+        await load(rows);
+        const query = { select: 'SELECT id, created_at, tag FROM keyset_items', where: [], params: [] };
+        const forward: { rows: Item[]; prevCursor: string | null }[] = [];
+        let cursor: string | undefined;
+        for (;;) {
+          const page = await keysetPage<Item>(t.db, query, { limit, cursor });
+          forward.push(page);
+          if (page.nextCursor === null) break;
+          cursor = page.nextCursor;
+        }
+        // The first page has no page before it; every later one does.
+        expect(forward[0]!.prevCursor).toBeNull();
+        let before = forward.at(-1)!.prevCursor;
+        for (let i = forward.length - 2; i >= 0; i--) {
+          const page = await keysetPage<Item>(t.db, query, { limit, before: before! });
+          expect(page.rows.map((r) => r.id)).toEqual(forward[i]!.rows.map((r) => r.id));
+          expect(page.prevCursor === null).toBe(i === 0);
+          before = page.prevCursor;
+        }
+      }),
+      { numRuns: 30 },
     );
   });
 

@@ -20,6 +20,10 @@ export type ListFilter = {
   broadcastId?: string;
   /** One recipient's messages (E.164): the portal's conversation view. */
   recipient?: string;
+  /** Part of the recipient's number (digits, at most SEARCH_MAX characters): the portal's search. */
+  recipientContains?: string;
+  /** Part of the externalId (at most SEARCH_MAX characters, LIKE wildcards taken literally): the portal's search. */
+  externalIdContains?: string;
   /** true: only scheduled sends still waiting for their time; false: every other message. */
   scheduled?: boolean;
   /** true: only messages that ended failed because they were cancelled (alone or with their broadcast); false: every other message. */
@@ -28,6 +32,8 @@ export type ListFilter = {
   until?: Date;
   limit: number;
   cursor?: string;
+  /** The page above the one this cursor names (a page's prevCursor): the portal's "Previous page". */
+  before?: string;
 };
 
 /** A message cancelled before it left: failed with CANCELLED or BROADCAST_CANCELLED (the spec's codes, fixed strings). */
@@ -35,6 +41,16 @@ const CANCELLED = `status = 'failed' AND last_error_code IN ('${SEND_ERROR_CODES
 
 /** A scheduled send not picked up yet (the index messages_scheduled_at holds every scheduled send; this filters it). */
 const WAITING_FOR_SCHEDULE = `scheduled_at IS NOT NULL AND status = 'pending'`;
+
+/** The longest text a partial match takes (longer input is refused before any query). */
+export const SEARCH_MAX = 200;
+
+/** `text` as a LIKE pattern matching it anywhere, its wildcards (% _) and the escape (\\) taken literally. */
+export function containsPattern(text: string): string {
+  if (text.length === 0 || text.length > SEARCH_MAX)
+    throw errors.validation([{ path: 'search', message: `must be 1 to ${SEARCH_MAX} characters` }]);
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -97,6 +113,18 @@ export function createMessageQueries(db: Db) {
 
     /** Newest first; the cursor is the (createdAt, id) of the last row of the previous page. */
     async listInScope(scope: Scope, f: ListFilter): Promise<{ messages: Message[]; nextCursor: string | null }> {
+      const page = await queries.pageInScope(scope, f);
+      return { messages: page.messages, nextCursor: page.nextCursor };
+    },
+
+    /**
+     * `list` for the portal's search and CSV export: each message with its content's kind
+     * (`text`, `template`, `image`…, which the API's Message does not carry) and the cursor of the page above.
+     */
+    search: (caller: Caller, q: ListQuery) =>
+      queries.pageInScope(readScope(caller, q.chatAccountId), { ...q, chatAccountId: undefined }),
+
+    async pageInScope(scope: Scope, f: ListFilter) {
       const where = ['customer_id = $1'];
       const params: unknown[] = [scope.customerId];
       const add = (clause: (n: string) => string, value: unknown) => {
@@ -112,17 +140,28 @@ export function createMessageQueries(db: Db) {
       if (f.channel !== undefined) add((n) => `channel = ${n}`, f.channel);
       if (f.broadcastId !== undefined) add((n) => `broadcast_id = ${n}::uuid`, f.broadcastId);
       if (f.recipient !== undefined) add((n) => `recipient = ${n}`, f.recipient);
+      // Partial matches: a LIKE on the customer's rows walked newest first through
+      // messages_customer_created, stopping at the page's LIMIT (decision 0043).
+      if (f.recipientContains !== undefined)
+        add((n) => `recipient LIKE ${n} ESCAPE '\\'`, containsPattern(f.recipientContains));
+      if (f.externalIdContains !== undefined)
+        add((n) => `external_id LIKE ${n} ESCAPE '\\'`, containsPattern(f.externalIdContains));
       if (f.scheduled !== undefined) where.push(`${f.scheduled ? '' : 'NOT '}(${WAITING_FOR_SCHEDULE})`);
       if (f.cancelled !== undefined) where.push(`${f.cancelled ? '' : 'NOT '}(${CANCELLED})`);
       if (f.since !== undefined) add((n) => `created_at >= ${n}::timestamptz`, f.since.toISOString());
       if (f.until !== undefined) add((n) => `created_at <= ${n}::timestamptz`, f.until.toISOString());
-      const page = await keysetPage<MessageRow>(
+      const page = await keysetPage<MessageRow & { content_kind: string | null }>(
         db,
-        { select: `SELECT ${MESSAGE_COLUMNS} FROM messages`, where, params },
+        { select: `SELECT ${MESSAGE_COLUMNS}, content->>'type' AS content_kind FROM messages`, where, params },
         f,
       );
       const now = new Date();
-      return { messages: page.rows.map((r) => toMessage(r, now)), nextCursor: page.nextCursor };
+      return {
+        messages: page.rows.map((r) => toMessage(r, now)),
+        contentKinds: page.rows.map((r) => r.content_kind ?? ''),
+        nextCursor: page.nextCursor,
+        prevCursor: page.prevCursor,
+      };
     },
   };
   return queries;

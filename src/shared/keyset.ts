@@ -6,10 +6,18 @@ import type { Queryable } from '../db/db.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 
 /** A page asked for: at most `limit` rows, after the row the cursor names (a previous page's nextCursor). */
-export type PageRequest = { limit: number; cursor?: string };
+export type PageRequest = {
+  limit: number;
+  cursor?: string;
+  /** The page just above the row this cursor names (a page's prevCursor); ignored with `cursor`. */
+  before?: string;
+};
 
-/** One page of rows, and the cursor of the next page (null on the last). */
-export type Page<R> = { rows: R[]; nextCursor: string | null };
+/**
+ * One page of rows, and the cursor of the next page (null on the last). `prevCursor` names the
+ * page above (for `before`), null on the first page.
+ */
+export type Page<R> = { rows: R[]; nextCursor: string | null; prevCursor: string | null };
 
 /**
  * The sort key of a list as SQL expressions: its instant (timestamptz) and its id (uuid), such as
@@ -47,30 +55,56 @@ export async function keysetPage<R extends object>(
   const key = query.key ?? BY_CREATED_AT;
   const where = [...query.where];
   const params = [...query.params];
-  if (page.cursor !== undefined) {
-    const pos = decodeCursor(page.cursor);
+  const upward = page.cursor === undefined && page.before !== undefined;
+  const from = page.cursor ?? page.before;
+  if (from !== undefined) {
+    const pos = decodeCursor(from);
     params.push(pos.createdAt.toISOString(), pos.id);
-    where.push(`(${key.at}, ${key.id}) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+    where.push(
+      `(${key.at}, ${key.id}) ${upward ? '>' : '<'} ($${params.length - 1}::timestamptz, $${params.length}::uuid)`,
+    );
   }
   params.push(page.limit + 1);
+  const order = upward ? 'ASC' : 'DESC';
   const rows = await db.query<R>(
     `${query.select} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY ${key.at} DESC, ${key.id} DESC LIMIT $${params.length}`,
+      ORDER BY ${key.at} ${order}, ${key.id} ${order} LIMIT $${params.length}`,
     params,
   );
   const rowAt = columnOf(key.at);
   const rowId = columnOf(key.id);
-  return toPage(rows, page.limit, (r) => {
+  const positionOf = (r: R) => {
     const row = r as Record<string, unknown>;
     return { createdAt: row[rowAt] as Date, id: row[rowId] as string };
-  });
+  };
+  if (upward) {
+    // Fetched oldest first from just above the cursor: the page is the `limit` nearest, newest first.
+    const got = rows.slice(0, page.limit).reverse();
+    const first = got[0];
+    const last = got[got.length - 1];
+    return {
+      rows: got,
+      nextCursor: last !== undefined ? encodeCursor(positionOf(last)) : null,
+      prevCursor: rows.length > page.limit && first !== undefined ? encodeCursor(positionOf(first)) : null,
+    };
+  }
+  const result = toPage(rows, page.limit, positionOf);
+  const first = result.rows[0];
+  return {
+    ...result,
+    prevCursor: page.cursor !== undefined && first !== undefined ? encodeCursor(positionOf(first)) : null,
+  };
 }
 
 /** The column name a row carries an expression under: `i.received_at` → `received_at`. */
 const columnOf = (expression: string) => expression.replace(/^\w+\./, '');
 
 /** A page from rows fetched with LIMIT limit + 1 (newest first): the first `limit`, and the cursor of the last when more exist. */
-function toPage<R>(rows: R[], limit: number, positionOf: (row: R) => { createdAt: Date; id: string }): Page<R> {
+function toPage<R>(
+  rows: R[],
+  limit: number,
+  positionOf: (row: R) => { createdAt: Date; id: string },
+): Omit<Page<R>, 'prevCursor'> {
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return { rows: page, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(positionOf(last)) : null };
