@@ -102,7 +102,6 @@ export default tseslint.config(
       'src/accounts/account-admin.ts',
       'src/auth/directory.ts',
       'src/broadcasts/broadcast-service.ts',
-      'src/config.ts',
       'src/http/portal/keys-routes.ts',
       'src/http/portal/portal-plugin.ts',
       'src/http/server.ts',

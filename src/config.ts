@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
+import { createReaders, type Env, type Readers } from './config-readers.js';
 import { apiVersionProblem, DEFAULT_API_VERSION } from './provider/api-versions.js';
 import { type InboundMediaSettings, readInboundMediaSettings } from './provider/parse-inbound-media.js';
 import { DEFAULT_BLOCKED_MARKETS, parseMarkets } from './shared/markets.js';
@@ -121,7 +122,7 @@ export class ConfigError extends Error {
   }
 }
 
-export type Env = Record<string, string | undefined>;
+export type { Env };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -179,50 +180,19 @@ function isLoopbackHost(hostname: string): boolean {
 /** Parses and validates every setting; collects all problems so one start-up names them all. */
 export function loadConfig(env: Env): Config {
   const problems: string[] = [];
-  const str = (name: string): string | null => {
-    const v = env[name];
-    return v === undefined || v.trim() === '' ? null : v.trim();
+  const r = createReaders(env, problems);
+  const config: Omit<Config, keyof DerivedSettings> = {
+    ...readServerSettings(r, problems),
+    ...readWorkSettings(r, problems),
   };
-  const int = (name: string, def: number, min: number, max: number): number => {
-    const raw = str(name);
-    if (raw === null) return def;
-    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
-      return def;
-    }
-    return Number(raw);
-  };
-  const num = (name: string, def: number, minExclusive: number, max: number): number => {
-    const raw = str(name);
-    if (raw === null) return def;
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n <= minExclusive || n > max) {
-      problems.push(`${name} must be a number above ${minExclusive} and at most ${max} (got "${raw}")`);
-      return def;
-    }
-    return n;
-  };
-  const bool = (name: string): boolean => {
-    const raw = str(name);
-    if (raw === null) return false;
-    if (raw === 'true' || raw === '1') return true;
-    if (raw === 'false' || raw === '0') return false;
-    problems.push(`${name} must be true or false (got "${raw}")`);
-    return false;
-  };
-  const url = (name: string, def: string | null): string | null => {
-    const raw = str(name) ?? def;
-    if (raw === null) return null;
-    try {
-      const u = new URL(raw);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
-      return raw.replace(/\/+$/, '');
-    } catch {
-      problems.push(`${name} must be an http(s) URL (got "${raw}")`);
-      return def;
-    }
-  };
+  checkTogether(config, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { ...config, ...deriveSettings(config) };
+}
 
+/** Where the service listens and what it connects to, its secrets, logs and the provider. */
+function readServerSettings(r: Readers, problems: string[]) {
+  const { str, int, bool, num, url } = r;
   const port = int('PORT', 3000, 0, 65535);
   const host = str('HOST') ?? '127.0.0.1';
   const databaseUrl = str('DATABASE_URL');
@@ -265,7 +235,7 @@ export function loadConfig(env: Env): Config {
   // `none` for no market; unset: the markets the provider documents (shared/markets.ts).
   const blockedMarkets = parseMarkets(str('MARKETING_BLOCKED_MARKETS') ?? DEFAULT_BLOCKED_MARKETS);
   if (blockedMarkets.problem) problems.push(`MARKETING_BLOCKED_MARKETS: ${blockedMarkets.problem}`);
-  const config: Omit<Config, keyof DerivedSettings> = {
+  return {
     port,
     host,
     workerStatusPort: str('WORKER_STATUS_PORT') === null ? null : int('WORKER_STATUS_PORT', 0, 0, 65535),
@@ -289,8 +259,16 @@ export function loadConfig(env: Env): Config {
     purgeIntervalSeconds: int('PURGE_INTERVAL_SECONDS', 3 * 3600, 1, 30 * 86400),
     encryptionKey,
     encryptionKeyPrevious,
+    metricsToken,
     logLevel,
-    logFormat: logFormat === 'pretty' ? 'pretty' : 'json',
+    logFormat: (logFormat === 'pretty' ? 'pretty' : 'json') as Config['logFormat'],
+  };
+}
+
+/** The workers, limits, portal and metrics. */
+function readWorkSettings(r: Readers, problems: string[]) {
+  const { str, int } = r;
+  return {
     maxSendAttempts: int('MAX_SEND_ATTEMPTS', 5, 1, 50),
     workerBatchSize: int('WORKER_BATCH_SIZE', 200, 1, 5000),
     workerLeaseSeconds: int('WORKER_LEASE_SECONDS', 30, 1, 3600),
@@ -320,10 +298,13 @@ export function loadConfig(env: Env): Config {
     portalInvitationHours: int('PORTAL_INVITATION_HOURS', 72, 1, 720),
     portalLoginMaxFailures: int('PORTAL_LOGIN_MAX_FAILURES', 5, 1, 1000),
     trustProxy: trustProxyOf(str('TRUST_PROXY'), problems),
-    metricsToken,
     metricsQuotaTopN: int('METRICS_QUOTA_TOP_N', 10, 0, 1000),
     metricsMaxIdLabels: int('METRICS_MAX_ID_LABELS', 500, 1, 100_000),
   };
+}
+
+/** The rules between settings. */
+function checkTogether(config: Omit<Config, keyof DerivedSettings>, problems: string[]): void {
   if (!/^v\d+\.\d+$/.test(config.providerApiVersion)) problems.push('PROVIDER_API_VERSION must look like v23.0');
   else {
     const versionProblem = apiVersionProblem('PROVIDER_API_VERSION', config.providerApiVersion);
@@ -348,8 +329,6 @@ export function loadConfig(env: Env): Config {
   if (config.accountProbeMaxDelaySeconds < config.accountProbeFirstDelaySeconds) {
     problems.push('ACCOUNT_PROBE_MAX_DELAY_SECONDS must be at least ACCOUNT_PROBE_FIRST_DELAY_SECONDS');
   }
-  if (problems.length > 0) throw new ConfigError(problems);
-  return { ...config, ...deriveSettings(config) };
 }
 
 /** The settings computed from the others (see DerivedSettings). */
