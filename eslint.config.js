@@ -116,7 +116,6 @@ export default tseslint.config(
       'src/outbound/outbound-client.ts',
       'src/portal/session-service.ts',
       'src/portal/user-service.ts',
-      'src/provider/cloud-api.ts',
       'src/receipts/receipt-service.ts',
       'src/senders/sender-service.ts',
       'src/templates/template-service.ts',

@@ -111,6 +111,219 @@ function transportFailure(err: unknown): 'timeout' | 'network' {
     : 'network';
 }
 
+type Failure = Extract<SendOutcome, { ok: false }>;
+type Exchange =
+  | { ok: true; status: number; body: unknown; headers: Record<string, string | string[] | undefined> }
+  | { ok: false; transport: 'network' | 'timeout'; status: number | null };
+
+/** What every Graph API call uses: the connection pool, the timeout, the observer, where to call. */
+type Transport = {
+  agent: Agent;
+  timeoutMs: number;
+  observe?: ProviderObserver;
+  baseUrl: string;
+  apiVersion: string;
+};
+
+async function readJson(body: { text(): Promise<string> }, length: string | string[] | undefined): Promise<unknown> {
+  if (Number(length) > MAX_BODY_BYTES) return null;
+  const raw = await body.text();
+  try {
+    return raw.length <= MAX_BODY_BYTES ? JSON.parse(raw) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** One request to the Graph API with a bearer token: the parsed answer, or a transport failure. */
+async function exchange(
+  t: Transport,
+  operation: ProviderOperation,
+  method: 'GET' | 'POST',
+  url: string,
+  token: string,
+  body?: string | FormData,
+): Promise<Exchange> {
+  const started = performance.now();
+  try {
+    return await exchangeOnce(t, method, url, token, body);
+  } finally {
+    t.observe?.request(operation, (performance.now() - started) / 1000);
+  }
+}
+
+async function exchangeOnce(
+  t: Transport,
+  method: 'GET' | 'POST',
+  url: string,
+  token: string,
+  body?: string | FormData,
+): Promise<Exchange> {
+  let res;
+  try {
+    res = await request(url, {
+      method,
+      dispatcher: t.agent,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}),
+      },
+      body,
+      signal: AbortSignal.timeout(t.timeoutMs),
+    });
+  } catch (err) {
+    return { ok: false, transport: transportFailure(err), status: null };
+  }
+  try {
+    return {
+      ok: true,
+      status: res.statusCode,
+      body: await readJson(res.body, res.headers['content-length']),
+      headers: res.headers,
+    };
+  } catch (err) {
+    return { ok: false, transport: transportFailure(err), status: res.statusCode };
+  }
+}
+
+/** A Cloud API call (send, media upload, phone-number read): the 2xx body, or the failure as we keep it. */
+async function call(
+  t: Transport,
+  operation: ProviderOperation,
+  method: 'GET' | 'POST',
+  path: string,
+  accessToken: string,
+  body?: string | FormData,
+): Promise<{ ok: true; body: unknown; httpStatus: number } | Failure> {
+  const res = await exchange(t, operation, method, `${t.baseUrl}/${t.apiVersion}/${path}`, accessToken, body);
+  if (!res.ok) {
+    const summary =
+      res.status !== null
+        ? 'provider connection lost while reading the answer'
+        : res.transport === 'timeout'
+          ? 'provider request timed out'
+          : 'provider unreachable';
+    return { ok: false, transport: res.transport, httpStatus: res.status, detail: null, summary };
+  }
+  if (res.status >= 200 && res.status < 300) return { ok: true, body: res.body, httpStatus: res.status };
+  const detail = parseGraphError(res.body);
+  return {
+    ok: false,
+    transport: null,
+    httpStatus: res.status,
+    detail,
+    summary: detail?.message ?? `provider answered HTTP ${res.status}`,
+  };
+}
+
+function sendAnswer(res: Awaited<ReturnType<typeof call>>): SendOutcome {
+  if (!res.ok) return res;
+  const id = (res.body as { messages?: { id?: unknown }[] } | null)?.messages?.[0]?.id;
+  if (typeof id === 'string' && id !== '') return { ok: true, providerMessageId: id };
+  return {
+    ok: false,
+    transport: null,
+    httpStatus: res.httpStatus,
+    detail: null,
+    summary: 'provider answered without a message id',
+  };
+}
+
+/** Uploads a file to the account's number (multipart), for sending by provider media id. */
+async function uploadMedia(
+  t: Transport,
+  account: ProviderAccount,
+  file: { data: Buffer; mimetype: string; filename: string },
+): Promise<UploadOutcome> {
+  const form = new FormData();
+  form.append('messaging_product', 'whatsapp');
+  form.append('type', file.mimetype);
+  form.append('file', new Blob([file.data as Uint8Array<ArrayBuffer>], { type: file.mimetype }), file.filename);
+  const res = await call(
+    t,
+    'media_upload',
+    'POST',
+    `${encodeURIComponent(account.phoneNumberId)}/media`,
+    account.accessToken,
+    form,
+  );
+  if (!res.ok) return res;
+  const id = (res.body as { id?: unknown } | null)?.id;
+  if (typeof id === 'string' && id !== '') return { ok: true, providerMediaId: id };
+  return {
+    ok: false,
+    transport: null,
+    httpStatus: res.httpStatus,
+    detail: null,
+    summary: 'provider answered the upload without a media id',
+  };
+}
+
+/**
+ * One call of the management API (WABA-level, e.g. message_templates) with the account's
+ * management token. Path segments are URL-encoded here; undefined query values are left out.
+ */
+async function manage(t: Transport, req: ManagementRequest): Promise<ManagementOutcome> {
+  const url = new URL(`${t.baseUrl}/${t.apiVersion}/${req.path.map(encodeURIComponent).join('/')}`);
+  for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+  const res = await exchange(
+    t,
+    'template',
+    req.method,
+    url.toString(),
+    req.token,
+    req.body !== undefined ? JSON.stringify(req.body) : undefined,
+  );
+  if (!res.ok)
+    return {
+      ok: false,
+      transport: res.transport,
+      httpStatus: res.status,
+      detail: null,
+      userTitle: null,
+      retryAfter: null,
+    };
+  if (res.status >= 200 && res.status < 300) return { ok: true, body: res.body };
+  const e = (res.body as { error?: Record<string, unknown> } | null)?.error;
+  const retryAfter = res.headers['retry-after'];
+  return {
+    ok: false,
+    transport: null,
+    httpStatus: res.status,
+    detail: parseGraphError(res.body),
+    userTitle: text(typeof e === 'object' && e !== null ? e.error_user_title : undefined),
+    retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+  };
+}
+
+/** A received file's download URL and facts (GET /{media-id}?phone_number_id=). */
+async function mediaInfo(t: Transport, account: ProviderAccount, mediaId: string): Promise<MediaInfoOutcome> {
+  const res = await call(
+    t,
+    'media_download',
+    'GET',
+    `${encodeURIComponent(mediaId)}?phone_number_id=${encodeURIComponent(account.phoneNumberId)}`,
+    account.accessToken,
+  );
+  if (!res.ok) return res;
+  const b = (res.body ?? {}) as Record<string, unknown>;
+  if (typeof b.url !== 'string' || !/^https?:\/\//.test(b.url))
+    return {
+      ok: false,
+      transport: null,
+      httpStatus: res.httpStatus,
+      detail: null,
+      summary: 'provider answered without a media URL',
+    };
+  return {
+    ok: true,
+    url: b.url,
+    mimeType: text(b.mime_type),
+    sha256: text(b.sha256),
+    size: num(b.file_size),
+  };
+}
+
 export function createProviderClient(opts: {
   baseUrl: string;
   apiVersion: string;
@@ -131,114 +344,9 @@ export function createProviderClient(opts: {
     bodyTimeout: timeoutMs,
   });
 
-  async function readJson(body: { text(): Promise<string> }, length: string | string[] | undefined): Promise<unknown> {
-    if (Number(length) > MAX_BODY_BYTES) return null;
-    const raw = await body.text();
-    try {
-      return raw.length <= MAX_BODY_BYTES ? JSON.parse(raw) : null;
-    } catch {
-      return null;
-    }
-  }
-
-  type Failure = Extract<SendOutcome, { ok: false }>;
-  type Exchange =
-    | { ok: true; status: number; body: unknown; headers: Record<string, string | string[] | undefined> }
-    | { ok: false; transport: 'network' | 'timeout'; status: number | null };
-
-  /** One request to the Graph API with a bearer token: the parsed answer, or a transport failure. */
-  async function exchange(
-    operation: ProviderOperation,
-    method: 'GET' | 'POST',
-    url: string,
-    token: string,
-    body?: string | FormData,
-  ): Promise<Exchange> {
-    const started = performance.now();
-    try {
-      return await exchangeOnce(method, url, token, body);
-    } finally {
-      observe?.request(operation, (performance.now() - started) / 1000);
-    }
-  }
-
-  async function exchangeOnce(
-    method: 'GET' | 'POST',
-    url: string,
-    token: string,
-    body?: string | FormData,
-  ): Promise<Exchange> {
-    let res;
-    try {
-      res = await request(url, {
-        method,
-        dispatcher: agent,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}),
-        },
-        body,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (err) {
-      return { ok: false, transport: transportFailure(err), status: null };
-    }
-    try {
-      return {
-        ok: true,
-        status: res.statusCode,
-        body: await readJson(res.body, res.headers['content-length']),
-        headers: res.headers,
-      };
-    } catch (err) {
-      return { ok: false, transport: transportFailure(err), status: res.statusCode };
-    }
-  }
-
-  /** A Cloud API call (send, media upload, phone-number read): the 2xx body, or the failure as we keep it. */
-  async function call(
-    operation: ProviderOperation,
-    method: 'GET' | 'POST',
-    path: string,
-    accessToken: string,
-    body?: string | FormData,
-  ): Promise<{ ok: true; body: unknown; httpStatus: number } | Failure> {
-    const res = await exchange(operation, method, `${opts.baseUrl}/${opts.apiVersion}/${path}`, accessToken, body);
-    if (!res.ok) {
-      const summary =
-        res.status !== null
-          ? 'provider connection lost while reading the answer'
-          : res.transport === 'timeout'
-            ? 'provider request timed out'
-            : 'provider unreachable';
-      return { ok: false, transport: res.transport, httpStatus: res.status, detail: null, summary };
-    }
-    if (res.status >= 200 && res.status < 300) return { ok: true, body: res.body, httpStatus: res.status };
-    const detail = parseGraphError(res.body);
-    return {
-      ok: false,
-      transport: null,
-      httpStatus: res.status,
-      detail,
-      summary: detail?.message ?? `provider answered HTTP ${res.status}`,
-    };
-  }
-
+  const t: Transport = { agent, timeoutMs, observe, baseUrl: opts.baseUrl, apiVersion: opts.apiVersion };
   const post = (operation: ProviderOperation, path: string, accessToken: string, body: string | FormData) =>
-    call(operation, 'POST', path, accessToken, body);
-
-  function sendAnswer(res: Awaited<ReturnType<typeof call>>): SendOutcome {
-    if (!res.ok) return res;
-    const id = (res.body as { messages?: { id?: unknown }[] } | null)?.messages?.[0]?.id;
-    if (typeof id === 'string' && id !== '') return { ok: true, providerMessageId: id };
-    return {
-      ok: false,
-      transport: null,
-      httpStatus: res.httpStatus,
-      detail: null,
-      summary: 'provider answered without a message id',
-    };
-  }
+    call(t, operation, 'POST', path, accessToken, body);
 
   return {
     async send(
@@ -265,31 +373,8 @@ export function createProviderClient(opts: {
     },
 
     /** Uploads a file to the account's number (multipart), for sending by provider media id. */
-    async uploadMedia(
-      account: ProviderAccount,
-      file: { data: Buffer; mimetype: string; filename: string },
-    ): Promise<UploadOutcome> {
-      const form = new FormData();
-      form.append('messaging_product', 'whatsapp');
-      form.append('type', file.mimetype);
-      form.append('file', new Blob([file.data as Uint8Array<ArrayBuffer>], { type: file.mimetype }), file.filename);
-      const res = await post(
-        'media_upload',
-        `${encodeURIComponent(account.phoneNumberId)}/media`,
-        account.accessToken,
-        form,
-      );
-      if (!res.ok) return res;
-      const id = (res.body as { id?: unknown } | null)?.id;
-      if (typeof id === 'string' && id !== '') return { ok: true, providerMediaId: id };
-      return {
-        ok: false,
-        transport: null,
-        httpStatus: res.httpStatus,
-        detail: null,
-        summary: 'provider answered the upload without a media id',
-      };
-    },
+    uploadMedia: (account: ProviderAccount, file: { data: Buffer; mimetype: string; filename: string }) =>
+      uploadMedia(t, account, file),
 
     /**
      * Reads the account's phone number (GET /{phone-number-id}) with its access token: a call
@@ -297,6 +382,7 @@ export function createProviderClient(opts: {
      */
     async readPhoneNumber(account: { phoneNumberId: string; accessToken: string }): Promise<LookupOutcome> {
       const res = await call(
+        t,
         'phone_lookup',
         'GET',
         `${encodeURIComponent(account.phoneNumberId)}?fields=id,status,throughput`,
@@ -305,68 +391,11 @@ export function createProviderClient(opts: {
       return res.ok ? { ok: true, throughputLevel: throughputLevelOf(res.body) } : res;
     },
 
-    /**
-     * One call of the management API (WABA-level, e.g. message_templates) with the account's
-     * management token. Path segments are URL-encoded here; undefined query values are left out.
-     */
-    async manage(req: ManagementRequest): Promise<ManagementOutcome> {
-      const url = new URL(`${opts.baseUrl}/${opts.apiVersion}/${req.path.map(encodeURIComponent).join('/')}`);
-      for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
-      const res = await exchange(
-        'template',
-        req.method,
-        url.toString(),
-        req.token,
-        req.body !== undefined ? JSON.stringify(req.body) : undefined,
-      );
-      if (!res.ok)
-        return {
-          ok: false,
-          transport: res.transport,
-          httpStatus: res.status,
-          detail: null,
-          userTitle: null,
-          retryAfter: null,
-        };
-      if (res.status >= 200 && res.status < 300) return { ok: true, body: res.body };
-      const e = (res.body as { error?: Record<string, unknown> } | null)?.error;
-      const retryAfter = res.headers['retry-after'];
-      return {
-        ok: false,
-        transport: null,
-        httpStatus: res.status,
-        detail: parseGraphError(res.body),
-        userTitle: text(typeof e === 'object' && e !== null ? e.error_user_title : undefined),
-        retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
-      };
-    },
+    /** One call of the management API (WABA-level) with the account's management token. */
+    manage: (req: ManagementRequest) => manage(t, req),
 
     /** A received file's download URL and facts (GET /{media-id}?phone_number_id=). */
-    async mediaInfo(account: ProviderAccount, mediaId: string): Promise<MediaInfoOutcome> {
-      const res = await call(
-        'media_download',
-        'GET',
-        `${encodeURIComponent(mediaId)}?phone_number_id=${encodeURIComponent(account.phoneNumberId)}`,
-        account.accessToken,
-      );
-      if (!res.ok) return res;
-      const b = (res.body ?? {}) as Record<string, unknown>;
-      if (typeof b.url !== 'string' || !/^https?:\/\//.test(b.url))
-        return {
-          ok: false,
-          transport: null,
-          httpStatus: res.httpStatus,
-          detail: null,
-          summary: 'provider answered without a media URL',
-        };
-      return {
-        ok: true,
-        url: b.url,
-        mimeType: text(b.mime_type),
-        sha256: text(b.sha256),
-        size: num(b.file_size),
-      };
-    },
+    mediaInfo: (account: ProviderAccount, mediaId: string) => mediaInfo(t, account, mediaId),
 
     /**
      * Downloads a received file from the URL the provider gave, with the account's token (never
