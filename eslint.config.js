@@ -120,7 +120,6 @@ export default tseslint.config(
       'src/provider/cloud-api.ts',
       'src/receipts/receipt-service.ts',
       'src/senders/sender-service.ts',
-      'src/templates/template-service.ts',
     ],
     rules: { 'max-lines-per-function': ['warn', { max: 80, skipBlankLines: true, skipComments: true }] },
   },
