@@ -111,7 +111,6 @@ export default tseslint.config(
       'src/inbound/rule-matcher.ts',
       'src/inbound/settings-service.ts',
       'src/keys/key-service.ts',
-      'src/messages/insert-batch.ts',
       'src/metrics/db-gauges.ts',
       'src/metrics/metrics.ts',
       'src/outbound/outbound-client.ts',
