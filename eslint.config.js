@@ -111,7 +111,6 @@ export default tseslint.config(
       'src/inbound/rule-matcher.ts',
       'src/inbound/settings-service.ts',
       'src/keys/key-service.ts',
-      'src/metrics/db-gauges.ts',
       'src/outbound/outbound-client.ts',
       'src/portal/session-service.ts',
       'src/portal/user-service.ts',
