@@ -112,7 +112,6 @@ export default tseslint.config(
       'src/inbound/settings-service.ts',
       'src/keys/key-service.ts',
       'src/outbound/outbound-client.ts',
-      'src/portal/user-service.ts',
       'src/provider/cloud-api.ts',
       'src/receipts/receipt-service.ts',
       'src/senders/sender-service.ts',
