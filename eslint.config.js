@@ -113,7 +113,6 @@ export default tseslint.config(
       'src/keys/key-service.ts',
       'src/outbound/outbound-client.ts',
       'src/provider/cloud-api.ts',
-      'src/senders/sender-service.ts',
     ],
     rules: { 'max-lines-per-function': ['warn', { max: 80, skipBlankLines: true, skipComments: true }] },
   },
