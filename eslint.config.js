@@ -111,7 +111,6 @@ export default tseslint.config(
       'src/inbound/rule-matcher.ts',
       'src/inbound/settings-service.ts',
       'src/keys/key-service.ts',
-      'src/outbound/outbound-client.ts',
       'src/provider/cloud-api.ts',
     ],
     rules: { 'max-lines-per-function': ['warn', { max: 80, skipBlankLines: true, skipComments: true }] },
