@@ -80,19 +80,8 @@ const LOCK_AND_INSERT_SQL = `
   UNION ALL
   SELECT 'f', id::text || '/' || customer_id::text, NULL FROM media`;
 
-async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promise<InsertOutcome[]> {
-  const { month, resetsAt } = quotaMonth(now);
-  const charged = [...new Set(items.filter((m) => m.quotaLimit !== null).map((m) => m.customerId))].sort();
-  const rows = await tx.query<{ kind: 'q' | 'm' | 'f'; id: string; used: number | null }>(LOCK_AND_INSERT_SQL, [
-    ...INSERT.params(items.map(toRow)),
-    month,
-    charged,
-  ]);
-  const used = new Map(rows.filter((r) => r.kind === 'q').map((r) => [r.id, Number(r.used)]));
-  const inserted = new Set(rows.filter((r) => r.kind === 'm').map((r) => r.id));
-  const mediaFound = new Set(rows.filter((r) => r.kind === 'f').map((r) => r.id));
-
-  // Admit what was created in arrival order until each customer's quota is full; undo the rest.
+/** Admits what was created in arrival order until each customer's quota is full; the rest is excess. */
+function admit(items: NewMessage[], inserted: Set<string>, used: Map<string, number>, resetsAt: string) {
   const outcomes: (InsertOutcome | null)[] = items.map(() => null);
   const excess: string[] = [];
   const admitted = new Map<string, QuotaCharge>();
@@ -120,6 +109,23 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
       ack: { messageId: m.id, externalId: m.externalId, status: 'pending', queued: true },
     };
   });
+  return { outcomes, excess, admitted, perAccount };
+}
+
+async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promise<InsertOutcome[]> {
+  const { month, resetsAt } = quotaMonth(now);
+  const charged = [...new Set(items.filter((m) => m.quotaLimit !== null).map((m) => m.customerId))].sort();
+  const rows = await tx.query<{ kind: 'q' | 'm' | 'f'; id: string; used: number | null }>(LOCK_AND_INSERT_SQL, [
+    ...INSERT.params(items.map(toRow)),
+    month,
+    charged,
+  ]);
+  const used = new Map(rows.filter((r) => r.kind === 'q').map((r) => [r.id, Number(r.used)]));
+  const inserted = new Set(rows.filter((r) => r.kind === 'm').map((r) => r.id));
+  const mediaFound = new Set(rows.filter((r) => r.kind === 'f').map((r) => r.id));
+
+  // Admit what was created in arrival order until each customer's quota is full; undo the rest.
+  const { outcomes, excess, admitted, perAccount } = admit(items, inserted, used, resetsAt);
 
   // Requests that inserted nothing: an existing message with that externalId, or a revoked key.
   const others = items.filter((_, i) => outcomes[i] === null);

@@ -31,10 +31,23 @@ type Snapshot = {
   quota: QuotaRow[];
 };
 
-export function registerDbGauges(
-  metrics: Pick<Metrics, 'registry'>,
-  deps: { db: Pick<Db, 'query' | 'stats'>; log: Pick<Logger, 'warn'>; quotaTopN: number; cacheMs?: number },
-): void {
+type DbGaugesDeps = {
+  db: Pick<Db, 'query' | 'stats'>;
+  log: Pick<Logger, 'warn'>;
+  quotaTopN: number;
+  cacheMs?: number;
+};
+type ReadSnapshot = () => Promise<Snapshot | null>;
+
+export function registerDbGauges(metrics: Pick<Metrics, 'registry'>, deps: DbGaugesDeps): void {
+  const snapshot = snapshotReader(deps);
+  registerStateGauges(metrics, snapshot);
+  registerQuotaGauges(metrics, snapshot);
+  registerPoolGauges(metrics, deps.db);
+}
+
+/** One read of every table the gauges show, shared by the gauges of a scrape and cached cacheMs. */
+function snapshotReader(deps: DbGaugesDeps): ReadSnapshot {
   const { db } = deps;
   const cacheMs = deps.cacheMs ?? SNAPSHOT_CACHE_MS;
   let cached: { at: number; value: Promise<Snapshot | null> } | null = null;
@@ -55,11 +68,14 @@ export function registerDbGauges(
     }
     return last;
   }
-  const snapshot = () => {
+  return () => {
     if (!cached || Date.now() - cached.at >= cacheMs) cached = { at: Date.now(), value: read() };
     return cached.value;
   };
+}
 
+/** The queue, the accounts by status and in ERROR, the failing webhook endpoints. */
+function registerStateGauges(metrics: Pick<Metrics, 'registry'>, snapshot: ReadSnapshot): void {
   scrapedGauge(
     metrics,
     { name: 'chatgate_queue_messages', help: 'Messages waiting for a worker by state', labelNames: ['state'] },
@@ -117,6 +133,10 @@ export function registerDbGauges(
       if (s) g.set(s.failingEndpoints);
     },
   );
+}
+
+/** Quota use of the customers nearest their limit. */
+function registerQuotaGauges(metrics: Pick<Metrics, 'registry'>, snapshot: ReadSnapshot): void {
   const quotaGauge = (name: string, help: string, value: (r: QuotaRow) => number) =>
     scrapedGauge(metrics, { name, help, labelNames: ['customer_id'] }, async (g) => {
       const s = await snapshot();
@@ -135,7 +155,10 @@ export function registerDbGauges(
     (r) => r.used,
   );
   quotaGauge('chatgate_quota_limit_messages', "The plan's monthly message limit (top N customers)", (r) => r.limit);
+}
 
+/** The database pool of this process (read live, not from the snapshot). */
+function registerPoolGauges(metrics: Pick<Metrics, 'registry'>, db: Pick<Db, 'stats'>): void {
   const pool = (name: string, help: string, value: (s: ReturnType<Db['stats']>) => number) =>
     scrapedGauge(metrics, { name, help, labelNames: [] }, (g) => g.set(value(db.stats())));
   pool('chatgate_db_pool_size', 'Database connections this process may open (1 for embedded PGlite)', (s) => s.size);

@@ -23,24 +23,24 @@ export function createMetrics(opts: MetricsOptions = { maxIdLabels: 1000 }) {
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
 
-  const accountLabel = cappedLabel(opts.maxIdLabels);
-  const endpointLabel = cappedLabel(opts.maxIdLabels);
+  return {
+    registry,
+    ...sendMetrics(registers, cappedLabel(opts.maxIdLabels)),
+    ...inboundMetrics(registers),
+    ...webhookMetrics(registers, cappedLabel(opts.maxIdLabels)),
+  };
+}
 
+/** Sends: accepted, attempted at the provider, its latency and throttling, the dispatcher's pacing. */
+function sendMetrics(registers: Registry[], accountLabel: (id: string) => string) {
   const throttled = new Counter({
     name: 'chatgate_provider_throttled_total',
     help: 'Sends the provider refused for throughput (130429) or pair rate (131056), by chat account id',
     labelNames: ['account_id', 'code'] as const,
     registers,
   });
-  const endpointAttempts = new Counter({
-    name: 'chatgate_webhook_endpoint_attempts_total',
-    help: 'Webhook delivery attempts by endpoint id and outcome (success, failure)',
-    labelNames: ['endpoint_id', 'outcome'] as const,
-    registers,
-  });
 
   return {
-    registry,
     messagesAccepted: new Counter({
       name: 'chatgate_messages_accepted_total',
       help: 'Messages accepted for sending (POST /messages and broadcasts; repeats not counted), by content type and plan',
@@ -75,6 +75,12 @@ export function createMetrics(opts: MetricsOptions = { maxIdLabels: 1000 }) {
       help: "Sends held back (no provider call, no account slot) until their recipient's turn under the pacing learned from the provider's pair rate limit (131056)",
       registers,
     }),
+  };
+}
+
+/** What the provider's webhook brings: status receipts and inbound messages (and their handling). */
+function inboundMetrics(registers: Registry[]) {
+  return {
     receipts: new Counter({
       name: 'chatgate_receipts_total',
       help: 'Provider status receipts by result (applied, parked, ignored, unknown_account, failed, skipped)',
@@ -111,6 +117,19 @@ export function createMetrics(opts: MetricsOptions = { maxIdLabels: 1000 }) {
       labelNames: ['result'] as const,
       registers,
     }),
+  };
+}
+
+/** Our webhook deliveries to customers' endpoints. */
+function webhookMetrics(registers: Registry[], endpointLabel: (id: string) => string) {
+  const endpointAttempts = new Counter({
+    name: 'chatgate_webhook_endpoint_attempts_total',
+    help: 'Webhook delivery attempts by endpoint id and outcome (success, failure)',
+    labelNames: ['endpoint_id', 'outcome'] as const,
+    registers,
+  });
+
+  return {
     webhookDeliveries: new Counter({
       name: 'chatgate_webhook_deliveries_total',
       help: 'Webhook delivery attempts by outcome (success, failure) and HTTP class (2xx … 5xx, or none)',

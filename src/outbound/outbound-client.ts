@@ -109,44 +109,11 @@ export function createOutboundClient(opts: {
     },
   });
 
+  const ctx: ClientContext = { agent, allowPrivate: opts.allowPrivate, maxBytes, reachedPrivate };
+
   return {
-    /** POSTs once. Never throws: transport failures come back in `error`. */
-    async post(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<PostResult> {
-      const started = performance.now();
-      const elapsed = () => Math.round(performance.now() - started);
-      // IP literals never reach the lookup: check them (and the scheme) here.
-      const refused = checkOutboundUrl(url, { allowPrivate: opts.allowPrivate });
-      if (refused) return { statusCode: null, durationMs: 0, body: null, error: `refused: ${refused}` };
-      try {
-        const res = await request(url, {
-          method: 'POST',
-          dispatcher: agent,
-          headers,
-          body,
-          signal: AbortSignal.timeout(timeoutMs),
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-        });
-        const chunks: Buffer[] = [];
-        let size = 0;
-        for await (const chunk of res.body) {
-          if (size < maxBytes) chunks.push(chunk as Buffer);
-          size += (chunk as Buffer).length;
-          if (size > maxBytes * 4) break; // stop reading a huge answer; its start is enough
-        }
-        return {
-          statusCode: res.statusCode,
-          durationMs: elapsed(),
-          body:
-            opts.allowPrivate && reachedPrivate(url)
-              ? null
-              : Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'),
-          error: null,
-        };
-      } catch (err) {
-        return { statusCode: null, durationMs: elapsed(), body: null, error: transportReason(err, timeoutMs).reason };
-      }
-    },
+    post: (url: string, body: string, headers: Record<string, string>, timeoutMs: number) =>
+      postOnce(ctx, url, body, headers, timeoutMs),
 
     /**
      * GETs a media file: only a direct 200 answer counts, after at most `maxRedirects` redirects,
@@ -163,84 +130,140 @@ export function createOutboundClient(opts: {
       const deadline = new AbortController();
       const timer = setTimeout(() => deadline.abort(), limits.timeoutMs);
       try {
-        return await fetchWithin(url, limits, deadline.signal);
+        return await fetchWithin(ctx, url, limits, deadline.signal);
       } finally {
         clearTimeout(timer);
       }
     },
     close: () => agent.close(),
   };
+}
 
-  async function fetchWithin(
-    url: string,
-    limits: { maxBytes: number; timeoutMs: number; maxRedirects: number },
-    signal: AbortSignal,
-  ): Promise<FetchResult> {
-    let current = url;
-    for (let hop = 0; ; hop++) {
-      const refused = checkOutboundUrl(current, { allowPrivate: opts.allowPrivate });
-      if (refused) return { ok: false, permanent: true, reason: `refused: ${refused}` };
-      let res;
-      try {
-        res = await request(current, {
-          method: 'GET',
-          dispatcher: agent,
-          headers: { accept: '*/*', 'user-agent': 'ChatGate-media-fetch' },
-          signal,
-        });
-      } catch (err) {
-        if (signal.aborted) return { ok: false, permanent: false, reason: `timeout after ${limits.timeoutMs} ms` };
-        const { code, reason } = transportReason(err, limits.timeoutMs);
-        return { ok: false, permanent: code === 'EBLOCKEDADDRESS', reason };
-      }
-      // A body not read to its end is dropped: errors on it afterwards are of no interest.
-      res.body.on('error', () => {});
-      if (REDIRECTS.has(res.statusCode)) {
-        res.body.destroy();
-        const location = res.headers.location;
-        if (typeof location !== 'string' || location === '')
-          return { ok: false, permanent: true, reason: `HTTP ${res.statusCode} without a Location` };
-        if (hop >= limits.maxRedirects)
-          return { ok: false, permanent: true, reason: `more than ${limits.maxRedirects} redirects` };
-        try {
-          current = new URL(location, current).toString();
-        } catch {
-          return { ok: false, permanent: true, reason: 'redirect to an invalid URL' };
-        }
-        continue;
-      }
-      if (res.statusCode !== 200) {
-        res.body.destroy();
-        const transient = res.statusCode >= 500 || res.statusCode === 408 || res.statusCode === 429;
-        return { ok: false, permanent: !transient, reason: `HTTP ${res.statusCode}` };
-      }
-      const tooLarge = { ok: false, permanent: true, reason: `larger than ${limits.maxBytes} bytes` } as const;
-      if (Number(res.headers['content-length']) > limits.maxBytes) {
-        res.body.destroy();
-        return tooLarge;
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      try {
-        for await (const chunk of res.body) {
-          size += (chunk as Buffer).length;
-          if (size > limits.maxBytes) {
-            res.body.destroy();
-            return tooLarge;
-          }
-          chunks.push(chunk as Buffer);
-        }
-      } catch (err) {
-        if (signal.aborted) return { ok: false, permanent: false, reason: `timeout after ${limits.timeoutMs} ms` };
-        return { ok: false, permanent: false, reason: transportReason(err, limits.timeoutMs).reason };
-      }
-      const type = res.headers['content-type'];
-      return {
-        ok: true,
-        data: Buffer.concat(chunks),
-        contentType: typeof type === 'string' ? type : null,
-        url: current,
-      };
+/** What the client's requests share: its agent (guarded lookups), and what may be read back. */
+type ClientContext = {
+  agent: Agent;
+  allowPrivate: boolean;
+  /** The start of a POST's answer kept. */
+  maxBytes: number;
+  reachedPrivate: (url: string) => boolean;
+};
+
+/** POSTs once. Never throws: transport failures come back in `error`. */
+async function postOnce(
+  ctx: ClientContext,
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<PostResult> {
+  const { agent, maxBytes } = ctx;
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  // IP literals never reach the lookup: check them (and the scheme) here.
+  const refused = checkOutboundUrl(url, { allowPrivate: ctx.allowPrivate });
+  if (refused) return { statusCode: null, durationMs: 0, body: null, error: `refused: ${refused}` };
+  try {
+    const res = await request(url, {
+      method: 'POST',
+      dispatcher: agent,
+      headers,
+      body,
+      signal: AbortSignal.timeout(timeoutMs),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body) {
+      if (size < maxBytes) chunks.push(chunk as Buffer);
+      size += (chunk as Buffer).length;
+      if (size > maxBytes * 4) break; // stop reading a huge answer; its start is enough
     }
+    return {
+      statusCode: res.statusCode,
+      durationMs: elapsed(),
+      body:
+        ctx.allowPrivate && ctx.reachedPrivate(url)
+          ? null
+          : Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'),
+      error: null,
+    };
+  } catch (err) {
+    return { statusCode: null, durationMs: elapsed(), body: null, error: transportReason(err, timeoutMs).reason };
+  }
+}
+
+async function fetchWithin(
+  ctx: ClientContext,
+  url: string,
+  limits: { maxBytes: number; timeoutMs: number; maxRedirects: number },
+  signal: AbortSignal,
+): Promise<FetchResult> {
+  const { agent } = ctx;
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    const refused = checkOutboundUrl(current, { allowPrivate: ctx.allowPrivate });
+    if (refused) return { ok: false, permanent: true, reason: `refused: ${refused}` };
+    let res;
+    try {
+      res = await request(current, {
+        method: 'GET',
+        dispatcher: agent,
+        headers: { accept: '*/*', 'user-agent': 'ChatGate-media-fetch' },
+        signal,
+      });
+    } catch (err) {
+      if (signal.aborted) return { ok: false, permanent: false, reason: `timeout after ${limits.timeoutMs} ms` };
+      const { code, reason } = transportReason(err, limits.timeoutMs);
+      return { ok: false, permanent: code === 'EBLOCKEDADDRESS', reason };
+    }
+    // A body not read to its end is dropped: errors on it afterwards are of no interest.
+    res.body.on('error', () => {});
+    if (REDIRECTS.has(res.statusCode)) {
+      res.body.destroy();
+      const location = res.headers.location;
+      if (typeof location !== 'string' || location === '')
+        return { ok: false, permanent: true, reason: `HTTP ${res.statusCode} without a Location` };
+      if (hop >= limits.maxRedirects)
+        return { ok: false, permanent: true, reason: `more than ${limits.maxRedirects} redirects` };
+      try {
+        current = new URL(location, current).toString();
+      } catch {
+        return { ok: false, permanent: true, reason: 'redirect to an invalid URL' };
+      }
+      continue;
+    }
+    if (res.statusCode !== 200) {
+      res.body.destroy();
+      const transient = res.statusCode >= 500 || res.statusCode === 408 || res.statusCode === 429;
+      return { ok: false, permanent: !transient, reason: `HTTP ${res.statusCode}` };
+    }
+    const tooLarge = { ok: false, permanent: true, reason: `larger than ${limits.maxBytes} bytes` } as const;
+    if (Number(res.headers['content-length']) > limits.maxBytes) {
+      res.body.destroy();
+      return tooLarge;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > limits.maxBytes) {
+          res.body.destroy();
+          return tooLarge;
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (err) {
+      if (signal.aborted) return { ok: false, permanent: false, reason: `timeout after ${limits.timeoutMs} ms` };
+      return { ok: false, permanent: false, reason: transportReason(err, limits.timeoutMs).reason };
+    }
+    const type = res.headers['content-type'];
+    return {
+      ok: true,
+      data: Buffer.concat(chunks),
+      contentType: typeof type === 'string' ? type : null,
+      url: current,
+    };
   }
 }

@@ -27,63 +27,74 @@ const shownOnceAt = (id: string): SealedAt => ({ table: 'portal_shown_once', col
 
 export type SessionService = ReturnType<typeof createSessionService>;
 
-export function createSessionService(deps: { db: Db; sealer: Sealer; idleMinutes: number; absoluteHours: number }) {
+type SessionDeps = { db: Db; sealer: Sealer; idleMinutes: number; absoluteHours: number };
+
+/** A fresh session for a user who just proved who they are; `previous` (a presented cookie) ends. */
+async function createSession(
+  deps: SessionDeps,
+  user: { id: string; customerId: string },
+  previous: string | null,
+): Promise<{ id: string }> {
+  const { db } = deps;
+  const id = crypto.randomBytes(32).toString('base64url');
+  const now = new Date();
+  await db.transaction(async (tx) => {
+    if (previous) await tx.query('DELETE FROM portal_sessions WHERE id_hash = $1', [sha256Hex(previous)]);
+    await tx.query('DELETE FROM portal_sessions WHERE user_id = $1 AND expires_at < now()', [user.id]);
+    await tx.query(
+      `INSERT INTO portal_sessions (id_hash, user_id, customer_id, csrf_token, created_at, last_seen_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $5, $6)`,
+      [
+        sha256Hex(id),
+        user.id,
+        user.customerId,
+        crypto.randomBytes(32).toString('base64url'),
+        now.toISOString(),
+        new Date(now.getTime() + deps.absoluteHours * 3600_000).toISOString(),
+      ],
+    );
+  });
+  return { id };
+}
+
+/** The live session of a cookie value, or null (unknown, idle too long, past its limit, user disabled). */
+async function getSession(deps: SessionDeps, id: string): Promise<Session | null> {
+  const { db } = deps;
+  if (id.length < 20 || id.length > 100) return null;
+  const rows = await db.query<{
+    user_id: string;
+    customer_id: string;
+    csrf_token: string;
+    last_seen_at: Date;
+    expires_at: Date;
+    email: string;
+    role: PortalRole;
+  }>(
+    `SELECT s.user_id, s.customer_id, s.csrf_token, s.last_seen_at, s.expires_at, u.email, u.role
+       FROM portal_sessions s JOIN portal_users u ON u.id = s.user_id
+      WHERE s.id_hash = $1 AND u.disabled_at IS NULL AND u.password_hash IS NOT NULL
+        AND s.expires_at > now() AND s.last_seen_at > now() - make_interval(mins => $2)`,
+    [sha256Hex(id), deps.idleMinutes],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  if (Date.now() - r.last_seen_at.getTime() > TOUCH_EVERY_MS)
+    await db.query('UPDATE portal_sessions SET last_seen_at = now() WHERE id_hash = $1', [sha256Hex(id)]);
+  return {
+    userId: r.user_id,
+    customerId: r.customer_id,
+    email: r.email,
+    role: r.role,
+    csrfToken: r.csrf_token,
+    expiresAt: r.expires_at,
+  };
+}
+
+export function createSessionService(deps: SessionDeps) {
   const { db } = deps;
   return {
-    /** A fresh session for a user who just proved who they are; `previous` (a presented cookie) ends. */
-    async create(user: { id: string; customerId: string }, previous: string | null): Promise<{ id: string }> {
-      const id = crypto.randomBytes(32).toString('base64url');
-      const now = new Date();
-      await db.transaction(async (tx) => {
-        if (previous) await tx.query('DELETE FROM portal_sessions WHERE id_hash = $1', [sha256Hex(previous)]);
-        await tx.query('DELETE FROM portal_sessions WHERE user_id = $1 AND expires_at < now()', [user.id]);
-        await tx.query(
-          `INSERT INTO portal_sessions (id_hash, user_id, customer_id, csrf_token, created_at, last_seen_at, expires_at)
-           VALUES ($1, $2, $3, $4, $5, $5, $6)`,
-          [
-            sha256Hex(id),
-            user.id,
-            user.customerId,
-            crypto.randomBytes(32).toString('base64url'),
-            now.toISOString(),
-            new Date(now.getTime() + deps.absoluteHours * 3600_000).toISOString(),
-          ],
-        );
-      });
-      return { id };
-    },
-
-    /** The live session of a cookie value, or null (unknown, idle too long, past its limit, user disabled). */
-    async get(id: string): Promise<Session | null> {
-      if (id.length < 20 || id.length > 100) return null;
-      const rows = await db.query<{
-        user_id: string;
-        customer_id: string;
-        csrf_token: string;
-        last_seen_at: Date;
-        expires_at: Date;
-        email: string;
-        role: PortalRole;
-      }>(
-        `SELECT s.user_id, s.customer_id, s.csrf_token, s.last_seen_at, s.expires_at, u.email, u.role
-           FROM portal_sessions s JOIN portal_users u ON u.id = s.user_id
-          WHERE s.id_hash = $1 AND u.disabled_at IS NULL AND u.password_hash IS NOT NULL
-            AND s.expires_at > now() AND s.last_seen_at > now() - make_interval(mins => $2)`,
-        [sha256Hex(id), deps.idleMinutes],
-      );
-      const r = rows[0];
-      if (!r) return null;
-      if (Date.now() - r.last_seen_at.getTime() > TOUCH_EVERY_MS)
-        await db.query('UPDATE portal_sessions SET last_seen_at = now() WHERE id_hash = $1', [sha256Hex(id)]);
-      return {
-        userId: r.user_id,
-        customerId: r.customer_id,
-        email: r.email,
-        role: r.role,
-        csrfToken: r.csrf_token,
-        expiresAt: r.expires_at,
-      };
-    },
+    create: (user: { id: string; customerId: string }, previous: string | null) => createSession(deps, user, previous),
+    get: (id: string) => getSession(deps, id),
 
     async destroy(id: string): Promise<void> {
       await db.query('DELETE FROM portal_sessions WHERE id_hash = $1', [sha256Hex(id)]);

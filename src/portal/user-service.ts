@@ -65,124 +65,151 @@ function toUser(r: Row): PortalUser {
 
 export type UserService = ReturnType<typeof createUserService>;
 
-export function createUserService(deps: {
+type UserDeps = {
   db: Db;
   publicBaseUrl: string;
   invitationHours: number;
   maxFailuresPerAccount: number;
   maxFailuresPerAddress: number;
-}) {
-  const { db } = deps;
+};
 
-  async function issueInvitation(q: Pick<Db, 'query'>, userId: string) {
-    const token = crypto.randomBytes(32).toString('base64url');
-    const expiresAt = new Date(Date.now() + deps.invitationHours * 3600_000);
-    await q.query('UPDATE portal_invitations SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [userId]);
-    await q.query('INSERT INTO portal_invitations (token_hash, user_id, expires_at) VALUES ($1, $2, $3)', [
-      sha256Hex(token),
-      userId,
-      expiresAt.toISOString(),
-    ]);
-    return { invitationUrl: `${deps.publicBaseUrl}/portal/invitation/${token}`, expiresAt: expiresAt.toISOString() };
-  }
+async function issueInvitation(deps: UserDeps, q: Pick<Db, 'query'>, userId: string) {
+  const token = crypto.randomBytes(32).toString('base64url');
+  const expiresAt = new Date(Date.now() + deps.invitationHours * 3600_000);
+  await q.query('UPDATE portal_invitations SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [userId]);
+  await q.query('INSERT INTO portal_invitations (token_hash, user_id, expires_at) VALUES ($1, $2, $3)', [
+    sha256Hex(token),
+    userId,
+    expiresAt.toISOString(),
+  ]);
+  return { invitationUrl: `${deps.publicBaseUrl}/portal/invitation/${token}`, expiresAt: expiresAt.toISOString() };
+}
 
-  /**
-   * Records one attempt under each subject before anything else (each row with the client's address
-   * and the attempt's id), then counts each subject within the window, its own rows included: rows
-   * are counted in the order they were recorded, so however many arrive at once, at most the limit
-   * get as far as the password check. A subject counts attempts, or with `distinct` the distinct
-   * addresses it was tried from. An attempt refused here takes its rows back at once: refused
-   * attempts record nothing, so hammering a refused subject never extends or widens a lock.
-   * Returns the attempt's id (to take its rows back after a success).
-   */
-  async function throttle(subjects: Subject[], address: string, what?: string): Promise<string> {
-    const attempt = crypto.randomUUID();
-    await db.query(`INSERT INTO portal_login_failures (subject, address, attempt) SELECT unnest($1::text[]), $2, $3`, [
-      subjects.map((x) => x.subject),
-      address,
-      attempt,
-    ]);
-    const rows = await db.query<{ subject: string; n: number; addresses: number; oldest: Date | null }>(
-      `SELECT subject, count(*)::int AS n, count(DISTINCT address)::int AS addresses, min(at) AS oldest
-         FROM portal_login_failures
-        WHERE subject = ANY($1::text[]) AND at > now() - make_interval(mins => $2)
-        GROUP BY subject`,
-      [subjects.map((x) => x.subject), LOGIN_WINDOW_MINUTES],
-    );
-    const counts = new Map(rows.map((r) => [r.subject, r]));
-    for (const { subject, limit, distinct } of subjects) {
-      const c = counts.get(subject);
-      if (c && Number(distinct ? c.addresses : c.n) > limit) {
-        await takeBack(attempt);
-        throw portalErrors.throttled(minutesLeft(c.oldest), what);
-      }
+/**
+ * Records one attempt under each subject before anything else (each row with the client's address
+ * and the attempt's id), then counts each subject within the window, its own rows included: rows
+ * are counted in the order they were recorded, so however many arrive at once, at most the limit
+ * get as far as the password check. A subject counts attempts, or with `distinct` the distinct
+ * addresses it was tried from. An attempt refused here takes its rows back at once: refused
+ * attempts record nothing, so hammering a refused subject never extends or widens a lock.
+ * Returns the attempt's id (to take its rows back after a success).
+ */
+async function throttle(db: Db, subjects: Subject[], address: string, what?: string): Promise<string> {
+  const attempt = crypto.randomUUID();
+  await db.query(`INSERT INTO portal_login_failures (subject, address, attempt) SELECT unnest($1::text[]), $2, $3`, [
+    subjects.map((x) => x.subject),
+    address,
+    attempt,
+  ]);
+  const rows = await db.query<{ subject: string; n: number; addresses: number; oldest: Date | null }>(
+    `SELECT subject, count(*)::int AS n, count(DISTINCT address)::int AS addresses, min(at) AS oldest
+       FROM portal_login_failures
+      WHERE subject = ANY($1::text[]) AND at > now() - make_interval(mins => $2)
+      GROUP BY subject`,
+    [subjects.map((x) => x.subject), LOGIN_WINDOW_MINUTES],
+  );
+  const counts = new Map(rows.map((r) => [r.subject, r]));
+  for (const { subject, limit, distinct } of subjects) {
+    const c = counts.get(subject);
+    if (c && Number(distinct ? c.addresses : c.n) > limit) {
+      await takeBack(db, attempt);
+      throw portalErrors.throttled(minutesLeft(c.oldest), what);
     }
-    return attempt;
   }
+  return attempt;
+}
 
-  async function takeBack(attempt: string): Promise<void> {
-    await db.query('DELETE FROM portal_login_failures WHERE attempt = $1', [attempt]);
-  }
+async function takeBack(db: Db, attempt: string): Promise<void> {
+  await db.query('DELETE FROM portal_login_failures WHERE attempt = $1', [attempt]);
+}
 
-  function minutesLeft(oldest: Date | null): number {
-    if (!oldest) return LOGIN_WINDOW_MINUTES;
-    return Math.max(1, Math.ceil((oldest.getTime() + LOGIN_WINDOW_MINUTES * 60_000 - Date.now()) / 60_000));
-  }
+function minutesLeft(oldest: Date | null): number {
+  if (!oldest) return LOGIN_WINDOW_MINUTES;
+  return Math.max(1, Math.ceil((oldest.getTime() + LOGIN_WINDOW_MINUTES * 60_000 - Date.now()) / 60_000));
+}
 
-  async function get(userId: string): Promise<PortalUser> {
-    const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM portal_users WHERE id = $1`, [userId]);
-    if (!rows[0]) throw errors.notFound('portal user');
-    return toUser(rows[0]);
-  }
+async function getUser(db: Db, userId: string): Promise<PortalUser> {
+  const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM portal_users WHERE id = $1`, [userId]);
+  if (!rows[0]) throw errors.notFound('portal user');
+  return toUser(rows[0]);
+}
 
-  /** The user an unused, unexpired invitation token belongs to. */
-  async function invitation(token: string): Promise<PortalUser> {
-    const rows = await db.query<Row>(
-      `SELECT u.id, u.customer_id, u.email, u.role, u.password_hash, u.disabled_at, u.created_at
-         FROM portal_invitations i JOIN portal_users u ON u.id = i.user_id
-        WHERE i.token_hash = $1 AND i.used_at IS NULL AND i.expires_at > now() AND u.disabled_at IS NULL`,
+/** The user an unused, unexpired invitation token belongs to. */
+async function invitationUser(db: Db, token: string): Promise<PortalUser> {
+  const rows = await db.query<Row>(
+    `SELECT u.id, u.customer_id, u.email, u.role, u.password_hash, u.disabled_at, u.created_at
+       FROM portal_invitations i JOIN portal_users u ON u.id = i.user_id
+      WHERE i.token_hash = $1 AND i.used_at IS NULL AND i.expires_at > now() AND u.disabled_at IS NULL`,
+    [sha256Hex(token)],
+  );
+  if (!rows[0]) throw portalErrors.invitationInvalid();
+  return toUser(rows[0]);
+}
+
+/**
+ * Email and password → the user. Every attempt is recorded before the password is checked
+ * (throttle), under three subjects: the account from this address (the limit), this address for
+ * any account (4 × the limit), and the account from any address, counted over distinct addresses
+ * (10 × the limit addresses: a ceiling on guessing from many addresses). An attempt that is
+ * refused is not counted, so one address can never reach the account-wide ceiling alone: it is
+ * stopped at the limit and counts as one address. Past a limit within the window, even a right
+ * password is refused until the window slides. A success takes back its own attempt and clears
+ * the account's failures.
+ */
+async function login(deps: UserDeps, emailRaw: string, password: string, address: string): Promise<PortalUser> {
+  const { db } = deps;
+  const email = emailRaw.trim().toLowerCase().slice(0, 320);
+  const attempt = await throttle(
+    db,
+    [
+      { subject: `pair:${email}|${address}`, limit: deps.maxFailuresPerAccount },
+      { subject: `ip:${address}`, limit: deps.maxFailuresPerAddress },
+      { subject: `email:${email}`, limit: deps.maxFailuresPerAccount * 10, distinct: true },
+    ],
+    address,
+  );
+  const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM portal_users WHERE email = $1`, [email]);
+  const row = rows[0];
+  const ok = await verifyPassword(password, row?.password_hash ?? null);
+  if (!row || !ok || row.disabled_at) throw portalErrors.invalidLogin();
+  await db.query(
+    `DELETE FROM portal_login_failures
+      WHERE attempt = $1 OR subject = ANY($2::text[])`,
+    [attempt, [`pair:${email}|${address}`, `email:${email}`]],
+  );
+  return toUser(row);
+}
+
+/** Sets the password from an invitation; the token is spent in the same transaction. */
+async function acceptInvitation(db: Db, token: string, password: string): Promise<PortalUser> {
+  const user = await invitationUser(db, token);
+  const problem = passwordProblem(password, user.email);
+  if (problem) throw portalErrors.weakPassword(problem);
+  const hash = await hashPassword(password);
+  return db.transaction(async (tx) => {
+    const spent = await tx.query(
+      `UPDATE portal_invitations SET used_at = now()
+        WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING user_id`,
       [sha256Hex(token)],
     );
-    if (!rows[0]) throw portalErrors.invitationInvalid();
-    return toUser(rows[0]);
-  }
+    if (spent.length === 0) throw portalErrors.invitationInvalid();
+    const rows = await tx.query<Row>(
+      `UPDATE portal_users SET password_hash = $2, password_set_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
+      [user.id, hash],
+    );
+    await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [user.id]);
+    return toUser(rows[0]!);
+  });
+}
 
-  /**
-   * Email and password → the user. Every attempt is recorded before the password is checked
-   * (throttle), under three subjects: the account from this address (the limit), this address for
-   * any account (4 × the limit), and the account from any address, counted over distinct addresses
-   * (10 × the limit addresses: a ceiling on guessing from many addresses). An attempt that is
-   * refused is not counted, so one address can never reach the account-wide ceiling alone: it is
-   * stopped at the limit and counts as one address. Past a limit within the window, even a right
-   * password is refused until the window slides. A success takes back its own attempt and clears
-   * the account's failures.
-   */
-  async function login(emailRaw: string, password: string, address: string): Promise<PortalUser> {
-    const email = emailRaw.trim().toLowerCase().slice(0, 320);
-    const attempt = await throttle(
-      [
-        { subject: `pair:${email}|${address}`, limit: deps.maxFailuresPerAccount },
-        { subject: `ip:${address}`, limit: deps.maxFailuresPerAddress },
-        { subject: `email:${email}`, limit: deps.maxFailuresPerAccount * 10, distinct: true },
-      ],
-      address,
-    );
-    const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM portal_users WHERE email = $1`, [email]);
-    const row = rows[0];
-    const ok = await verifyPassword(password, row?.password_hash ?? null);
-    if (!row || !ok || row.disabled_at) throw portalErrors.invalidLogin();
-    await db.query(
-      `DELETE FROM portal_login_failures
-        WHERE attempt = $1 OR subject = ANY($2::text[])`,
-      [attempt, [`pair:${email}|${address}`, `email:${email}`]],
-    );
-    return toUser(row);
-  }
+export function createUserService(deps: UserDeps) {
+  const { db } = deps;
 
   return {
-    get,
-    invitation,
-    login,
+    get: (userId: string) => getUser(db, userId),
+    invitation: (token: string) => invitationUser(db, token),
+    login: (email: string, password: string, address: string) => login(deps, email, password, address),
+    acceptInvitation: (token: string, password: string) => acceptInvitation(db, token, password),
 
     /** Operator: a new user of a customer and their invitation link (shown once). */
     async create(customerId: string, input: { email: string; role: PortalRole }) {
@@ -197,7 +224,7 @@ export function createUserService(deps: {
         );
         if (!rows[0]) throw operatorErrors.alreadyExists('a portal user with this email');
         const user = toUser(rows[0]);
-        return { ...user, ...(await issueInvitation(tx, user.id)) };
+        return { ...user, ...(await issueInvitation(deps, tx, user.id)) };
       });
     },
 
@@ -218,7 +245,7 @@ export function createUserService(deps: {
         );
         if (!rows[0]) throw errors.notFound('portal user');
         await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [userId]);
-        return { ...toUser(rows[0]), ...(await issueInvitation(tx, userId)) };
+        return { ...toUser(rows[0]), ...(await issueInvitation(deps, tx, userId)) };
       });
     },
 
@@ -238,28 +265,6 @@ export function createUserService(deps: {
       });
     },
 
-    /** Sets the password from an invitation; the token is spent in the same transaction. */
-    async acceptInvitation(token: string, password: string): Promise<PortalUser> {
-      const user = await invitation(token);
-      const problem = passwordProblem(password, user.email);
-      if (problem) throw portalErrors.weakPassword(problem);
-      const hash = await hashPassword(password);
-      return db.transaction(async (tx) => {
-        const spent = await tx.query(
-          `UPDATE portal_invitations SET used_at = now()
-            WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING user_id`,
-          [sha256Hex(token)],
-        );
-        if (spent.length === 0) throw portalErrors.invitationInvalid();
-        const rows = await tx.query<Row>(
-          `UPDATE portal_users SET password_hash = $2, password_set_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
-          [user.id, hash],
-        );
-        await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [user.id]);
-        return toUser(rows[0]!);
-      });
-    },
-
     /**
      * Re-checks the password of a logged-in user (reveal a key, create one, change a webhook URL).
      * Throttled on its own subject, per user (the login limit of failures in the window), apart
@@ -269,7 +274,7 @@ export function createUserService(deps: {
       const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM portal_users WHERE id = $1`, [userId]);
       if (!rows[0]) throw errors.notFound();
       const subject = `recheck:${userId}`;
-      const attempt = await throttle([{ subject, limit: deps.maxFailuresPerAccount }], address, 'wrong passwords');
+      const attempt = await throttle(db, [{ subject, limit: deps.maxFailuresPerAccount }], address, 'wrong passwords');
       const ok = await verifyPassword(password, rows[0].password_hash);
       if (!ok || rows[0].disabled_at) throw portalErrors.wrongPassword();
       await db.query('DELETE FROM portal_login_failures WHERE attempt = $1 OR subject = $2', [attempt, subject]);

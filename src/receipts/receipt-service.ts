@@ -37,35 +37,39 @@ export function verifySignature(raw: Buffer, header: string | undefined, secret:
   return given.length === expected.length && crypto.timingSafeEqual(given, expected);
 }
 
-export function createReceiptService(deps: {
+type ReceiptDeps = {
   db: Db;
   sealer: Sealer;
   appSecret: string | null;
   log: Logger;
   inbound: InboundService;
   metrics: Pick<Metrics, 'receipts'>;
-}) {
-  const { db, sealer, log } = deps;
+};
 
-  async function secretFor(channel: WebhookChannel): Promise<string | null> {
-    if (channel.kind === 'app') return deps.appSecret;
-    const rows = await db.query<{ id: string; app_secret_enc: string | null }>(
-      `SELECT id, app_secret_enc FROM chat_accounts WHERE integration_id = $1 AND app_secret_enc IS NOT NULL ORDER BY updated_at DESC LIMIT 1`,
-      [channel.integrationId],
-    );
-    const sealed = rows[0]?.app_secret_enc;
-    if (!sealed) return deps.appSecret;
-    try {
-      return sealer.open(sealed, { table: 'chat_accounts', column: 'app_secret_enc', id: rows[0]!.id });
-    } catch {
-      return null;
-    }
+async function secretFor(deps: ReceiptDeps, channel: WebhookChannel): Promise<string | null> {
+  const { db, sealer } = deps;
+  if (channel.kind === 'app') return deps.appSecret;
+  const rows = await db.query<{ id: string; app_secret_enc: string | null }>(
+    `SELECT id, app_secret_enc FROM chat_accounts WHERE integration_id = $1 AND app_secret_enc IS NOT NULL ORDER BY updated_at DESC LIMIT 1`,
+    [channel.integrationId],
+  );
+  const sealed = rows[0]?.app_secret_enc;
+  if (!sealed) return deps.appSecret;
+  try {
+    return sealer.open(sealed, { table: 'chat_accounts', column: 'app_secret_enc', id: rows[0]!.id });
+  } catch {
+    return null;
   }
+}
 
-  // One transaction per batch (a deadlock with a concurrent batch is retried); a batch the
-  // database refuses is retried receipt by receipt, so one bad item fails alone.
+/**
+ * The group commit of receipts: one transaction per batch (a deadlock with a concurrent batch is
+ * retried); a batch the database refuses is retried receipt by receipt, so one bad item fails alone.
+ */
+function receiptGroup(deps: ReceiptDeps) {
+  const { db, log } = deps;
   const apply = (items: ReceiptItem[]) => retryTransient(() => db.transaction((tx) => applyReceipts(tx, items)));
-  const group = createGroupCommit<ReceiptItem, ReceiptOutcome | 'failed'>(
+  return createGroupCommit<ReceiptItem, ReceiptOutcome | 'failed'>(
     async (items) => {
       try {
         return await apply(items);
@@ -93,58 +97,65 @@ export function createReceiptService(deps: {
     },
     { maxBatch: 500, maxInFlight: db.kind === 'pglite' ? 1 : 2 },
   );
+}
 
-  /**
-   * What the provider told us of opt-outs (decision 0014): failed receipts with its opt-out error,
-   * and user_preferences stop/resume. One transaction; 1 when it failed (the webhook is redelivered).
-   */
-  async function recordOptOuts(o: Awaited<ReturnType<typeof routeOptOuts>>): Promise<number> {
-    if (o.failedSends.length + o.preferences.length === 0) return 0;
-    try {
-      await retryTransient(() =>
-        db.transaction(async (tx) => {
-          await suppressByProviderMessageIds(
-            tx,
-            o.failedSends,
-            'The provider refused a send: the user opted out of marketing messages (131050)',
-          );
-          await applyUserPreferences(tx, o.preferences);
-        }),
-      );
-      return 0;
-    } catch (err) {
-      log.error({ err }, 'recording opt-outs from a provider webhook failed');
-      return 1;
-    }
+/**
+ * What the provider told us of opt-outs (decision 0014): failed receipts with its opt-out error,
+ * and user_preferences stop/resume. One transaction; 1 when it failed (the webhook is redelivered).
+ */
+async function recordOptOuts(deps: ReceiptDeps, o: Awaited<ReturnType<typeof routeOptOuts>>): Promise<number> {
+  const { db, log } = deps;
+  if (o.failedSends.length + o.preferences.length === 0) return 0;
+  try {
+    await retryTransient(() =>
+      db.transaction(async (tx) => {
+        await suppressByProviderMessageIds(
+          tx,
+          o.failedSends,
+          'The provider refused a send: the user opted out of marketing messages (131050)',
+        );
+        await applyUserPreferences(tx, o.preferences);
+      }),
+    );
+    return 0;
+  } catch (err) {
+    log.error({ err }, 'recording opt-outs from a provider webhook failed');
+    return 1;
   }
+}
 
-  /**
-   * The template webhooks of a payload (decision 0015), routed by WABA (entry[].id) to every chat
-   * account of that WABA reached through this callback; one transaction. 1 when it failed.
-   */
-  async function recordTemplateChanges(payload: unknown, integrationId: string | null) {
-    const { changes, skipped } = parseTemplateChanges(payload);
-    const routed: RoutedTemplateChange[] = [];
-    let unknownAccount = 0;
-    for (const change of changes) {
-      const accounts = await accountsOfWaba(db, change.wabaId, integrationId);
-      if (accounts.length === 0) unknownAccount++;
-      for (const a of accounts) routed.push({ accountId: a.id, customerId: a.customerId, change });
-    }
-    if (routed.length === 0) return { skipped, unknownAccount, failed: 0 };
-    try {
-      await retryTransient(() => db.transaction((tx) => applyTemplateChanges(tx, routed)));
-      return { skipped, unknownAccount, failed: 0 };
-    } catch (err) {
-      log.error({ err }, 'recording template changes from a provider webhook failed');
-      return { skipped, unknownAccount, failed: 1 };
-    }
+/**
+ * The template webhooks of a payload (decision 0015), routed by WABA (entry[].id) to every chat
+ * account of that WABA reached through this callback; one transaction. 1 when it failed.
+ */
+async function recordTemplateChanges(deps: ReceiptDeps, payload: unknown, integrationId: string | null) {
+  const { db, log } = deps;
+  const { changes, skipped } = parseTemplateChanges(payload);
+  const routed: RoutedTemplateChange[] = [];
+  let unknownAccount = 0;
+  for (const change of changes) {
+    const accounts = await accountsOfWaba(db, change.wabaId, integrationId);
+    if (accounts.length === 0) unknownAccount++;
+    for (const a of accounts) routed.push({ accountId: a.id, customerId: a.customerId, change });
   }
+  if (routed.length === 0) return { skipped, unknownAccount, failed: 0 };
+  try {
+    await retryTransient(() => db.transaction((tx) => applyTemplateChanges(tx, routed)));
+    return { skipped, unknownAccount, failed: 0 };
+  } catch (err) {
+    log.error({ err }, 'recording template changes from a provider webhook failed');
+    return { skipped, unknownAccount, failed: 1 };
+  }
+}
+
+export function createReceiptService(deps: ReceiptDeps) {
+  const { log } = deps;
+  const group = receiptGroup(deps);
 
   return {
     /** False when the signature does not verify: nothing is touched then. */
     async authenticate(channel: WebhookChannel, raw: Buffer, signature: string | undefined): Promise<boolean> {
-      const secret = await secretFor(channel);
+      const secret = await secretFor(deps, channel);
       return secret !== null && verifySignature(raw, signature, secret);
     },
 
@@ -179,8 +190,8 @@ export function createReceiptService(deps: {
       counts.skipped += preferences.skipped;
       const optOuts = await routeOptOuts(items, preferences.preferences, accountFor);
       counts.unknownAccount += optOuts.unknownAccount;
-      counts.failed += await recordOptOuts(optOuts);
-      const templates = await recordTemplateChanges(payload, integrationId);
+      counts.failed += await recordOptOuts(deps, optOuts);
+      const templates = await recordTemplateChanges(deps, payload, integrationId);
       counts.skipped += templates.skipped;
       counts.unknownAccount += templates.unknownAccount;
       counts.failed += templates.failed;

@@ -86,14 +86,14 @@ export function createSenderService(deps: { db: Db }) {
     /** The sender of one number (`phone` as the caller wrote it) on an account of the caller's. */
     async lookupOne(caller: Caller, phone: string, chatAccountId: string | undefined): Promise<Sender> {
       const account = callerAccount(caller, chatAccountId);
-      const [sender] = await lookup(caller, account.id, [callerPhone(caller, phone, 'phone')]);
+      const [sender] = await lookup(db, caller, account.id, [callerPhone(caller, phone, 'phone')]);
       return sender!;
     },
 
     /** Up to 200 numbers at once: each unreadable one named (`phones.<i>`), then the account. */
     async lookupMany(caller: Caller, phones: string[], chatAccountId: string | undefined): Promise<Sender[]> {
       const e164s = callerPhones(caller, phones, 'phones');
-      return lookup(caller, callerAccount(caller, chatAccountId).id, e164s);
+      return lookup(db, caller, callerAccount(caller, chatAccountId).id, e164s);
     },
 
     /** The inbox (plan Pro) in the caller's scope; a sandbox key's is always empty (its cursor is still checked). */
@@ -107,7 +107,7 @@ export function createSenderService(deps: { db: Db }) {
         limit: q.limit,
         cursor: q.cursor,
       };
-      if (!scope.sandboxOnly) return readInbox(scope, page);
+      if (!scope.sandboxOnly) return readInbox(db, scope, page);
       checkCursor(q.cursor);
       return { inboundMessages: [], nextCursor: null };
     },
@@ -126,73 +126,74 @@ export function createSenderService(deps: { db: Db }) {
       return toInbound(rows[0]);
     },
   };
+}
 
-  /** One entry per distinct number, from one query; numbers that never wrote included. Simulated for a sandbox key. */
-  async function lookup(caller: Caller, accountId: string, phones: string[]): Promise<Sender[]> {
-    const customerId = caller.tenant.customerId;
-    const distinct = [...new Set(phones)];
-    if (caller.principal.sandbox) {
-      const now = new Date();
-      return distinct.map((p) => simulated(p, accountId, now));
-    }
-    const rows = await db.query<{
-      phone_e164: string;
-      first_inbound_at: Date;
-      last_inbound_at: Date;
-      inbound_count: number;
-    }>(
-      `SELECT phone_e164, first_inbound_at, last_inbound_at, inbound_count FROM senders
-          WHERE customer_id = $1 AND chat_account_id = $2 AND phone_e164 = ANY($3::text[])`,
-      [customerId, accountId, distinct],
-    );
-    const found = new Map(rows.map((r) => [r.phone_e164, r]));
-    const suppressed = await suppressedAmong(
-      db,
-      distinct.map((phone) => ({ accountId, phone })),
-    );
-    return distinct.map((phone) => {
-      const r = found.get(phone);
-      const optedOutAt = suppressed.get(suppressionKey(accountId, phone));
-      return {
-        phoneE164: phone,
-        chatAccountId: accountId,
-        hasWritten: r !== undefined,
-        firstInboundAt: iso(r?.first_inbound_at),
-        lastInboundAt: iso(r?.last_inbound_at),
-        inboundCount: r ? r.inbound_count : 0,
-        sandbox: false,
-        optedOut: optedOutAt !== undefined,
-        optedOutAt: iso(optedOutAt),
-        replyWindowExpiresAt: iso(replyWindowExpiresAt(r?.last_inbound_at ?? null)),
-      };
-    });
+/** One entry per distinct number, from one query; numbers that never wrote included. Simulated for a sandbox key. */
+async function lookup(db: Db, caller: Caller, accountId: string, phones: string[]): Promise<Sender[]> {
+  const customerId = caller.tenant.customerId;
+  const distinct = [...new Set(phones)];
+  if (caller.principal.sandbox) {
+    const now = new Date();
+    return distinct.map((p) => simulated(p, accountId, now));
   }
-
-  /** The inbox, newest first; replyTo resolved to our message while it still exists. */
-  async function readInbox(
-    scope: { customerId: string; accountId: string | null },
-    f: { from?: string; since?: Date; until?: Date; limit: number; cursor?: string },
-  ) {
-    const where = ['i.customer_id = $1'];
-    const params: unknown[] = [scope.customerId];
-    const add = (clause: (n: string) => string, value: unknown) => {
-      params.push(value);
-      where.push(clause(`$${params.length}`));
-    };
-    if (scope.accountId !== null) add((n) => `i.chat_account_id = ${n}::uuid`, scope.accountId);
-    if (f.from !== undefined) add((n) => `i.from_e164 = ${n}`, f.from);
-    if (f.since !== undefined) add((n) => `i.received_at >= ${n}::timestamptz`, f.since.toISOString());
-    if (f.until !== undefined) add((n) => `i.received_at <= ${n}::timestamptz`, f.until.toISOString());
-    const page = await keysetPage<InboxRow>(
-      db,
-      { select: INBOX_SELECT, where, params, key: { at: 'i.received_at', id: 'i.id' } },
-      f,
-    );
+  const rows = await db.query<{
+    phone_e164: string;
+    first_inbound_at: Date;
+    last_inbound_at: Date;
+    inbound_count: number;
+  }>(
+    `SELECT phone_e164, first_inbound_at, last_inbound_at, inbound_count FROM senders
+        WHERE customer_id = $1 AND chat_account_id = $2 AND phone_e164 = ANY($3::text[])`,
+    [customerId, accountId, distinct],
+  );
+  const found = new Map(rows.map((r) => [r.phone_e164, r]));
+  const suppressed = await suppressedAmong(
+    db,
+    distinct.map((phone) => ({ accountId, phone })),
+  );
+  return distinct.map((phone) => {
+    const r = found.get(phone);
+    const optedOutAt = suppressed.get(suppressionKey(accountId, phone));
     return {
-      inboundMessages: page.rows.map(toInbound),
-      nextCursor: page.nextCursor,
+      phoneE164: phone,
+      chatAccountId: accountId,
+      hasWritten: r !== undefined,
+      firstInboundAt: iso(r?.first_inbound_at),
+      lastInboundAt: iso(r?.last_inbound_at),
+      inboundCount: r ? r.inbound_count : 0,
+      sandbox: false,
+      optedOut: optedOutAt !== undefined,
+      optedOutAt: iso(optedOutAt),
+      replyWindowExpiresAt: iso(replyWindowExpiresAt(r?.last_inbound_at ?? null)),
     };
-  }
+  });
+}
+
+/** The inbox, newest first; replyTo resolved to our message while it still exists. */
+async function readInbox(
+  db: Db,
+  scope: { customerId: string; accountId: string | null },
+  f: { from?: string; since?: Date; until?: Date; limit: number; cursor?: string },
+) {
+  const where = ['i.customer_id = $1'];
+  const params: unknown[] = [scope.customerId];
+  const add = (clause: (n: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(clause(`$${params.length}`));
+  };
+  if (scope.accountId !== null) add((n) => `i.chat_account_id = ${n}::uuid`, scope.accountId);
+  if (f.from !== undefined) add((n) => `i.from_e164 = ${n}`, f.from);
+  if (f.since !== undefined) add((n) => `i.received_at >= ${n}::timestamptz`, f.since.toISOString());
+  if (f.until !== undefined) add((n) => `i.received_at <= ${n}::timestamptz`, f.until.toISOString());
+  const page = await keysetPage<InboxRow>(
+    db,
+    { select: INBOX_SELECT, where, params, key: { at: 'i.received_at', id: 'i.id' } },
+    f,
+  );
+  return {
+    inboundMessages: page.rows.map(toInbound),
+    nextCursor: page.nextCursor,
+  };
 }
 
 /** An inbound message with our messages its reply and reaction point at (while they exist). */

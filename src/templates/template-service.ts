@@ -21,50 +21,52 @@ const VERIFIED_REFRESH_MS = 60_000;
 export type ListTemplatesQuery = { status?: string; name?: string; limit?: number; cursor?: string };
 export type TemplateService = ReturnType<typeof createTemplateService>;
 
-export function createTemplateService(deps: {
+type TemplateServiceDeps = {
   db: Db;
   sealer: Sealer;
   provider: Pick<ProviderClient, 'manage'>;
   directory: Pick<Directory, 'invalidate'>;
-}) {
+};
+
+/** One management call for an authorized account; a success also proves the credential. */
+async function callProvider(
+  deps: TemplateServiceDeps,
+  tenant: Tenant,
+  account: ReturnType<typeof authorizeTemplateCall>,
+  operation: TemplateOperation,
+  req: Omit<ManagementRequest, 'token' | 'path'> & { path: string },
+) {
   const { db, sealer, provider, directory } = deps;
-
-  /** One management call for an authorized account; a success also proves the credential. */
-  async function callProvider(
-    tenant: Tenant,
-    account: ReturnType<typeof authorizeTemplateCall>,
-    operation: TemplateOperation,
-    req: Omit<ManagementRequest, 'token' | 'path'> & { path: string },
-  ) {
-    const credential = await loadManagementCredential(db, tenant.customerId, account.id);
-    if (!credential)
-      throw templateErrors.managementUnavailable(
-        'no management credential is loaded for this account; the service operator must load one',
-      );
-    let token: string;
-    try {
-      token = sealer.open(credential.sealedToken, {
-        table: 'chat_accounts',
-        column: 'management_token_enc',
-        id: account.id,
-      });
-    } catch {
-      throw templateErrors.managementUnavailable(
-        'the management credential of this account cannot be read; the service operator must load it again',
-      );
-    }
-    const outcome = await provider.manage({ ...req, path: [credential.wabaId, req.path], token });
-    if (!outcome.ok) throw toTemplateError(operation, outcome, [token]);
-    const last = account.templateManagementVerifiedAt;
-    if (last === null || Date.now() - last.getTime() > VERIFIED_REFRESH_MS) {
-      await db.transaction(async (tx) => {
-        if (await markManagementVerified(tx, tenant.customerId, account.id, credential.sealedToken))
-          await directory.invalidate(tx, tenant.customerId);
-      });
-    }
-    return outcome.body as Record<string, unknown> | null;
+  const credential = await loadManagementCredential(db, tenant.customerId, account.id);
+  if (!credential)
+    throw templateErrors.managementUnavailable(
+      'no management credential is loaded for this account; the service operator must load one',
+    );
+  let token: string;
+  try {
+    token = sealer.open(credential.sealedToken, {
+      table: 'chat_accounts',
+      column: 'management_token_enc',
+      id: account.id,
+    });
+  } catch {
+    throw templateErrors.managementUnavailable(
+      'the management credential of this account cannot be read; the service operator must load it again',
+    );
   }
+  const outcome = await provider.manage({ ...req, path: [credential.wabaId, req.path], token });
+  if (!outcome.ok) throw toTemplateError(operation, outcome, [token]);
+  const last = account.templateManagementVerifiedAt;
+  if (last === null || Date.now() - last.getTime() > VERIFIED_REFRESH_MS) {
+    await db.transaction(async (tx) => {
+      if (await markManagementVerified(tx, tenant.customerId, account.id, credential.sealedToken))
+        await directory.invalidate(tx, tenant.customerId);
+    });
+  }
+  return outcome.body as Record<string, unknown> | null;
+}
 
+export function createTemplateService(deps: TemplateServiceDeps) {
   return {
     /** Whether the caller's plan has the template catalog (a page shows its gate otherwise). */
     catalogAllowed: (caller: Caller): boolean => PLAN_LIMITS[caller.tenant.plan].templates,
@@ -77,7 +79,7 @@ export function createTemplateService(deps: {
       const { principal, tenant } = caller;
       const account = authorizeTemplateCall(principal, tenant, accountId, 'list');
       const after = q.cursor !== undefined ? unwrapCursor(account.id, q.cursor) : undefined;
-      const body = await callProvider(tenant, account, 'list', {
+      const body = await callProvider(deps, tenant, account, 'list', {
         method: 'GET',
         path: 'message_templates',
         query: {
@@ -102,7 +104,7 @@ export function createTemplateService(deps: {
       const problems = checkDefinition(req);
       if (problems.length > 0) throw errors.validation(problems);
       const account = authorizeTemplateCall(principal, tenant, accountId, 'create');
-      const body = await callProvider(tenant, account, 'create', {
+      const body = await callProvider(deps, tenant, account, 'create', {
         method: 'POST',
         path: 'message_templates',
         body: createPayload(req),
