@@ -66,6 +66,8 @@ describe('detectType', () => {
   });
 
   it('falls back to the Content-Type, then to the extension, for what content cannot tell', () => {
+    expect(detectType(binary, 'video/mp4', 'clip.bin')).toBe('video/mp4');
+    expect(detectType(binary, 'application/octet-stream', 'clip.mp4')).toBe('video/mp4');
     expect(detectType(binary, 'image/gif', 'anim.bin')).toBe('image/gif');
     expect(detectType(binary, 'application/octet-stream', 'anim.gif')).toBe('image/gif');
     expect(detectType(Buffer.from('a,b\n1,2\n'), 'text/csv; charset=utf-8', 'x.csv')).toBe('text/csv');
@@ -110,9 +112,9 @@ describe('detectType: audio, video and stickers (decision 0032)', () => {
     expect(detectType(riff('VP8 '), 'image/png', 'x.png')).toBe(WEBP);
   });
 
-  it('does not take an unknown ISO brand (HEIC, QuickTime) for a video, nor a declared video the bytes do not show', () => {
+  it('does not take an unknown ISO brand (HEIC, QuickTime) or another container for a declared video', () => {
     expect(detectType(ftyp('heic'), 'video/mp4', 'x.mp4')).toBe(OCTET_STREAM);
-    expect(detectType(binary, 'video/mp4', 'clip.mp4')).toBe(OCTET_STREAM);
+    expect(detectType(Buffer.from('OggS\0\0\0\0vorbis'), 'video/mp4', 'clip.mp4')).toBe(OGG_OTHER);
   });
 
   it('tells an animated WebP from a static one', () => {

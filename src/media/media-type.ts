@@ -67,6 +67,21 @@ const SNIFFABLE = new Set([
   WEBP,
 ]);
 
+/** Audio and video types whose claim is taken for bytes that are no container (see detectType). */
+const AV_CLAIMS = new Set([AAC, AMR, MP3, M4A, OGG_OPUS, MP4, THREE_GPP]);
+
+/** Bytes that start like an audio/video container (ISO box, Ogg, RIFF, AMR, ID3). */
+function isContainer(b: Buffer): boolean {
+  const head = b.toString('latin1', 0, 6);
+  return (
+    b.toString('latin1', 4, 8) === 'ftyp' ||
+    head.startsWith('OggS') ||
+    head.startsWith('RIFF') ||
+    head === '#!AMR\n' ||
+    head.startsWith('ID3')
+  );
+}
+
 const BY_EXTENSION: Record<string, string> = {
   jpg: JPEG,
   jpeg: JPEG,
@@ -200,8 +215,11 @@ export function detectType(
       if (text) return claim;
       continue;
     }
-    // A recognisable format the bytes do not show is not believed.
-    if (SNIFFABLE.has(claim)) continue;
+    // A recognisable format the bytes do not show is not believed. Audio and video are the
+    // exception when the bytes are no container at all (their signatures vary more than the
+    // spec's formats do): a claim is then taken, as the spec's fallback to the declaration and
+    // the extension says; a container of another brand (HEIC in an ISO box) is not one of them.
+    if (SNIFFABLE.has(claim) && !(AV_CLAIMS.has(claim) && !isContainer(bytes))) continue;
     return claim;
   }
   return text ? TEXT : OCTET_STREAM;
