@@ -102,7 +102,6 @@ export default tseslint.config(
       'src/http/portal/keys-routes.ts',
       'src/http/portal/portal-plugin.ts',
       'src/http/server.ts',
-      'src/inbound/settings-service.ts',
     ],
     rules: { 'max-lines-per-function': ['warn', { max: 80, skipBlankLines: true, skipComments: true }] },
   },
