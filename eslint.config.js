@@ -94,13 +94,5 @@ export default tseslint.config(
       'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
     },
   },
-  {
-    // Not split yet (issue #23 item 5): mostly service factories whose methods are closures inside
-    // one function, and the composition's settings and server. They warn instead of failing, so
-    // they stay listed by `npx eslint src`; a file leaves this list once it is split.
-    files: [
-    ],
-    rules: { 'max-lines-per-function': ['warn', { max: 80, skipBlankLines: true, skipComments: true }] },
-  },
   ...layerRules,
 );
