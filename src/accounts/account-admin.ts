@@ -49,7 +49,7 @@ export type AccountAdmin = ReturnType<typeof createAccountAdmin>;
  */
 export type CredentialCheck = { result: 'verified' | 'unverified'; detail: string | null };
 
-export function createAccountAdmin(deps: {
+type AccountAdminDeps = {
   db: Db;
   sealer: Sealer;
   /** Drops the customer's cached directory entry; called inside the changing transaction. */
@@ -57,47 +57,175 @@ export function createAccountAdmin(deps: {
   publicBaseUrl: string;
   /** Reads a phone number with a token, as the account prober does (the credential check). */
   provider: Pick<ProviderClient, 'readPhoneNumber'>;
-}) {
+};
+
+type NewAccountInput = AccountInput & { type: AccountType; phoneNumber: string; displayName: string };
+
+/** The credential check: the provider reads the phone number with the token; a rejected token is a 400. */
+async function verifyToken(
+  deps: Pick<AccountAdminDeps, 'provider'>,
+  phoneNumberId: string,
+  accessToken: string,
+): Promise<CredentialCheck> {
+  const outcome = await deps.provider.readPhoneNumber({ phoneNumberId, accessToken });
+  const verdict = judgeProbe(outcome);
+  if (verdict === 'accepted') return { result: 'verified', detail: null };
+  const detail = outcome.ok ? null : outcome.summary;
+  if (verdict === 'rejected')
+    throw errors.validation([
+      {
+        path: 'official.accessToken',
+        message: `the provider rejected this access token for phone number id ${phoneNumberId} (${detail ?? 'token refused'}); check the token, or link the account without verify=true`,
+      },
+    ]);
+  return { result: 'unverified', detail: detail ?? 'the provider gave no answer' };
+}
+const seal = (sealer: Sealer, v: string | null | undefined, id: string, column: SealedColumn) =>
+  v === undefined ? undefined : v === null ? null : sealer.seal(v, { table: 'chat_accounts', column, id });
+
+async function view(tx: Queryable, publicBaseUrl: string, id: string) {
+  const rows = await tx.query<AccountRow & { plan: Plan }>(
+    `SELECT ${ACCOUNT_COLUMNS}, (SELECT plan FROM customers c WHERE c.id = a.customer_id) AS plan
+       FROM chat_accounts a WHERE id = $1`,
+    [id],
+  );
+  const r = rows[0]!;
+  return toOperatorAccount(toAccountRecord(r), r.plan, publicBaseUrl);
+}
+
+function uniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: string }).code === '23505';
+}
+
+/** Links an account: the plan's account limit holds (the customer row is locked). */
+async function insertAccount(deps: AccountAdminDeps, customerId: string, input: NewAccountInput) {
   const { db, sealer, invalidate, publicBaseUrl } = deps;
-
-  /** The credential check: the provider reads the phone number with the token; a rejected token is a 400. */
-  async function verifyToken(phoneNumberId: string, accessToken: string): Promise<CredentialCheck> {
-    const outcome = await deps.provider.readPhoneNumber({ phoneNumberId, accessToken });
-    const verdict = judgeProbe(outcome);
-    if (verdict === 'accepted') return { result: 'verified', detail: null };
-    const detail = outcome.ok ? null : outcome.summary;
-    if (verdict === 'rejected')
-      throw errors.validation([
-        {
-          path: 'official.accessToken',
-          message: `the provider rejected this access token for phone number id ${phoneNumberId} (${detail ?? 'token refused'}); check the token, or link the account without verify=true`,
-        },
-      ]);
-    return { result: 'unverified', detail: detail ?? 'the provider gave no answer' };
+  try {
+    return await db.transaction(async (tx) => {
+      const plan = (await lockCustomer(tx, customerId))?.plan;
+      if (!plan) throw errors.notFound('customer');
+      const [{ n } = { n: 0 }] = await tx.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM chat_accounts WHERE customer_id = $1',
+        [customerId],
+      );
+      const limit = PLAN_LIMITS[plan].accounts;
+      if (n >= limit) throw errors.limitReached(`chat accounts on plan ${plan}`, limit);
+      const id = crypto.randomUUID();
+      const o = input.official ?? {};
+      const status = input.status ?? 'CONNECTED';
+      await tx.query(
+        `INSERT INTO chat_accounts (id, customer_id, type, status, phone_number, display_name, connected_at,
+            phone_number_id, waba_id, access_token_enc, app_secret_enc, integration_id, management_token_enc,
+            waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, marketing_messages_api)
+         VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $4 = 'CONNECTED' THEN now() END,
+            $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+        [
+          id,
+          customerId,
+          input.type,
+          status,
+          input.phoneNumber,
+          input.displayName,
+          o.phoneNumberId ?? null,
+          o.wabaId ?? null,
+          seal(sealer, o.accessToken, id, 'access_token_enc') ?? null,
+          seal(sealer, o.appSecret, id, 'app_secret_enc') ?? null,
+          o.integrationId ?? null,
+          seal(sealer, o.managementToken, id, 'management_token_enc') ?? null,
+          input.type === 'OFFICIAL' ? (o.wabaVerification ?? 'unverifiable') : null,
+          o.verifiedName ?? null,
+          input.type === 'OFFICIAL' ? (input.sendPolicy?.mode ?? 'PRODUCTION') : null,
+          input.sendPolicy?.testRecipients ?? [],
+          input.throughputMps ?? 80,
+          input.marketingMessagesApi ?? false,
+        ],
+      );
+      await invalidate(tx, customerId);
+      return view(tx, publicBaseUrl, id);
+    });
+  } catch (err) {
+    if (uniqueViolation(err)) throw operatorErrors.alreadyExists('an account with this phoneNumberId');
+    throw err;
   }
-  const seal = (v: string | null | undefined, id: string, column: SealedColumn) =>
-    v === undefined ? undefined : v === null ? null : sealer.seal(v, { table: 'chat_accounts', column, id });
+}
 
-  async function view(tx: Queryable, id: string) {
-    const rows = await tx.query<AccountRow & { plan: Plan }>(
-      `SELECT ${ACCOUNT_COLUMNS}, (SELECT plan FROM customers c WHERE c.id = a.customer_id) AS plan
-         FROM chat_accounts a WHERE id = $1`,
-      [id],
-    );
-    const r = rows[0]!;
-    return toOperatorAccount(toAccountRecord(r), r.plan, publicBaseUrl);
+/** Changes the fields given, and resets the account prober. */
+async function changeAccount(deps: AccountAdminDeps, id: string, input: AccountInput) {
+  const { db, sealer, invalidate, publicBaseUrl } = deps;
+  try {
+    return await db.transaction(async (tx) => {
+      const rows = await tx.query<{ customer_id: string; type: AccountType }>(
+        'SELECT customer_id, type FROM chat_accounts WHERE id = $1 FOR UPDATE',
+        [id],
+      );
+      const current = rows[0];
+      if (!current) throw errors.notFound('chat account');
+      const type = input.type ?? current.type;
+      if (type === 'DIRECT' && (input.official !== undefined || input.sendPolicy !== undefined)) {
+        throw errors.validation([
+          { path: input.official ? 'official' : 'sendPolicy', message: 'applies to OFFICIAL accounts only' },
+        ]);
+      }
+      const o = input.official ?? {};
+      // Each column changes only when its field was given; $n::boolean flags say "given".
+      const sets: string[] = [];
+      const params: unknown[] = [id];
+      const set = (column: string, value: unknown) => {
+        if (value === undefined) return;
+        params.push(value);
+        sets.push(`${column} = $${params.length}`);
+      };
+      set('type', input.type);
+      set('status', input.status);
+      // connectedAt: when the account was last set CONNECTED.
+      if (input.status === 'CONNECTED')
+        sets.push("connected_at = CASE WHEN status = 'CONNECTED' THEN COALESCE(connected_at, now()) ELSE now() END");
+      set('phone_number', input.phoneNumber);
+      set('display_name', input.displayName);
+      set('last_error_code', input.lastErrorCode);
+      set('phone_number_id', o.phoneNumberId);
+      set('waba_id', o.wabaId);
+      set('access_token_enc', seal(sealer, o.accessToken, id, 'access_token_enc'));
+      set('app_secret_enc', seal(sealer, o.appSecret, id, 'app_secret_enc'));
+      set('integration_id', o.integrationId);
+      set('management_token_enc', seal(sealer, o.managementToken, id, 'management_token_enc'));
+      // A new (or removed) credential has not been proven by any management call yet.
+      if (o.managementToken !== undefined) sets.push('template_management_verified_at = NULL');
+      set('waba_verification', o.wabaVerification);
+      set('verified_name', o.verifiedName);
+      set('send_policy_mode', input.sendPolicy?.mode);
+      set('test_recipients', input.sendPolicy?.testRecipients);
+      set('throughput_mps', input.throughputMps);
+      set('marketing_messages_api', input.marketingMessagesApi);
+      // Switched on again: the API is tried at once (a refusal learned before is forgotten).
+      if (input.marketingMessagesApi === true) sets.push('marketing_messages_refused_until = NULL');
+      // An edit resets the account prober: one that sets the status decides for it (no probe);
+      // any other edit of an account being probed makes its next probe due now, from attempt 0
+      // (a new token is verified within a poll).
+      if (sets.length > 0)
+        sets.push(
+          input.status !== undefined
+            ? 'probe_next_at = NULL'
+            : 'probe_next_at = CASE WHEN probe_next_at IS NULL THEN NULL ELSE now() END',
+          'probe_attempts = 0',
+        );
+      if (sets.length > 0) {
+        await tx.query(`UPDATE chat_accounts SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, params);
+      }
+      await invalidate(tx, current.customer_id);
+      return view(tx, publicBaseUrl, id);
+    });
+  } catch (err) {
+    if (uniqueViolation(err)) throw operatorErrors.alreadyExists('an account with this phoneNumberId');
+    throw err;
   }
+}
 
-  function uniqueViolation(err: unknown): boolean {
-    return typeof err === 'object' && err !== null && (err as { code?: string }).code === '23505';
-  }
+export function createAccountAdmin(deps: AccountAdminDeps) {
+  const { db } = deps;
 
   const api = {
-    async create(
-      customerId: string,
-      input: AccountInput & { type: AccountType; phoneNumber: string; displayName: string },
-      opts: { verify?: boolean } = {},
-    ) {
+    async create(customerId: string, input: NewAccountInput, opts: { verify?: boolean } = {}) {
       if (input.type === 'OFFICIAL') {
         const o = input.official;
         const missing = (['phoneNumberId', 'wabaId', 'accessToken'] as const).filter((k) => !o?.[k]);
@@ -112,64 +240,13 @@ export function createAccountAdmin(deps: {
       }
       const check =
         opts.verify && input.type === 'OFFICIAL'
-          ? await verifyToken(input.official!.phoneNumberId!, input.official!.accessToken!)
+          ? await verifyToken(deps, input.official!.phoneNumberId!, input.official!.accessToken!)
           : undefined;
       const created = await api.insert(customerId, input);
       return check ? { ...created, credentialCheck: check } : created;
     },
 
-    async insert(
-      customerId: string,
-      input: AccountInput & { type: AccountType; phoneNumber: string; displayName: string },
-    ) {
-      try {
-        return await db.transaction(async (tx) => {
-          const plan = (await lockCustomer(tx, customerId))?.plan;
-          if (!plan) throw errors.notFound('customer');
-          const [{ n } = { n: 0 }] = await tx.query<{ n: number }>(
-            'SELECT count(*)::int AS n FROM chat_accounts WHERE customer_id = $1',
-            [customerId],
-          );
-          const limit = PLAN_LIMITS[plan].accounts;
-          if (n >= limit) throw errors.limitReached(`chat accounts on plan ${plan}`, limit);
-          const id = crypto.randomUUID();
-          const o = input.official ?? {};
-          const status = input.status ?? 'CONNECTED';
-          await tx.query(
-            `INSERT INTO chat_accounts (id, customer_id, type, status, phone_number, display_name, connected_at,
-                phone_number_id, waba_id, access_token_enc, app_secret_enc, integration_id, management_token_enc,
-                waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, marketing_messages_api)
-             VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $4 = 'CONNECTED' THEN now() END,
-                $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-            [
-              id,
-              customerId,
-              input.type,
-              status,
-              input.phoneNumber,
-              input.displayName,
-              o.phoneNumberId ?? null,
-              o.wabaId ?? null,
-              seal(o.accessToken, id, 'access_token_enc') ?? null,
-              seal(o.appSecret, id, 'app_secret_enc') ?? null,
-              o.integrationId ?? null,
-              seal(o.managementToken, id, 'management_token_enc') ?? null,
-              input.type === 'OFFICIAL' ? (o.wabaVerification ?? 'unverifiable') : null,
-              o.verifiedName ?? null,
-              input.type === 'OFFICIAL' ? (input.sendPolicy?.mode ?? 'PRODUCTION') : null,
-              input.sendPolicy?.testRecipients ?? [],
-              input.throughputMps ?? 80,
-              input.marketingMessagesApi ?? false,
-            ],
-          );
-          await invalidate(tx, customerId);
-          return view(tx, id);
-        });
-      } catch (err) {
-        if (uniqueViolation(err)) throw operatorErrors.alreadyExists('an account with this phoneNumberId');
-        throw err;
-      }
-    },
+    insert: (customerId: string, input: NewAccountInput) => insertAccount(deps, customerId, input),
 
     async update(id: string, input: AccountInput, opts: { verify?: boolean } = {}) {
       const token = input.official?.accessToken;
@@ -181,82 +258,12 @@ export function createAccountAdmin(deps: {
       );
       if (!current) throw errors.notFound();
       const phoneNumberId = input.official?.phoneNumberId ?? current.phone_number_id;
-      const check = phoneNumberId ? await verifyToken(phoneNumberId, token) : undefined;
+      const check = phoneNumberId ? await verifyToken(deps, phoneNumberId, token) : undefined;
       const changed = await api.change(id, input);
       return check ? { ...changed, credentialCheck: check } : changed;
     },
 
-    async change(id: string, input: AccountInput) {
-      try {
-        return await db.transaction(async (tx) => {
-          const rows = await tx.query<{ customer_id: string; type: AccountType }>(
-            'SELECT customer_id, type FROM chat_accounts WHERE id = $1 FOR UPDATE',
-            [id],
-          );
-          const current = rows[0];
-          if (!current) throw errors.notFound('chat account');
-          const type = input.type ?? current.type;
-          if (type === 'DIRECT' && (input.official !== undefined || input.sendPolicy !== undefined)) {
-            throw errors.validation([
-              { path: input.official ? 'official' : 'sendPolicy', message: 'applies to OFFICIAL accounts only' },
-            ]);
-          }
-          const o = input.official ?? {};
-          // Each column changes only when its field was given; $n::boolean flags say "given".
-          const sets: string[] = [];
-          const params: unknown[] = [id];
-          const set = (column: string, value: unknown) => {
-            if (value === undefined) return;
-            params.push(value);
-            sets.push(`${column} = $${params.length}`);
-          };
-          set('type', input.type);
-          set('status', input.status);
-          // connectedAt: when the account was last set CONNECTED.
-          if (input.status === 'CONNECTED')
-            sets.push(
-              "connected_at = CASE WHEN status = 'CONNECTED' THEN COALESCE(connected_at, now()) ELSE now() END",
-            );
-          set('phone_number', input.phoneNumber);
-          set('display_name', input.displayName);
-          set('last_error_code', input.lastErrorCode);
-          set('phone_number_id', o.phoneNumberId);
-          set('waba_id', o.wabaId);
-          set('access_token_enc', seal(o.accessToken, id, 'access_token_enc'));
-          set('app_secret_enc', seal(o.appSecret, id, 'app_secret_enc'));
-          set('integration_id', o.integrationId);
-          set('management_token_enc', seal(o.managementToken, id, 'management_token_enc'));
-          // A new (or removed) credential has not been proven by any management call yet.
-          if (o.managementToken !== undefined) sets.push('template_management_verified_at = NULL');
-          set('waba_verification', o.wabaVerification);
-          set('verified_name', o.verifiedName);
-          set('send_policy_mode', input.sendPolicy?.mode);
-          set('test_recipients', input.sendPolicy?.testRecipients);
-          set('throughput_mps', input.throughputMps);
-          set('marketing_messages_api', input.marketingMessagesApi);
-          // Switched on again: the API is tried at once (a refusal learned before is forgotten).
-          if (input.marketingMessagesApi === true) sets.push('marketing_messages_refused_until = NULL');
-          // An edit resets the account prober: one that sets the status decides for it (no probe);
-          // any other edit of an account being probed makes its next probe due now, from attempt 0
-          // (a new token is verified within a poll).
-          if (sets.length > 0)
-            sets.push(
-              input.status !== undefined
-                ? 'probe_next_at = NULL'
-                : 'probe_next_at = CASE WHEN probe_next_at IS NULL THEN NULL ELSE now() END',
-              'probe_attempts = 0',
-            );
-          if (sets.length > 0) {
-            await tx.query(`UPDATE chat_accounts SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, params);
-          }
-          await invalidate(tx, current.customer_id);
-          return view(tx, id);
-        });
-      } catch (err) {
-        if (uniqueViolation(err)) throw operatorErrors.alreadyExists('an account with this phoneNumberId');
-        throw err;
-      }
-    },
+    change: (id: string, input: AccountInput) => changeAccount(deps, id, input),
   };
   return api;
 }

@@ -33,6 +33,50 @@ const MAX_ENTRIES = 50_000;
 
 type Entry<T> = { value: T; at: number };
 
+async function loadPrincipal(db: Db, hash: string): Promise<Principal | null> {
+  const rows = await db.query<{
+    id: string;
+    customer_id: string;
+    sandbox: boolean;
+    chat_account_id: string | null;
+    template_access: TemplateAccess;
+  }>(
+    `SELECT id, customer_id, sandbox, chat_account_id, template_access FROM api_keys
+      WHERE key_hash = $1 AND revoked_at IS NULL`,
+    [hash],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    keyId: r.id,
+    customerId: r.customer_id,
+    sandbox: r.sandbox,
+    scopeAccountId: r.chat_account_id,
+    templateAccess: r.template_access,
+  };
+}
+
+async function loadTenant(db: Db, customerId: string): Promise<Tenant | null> {
+  const [customers, accounts] = await Promise.all([
+    db.query<{ plan: Plan; default_country: string | null }>(
+      'SELECT plan, default_country FROM customers WHERE id = $1',
+      [customerId],
+    ),
+    db.query<AccountRow>(
+      `SELECT ${ACCOUNT_COLUMNS} FROM chat_accounts WHERE customer_id = $1 ORDER BY created_at, id`,
+      [customerId],
+    ),
+  ]);
+  const c = customers[0];
+  if (!c) return null;
+  return {
+    customerId,
+    plan: c.plan,
+    defaultCountry: c.default_country,
+    accounts: accounts.map(toAccountRecord),
+  };
+}
+
 export type Directory = ReturnType<typeof createDirectory>;
 
 export function createDirectory(db: Db) {
@@ -64,50 +108,6 @@ export function createDirectory(db: Db) {
     }
   }
 
-  async function loadPrincipal(hash: string): Promise<Principal | null> {
-    const rows = await db.query<{
-      id: string;
-      customer_id: string;
-      sandbox: boolean;
-      chat_account_id: string | null;
-      template_access: TemplateAccess;
-    }>(
-      `SELECT id, customer_id, sandbox, chat_account_id, template_access FROM api_keys
-        WHERE key_hash = $1 AND revoked_at IS NULL`,
-      [hash],
-    );
-    const r = rows[0];
-    if (!r) return null;
-    return {
-      keyId: r.id,
-      customerId: r.customer_id,
-      sandbox: r.sandbox,
-      scopeAccountId: r.chat_account_id,
-      templateAccess: r.template_access,
-    };
-  }
-
-  async function loadTenant(customerId: string): Promise<Tenant | null> {
-    const [customers, accounts] = await Promise.all([
-      db.query<{ plan: Plan; default_country: string | null }>(
-        'SELECT plan, default_country FROM customers WHERE id = $1',
-        [customerId],
-      ),
-      db.query<AccountRow>(
-        `SELECT ${ACCOUNT_COLUMNS} FROM chat_accounts WHERE customer_id = $1 ORDER BY created_at, id`,
-        [customerId],
-      ),
-    ]);
-    const c = customers[0];
-    if (!c) return null;
-    return {
-      customerId,
-      plan: c.plan,
-      defaultCountry: c.default_country,
-      accounts: accounts.map(toAccountRecord),
-    };
-  }
-
   return {
     async start(): Promise<() => Promise<void>> {
       // On (re)connect everything is dropped: invalidations sent while disconnected are lost.
@@ -120,7 +120,7 @@ export function createDirectory(db: Db) {
       const cached = keys.get(hash);
       if (fresh(cached)) return cached.value;
       const before = generation;
-      const principal = await loadPrincipal(hash);
+      const principal = await loadPrincipal(db, hash);
       if (generation !== before) return principal; // an invalidation raced the load: do not cache it
       put(keys, hash, principal);
       if (principal) {
@@ -135,7 +135,7 @@ export function createDirectory(db: Db) {
       const cached = tenants.get(customerId);
       if (fresh(cached)) return cached.value;
       const before = generation;
-      const tenant = await loadTenant(customerId);
+      const tenant = await loadTenant(db, customerId);
       if (generation === before) put(tenants, customerId, tenant);
       return tenant;
     },

@@ -61,31 +61,114 @@ export function buildMessageRows(req: BroadcastRequest, account: Pick<AccountRec
   return rows;
 }
 
-export type BroadcastService = ReturnType<typeof createBroadcastService>;
-
-export function createBroadcastService(deps: {
+type BroadcastDeps = {
   db: Db;
   maxSendAttempts: number;
   media: Pick<MediaService, 'forContent'>;
   metrics: Pick<Metrics, 'messagesAccepted'>;
-}) {
+};
+
+/** Refusals that do not depend on the body: sandbox keys, then plans without broadcasts. */
+function checkAllowed(caller: Caller): void {
+  requireLive(caller);
+  requirePlan(caller, 'broadcasts');
+}
+
+async function get(db: Db, scope: Scope, id: string): Promise<Broadcast> {
+  return toBroadcast(db, await findBroadcast(db, scope, id));
+}
+
+async function createBroadcast(
+  deps: BroadcastDeps,
+  caller: Caller,
+  req: BroadcastRequest,
+): Promise<{ created: boolean; ack: BroadcastAck }> {
   const { db } = deps;
-
-  /** Refusals that do not depend on the body: sandbox keys, then plans without broadcasts. */
-  function checkAllowed(caller: Caller): void {
-    requireLive(caller);
-    requirePlan(caller, 'broadcasts');
+  const { principal, tenant } = caller;
+  checkAllowed(caller);
+  const { account, accepted } = await acceptSend(deps, principal, tenant, req, {
+    isRepeat: () => broadcastExists(db, tenant.customerId, req.externalId),
+    hashed: { name: req.name, recipients: req.recipients },
+  });
+  const result = await insertBroadcast(db, {
+    ...accepted,
+    quotaLimit: PLAN_LIMITS[tenant.plan].messagesPerMonth, // never sandbox (checkAllowed)
+    name: req.name ?? null,
+    rows: buildMessageRows(req, account),
+  });
+  if (result.created) {
+    deps.metrics.messagesAccepted.inc(
+      { content_type: req.content.type, plan: tenant.plan, sandbox: 'false' },
+      req.recipients.length,
+    );
+    const ack = {
+      broadcastId: result.id,
+      externalId: req.externalId,
+      name: req.name ?? null,
+      chatAccountId: account.id,
+      status: 'active',
+      recipients: req.recipients.length,
+      queued: req.recipients.length,
+      createdAt: accepted.createdAt.toISOString(),
+    };
+    return { created: true, ack };
   }
+  // A repeat answers the original, as it is now (every recipient was queued when it was created).
+  const b = await get(db, { customerId: tenant.customerId, accountId: null }, result.id);
+  return {
+    created: false,
+    ack: {
+      broadcastId: b.broadcastId,
+      externalId: b.externalId,
+      name: b.name,
+      chatAccountId: b.chatAccountId,
+      status: b.status,
+      recipients: b.recipients,
+      queued: b.recipients,
+      createdAt: b.createdAt,
+    },
+  };
+}
 
-  async function get(scope: Scope, id: string): Promise<Broadcast> {
-    return toBroadcast(db, await findBroadcast(db, scope, id));
-  }
+/**
+ * Cancels a broadcast: marks it (so workers fail what they claim of it later) and fails, in
+ * set-based statements, its messages that are pending or queued and not held by a worker.
+ * Messages a worker holds right now finish as they would have. Idempotent.
+ */
+async function cancelBroadcast(db: Db, caller: Caller, id: string): Promise<Broadcast> {
+  // A sandbox key has no real effect anywhere: it cannot stop live messages either.
+  requireLive(caller);
+  const scope = readScope(caller);
+  const holder = `cancel:${crypto.randomUUID()}`;
+  const b = await retryTransient(() =>
+    db.transaction(async (tx) => {
+      const record = await findBroadcast(tx, scope, id, true);
+      // The quota row first, as every insert locks it first (no deadlock with sends).
+      await lockQuotaForRefund(tx, [record.customerId]);
+      // A broadcast with nothing left to send is complete, not cancelled.
+      await tx.query(
+        `UPDATE broadcasts SET cancelled_at = COALESCE(cancelled_at, now())
+          WHERE id = $1 AND EXISTS (SELECT 1 FROM messages WHERE customer_id = $2 AND broadcast_id = $1 AND status IN ('pending', 'queued'))`,
+        [record.id, record.customerId],
+      );
+      const held = await holdUnsent(tx, record.customerId, { broadcastId: record.id }, holder);
+      await failUnsent(tx, holder, held, CANCELLED_ERROR);
+      return record;
+    }),
+  );
+  return get(db, scope, b.id);
+}
+
+export type BroadcastService = ReturnType<typeof createBroadcastService>;
+
+export function createBroadcastService(deps: BroadcastDeps) {
+  const { db } = deps;
 
   return {
     checkAllowed,
 
     /** One broadcast of the caller's (its account's, for a scoped key); none for a sandbox key. */
-    get: (caller: Caller, id: string) => get(readScope(caller), id),
+    get: (caller: Caller, id: string) => get(db, readScope(caller), id),
 
     /** The caller's broadcasts (its account's, for a scoped key), newest first, a page at a time; none for a sandbox key. */
     async list(
@@ -97,80 +180,9 @@ export function createBroadcastService(deps: {
       return { broadcasts: await toBroadcasts(db, scope.customerId, records), nextCursor };
     },
 
-    async create(caller: Caller, req: BroadcastRequest): Promise<{ created: boolean; ack: BroadcastAck }> {
-      const { principal, tenant } = caller;
-      checkAllowed(caller);
-      const { account, accepted } = await acceptSend(deps, principal, tenant, req, {
-        isRepeat: () => broadcastExists(db, tenant.customerId, req.externalId),
-        hashed: { name: req.name, recipients: req.recipients },
-      });
-      const result = await insertBroadcast(db, {
-        ...accepted,
-        quotaLimit: PLAN_LIMITS[tenant.plan].messagesPerMonth, // never sandbox (checkAllowed)
-        name: req.name ?? null,
-        rows: buildMessageRows(req, account),
-      });
-      if (result.created) {
-        deps.metrics.messagesAccepted.inc(
-          { content_type: req.content.type, plan: tenant.plan, sandbox: 'false' },
-          req.recipients.length,
-        );
-        const ack = {
-          broadcastId: result.id,
-          externalId: req.externalId,
-          name: req.name ?? null,
-          chatAccountId: account.id,
-          status: 'active',
-          recipients: req.recipients.length,
-          queued: req.recipients.length,
-          createdAt: accepted.createdAt.toISOString(),
-        };
-        return { created: true, ack };
-      }
-      // A repeat answers the original, as it is now (every recipient was queued when it was created).
-      const b = await get({ customerId: tenant.customerId, accountId: null }, result.id);
-      return {
-        created: false,
-        ack: {
-          broadcastId: b.broadcastId,
-          externalId: b.externalId,
-          name: b.name,
-          chatAccountId: b.chatAccountId,
-          status: b.status,
-          recipients: b.recipients,
-          queued: b.recipients,
-          createdAt: b.createdAt,
-        },
-      };
-    },
+    create: (caller: Caller, req: BroadcastRequest) => createBroadcast(deps, caller, req),
 
-    /**
-     * Cancels a broadcast: marks it (so workers fail what they claim of it later) and fails, in
-     * set-based statements, its messages that are pending or queued and not held by a worker.
-     * Messages a worker holds right now finish as they would have. Idempotent.
-     */
-    async cancel(caller: Caller, id: string): Promise<Broadcast> {
-      // A sandbox key has no real effect anywhere: it cannot stop live messages either.
-      requireLive(caller);
-      const scope = readScope(caller);
-      const holder = `cancel:${crypto.randomUUID()}`;
-      const b = await retryTransient(() =>
-        db.transaction(async (tx) => {
-          const record = await findBroadcast(tx, scope, id, true);
-          // The quota row first, as every insert locks it first (no deadlock with sends).
-          await lockQuotaForRefund(tx, [record.customerId]);
-          // A broadcast with nothing left to send is complete, not cancelled.
-          await tx.query(
-            `UPDATE broadcasts SET cancelled_at = COALESCE(cancelled_at, now())
-              WHERE id = $1 AND EXISTS (SELECT 1 FROM messages WHERE customer_id = $2 AND broadcast_id = $1 AND status IN ('pending', 'queued'))`,
-            [record.id, record.customerId],
-          );
-          const held = await holdUnsent(tx, record.customerId, { broadcastId: record.id }, holder);
-          await failUnsent(tx, holder, held, CANCELLED_ERROR);
-          return record;
-        }),
-      );
-      return get(scope, b.id);
-    },
+    /** Cancels a broadcast (cancelBroadcast). Idempotent. */
+    cancel: (caller: Caller, id: string) => cancelBroadcast(db, caller, id),
   };
 }

@@ -116,20 +116,7 @@ export function createServer(opts: {
   app.decorateRequest('logIds', null);
   app.decorateRequest('tenant', null);
 
-  // Only what the route reads: its path parameters, the query it declares (a cursor is checked
-  // by its own decoder: invalid_cursor), and a parsed JSON body.
-  app.addHook('preValidation', async (request) => {
-    if (request.is404) return;
-    const declaresQuery = request.routeOptions.schema?.querystring !== undefined;
-    const query = declaresQuery
-      ? Object.fromEntries(Object.entries(request.query as Record<string, unknown>).filter(([k]) => k !== 'cursor'))
-      : null;
-    const problem =
-      findInputProblem(request.params, '') ??
-      findInputProblem(query, '') ??
-      (Buffer.isBuffer(request.body) ? null : findInputProblem(request.body, ''));
-    if (problem) throw errors.validation([problem]);
-  });
+  app.addHook('preValidation', checkInput);
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -140,63 +127,84 @@ export function createServer(opts: {
   });
   app.addHook('onSend', settleBodyBeforeAnswer);
   if (opts.checkResponses) registerResponseCheck(app);
-  app.addHook('onResponse', async (request, reply) => {
-    const url = request.routeOptions.url ?? request.url.split('?')[0]!;
-    request.log[quietRequest(url, reply.statusCode) ? 'debug' : 'info'](
-      {
-        method: request.method,
-        url,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-        customerId: request.principal?.customerId,
-        accountId: request.logIds?.accountId ?? request.principal?.scopeAccountId ?? undefined,
-        messageId: request.logIds?.messageId,
-      },
-      'request',
-    );
-  });
+  app.addHook('onResponse', logRequest);
 
   app.setNotFoundHandler((_request, reply) => {
     void reply.code(404).send({ error: 'not_found' });
   });
 
-  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
-    if (err instanceof AppError) return reply.code(err.status).headers(err.headers).send(err.body());
-    if (err.validation) {
-      return reply.code(400).send(errors.validation(toProblems(err.validation as never)).body());
-    }
-    switch (err.code) {
-      case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return reply.code(413).send(errors.payloadTooLarge().body());
-      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return reply.code(415).send(errors.unsupportedMediaType().body());
-      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      case 'FST_ERR_CTP_INVALID_JSON_BODY':
-        return reply
-          .code(400)
-          .send(errors.validation([{ path: '', message: 'body must be a valid JSON document' }]).body());
-      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        return reply.code(400).send({ error: 'bad_request', message: err.message });
-    }
-    if (err instanceof SyntaxError && /prototype property/.test(err.message)) {
-      return reply
-        .code(400)
-        .send(
-          errors.validation([{ path: '', message: 'must not contain __proto__ or constructor.prototype keys' }]).body(),
-        );
-    }
-    if (
-      err instanceof SyntaxError ||
-      (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500)
-    ) {
-      return reply.code(err.statusCode ?? 400).send({ error: 'bad_request', message: err.message });
-    }
-    request.log.error({ err }, 'unhandled error');
-    return reply.code(500).send({ error: 'Internal server error' });
-  });
+  app.setErrorHandler(answerError);
 
   void app.register(swagger, swaggerOptions());
   return app;
+}
+
+// Only what the route reads: its path parameters, the query it declares (a cursor is checked
+// by its own decoder: invalid_cursor), and a parsed JSON body.
+async function checkInput(request: FastifyRequest): Promise<void> {
+  if (request.is404) return;
+  const declaresQuery = request.routeOptions.schema?.querystring !== undefined;
+  const query = declaresQuery
+    ? Object.fromEntries(Object.entries(request.query as Record<string, unknown>).filter(([k]) => k !== 'cursor'))
+    : null;
+  const problem =
+    findInputProblem(request.params, '') ??
+    findInputProblem(query, '') ??
+    (Buffer.isBuffer(request.body) ? null : findInputProblem(request.body, ''));
+  if (problem) throw errors.validation([problem]);
+}
+
+/** The one log line of a request (at debug for quietRequest's). */
+async function logRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const url = request.routeOptions.url ?? request.url.split('?')[0]!;
+  request.log[quietRequest(url, reply.statusCode) ? 'debug' : 'info'](
+    {
+      method: request.method,
+      url,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime),
+      customerId: request.principal?.customerId,
+      accountId: request.logIds?.accountId ?? request.principal?.scopeAccountId ?? undefined,
+      messageId: request.logIds?.messageId,
+    },
+    'request',
+  );
+}
+
+/** The one error mapping: AppErrors as they say, framework and parse errors as 4xx, the rest 500. */
+function answerError(err: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) {
+  if (err instanceof AppError) return reply.code(err.status).headers(err.headers).send(err.body());
+  if (err.validation) {
+    return reply.code(400).send(errors.validation(toProblems(err.validation as never)).body());
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return reply.code(413).send(errors.payloadTooLarge().body());
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return reply.code(415).send(errors.unsupportedMediaType().body());
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return reply
+        .code(400)
+        .send(errors.validation([{ path: '', message: 'body must be a valid JSON document' }]).body());
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return reply.code(400).send({ error: 'bad_request', message: err.message });
+  }
+  if (err instanceof SyntaxError && /prototype property/.test(err.message)) {
+    return reply
+      .code(400)
+      .send(
+        errors.validation([{ path: '', message: 'must not contain __proto__ or constructor.prototype keys' }]).body(),
+      );
+  }
+  if (
+    err instanceof SyntaxError ||
+    (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500)
+  ) {
+    return reply.code(err.statusCode ?? 400).send({ error: 'bad_request', message: err.message });
+  }
+  request.log.error({ err }, 'unhandled error');
+  return reply.code(500).send({ error: 'Internal server error' });
 }
 
 /**

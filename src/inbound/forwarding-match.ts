@@ -18,6 +18,38 @@ export const MAX_MATCH_TEXT = 4096;
 export type Condition = { type: 'contains' | 'starts_with' | 'regex'; pattern: string; caseSensitive: boolean };
 
 /**
+ * Where the escape starting at `i` ends, and how many literal characters it stands for beyond its
+ * one atom (the text of a `\Q…\E` quote; `\p{…}`, `\x{…}` and the rest are one atom).
+ */
+function skipEscape(pattern: string, i: number): { end: number; literal: number } {
+  if (pattern[i + 1] === 'Q') {
+    const end = pattern.indexOf('\\E', i + 2);
+    const stop = end < 0 ? pattern.length : end;
+    return { end: end < 0 ? pattern.length : end + 2, literal: stop - (i + 2) };
+  }
+  if (/[pPx]/.test(pattern[i + 1] ?? '') && pattern[i + 2] === '{') {
+    const end = pattern.indexOf('}', i + 3);
+    return { end: end < 0 ? pattern.length : end + 1, literal: 0 };
+  }
+  return { end: i + 2, literal: 0 };
+}
+
+/** Where the character class starting at `i` ends (just after its `]`), skipped whole. */
+function skipClass(pattern: string, i: number): number {
+  let j = i + 1;
+  if (pattern[j] === '^') j++;
+  if (pattern[j] === ']') j++;
+  while (j < pattern.length && pattern[j] !== ']') {
+    if (pattern[j] === '\\') j += 2;
+    else if (pattern[j] === '[' && pattern[j + 1] === ':') {
+      const end = pattern.indexOf(':]', j + 2);
+      j = end < 0 ? j + 1 : end + 2;
+    } else j++;
+  }
+  return j + 1;
+}
+
+/**
  * What compiling a pattern would expand, read before compiling so that a pattern asking for a huge
  * expansion costs nothing to refuse (compiling a 500-character pattern of 100 × 160 classes takes
  * re2js 100–400 ms). `repeat`: the largest product of counted repetitions along one nesting path
@@ -41,30 +73,14 @@ export function expansionOf(pattern: string): { repeat: number; size: number } {
   while (i < pattern.length) {
     const ch = pattern[i]!;
     if (ch === '\\') {
-      if (pattern[i + 1] === 'Q') {
-        const end = pattern.indexOf('\\E', i + 2);
-        const stop = end < 0 ? pattern.length : end;
-        top().size += stop - (i + 2);
-        i = end < 0 ? pattern.length : end + 2;
-      } else if (/[pPx]/.test(pattern[i + 1] ?? '') && pattern[i + 2] === '{') {
-        const end = pattern.indexOf('}', i + 3);
-        i = end < 0 ? pattern.length : end + 1;
-      } else i += 2;
+      const escape = skipEscape(pattern, i);
+      top().size += escape.literal;
+      i = escape.end;
       atom(i);
       continue;
     }
     if (ch === '[') {
-      let j = i + 1;
-      if (pattern[j] === '^') j++;
-      if (pattern[j] === ']') j++;
-      while (j < pattern.length && pattern[j] !== ']') {
-        if (pattern[j] === '\\') j += 2;
-        else if (pattern[j] === '[' && pattern[j + 1] === ':') {
-          const end = pattern.indexOf(':]', j + 2);
-          j = end < 0 ? j + 1 : end + 2;
-        } else j++;
-      }
-      i = j + 1;
+      i = skipClass(pattern, i);
       atom(i);
       continue;
     }

@@ -33,99 +33,125 @@ const KINDS = new Set([
 ]);
 const kindLabel = (messageType: string) => (KINDS.has(messageType) ? messageType : 'other');
 
-export type InboundService = ReturnType<typeof createInboundService>;
-
-export function createInboundService(deps: {
+type InboundDeps = {
   db: Db;
   log: Logger;
   client: OutboundClient;
   metrics: Pick<Metrics, 'inboundMessages' | 'inboundForwarding' | 'inboundByKind'>;
-}) {
+};
+
+/**
+ * Inbound messages are live: a sandbox rule (decision 0024-sandbox-keys) never gets one. Answers
+ * whether any rule matched (its request made, whatever the answer: a failed one is logged).
+ */
+async function forward(deps: InboundDeps, account: InboundAccount, text: string | null, data: Record<string, unknown>) {
   const { db, log, client } = deps;
+  const rules = await db.query<{
+    id: string;
+    condition_type: Condition['type'];
+    pattern: string;
+    case_sensitive: boolean;
+    url: string;
+  }>(
+    `SELECT id, condition_type, pattern, case_sensitive, url FROM forwarding_rules
+      WHERE customer_id = $1 AND is_active AND NOT sandbox AND (chat_account_id IS NULL OR chat_account_id = $2)`,
+    [account.customerId, account.id],
+  );
+  if (rules.length === 0) return false;
+  // Regular expressions run in the matcher's worker, within a time budget per message.
+  const { matched, exceeded } = await ruleMatcher().match(
+    account.customerId,
+    rules.map((r) => ({ type: r.condition_type, pattern: r.pattern, caseSensitive: r.case_sensitive })),
+    text,
+  );
+  if (exceeded)
+    log.warn(
+      { customerId: account.customerId, chatAccountId: account.id },
+      'forwarding rules: regular expressions ran out of their time budget; they did not match this message',
+    );
+  const body = JSON.stringify(data);
+  const targets = rules.filter((_, i) => matched[i]);
+  await Promise.all(
+    targets.map(async (r) => {
+      const res = await client.post(
+        r.url,
+        body,
+        { 'content-type': 'application/json', 'user-agent': 'ChatGate-Forwarding/1.0', 'x-svc-forward-rule': r.id },
+        FORWARD_TIMEOUT_MS,
+      );
+      if (res.error !== null || res.statusCode! >= 300)
+        log.warn(
+          { ruleId: r.id, status: res.statusCode, error: res.error },
+          'forwarding an inbound message failed (single attempt)',
+        );
+    }),
+  );
+  return targets.length > 0;
+}
+
+// One group commit's batch in one transaction; a batch the database refuses is retried message
+// by message, so one bad item fails alone.
+async function ingestEach(db: Db, log: Logger, items: InboundItem[]): Promise<(Ingested | { kind: 'failed' })[]> {
+  try {
+    return await db.transaction((tx) => ingestBatch(tx, items));
+  } catch (err) {
+    if (items.length === 1) {
+      log.error({ err, providerMessageId: items[0]!.message.providerMessageId }, 'ingesting an inbound message failed');
+      return [{ kind: 'failed' as const }];
+    }
+    const out: (Ingested | { kind: 'failed' })[] = [];
+    for (const item of items)
+      out.push(
+        ...(await db
+          .transaction((tx) => ingestBatch(tx, [item]))
+          .catch((e: unknown) => {
+            log.error(
+              { err: e, providerMessageId: item.message.providerMessageId },
+              'ingesting an inbound message failed',
+            );
+            return [{ kind: 'failed' as const }];
+          })),
+      );
+    return out;
+  }
+}
+
+async function loadAccount(
+  db: Db,
+  where: { id: string } | { phoneNumberId: string; integrationId: string | null },
+): Promise<InboundAccount | null> {
+  const rows = await db.query<{ id: string; customer_id: string; plan: Plan; type: string }>(
+    'id' in where
+      ? `SELECT a.id, a.customer_id, c.plan, a.type FROM chat_accounts a JOIN customers c ON c.id = a.customer_id WHERE a.id = $1`
+      : `SELECT a.id, a.customer_id, c.plan, a.type FROM chat_accounts a JOIN customers c ON c.id = a.customer_id
+          WHERE a.phone_number_id = $1 AND a.type = 'OFFICIAL' AND (CASE WHEN $2::text IS NULL THEN a.integration_id IS NULL ELSE a.integration_id = $2 END)`,
+    'id' in where ? [where.id] : [where.phoneNumberId, where.integrationId],
+  );
+  const r = rows[0];
+  return r
+    ? {
+        id: r.id,
+        customerId: r.customer_id,
+        plan: r.plan,
+        channel: r.type === 'OFFICIAL' ? 'chat_official' : 'chat_direct',
+      }
+    : null;
+}
+
+export type InboundService = ReturnType<typeof createInboundService>;
+
+export function createInboundService(deps: InboundDeps) {
+  const { db, log } = deps;
   // Accounts by webhook route: a plan or routing change applies within these few seconds.
   const ACCOUNT_CACHE_MS = 5000;
   const accountCache = new Map<string, { account: InboundAccount; at: number }>();
 
-  /**
-   * Inbound messages are live: a sandbox rule (decision 0024-sandbox-keys) never gets one. Answers
-   * whether any rule matched (its request made, whatever the answer: a failed one is logged).
-   */
-  async function forward(account: InboundAccount, text: string | null, data: Record<string, unknown>) {
-    const rules = await db.query<{
-      id: string;
-      condition_type: Condition['type'];
-      pattern: string;
-      case_sensitive: boolean;
-      url: string;
-    }>(
-      `SELECT id, condition_type, pattern, case_sensitive, url FROM forwarding_rules
-        WHERE customer_id = $1 AND is_active AND NOT sandbox AND (chat_account_id IS NULL OR chat_account_id = $2)`,
-      [account.customerId, account.id],
-    );
-    if (rules.length === 0) return false;
-    // Regular expressions run in the matcher's worker, within a time budget per message.
-    const { matched, exceeded } = await ruleMatcher().match(
-      account.customerId,
-      rules.map((r) => ({ type: r.condition_type, pattern: r.pattern, caseSensitive: r.case_sensitive })),
-      text,
-    );
-    if (exceeded)
-      log.warn(
-        { customerId: account.customerId, chatAccountId: account.id },
-        'forwarding rules: regular expressions ran out of their time budget; they did not match this message',
-      );
-    const body = JSON.stringify(data);
-    const targets = rules.filter((_, i) => matched[i]);
-    await Promise.all(
-      targets.map(async (r) => {
-        const res = await client.post(
-          r.url,
-          body,
-          { 'content-type': 'application/json', 'user-agent': 'ChatGate-Forwarding/1.0', 'x-svc-forward-rule': r.id },
-          FORWARD_TIMEOUT_MS,
-        );
-        if (res.error !== null || res.statusCode! >= 300)
-          log.warn(
-            { ruleId: r.id, status: res.statusCode, error: res.error },
-            'forwarding an inbound message failed (single attempt)',
-          );
-      }),
-    );
-    return targets.length > 0;
-  }
-
   // Concurrent webhooks' messages share one transaction (group commit); a batch the database
-  // refuses is retried message by message, so one bad item fails alone.
-  const group = createGroupCommit<InboundItem, Ingested | { kind: 'failed' }>(
-    async (items) => {
-      try {
-        return await db.transaction((tx) => ingestBatch(tx, items));
-      } catch (err) {
-        if (items.length === 1) {
-          log.error(
-            { err, providerMessageId: items[0]!.message.providerMessageId },
-            'ingesting an inbound message failed',
-          );
-          return [{ kind: 'failed' as const }];
-        }
-        const out: (Ingested | { kind: 'failed' })[] = [];
-        for (const item of items)
-          out.push(
-            ...(await db
-              .transaction((tx) => ingestBatch(tx, [item]))
-              .catch((e: unknown) => {
-                log.error(
-                  { err: e, providerMessageId: item.message.providerMessageId },
-                  'ingesting an inbound message failed',
-                );
-                return [{ kind: 'failed' as const }];
-              })),
-          );
-        return out;
-      }
-    },
-    { maxBatch: 500, maxInFlight: db.kind === 'pglite' ? 1 : 2 },
-  );
+  // refuses is retried message by message (ingestEach).
+  const group = createGroupCommit<InboundItem, Ingested | { kind: 'failed' }>((items) => ingestEach(db, log, items), {
+    maxBatch: 500,
+    maxInFlight: db.kind === 'pglite' ? 1 : 2,
+  });
 
   return {
     /** Ingests messages for accounts already resolved. A failed one is redelivered by the provider (idempotently). */
@@ -144,7 +170,7 @@ export function createInboundService(deps: {
           // Forwarding never holds up the provider's webhook answer.
           if (PLAN_LIMITS[account.plan].inbox)
             // Counted once finished: operators see forwarding at work, tests know nothing more will come.
-            void forward(account, message.text, result.eventData).then(
+            void forward(deps, account, message.text, result.eventData).then(
               (any) => deps.metrics.inboundForwarding.inc({ result: any ? 'forwarded' : 'unmatched' }),
               (err: unknown) => {
                 deps.metrics.inboundForwarding.inc({ result: 'failed' });
@@ -167,31 +193,10 @@ export function createInboundService(deps: {
       const cacheKey = 'id' in where ? `id:${where.id}` : `pn:${where.phoneNumberId}:${where.integrationId ?? ''}`;
       const hit = accountCache.get(cacheKey);
       if (hit && Date.now() - hit.at < ACCOUNT_CACHE_MS) return hit.account;
-      const account = await loadAccount(where);
+      const account = await loadAccount(db, where);
       if (accountCache.size > 10_000) accountCache.clear();
       if (account) accountCache.set(cacheKey, { account, at: Date.now() });
       return account;
     },
   };
-
-  async function loadAccount(
-    where: { id: string } | { phoneNumberId: string; integrationId: string | null },
-  ): Promise<InboundAccount | null> {
-    const rows = await db.query<{ id: string; customer_id: string; plan: Plan; type: string }>(
-      'id' in where
-        ? `SELECT a.id, a.customer_id, c.plan, a.type FROM chat_accounts a JOIN customers c ON c.id = a.customer_id WHERE a.id = $1`
-        : `SELECT a.id, a.customer_id, c.plan, a.type FROM chat_accounts a JOIN customers c ON c.id = a.customer_id
-            WHERE a.phone_number_id = $1 AND a.type = 'OFFICIAL' AND (CASE WHEN $2::text IS NULL THEN a.integration_id IS NULL ELSE a.integration_id = $2 END)`,
-      'id' in where ? [where.id] : [where.phoneNumberId, where.integrationId],
-    );
-    const r = rows[0];
-    return r
-      ? {
-          id: r.id,
-          customerId: r.customer_id,
-          plan: r.plan,
-          channel: r.type === 'OFFICIAL' ? 'chat_official' : 'chat_direct',
-        }
-      : null;
-  }
 }

@@ -85,21 +85,9 @@ export type MatchResult = {
   exceeded: boolean;
 };
 
-export type RuleMatcher = ReturnType<typeof createRuleMatcher>;
-
-export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number; maxQueued?: number } = {}) {
-  const budgetMs = opts.budgetMs ?? MATCH_BUDGET_MS;
-  const maxQueued = opts.maxQueued ?? MAX_QUEUED_JOBS;
-  const re2js = createRequire(import.meta.url).resolve('re2js');
-  // Waiting jobs per customer, served in turn: a customer with costly rules or a flood of messages
-  // takes at most its share of the worker from the others.
-  const queues = new Map<string, { job: Job; done: (a: Answer) => void }[]>();
-  let worker: Worker | null = null;
-  let ready = false; // the budget starts once the worker has loaded re2js, not while it starts
-  let current: { id: number; done: (a: Answer) => void; timer: NodeJS.Timeout } | null = null;
-  let lastKey: string | null = null;
-  // Patterns whose job was stopped while they ran: skipped until the time kept, so that one costly
-  // rule does not cost a stopped job and a new worker on every message.
+// Patterns whose job was stopped while they ran: skipped until the time kept, so that one costly
+// rule does not cost a stopped job and a new worker on every message.
+function slowPatterns() {
   const slow = new Map<string, number>();
   const slowKey = (c: Condition) => `${c.caseSensitive ? 1 : 0}:${c.pattern}`;
   const isSlow = (c: Condition) => {
@@ -113,17 +101,112 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
     if (slow.size >= 10_000) slow.delete(slow.keys().next().value!);
     slow.set(slowKey(c), Date.now() + SLOW_PATTERN_MS);
   };
+  return { isSlow, markSlow };
+}
+
+type Run = (key: string, job: Job) => Promise<Answer>;
+
+/** Each condition against the text's first MAX_MATCH_TEXT characters; regex ones in the worker. */
+async function matchConditions(
+  ctx: { run: Run } & ReturnType<typeof slowPatterns>,
+  customerId: string,
+  conditions: Condition[],
+  text: string | null,
+): Promise<MatchResult> {
+  const { run, isSlow, markSlow } = ctx;
+  if (text === null) return { matched: conditions.map(() => false), exceeded: false };
+  const t = matchedText(text);
+  const matched = conditions.map((c) => c.type !== 'regex' && matchesPlain(c, t));
+  let exceeded = false;
+  const regex = conditions.flatMap((c, i) => {
+    if (c.type !== 'regex') return [];
+    if (!isSlow(c)) return [i];
+    exceeded = true;
+    return [];
+  });
+  if (regex.length === 0) return { matched, exceeded };
+  const progress = new Int32Array(new SharedArrayBuffer(4 * (regex.length + 1)));
+  const rules: { pattern: string; caseSensitive: boolean; skip?: boolean }[] = regex.map((i) => ({
+    pattern: conditions[i]!.pattern,
+    caseSensitive: conditions[i]!.caseSensitive,
+  }));
+  const answer = await run(customerId, { kind: 'match', rules, text: t, progress });
+  const done = Atomics.load(progress, 0);
+  regex.forEach((ci, k) => (matched[ci] = k < done && progress[1 + k] === 1));
+  if (done < regex.length || rules.some((r) => r.skip)) exceeded = true;
+  if (answer === 'stopped' && done < regex.length) markSlow(conditions[regex[done]!]!);
+  return { matched, exceeded };
+}
+
+/** The reason a condition is refused (length, repetitions, compiled program size, syntax), or null. */
+async function checkCondition(run: Run, budgetMs: number, customerId: string, c: Condition): Promise<string | null> {
+  const reason = checkPattern(c);
+  if (reason || c.type !== 'regex') return reason;
+  const answer = await run(customerId, { kind: 'compile', pattern: c.pattern, caseSensitive: c.caseSensitive });
+  if (answer === 'stopped' || answer === 'exceeded')
+    return `is too large: compiling it took longer than ${budgetMs} ms`;
+  if (answer.error !== undefined)
+    return `is not a supported regular expression (RE2 syntax): ${answer.error}`.slice(0, 300);
+  return checkProgramSize(answer.size!);
+}
+
+type Queues = Map<string, { job: Job; done: (a: Answer) => void }[]>;
+
+function startWorker(re2js: string, cacheSize: number): Worker {
+  const w = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { re2js, cacheSize },
+    // A pattern's lazy DFA may grow to 8 MB: the cache is bounded by count, memory by this.
+    resourceLimits: { maxOldGenerationSizeMb: 256 },
+  });
+  w.unref();
+  return w;
+}
+
+/**
+ * The next job to run, taken off its queue. The customer first in line runs one job, then goes to
+ * the back of the line; the customer served last waits for any other.
+ */
+function takeTurn(queues: Queues, lastKey: string | null) {
+  let key = queues.keys().next().value!;
+  if (key === lastKey && queues.size > 1) key = [...queues.keys()][1]!;
+  const jobs = queues.get(key)!;
+  const { job, done } = jobs.shift()!;
+  queues.delete(key);
+  if (jobs.length > 0) queues.set(key, jobs);
+  return { key, job, done };
+}
+
+/** Queues a job for the customer (or answers 'exceeded' when its queue is full) and runs the next one. */
+function enqueue(queues: Queues, maxQueued: number, pump: () => void, key: string, job: Job): Promise<Answer> {
+  const jobs = queues.get(key) ?? [];
+  if (jobs.length >= maxQueued) return Promise.resolve('exceeded');
+  return new Promise((done) => {
+    jobs.push({ job, done });
+    if (!queues.has(key)) queues.set(key, jobs);
+    pump();
+  });
+}
+
+export type RuleMatcher = ReturnType<typeof createRuleMatcher>;
+
+export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number; maxQueued?: number } = {}) {
+  const budgetMs = opts.budgetMs ?? MATCH_BUDGET_MS;
+  const maxQueued = opts.maxQueued ?? MAX_QUEUED_JOBS;
+  const re2js = createRequire(import.meta.url).resolve('re2js');
+  // Waiting jobs per customer, served in turn: a customer with costly rules or a flood of messages
+  // takes at most its share of the worker from the others.
+  const queues: Queues = new Map();
+  let worker: Worker | null = null;
+  let ready = false; // the budget starts once the worker has loaded re2js, not while it starts
+  let current: { id: number; done: (a: Answer) => void; timer: NodeJS.Timeout } | null = null;
+  let lastKey: string | null = null;
+  const { isSlow, markSlow } = slowPatterns();
   let nextId = 1;
   let restarts = 0;
 
   function spawn(): Worker {
-    const w = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { re2js, cacheSize: opts.cacheSize ?? 500 },
-      // A pattern's lazy DFA may grow to 8 MB: the cache is bounded by count, memory by this.
-      resourceLimits: { maxOldGenerationSizeMb: 256 },
-    });
-    w.unref();
+    const w = startWorker(re2js, opts.cacheSize ?? 500);
     w.on('message', (m: { ready?: true; id?: number; size?: number; error?: string }) => {
       if (m.ready) {
         if (worker === w) ready = true;
@@ -165,14 +248,7 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
       worker = spawn();
     }
     if (!ready) return;
-    // The customer first in line runs one job, then goes to the back of the line; the customer
-    // served last waits for any other.
-    let key = queues.keys().next().value!;
-    if (key === lastKey && queues.size > 1) key = [...queues.keys()][1]!;
-    const jobs = queues.get(key)!;
-    const { job, done } = jobs.shift()!;
-    queues.delete(key);
-    if (jobs.length > 0) queues.set(key, jobs);
+    const { key, job, done } = takeTurn(queues, lastKey);
     lastKey = key;
     const id = nextId++;
     const timer = setTimeout(() => {
@@ -188,54 +264,15 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
     worker!.postMessage({ id, ...job });
   }
 
-  function run(key: string, job: Job): Promise<Answer> {
-    const jobs = queues.get(key) ?? [];
-    if (jobs.length >= maxQueued) return Promise.resolve('exceeded');
-    return new Promise((done) => {
-      jobs.push({ job, done });
-      if (!queues.has(key)) queues.set(key, jobs);
-      pump();
-    });
-  }
+  const run: Run = (key, job) => enqueue(queues, maxQueued, pump, key, job);
 
   return {
     /** Each condition against the text's first MAX_MATCH_TEXT characters; regex ones in the worker. */
-    async match(customerId: string, conditions: Condition[], text: string | null): Promise<MatchResult> {
-      if (text === null) return { matched: conditions.map(() => false), exceeded: false };
-      const t = matchedText(text);
-      const matched = conditions.map((c) => c.type !== 'regex' && matchesPlain(c, t));
-      let exceeded = false;
-      const regex = conditions.flatMap((c, i) => {
-        if (c.type !== 'regex') return [];
-        if (!isSlow(c)) return [i];
-        exceeded = true;
-        return [];
-      });
-      if (regex.length === 0) return { matched, exceeded };
-      const progress = new Int32Array(new SharedArrayBuffer(4 * (regex.length + 1)));
-      const rules: { pattern: string; caseSensitive: boolean; skip?: boolean }[] = regex.map((i) => ({
-        pattern: conditions[i]!.pattern,
-        caseSensitive: conditions[i]!.caseSensitive,
-      }));
-      const answer = await run(customerId, { kind: 'match', rules, text: t, progress });
-      const done = Atomics.load(progress, 0);
-      regex.forEach((ci, k) => (matched[ci] = k < done && progress[1 + k] === 1));
-      if (done < regex.length || rules.some((r) => r.skip)) exceeded = true;
-      if (answer === 'stopped' && done < regex.length) markSlow(conditions[regex[done]!]!);
-      return { matched, exceeded };
-    },
+    match: (customerId: string, conditions: Condition[], text: string | null) =>
+      matchConditions({ run, isSlow, markSlow }, customerId, conditions, text),
 
     /** The reason a condition is refused (length, repetitions, compiled program size, syntax), or null. */
-    async check(customerId: string, c: Condition): Promise<string | null> {
-      const reason = checkPattern(c);
-      if (reason || c.type !== 'regex') return reason;
-      const answer = await run(customerId, { kind: 'compile', pattern: c.pattern, caseSensitive: c.caseSensitive });
-      if (answer === 'stopped' || answer === 'exceeded')
-        return `is too large: compiling it took longer than ${budgetMs} ms`;
-      if (answer.error !== undefined)
-        return `is not a supported regular expression (RE2 syntax): ${answer.error}`.slice(0, 300);
-      return checkProgramSize(answer.size!);
-    },
+    check: (customerId: string, c: Condition) => checkCondition(run, budgetMs, customerId, c),
 
     /** Workers replaced after running out of budget (for tests and the bench). */
     restarts: () => restarts,

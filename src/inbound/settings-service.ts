@@ -76,30 +76,108 @@ function filterAccount(caller: Caller, accountId: string): string {
   return callerAccount(caller, accountId).id;
 }
 
+type SettingsDeps = { db: Db; allowPrivateUrls: boolean; resolve: Resolve };
+
+type NewRuleInput = RuleInput & {
+  condition: NonNullable<RuleInput['condition']>;
+  destination: NonNullable<RuleInput['destination']>;
+};
+
+async function validate(deps: SettingsDeps, customerId: string, input: RuleInput) {
+  const problems = [];
+  if (input.condition) {
+    const reason = await ruleMatcher().check(customerId, {
+      type: input.condition.type,
+      pattern: input.condition.pattern,
+      caseSensitive: input.condition.caseSensitive ?? false,
+    });
+    if (reason) problems.push({ path: 'condition.pattern', message: reason });
+  }
+  if (problems.length > 0) throw errors.validation(problems);
+  if (input.destination) {
+    const reason = await checkDestinationUrl(input.destination.url, {
+      allowPrivate: deps.allowPrivateUrls,
+      resolve: deps.resolve,
+    });
+    if (reason) throw errors.validation([{ path: 'destination.url', message: reason }]);
+  }
+}
+
+async function getRule(db: Db, owner: { customerId: string; sandbox: boolean }, id: string) {
+  const [row] = await db.query<Row>(
+    'SELECT * FROM forwarding_rules WHERE customer_id = $1 AND sandbox = $2 AND id = $3',
+    [owner.customerId, owner.sandbox, id],
+  );
+  if (!row) throw ruleNotFound();
+  return toRule(row);
+}
+
+async function insertRule(deps: SettingsDeps, caller: Caller, input: NewRuleInput) {
+  const { db } = deps;
+  const owner = ruleOwner(caller);
+  ownAccount(caller, input.chatAccountId);
+  await validate(deps, owner.customerId, input);
+  return db.transaction(async (tx) => {
+    await lockCustomer(tx, owner.customerId);
+    const [count] = await tx.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM forwarding_rules WHERE customer_id = $1 AND sandbox = $2',
+      [owner.customerId, owner.sandbox],
+    );
+    if ((count?.n ?? 0) >= MAX_RULES) throw errors.limitReached('forwarding rules', MAX_RULES);
+    const [row] = await tx.query<Row>(
+      `INSERT INTO forwarding_rules (id, customer_id, chat_account_id, name, condition_type, pattern, case_sensitive, url, is_active, sandbox)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+      [
+        crypto.randomUUID(),
+        owner.customerId,
+        input.chatAccountId ?? null,
+        input.name ?? '',
+        input.condition.type,
+        input.condition.pattern,
+        input.condition.caseSensitive ?? false,
+        input.destination.url,
+        input.isActive ?? true,
+        owner.sandbox,
+      ],
+    );
+    return toRule(row!);
+  });
+}
+
+async function changeRule(deps: SettingsDeps, caller: Caller, id: string, input: RuleInput) {
+  const { db } = deps;
+  const owner = ruleOwner(caller);
+  ownAccount(caller, input.chatAccountId);
+  const current = await getRule(deps.db, owner, id);
+  const condition = input.condition ? { ...current.condition, ...input.condition } : undefined;
+  await validate(deps, owner.customerId, { ...input, condition });
+  const [row] = await db.query<Row>(
+    `UPDATE forwarding_rules SET name = COALESCE($3, name), chat_account_id = CASE WHEN $4::boolean THEN $5::uuid ELSE chat_account_id END,
+            condition_type = COALESCE($6, condition_type), pattern = COALESCE($7, pattern), case_sensitive = COALESCE($8, case_sensitive),
+            url = COALESCE($9, url), is_active = COALESCE($10, is_active), updated_at = now()
+      WHERE customer_id = $1 AND id = $2 AND sandbox = $11 RETURNING *`,
+    [
+      owner.customerId,
+      id,
+      input.name ?? null,
+      input.chatAccountId !== undefined,
+      input.chatAccountId ?? null,
+      condition?.type ?? null,
+      condition?.pattern ?? null,
+      condition?.caseSensitive ?? null,
+      input.destination?.url ?? null,
+      input.isActive ?? null,
+      owner.sandbox,
+    ],
+  );
+  if (!row) throw ruleNotFound();
+  return toRule(row);
+}
+
 export type SettingsService = ReturnType<typeof createSettingsService>;
 
-export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean; resolve: Resolve }) {
+export function createSettingsService(deps: SettingsDeps) {
   const { db } = deps;
-
-  async function validate(customerId: string, input: RuleInput) {
-    const problems = [];
-    if (input.condition) {
-      const reason = await ruleMatcher().check(customerId, {
-        type: input.condition.type,
-        pattern: input.condition.pattern,
-        caseSensitive: input.condition.caseSensitive ?? false,
-      });
-      if (reason) problems.push({ path: 'condition.pattern', message: reason });
-    }
-    if (problems.length > 0) throw errors.validation(problems);
-    if (input.destination) {
-      const reason = await checkDestinationUrl(input.destination.url, {
-        allowPrivate: deps.allowPrivateUrls,
-        resolve: deps.resolve,
-      });
-      if (reason) throw errors.validation([{ path: 'destination.url', message: reason }]);
-    }
-  }
 
   return {
     checkAllowed,
@@ -113,7 +191,7 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
       condition: Condition,
       sample: string,
     ): Promise<{ matched: boolean; exceeded: boolean }> {
-      await validate(customerId, { condition });
+      await validate(deps, customerId, { condition });
       const r = await ruleMatcher().match(customerId, [condition], sample);
       return { matched: r.matched[0] === true, exceeded: r.exceeded };
     },
@@ -142,42 +220,7 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
       return { chatAccountId: accountId, mode, numbers: [...new Set(numbers)] };
     },
 
-    async createRule(
-      caller: Caller,
-      input: RuleInput & {
-        condition: NonNullable<RuleInput['condition']>;
-        destination: NonNullable<RuleInput['destination']>;
-      },
-    ) {
-      const owner = ruleOwner(caller);
-      ownAccount(caller, input.chatAccountId);
-      await validate(owner.customerId, input);
-      return db.transaction(async (tx) => {
-        await lockCustomer(tx, owner.customerId);
-        const [count] = await tx.query<{ n: number }>(
-          'SELECT count(*)::int AS n FROM forwarding_rules WHERE customer_id = $1 AND sandbox = $2',
-          [owner.customerId, owner.sandbox],
-        );
-        if ((count?.n ?? 0) >= MAX_RULES) throw errors.limitReached('forwarding rules', MAX_RULES);
-        const [row] = await tx.query<Row>(
-          `INSERT INTO forwarding_rules (id, customer_id, chat_account_id, name, condition_type, pattern, case_sensitive, url, is_active, sandbox)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
-          [
-            crypto.randomUUID(),
-            owner.customerId,
-            input.chatAccountId ?? null,
-            input.name ?? '',
-            input.condition.type,
-            input.condition.pattern,
-            input.condition.caseSensitive ?? false,
-            input.destination.url,
-            input.isActive ?? true,
-            owner.sandbox,
-          ],
-        );
-        return toRule(row!);
-      });
-    },
+    createRule: (caller: Caller, input: NewRuleInput) => insertRule(deps, caller, input),
 
     async listRules(caller: Caller) {
       const owner = ruleOwner(caller);
@@ -189,36 +232,9 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
       ).map(toRule);
     },
 
-    getRule: (caller: Caller, id: string) => getRule(ruleOwner(caller), id),
+    getRule: (caller: Caller, id: string) => getRule(db, ruleOwner(caller), id),
 
-    async updateRule(caller: Caller, id: string, input: RuleInput) {
-      const owner = ruleOwner(caller);
-      ownAccount(caller, input.chatAccountId);
-      const current = await getRule(owner, id);
-      const condition = input.condition ? { ...current.condition, ...input.condition } : undefined;
-      await validate(owner.customerId, { ...input, condition });
-      const [row] = await db.query<Row>(
-        `UPDATE forwarding_rules SET name = COALESCE($3, name), chat_account_id = CASE WHEN $4::boolean THEN $5::uuid ELSE chat_account_id END,
-                condition_type = COALESCE($6, condition_type), pattern = COALESCE($7, pattern), case_sensitive = COALESCE($8, case_sensitive),
-                url = COALESCE($9, url), is_active = COALESCE($10, is_active), updated_at = now()
-          WHERE customer_id = $1 AND id = $2 AND sandbox = $11 RETURNING *`,
-        [
-          owner.customerId,
-          id,
-          input.name ?? null,
-          input.chatAccountId !== undefined,
-          input.chatAccountId ?? null,
-          condition?.type ?? null,
-          condition?.pattern ?? null,
-          condition?.caseSensitive ?? null,
-          input.destination?.url ?? null,
-          input.isActive ?? null,
-          owner.sandbox,
-        ],
-      );
-      if (!row) throw ruleNotFound();
-      return toRule(row);
-    },
+    updateRule: (caller: Caller, id: string, input: RuleInput) => changeRule(deps, caller, id, input),
 
     async deleteRule(caller: Caller, id: string) {
       const owner = ruleOwner(caller);
@@ -229,13 +245,4 @@ export function createSettingsService(deps: { db: Db; allowPrivateUrls: boolean;
       if (rows.length === 0) throw ruleNotFound();
     },
   };
-
-  async function getRule(owner: { customerId: string; sandbox: boolean }, id: string) {
-    const [row] = await db.query<Row>(
-      'SELECT * FROM forwarding_rules WHERE customer_id = $1 AND sandbox = $2 AND id = $3',
-      [owner.customerId, owner.sandbox, id],
-    );
-    if (!row) throw ruleNotFound();
-    return toRule(row);
-  }
 }

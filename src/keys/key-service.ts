@@ -60,60 +60,67 @@ function toKeyView(r: KeyRow) {
   };
 }
 
+type KeyServiceDeps = { db: Db; sealer: Sealer; directory: Pick<Directory, 'invalidate'> };
+
+const COLUMNS =
+  'id, name, sandbox, chat_account_id, template_access, key_hint, created_at, revoked_at, last_used_at, key_enc IS NOT NULL AS key_enc';
+
+type CreateKeyInput = {
+  sandbox?: boolean;
+  chatAccountId?: string | null;
+  templateAccess?: TemplateAccess;
+  name?: string | null;
+};
+
+async function createKey(deps: KeyServiceDeps, customerId: string, input: CreateKeyInput) {
+  const { db, sealer } = deps;
+  return db.transaction(async (tx) => {
+    // Locking the customer row serialises key creation, so the active-key cap holds under concurrency.
+    if (!(await lockCustomer(tx, customerId))) throw errors.notFound('customer');
+    if (input.chatAccountId) {
+      // Not every caller validated the id's form (the portal's form does not): not a UUID is not an account.
+      const owned = !new RegExp(UUID_PATTERN).test(input.chatAccountId)
+        ? []
+        : await tx.query('SELECT 1 FROM chat_accounts WHERE id = $1 AND customer_id = $2', [
+            input.chatAccountId,
+            customerId,
+          ]);
+      if (owned.length === 0) throw errors.invalidChatAccount();
+    }
+    const [{ n } = { n: 0 }] = await tx.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM api_keys WHERE customer_id = $1 AND revoked_at IS NULL',
+      [customerId],
+    );
+    if (n >= MAX_ACTIVE_KEYS) throw errors.limitReached('active API keys per customer', MAX_ACTIVE_KEYS);
+    const sandbox = input.sandbox ?? false;
+    const key = generateKey(sandbox);
+    const id = crypto.randomUUID();
+    const rows = await tx.query<KeyRow>(
+      `INSERT INTO api_keys (id, customer_id, chat_account_id, name, sandbox, template_access, key_hash, key_enc, key_hint)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+      [
+        id,
+        customerId,
+        input.chatAccountId ?? null,
+        input.name ?? null,
+        sandbox,
+        input.templateAccess ?? 'none',
+        sha256Hex(key),
+        sealer.seal(key, { table: 'api_keys', column: 'key_enc', id }),
+        key.slice(-4),
+      ],
+    );
+    return { ...toKeyView(rows[0]!), key };
+  });
+}
+
 export type KeyService = ReturnType<typeof createKeyService>;
 
-export function createKeyService(deps: { db: Db; sealer: Sealer; directory: Pick<Directory, 'invalidate'> }) {
+export function createKeyService(deps: KeyServiceDeps) {
   const { db, sealer, directory } = deps;
-  const COLUMNS =
-    'id, name, sandbox, chat_account_id, template_access, key_hint, created_at, revoked_at, last_used_at, key_enc IS NOT NULL AS key_enc';
   return {
-    async create(
-      customerId: string,
-      input: {
-        sandbox?: boolean;
-        chatAccountId?: string | null;
-        templateAccess?: TemplateAccess;
-        name?: string | null;
-      },
-    ) {
-      return db.transaction(async (tx) => {
-        // Locking the customer row serialises key creation, so the active-key cap holds under concurrency.
-        if (!(await lockCustomer(tx, customerId))) throw errors.notFound('customer');
-        if (input.chatAccountId) {
-          // Not every caller validated the id's form (the portal's form does not): not a UUID is not an account.
-          const owned = !new RegExp(UUID_PATTERN).test(input.chatAccountId)
-            ? []
-            : await tx.query('SELECT 1 FROM chat_accounts WHERE id = $1 AND customer_id = $2', [
-                input.chatAccountId,
-                customerId,
-              ]);
-          if (owned.length === 0) throw errors.invalidChatAccount();
-        }
-        const [{ n } = { n: 0 }] = await tx.query<{ n: number }>(
-          'SELECT count(*)::int AS n FROM api_keys WHERE customer_id = $1 AND revoked_at IS NULL',
-          [customerId],
-        );
-        if (n >= MAX_ACTIVE_KEYS) throw errors.limitReached('active API keys per customer', MAX_ACTIVE_KEYS);
-        const sandbox = input.sandbox ?? false;
-        const key = generateKey(sandbox);
-        const id = crypto.randomUUID();
-        const rows = await tx.query<KeyRow>(
-          `INSERT INTO api_keys (id, customer_id, chat_account_id, name, sandbox, template_access, key_hash, key_enc, key_hint)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
-          [
-            id,
-            customerId,
-            input.chatAccountId ?? null,
-            input.name ?? null,
-            sandbox,
-            input.templateAccess ?? 'none',
-            sha256Hex(key),
-            sealer.seal(key, { table: 'api_keys', column: 'key_enc', id }),
-            key.slice(-4),
-          ],
-        );
-        return { ...toKeyView(rows[0]!), key };
-      });
+    async create(customerId: string, input: CreateKeyInput) {
+      return createKey(deps, customerId, input);
     },
 
     async list(customerId: string) {

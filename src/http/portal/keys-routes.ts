@@ -130,6 +130,40 @@ function shownOnce(title: string, key: string): Html {
   );
 }
 
+/** The notice above the keys: a key shown once (new or revealed), or what a form just did. */
+function keysNotice(request: FastifyRequest, shown: Awaited<ReturnType<typeof takeSecret>>): Part {
+  return shown === 'gone'
+    ? notice('This key was shown once and is no longer shown here. Reveal it again with your password.')
+    : shown?.kind === 'key.created'
+      ? shownOnce(
+          'Your new key. It is shown once here; copy it now (you can reveal it later with your password).',
+          shown.value,
+        )
+      : shown
+        ? shownOnce('The full key (this reveal is recorded in the audit log):', shown.value)
+        : doneNotice(pageQuery(request), {
+            revoked: 'The key is revoked. Requests with it are refused from now on.',
+            'not-revealable': 'This key was created before June 2026: only its hash exists, it cannot be revealed.',
+          });
+}
+
+function revokePage(ctx: PageContext, key: KeyView): Html {
+  return page(
+    ctx,
+    'Revoke a key',
+    html`<p class="warn" role="alert">
+        Revoking <code>${key.maskedKey}</code> (${key.name ?? 'no name'}) is
+        <strong>immediate and irreversible</strong>: every request with it is refused at once (401), and it cannot be
+        restored.
+      </p>
+      <form method="post" action="/portal/keys/${key.id}/revoke" class="inline">
+        ${csrfField(ctx.session)}
+        <button type="submit" class="danger">Revoke now</button>
+      </form>
+      <a href="/portal/keys">Cancel</a>`,
+  );
+}
+
 export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void {
   const render = async (request: FastifyRequest, top: Part = '', status = 200) => {
     const { tenant, ctx } = await tenantOf(deps, request);
@@ -140,21 +174,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
   // new or revealed key waits server-side for this one view (`?shown=`) and is gone after it.
   app.get('/keys', async (request, reply) => {
     const shown = await takeSecret(deps, request, 'key.');
-    const top =
-      shown === 'gone'
-        ? notice('This key was shown once and is no longer shown here. Reveal it again with your password.')
-        : shown?.kind === 'key.created'
-          ? shownOnce(
-              'Your new key. It is shown once here; copy it now (you can reveal it later with your password).',
-              shown.value,
-            )
-          : shown
-            ? shownOnce('The full key (this reveal is recorded in the audit log):', shown.value)
-            : doneNotice(pageQuery(request), {
-                revoked: 'The key is revoked. Requests with it are refused from now on.',
-                'not-revealable': 'This key was created before June 2026: only its hash exists, it cannot be revealed.',
-              });
-    const r = await render(request, top);
+    const r = await render(request, keysNotice(request, shown));
     return sendPage(reply, r.page);
   });
 
@@ -206,23 +226,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
     const id = idParam(request);
     const key = (await deps.keys.list(tenant.customerId)).find((k) => k.id === id && !k.revokedAt);
     if (!key) throw errors.notFound();
-    return sendPage(
-      reply,
-      page(
-        ctx,
-        'Revoke a key',
-        html`<p class="warn" role="alert">
-            Revoking <code>${key.maskedKey}</code> (${key.name ?? 'no name'}) is
-            <strong>immediate and irreversible</strong>: every request with it is refused at once (401), and it cannot
-            be restored.
-          </p>
-          <form method="post" action="/portal/keys/${key.id}/revoke" class="inline">
-            ${csrfField(ctx.session)}
-            <button type="submit" class="danger">Revoke now</button>
-          </form>
-          <a href="/portal/keys">Cancel</a>`,
-      ),
-    );
+    return sendPage(reply, revokePage(ctx, key));
   });
 
   app.post('/keys/:id/revoke', async (request, reply) => {

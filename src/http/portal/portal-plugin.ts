@@ -94,48 +94,12 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
       portal.decorateRequest('portalSession', null);
       portal.decorateRequest('portalSessionId', null);
 
-      portal.addHook('onSend', async (_request, reply) => {
-        if (!reply.getHeader('content-security-policy')) reply.header('content-security-policy', CSP);
-        reply.header('x-frame-options', 'DENY');
-        reply.header('referrer-policy', 'no-referrer');
-        reply.header('x-content-type-options', 'nosniff');
-        reply.header('cross-origin-opener-policy', 'same-origin');
-        reply.header('permissions-policy', 'camera=(), microphone=(), geolocation=()');
-        if (deps.secureCookies) reply.header('strict-transport-security', 'max-age=31536000');
-        if (!reply.getHeader('cache-control')) reply.header('cache-control', 'no-store');
-      });
+      portal.addHook('onSend', async (_request, reply) => securityHeaders(reply, deps.secureCookies));
 
       // The session, origin and role are checked in onRequest, before any body is read: a request
       // without a session (or from another site, or a viewer's) is answered without its body
       // being parsed. Only the CSRF token, which travels in the body, waits for it (preHandler).
-      portal.addHook('onRequest', async (request, reply) => {
-        const config = request.routeOptions.config;
-        const id = request.cookies[cookieName];
-        request.portalSessionId = id ?? null;
-        request.portalSession = id ? await deps.sessions.get(id) : null;
-        const changing = request.method !== 'GET' && request.method !== 'HEAD';
-        if (changing && !sameOrigin(request)) return refuseCsrf(reply);
-        if (config.portalPublic) return;
-        const session = request.portalSession;
-        if (!session) {
-          if (id) void reply.clearCookie(cookieName, { path: '/' });
-          return reply.redirect('/portal/login', 303);
-        }
-        if (changing && session.role !== 'owner' && !config.portalViewerMayPost) {
-          return sendPage(
-            reply,
-            publicPage(
-              'Read only',
-              html`<p role="alert">
-                  Your role is <strong>viewer</strong>: you can look but not change anything. An owner of your account
-                  can do this.
-                </p>
-                <p><a href="/portal">Back to the overview</a></p>`,
-            ),
-            403,
-          );
-        }
-      });
+      portal.addHook('onRequest', (request, reply) => checkSession(deps, cookieName, request, reply));
 
       portal.addHook('preHandler', async (request, reply) => {
         if (request.method === 'GET' || request.method === 'HEAD') return;
@@ -148,21 +112,7 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
       });
 
       portal.setNotFoundHandler((_request, reply) => sendPage(reply, notFoundPage(), 404));
-      portal.setErrorHandler((err, request, reply) => {
-        if (err instanceof AppError) {
-          if (err.status === 404) return sendPage(reply, notFoundPage(), 404);
-          return sendPage(reply, publicPage('Error', errorBox(err)), err.status);
-        }
-        const status = (err as { statusCode?: number }).statusCode;
-        if (typeof status === 'number' && status >= 400 && status < 500)
-          return sendPage(
-            reply,
-            publicPage('Bad request', html`<p role="alert">${(err as Error).message}</p>`),
-            status,
-          );
-        request.log.error({ err }, 'portal: unhandled error');
-        return sendPage(reply, publicPage('Error', errorBox(err)), 500);
-      });
+      portal.setErrorHandler(portalError);
 
       portal.get('/assets/:name', { config: { portalPublic: true } }, async (request, reply) => {
         const asset = assets[(request.params as { name: string }).name];
@@ -185,6 +135,59 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
     },
     { prefix: '/portal' },
   );
+}
+
+function securityHeaders(reply: FastifyReply, secureCookies: boolean): void {
+  if (!reply.getHeader('content-security-policy')) reply.header('content-security-policy', CSP);
+  reply.header('x-frame-options', 'DENY');
+  reply.header('referrer-policy', 'no-referrer');
+  reply.header('x-content-type-options', 'nosniff');
+  reply.header('cross-origin-opener-policy', 'same-origin');
+  reply.header('permissions-policy', 'camera=(), microphone=(), geolocation=()');
+  if (secureCookies) reply.header('strict-transport-security', 'max-age=31536000');
+  if (!reply.getHeader('cache-control')) reply.header('cache-control', 'no-store');
+}
+
+async function checkSession(deps: PortalDeps, cookieName: string, request: FastifyRequest, reply: FastifyReply) {
+  const config = request.routeOptions.config;
+  const id = request.cookies[cookieName];
+  request.portalSessionId = id ?? null;
+  request.portalSession = id ? await deps.sessions.get(id) : null;
+  const changing = request.method !== 'GET' && request.method !== 'HEAD';
+  if (changing && !sameOrigin(request)) return refuseCsrf(reply);
+  if (config.portalPublic) return;
+  const session = request.portalSession;
+  if (!session) {
+    if (id) void reply.clearCookie(cookieName, { path: '/' });
+    return reply.redirect('/portal/login', 303);
+  }
+  if (changing && session.role !== 'owner' && !config.portalViewerMayPost) {
+    return sendPage(reply, readOnlyPage(), 403);
+  }
+}
+
+function readOnlyPage(): Html {
+  return publicPage(
+    'Read only',
+    html`<p role="alert">
+        Your role is <strong>viewer</strong>: you can look but not change anything. An owner of your account can do
+        this.
+      </p>
+      <p><a href="/portal">Back to the overview</a></p>`,
+  );
+}
+
+/** AppErrors as their page; other client errors as "Bad request"; anything else logged, as a 500 page. */
+function portalError(err: unknown, request: FastifyRequest, reply: FastifyReply) {
+  if (err instanceof AppError) {
+    if (err.status === 404) return sendPage(reply, notFoundPage(), 404);
+    return sendPage(reply, publicPage('Error', errorBox(err)), err.status);
+  }
+  const status = (err as { statusCode?: number }).statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500)
+    return sendPage(reply, publicPage('Bad request', html`<p role="alert">${(err as Error).message}</p>`), status);
+  request.log.error({ err }, 'portal: unhandled error');
+  return sendPage(reply, publicPage('Error', errorBox(err)), 500);
 }
 
 function notFoundPage(): Html {
