@@ -216,7 +216,9 @@ describe.runIf(backend === 'postgres')('worker processes sharing one PostgreSQL'
     await database.db.query('DELETE FROM messages');
     emu.state.sent.length = 0;
     await emu.settings({ latencyMs: 300 });
-    const t = await tenant(1000);
+    // The account's throughput is the number's at the emulator (80/s, as the provider's default):
+    // an account set above it meets 130429 refusals, whose retries are not what this test is about.
+    const t = await tenant(80);
     // A 3 s lease allows at most a 1 s provider timeout (the emulator answers in 300 ms).
     const killEnv = {
       WORKER_LEASE_SECONDS: '3',
@@ -232,7 +234,11 @@ describe.runIf(backend === 'postgres')('worker processes sharing one PostgreSQL'
     spawnWorker(killEnv);
     await eventually(async () => (await count(`status IN ('sent', 'failed')`)) === 300, 60_000, 100);
     expect(Date.now() - killedAt).toBeLessThan(60_000);
-    expect(await count(`status = 'failed'`)).toBe(0);
+    // None failed (the error codes shown when one did: the cause is then in the message).
+    const failed = await database.db.query<{ last_error_code: string | null; attempt_count: number; error: unknown }>(
+      `SELECT last_error_code, attempt_count, error FROM messages WHERE status = 'failed'`,
+    );
+    expect(failed).toEqual([]);
     const sends = emu.sent().filter((s) => s.phoneNumberId === t.phoneNumberId);
     const distinct = new Set(sends.map((s) => s.messageId));
     expect(distinct.size).toBe(300);
