@@ -100,6 +100,9 @@ describe('usage after live sends through the provider emulator', () => {
     // Refused at the send (permanent error) and failed by a receipt after sent.
     await emu.rule({ to: '15559990001', httpStatus: 400, error: { code: 131026, message: 'Undeliverable' } });
     await emu.rule({ to: '15559990002', asyncFailure: { code: 131047, title: 'Re-engagement message' } });
+    // Receipts well after the send's answer, so the failure receipt finds the send recorded (under
+    // load, one that beats it fails the message from queued, never counted as sent).
+    await emu.settings({ delayMs: 300 });
     const sends = [
       ...['+15551110001', '+15551110002', '+15551110003', '+15559990001'].map((to) => [t.accountIds[0], to]),
       ...['+15551110004', '+15559990002'].map((to) => [t.accountIds[1], to]),
@@ -138,6 +141,7 @@ describe('usage after live sends through the provider emulator', () => {
     expect(total).toEqual({ accepted: 6, sent: 5, delivered: 4, read: 4, failed: 2 });
     expect(usage.byAccount.find((a: any) => a.chatAccountId === t.accountIds[0]).accepted).toBe(4);
     expect(usage).toMatchObject({ plan: 'basic', limit: 10000, used: 6, remaining: 9994 });
+    await emu.settings({ delayMs: 20 });
     expect(usage.month).toBe(quotaMonth(new Date()).month.slice(0, 7));
     expect(usage.byDay.at(-1).date).toBe(new Date().toISOString().slice(0, 10));
     expect(usage.byDay[0].date).toBe(`${usage.month}-01`);
