@@ -104,6 +104,7 @@ describe('inbound files and read marks', () => {
     const res = await fetch(`${svc.url}/inbound-messages/${image.id}/media`, { headers: { 'x-api-key': t.key } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('image/jpeg');
+    expect(res.headers.get('content-disposition')).toBe('inline');
     expect(res.headers.get('content-length')).toBe('5000');
     expect(Buffer.from(await res.arrayBuffer()).equals(jpeg)).toBe(true);
 
@@ -147,6 +148,12 @@ describe('inbound files and read marks', () => {
     expect(statuses.slice(-2)).toEqual([200, 200]);
     const res = await fetch(`${svc.url}/inbound-messages/${doc.id}/media`, { headers: { 'x-api-key': t.key } });
     expect(Buffer.from(await res.arrayBuffer()).equals(data)).toBe(true);
+    // Answered as the portal answers it (http/inbound-file-reply.ts): a document is a download, never shown in place.
+    expect(res.headers.get('content-disposition')).toBe(
+      `attachment; filename="invoice.pdf"; filename*=UTF-8''invoice.pdf`,
+    );
+    expect(res.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+    expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
   });
 
   it('fails a file the provider refuses for good, and one whose media id is about to expire', async () => {

@@ -5,9 +5,10 @@
 // inbox, the inbound message page, the message page and the conversation view.
 import type { Reaction } from '../../lifecycle/message-reactions.js';
 import type { SenderService } from '../../senders/sender-service.js';
+import { isInlineType } from '../inbound-file-reply.js';
 import { when } from './format.js';
 import { type Html, html, type Part } from './html.js';
-import { inboundMediaPath, isInlineType } from './inbox-media-routes.js';
+import { inboundMediaPath } from './inbox-media-routes.js';
 
 /** An inbound message as the inbox service returns it. */
 export type InboundItem = Awaited<ReturnType<SenderService['inboundMessage']>>;

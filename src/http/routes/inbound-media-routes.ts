@@ -6,6 +6,7 @@ import type { FastifySchema } from 'fastify';
 import type { ReadMarker } from '../../dispatch/mark-read.js';
 import type { InboundFiles } from '../../senders/inbound-files.js';
 import { Uuid } from '../../shared/schemas.js';
+import { sendInboundFile } from '../inbound-file-reply.js';
 import { FileBody } from '../openapi/route-docs.js';
 import { InboundReadMark } from '../schemas/inbound.js';
 import type { Server } from '../server.js';
@@ -53,13 +54,7 @@ const schemas = {
 export function registerInboundMediaRoutes(app: Server, deps: { files: InboundFiles; reads: ReadMarker }) {
   app.get('/inbound-messages/:id/media', { schema: schemas.media }, async (request, reply) => {
     const file = await deps.files.open(callerOf(request), request.params.id);
-    return reply
-      .header('content-type', file.mimeType)
-      .header('content-length', String(file.size))
-      .header('cache-control', 'private, no-store')
-      .header('x-content-type-options', 'nosniff')
-      .header('content-security-policy', "default-src 'none'; sandbox")
-      .send(file.data);
+    return sendInboundFile(reply, file);
   });
 
   app.post('/inbound-messages/:id/read', { schema: schemas.read }, async (request) =>
