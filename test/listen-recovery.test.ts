@@ -1,4 +1,4 @@
-// PostgreSQL only: the LISTEN connection (postgres.js keeps one per process for every channel) is
+// PostgreSQL only: the LISTEN connection (one per process for every channel) is
 // terminated by the server, as a failover, an idle-session killer or an operator would. The
 // service must notice and listen again by itself: workers still wake on NOTIFY (the fallback poll
 // is set to a minute here, so a missed wake-up shows as a stuck message), and the key directory
@@ -83,6 +83,28 @@ describe.skipIf(backend !== 'postgres')('losing the LISTEN connection (postgres)
     // Accepted by the other process: only its NOTIFY, heard on the new LISTEN connection, wakes the dispatcher.
     await delivered(other.url, t.sandboxKey, 'listen-after-1');
     await delivered(other.url, t.sandboxKey, 'listen-after-2');
+  });
+
+  it('listens again when the first reconnects are refused (the server not taking connections for a while)', async () => {
+    const t = await createTenant(svc.url);
+    const url = new URL(database.url!);
+    const dbName = url.pathname.slice(1);
+    url.pathname = '/postgres'; // a database may not disallow connections from inside itself
+    const server = postgres(url.toString(), { max: 1, onnotice: () => {} });
+    // Existing connections stay; new ones to this database are refused until it is allowed again.
+    await server.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS false`);
+    try {
+      const before = await listeners();
+      await admin.unsafe(`SELECT pg_terminate_backend(pid) FROM (${LISTEN_BACKENDS}) l`);
+      await eventually(async () => (await listeners()).every((pid) => !before.includes(pid)), 20_000);
+      await new Promise((resolve) => setTimeout(resolve, 1000)); // reconnects are tried and refused meanwhile
+    } finally {
+      await server.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`);
+      await server.end();
+    }
+    // Accepted by the other process: only a NOTIFY heard on a LISTEN made again wakes the dispatcher.
+    await delivered(other.url, t.sandboxKey, 'listen-after-refusal-1');
+    await delivered(other.url, t.sandboxKey, 'listen-after-refusal-2');
   });
 
   it('the key directory drops its cache on reconnect: a key revoked while deaf stops working', async () => {
