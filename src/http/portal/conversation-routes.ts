@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import type { Caller } from '../../auth/caller.js';
 import { crossFieldProblems, type SendRequest, SendRequestSchema } from '../../messages/send-request.js';
+import { isReplyWindowOpen } from '../../senders/reply-window.js';
 import { REPLY_WINDOW_MS } from '../../senders/reply-window.js';
 import { AppError, errors } from '../../shared/errors.js';
 import type { Template } from '../../templates/template-view.js';
@@ -89,9 +90,13 @@ function itemsView(c: Conversation): Html {
   </ol>`;
 }
 
+/** The senders service's rule (senders/reply-window.ts), on the sender as the service shows it. */
+const windowOpen = (sender: { lastInboundAt: string | null }, now: Date) =>
+  isReplyWindowOpen(sender.lastInboundAt === null ? null : new Date(sender.lastInboundAt), now);
+
 function windowView(c: Conversation, now: Date): Html {
   const expires = c.sender.replyWindowExpiresAt;
-  if (expires && new Date(expires) > now)
+  if (windowOpen(c.sender, now))
     return html`<p class="notice" id="reply-window">The reply window is open until ${when(expires)}.</p>`;
   return html`<p class="warn" id="reply-window">
     ${
@@ -158,8 +163,7 @@ async function replyBox(deps: PortalDeps, ctx: PageContext, caller: Caller, c: C
   if (ctx.session.role !== 'owner')
     return html`<p>Your role is <strong>viewer</strong>: an owner of your account can reply.</p>`;
   const action = `${conversationPath(c.account.id, c.phone)}/reply`;
-  const open = c.sender.replyWindowExpiresAt !== null && new Date(c.sender.replyWindowExpiresAt) > new Date();
-  if (open && draft?.kind !== 'template') return textForm(ctx, action, draft);
+  if (windowOpen(c.sender, new Date()) && draft?.kind !== 'template') return textForm(ctx, action, draft);
   // A text refused because the window closed meanwhile: its problem above the templates offered instead.
   return html`${draft?.kind === 'text' ? errorBox(draft.err, LABELS) : ''}
   ${templateForm(ctx, action, await approvedTemplates(deps, caller, c.account.id), draft)}`;
@@ -228,8 +232,7 @@ async function replyRequest(deps: PortalDeps, caller: Caller, request: FastifyRe
       },
     };
   } else {
-    if (sender.replyWindowExpiresAt === null || new Date(sender.replyWindowExpiresAt) <= new Date())
-      throw windowClosed();
+    if (!windowOpen(sender, new Date())) throw windowClosed();
     const text = str(body, 'text');
     req = {
       ...base,
