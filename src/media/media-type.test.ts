@@ -117,6 +117,13 @@ describe('detectType: audio, video and stickers (decision 0032)', () => {
     expect(detectType(Buffer.from('OggS\0\0\0\0vorbis'), 'video/mp4', 'clip.mp4')).toBe(OGG_OTHER);
   });
 
+  it('keeps text that starts like a container as text, and takes an audio, video or sticker claim for bytes that are no container', () => {
+    expect(detectType(Buffer.from('ID3 tags are listed below\n'), 'text/plain', 'notes.txt')).toBe(TEXT);
+    expect(detectType(Buffer.from('OggS is a container name\n'), null, 'notes.txt')).toBe(TEXT);
+    expect(detectType(binary, 'image/webp', 'sticker.bin')).toBe(WEBP);
+    expect(detectType(binary, 'application/ogg', 'clip.bin')).toBe(OGG_OTHER);
+  });
+
   it('tells an animated WebP from a static one', () => {
     expect(isAnimatedWebp(riff('VP8X', 0x02))).toBe(true);
     expect(isAnimatedWebp(riff('VP8X', 0x10))).toBe(false);

@@ -67,8 +67,12 @@ const SNIFFABLE = new Set([
   WEBP,
 ]);
 
-/** Audio and video types whose claim is taken for bytes that are no container (see detectType). */
-const AV_CLAIMS = new Set([AAC, AMR, MP3, M4A, OGG_OPUS, MP4, THREE_GPP]);
+/**
+ * The audio, video and sticker types (told by their containers, beyond the spec's JPEG, PNG, PDF
+ * and Office formats): a claim of one is taken for bytes that are no container, and text is never
+ * one of them (see detectType).
+ */
+const AV_TYPES = new Set([AAC, AMR, MP3, M4A, OGG_OPUS, OGG_OTHER, MP4, THREE_GPP, WEBP]);
 
 /** Bytes that start like an audio/video container (ISO box, Ogg, RIFF, AMR, ID3). */
 function isContainer(b: Buffer): boolean {
@@ -207,8 +211,10 @@ export function detectType(
   filename: string | null | undefined,
 ): string {
   const proven = typeFromContent(bytes);
-  if (proven) return proven;
   const text = looksLikeText(bytes);
+  // Text that happens to start like a container ("ID3 tags…", "OggS…") stays text, as the spec's
+  // order (content for its formats, then the declaration, then the extension) had it.
+  if (proven && !(AV_TYPES.has(proven) && text)) return proven;
   for (const claim of [essence(declared), typeFromExtension(filename)]) {
     if (claim === null) continue;
     if (claim === TEXT || (claim.startsWith('text/') && !SNIFFABLE.has(claim))) {
@@ -219,7 +225,7 @@ export function detectType(
     // exception when the bytes are no container at all (their signatures vary more than the
     // spec's formats do): a claim is then taken, as the spec's fallback to the declaration and
     // the extension says; a container of another brand (HEIC in an ISO box) is not one of them.
-    if (SNIFFABLE.has(claim) && !(AV_CLAIMS.has(claim) && !isContainer(bytes))) continue;
+    if (SNIFFABLE.has(claim) && !(AV_TYPES.has(claim) && !isContainer(bytes))) continue;
     return claim;
   }
   return text ? TEXT : OCTET_STREAM;
