@@ -108,6 +108,14 @@ describe('POST /messages', () => {
       for (const d of res.body.details) expect(typeof d.message).toBe('string');
     });
 
+    it("names the spec's to.phoneE164 when to has no type, or one we do not know, and no number", async () => {
+      for (const to of [{}, { type: 'email' }]) {
+        const res = await send({ externalId: 'no-number', to, content: { type: 'text', text: 'hi' } });
+        expect(res.status).toBe(400);
+        expect(paths(res.body)).toEqual(['to.phoneE164', 'to.type']);
+      }
+    });
+
     it('requires the top-level fields', async () => {
       const res = await send({});
       expect(paths(res.body)).toEqual(['content', 'externalId', 'to']);

@@ -129,9 +129,16 @@ const CONTENT_FIELDS = CONTENT_TYPES;
  * Cross-field rules, run on the raw body next to schema validation so that one answer lists
  * every problem. Tolerates any shape: the schema reports type errors, this adds the rest.
  */
-/** `to`: phoneE164 with type phone, userId with type userId, never both. */
+/**
+ * `to`: phoneE164 with type phone, userId with type userId, never both. With a missing or unknown
+ * type (the schema names it) and no userId, the spec's form is meant: its phoneE164 is required.
+ */
 function toProblems(to: unknown): Problem[] {
-  if (!isObject(to) || (to.type !== 'phone' && to.type !== 'userId')) return [];
+  if (!isObject(to)) return [];
+  if (to.type !== 'phone' && to.type !== 'userId')
+    return to.userId === undefined && to.phoneE164 === undefined
+      ? [{ path: 'to.phoneE164', message: 'is required' }]
+      : [];
   const wanted = to.type === 'phone' ? 'phoneE164' : 'userId';
   const other = to.type === 'phone' ? 'userId' : 'phoneE164';
   return [
