@@ -7,9 +7,6 @@ import type { Queryable } from '../db/db.js';
 /** The recipient key of a person: the number when known, else the user id. */
 export const recipientKey = (phone: string | null, userId: string | null): string | null => phone ?? userId;
 
-/** Whether a recipient key is a user id (no number known when it was made). */
-export const isUserIdKey = (recipient: string): boolean => !recipient.startsWith('+');
-
 /** The number this account last saw with this user id, or null. */
 export async function phoneForUserId(q: Queryable, accountId: string, userId: string): Promise<string | null> {
   const [row] = await q.query<{ phone_e164: string }>(

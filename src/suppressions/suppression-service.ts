@@ -17,9 +17,10 @@ export type Suppression = { phone: string; reason: string; source: SuppressionSo
 
 export const suppressionNotFound = () => new AppError(404, 'suppression_not_found');
 
+const USER_ID = new RegExp(USER_ID_PATTERN);
+
 /** The entry's key: a business-scoped user id as given (kept under the id: decision 0036), else the number. */
-const keyOf = (caller: Caller, given: string) =>
-  new RegExp(USER_ID_PATTERN).test(given) ? given : callerPhone(caller, given, 'phone');
+const keyOf = (caller: Caller, given: string) => (USER_ID.test(given) ? given : callerPhone(caller, given, 'phone'));
 
 type Row = { id: string; phone_e164: string; reason: string; source: SuppressionSource; created_at: Date };
 const toSuppression = (r: Row): Suppression => ({
