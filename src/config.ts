@@ -4,9 +4,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
+import { type InboundMediaSettings, readInboundMediaSettings } from './config-inbound-media.js';
 import { createReaders, type Env, type Readers } from './config-readers.js';
 import { apiVersionProblem, DEFAULT_API_VERSION } from './provider/api-versions.js';
-import { type InboundMediaSettings, readInboundMediaSettings } from './provider/parse-inbound-media.js';
 import { DEFAULT_BLOCKED_MARKETS, parseMarkets } from './shared/markets.js';
 
 export type Config = {
@@ -285,7 +285,7 @@ function readWorkSettings(r: Readers, problems: string[]) {
     accountProbeFirstDelaySeconds: int('ACCOUNT_PROBE_FIRST_DELAY_SECONDS', 60, 1, 86400),
     accountProbeMaxDelaySeconds: int('ACCOUNT_PROBE_MAX_DELAY_SECONDS', 1800, 1, 7 * 86400),
     mediaUnusedTtlSeconds: int('MEDIA_UNUSED_TTL_SECONDS', 3600, 1, 86400),
-    ...readInboundMediaSettings(int, str, problems),
+    ...readInboundMediaSettings(r, problems),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     // 20 MB in 2 minutes is about 1.4 Mbit/s: a slow mobile upload still fits.
     bodyReadTimeoutMs: int('BODY_READ_TIMEOUT_MS', 120_000, 1000, 3_600_000),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { DEFAULT_INBOUND_MEDIA_TYPES, inboundMediaOf, readMimeList, typeAllowed } from './parse-inbound-media.js';
+import { DEFAULT_INBOUND_MEDIA_TYPES, readMimeList } from '../config-inbound-media.js';
+import { inboundMediaOf, typeAllowed } from './parse-inbound-media.js';
 
 describe('the file of an inbound message', () => {
   it('reads the id, type, checksum and file name of each kind the provider documents', () => {

@@ -44,65 +44,9 @@ export function normalizeSha256(v: string | null): string | null {
   return bytes.length === 32 && /^[A-Za-z0-9+/_-]+=*$/.test(v) ? bytes.toString('hex') : null;
 }
 
-/** The provider's documented types of received files (docs/api.md, "Inbound files"): INBOUND_MEDIA_TYPES' default. */
-export const DEFAULT_INBOUND_MEDIA_TYPES = [
-  'image/jpeg',
-  'image/png',
-  'image/webp',
-  'audio/aac',
-  'audio/amr',
-  'audio/mpeg',
-  'audio/mp4',
-  'audio/ogg',
-  'video/mp4',
-  'video/3gpp',
-  'text/plain',
-  'application/pdf',
-  'application/msword',
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  'application/vnd.ms-excel',
-  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  'application/vnd.ms-powerpoint',
-  'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-];
-
-/** INBOUND_MEDIA_TYPES: comma-separated MIME types (`type/subtype` or `type/*`), lower case. */
-export function readMimeList(raw: string | null, problems: string[]): string[] {
-  if (raw === null) return DEFAULT_INBOUND_MEDIA_TYPES;
-  const items = raw
-    .split(',')
-    .map((x) => x.trim().toLowerCase())
-    .filter((x) => x !== '');
-  if (items.length > 0 && items.every((x) => /^[a-z0-9][a-z0-9.+-]*\/(\*|[a-z0-9][a-z0-9.+-]*)$/.test(x))) return items;
-  problems.push(`INBOUND_MEDIA_TYPES must be MIME types (type/subtype or type/*) separated by commas (got "${raw}")`);
-  return DEFAULT_INBOUND_MEDIA_TYPES;
-}
-
 /** Whether a declared type (parameters such as `; codecs=opus` ignored) is in the list. */
 export function typeAllowed(mimeType: string | null, allowed: readonly string[]): boolean {
   const base = mimeType?.split(';')[0]?.trim().toLowerCase();
   if (!base) return false;
   return allowed.some((a) => a === base || (a.endsWith('/*') && base.startsWith(a.slice(0, -1))));
-}
-
-/** The inbound file settings (decision 0034), read by loadConfig with its readers. */
-export type InboundMediaSettings = {
-  /** Inbound files above this are recorded `skipped_too_large`, not fetched. */
-  inboundMediaMaxBytes: number;
-  /** Inbound file types fetched (base MIME types, or `type/*`); others are recorded `skipped_type`. */
-  inboundMediaTypes: string[];
-  /** Fetch attempts of one inbound file before it is recorded `failed` (also given up on as its media id expires). */
-  inboundMediaMaxAttempts: number;
-};
-
-export function readInboundMediaSettings(
-  int: (name: string, def: number, min: number, max: number) => number,
-  str: (name: string) => string | null,
-  problems: string[],
-): InboundMediaSettings {
-  return {
-    inboundMediaMaxBytes: int('INBOUND_MEDIA_MAX_BYTES', 16 * 1024 * 1024, 1, 100 * 1024 * 1024),
-    inboundMediaTypes: readMimeList(str('INBOUND_MEDIA_TYPES'), problems),
-    inboundMediaMaxAttempts: int('INBOUND_MEDIA_MAX_ATTEMPTS', 12, 1, 100),
-  };
 }
