@@ -43,10 +43,10 @@ const SOURCES: Record<string, string> = { send_attempt: 'the answer to a send', 
 export function errorLine(e: ErrorLike): Part {
   if (!e) return '';
   const p = e.provider;
-  const provider =
-    p && (p.code !== null || p.message !== null)
-      ? `; provider ${[p.code, p.subcode].filter((x) => x !== null && x !== undefined).join('/')}${p.message ? `: ${String(p.message)}` : ''}`
-      : '';
+  const codes = p ? [p.code, p.subcode].filter((x) => x !== null && x !== undefined) : [];
+  // The provider's own words only when they add to the message (it often repeats them).
+  const words = p?.message && p.message !== e.message ? `: ${String(p.message)}` : '';
+  const provider = codes.length > 0 || words ? `; provider code ${codes.join('/') || 'not given'}${words}` : '';
   return html`${String(e.message ?? '')} (<code>${String(e.code ?? '')}</code>)${provider}`;
 }
 

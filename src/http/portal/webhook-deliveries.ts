@@ -76,7 +76,7 @@ function deliveryPage(ctx: PageContext, endpoint: { id: string; url: string }, d
       }
       <h2>Request body</h2>
       <p>The same bytes on every attempt (the signature covers them).</p>
-      <pre class="request-body">${d.body}</pre>
+      <pre class="request-body" tabindex="0" aria-label="Request body">${d.body}</pre>
       <h2>Attempts</h2>
       ${
         d.attempts.length === 0
@@ -89,13 +89,13 @@ function deliveryPage(ctx: PageContext, endpoint: { id: string; url: string }, d
                     <strong>${a.statusCode === null ? 'no answer' : `HTTP ${a.statusCode}`}</strong> after
                     ${String(a.durationMs ?? '?')} ms${a.error ? html` — ${a.error}` : ''}
                     <h3>Headers sent</h3>
-                    <pre class="headers">
+                    <pre class="headers" tabindex="0" aria-label="Headers sent">
 POST ${endpoint.url}
 ${attemptHeaders(d, a.attemptedAt)}</pre>
                     ${
                       a.responseBody
                         ? html`<h3>Answer (first KiB)</h3>
-                            <pre class="excerpt">${a.responseBody}</pre>`
+                            <pre class="excerpt" tabindex="0" aria-label="Answer">${a.responseBody}</pre>`
                         : ''
                     }
                   </li>`,
@@ -127,7 +127,8 @@ const REPLAY_LABELS = { since: 'From (UTC)', until: 'Until (UTC)' };
 
 /** The replay form of the endpoint page (owners): a GET to the confirmation page. */
 export function replayForm(endpointId: string): Html {
-  const now = new Date();
+  // The last 24 hours, up to the next whole minute (the field has minutes: deliveries of this minute are in).
+  const now = new Date(Date.now() + 60_000);
   const day = new Date(now.getTime() - 86400_000);
   const local = (d: Date) => d.toISOString().slice(0, 16);
   return html`<form method="get" action="/portal/webhooks/${endpointId}/replay" class="filters">
