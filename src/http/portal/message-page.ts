@@ -67,11 +67,11 @@ export function errorFields(e: ErrorLike): Html {
 type Entry = { at: string; what: Part; deliveries?: HistoryDelivery[] };
 
 /** What a status event says, in words: an attempt's outcome or a receipt. */
-function eventWhat(e: HistoryEvent, m: Message, attemptNo: number): Part {
+function eventWhat(e: HistoryEvent, m: Message, attemptNo: number | null): Part {
   const d = e.data;
   const fromQueue = d.previousStatus === 'pending' || d.previousStatus === 'queued';
   if (d.status === 'sent')
-    return html`Attempt ${attemptNo}: the provider accepted the
+    return html`${attemptNo ? `Attempt ${attemptNo}: the` : 'The'} provider accepted the
     message${m.providerMessageId ? html` (provider message id <code>${m.providerMessageId}</code>)` : ''}.`;
   if (d.status === 'delivered') return 'Receipt: delivered to the phone.';
   if (d.status === 'read') return 'Receipt: read by the recipient.';
@@ -79,6 +79,8 @@ function eventWhat(e: HistoryEvent, m: Message, attemptNo: number): Part {
     const code = d.error?.code;
     if (code === 'CANCELLED' || code === 'BROADCAST_CANCELLED') return html`Cancelled: ${errorLine(d.error)}.`;
     if (fromQueue && attemptNo === 0) return html`Failed before any send attempt: ${errorLine(d.error)}.`;
+    // No attempt after the last retry (the message expired or was stopped while it waited).
+    if (fromQueue && attemptNo === null) return html`Failed for good: ${errorLine(d.error)}.`;
     return fromQueue
       ? html`Attempt ${attemptNo} failed for good: ${errorLine(d.error)}.`
       : html`Receipt: failed after it was sent: ${errorLine(d.error)}.`;
@@ -100,7 +102,8 @@ export function timelineEntries(m: Message, h: MessageHistory): Entry[] {
   for (const e of h.events)
     entries.push({
       at: e.data.timestamp ?? e.createdAt,
-      what: eventWhat(e, m, Math.max(lastRetry + (m.attemptCount > lastRetry ? 1 : 0), m.attemptCount)),
+      // The attempt an event reports is the last one counted, unless a retry already told of that one.
+      what: eventWhat(e, m, lastRetry > 0 && m.attemptCount <= lastRetry ? null : m.attemptCount),
       deliveries: h.deliveries.filter((d) => d.eventId === e.eventId),
     });
   const open = m.status === 'pending' || m.status === 'queued';
