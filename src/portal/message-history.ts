@@ -38,8 +38,14 @@ export type HistoryDelivery = {
   createdAt: string;
 };
 
-/** Deliveries shown per message at most (a message has a few events, each up to 10 endpoints). */
-const MAX_DELIVERIES = 100;
+/**
+ * Neither read has ORDER BY … LIMIT: with one, the planner may walk the time index in order
+ * instead of the lookup index (measured on PostgreSQL for events, 300,000 of one customer: 460 ms
+ * against 0.04 ms). Both are small: a message has at most a handful of status events (sent,
+ * delivered, read, failed), each delivered once per endpoint it went to; they are ordered here.
+ */
+const byTime = <T extends { createdAt: string; id?: string; eventId?: string }>(a: T, b: T) =>
+  a.createdAt.localeCompare(b.createdAt) || (a.id ?? a.eventId ?? '').localeCompare(b.id ?? b.eventId ?? '');
 
 const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 const parsed = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
@@ -54,8 +60,7 @@ export async function messageHistory(db: Db, customerId: string, messageId: stri
     ),
     db.query<{ id: string; created_at: Date; data: unknown }>(
       `SELECT id, created_at, data FROM events
-        WHERE customer_id = $1 AND type = 'message.status' AND data ->> 'messageId' = $2
-        ORDER BY created_at, id LIMIT 50`,
+        WHERE customer_id = $1 AND type = 'message.status' AND data ->> 'messageId' = $2`,
       [customerId, messageId],
     ),
   ]);
@@ -78,8 +83,7 @@ export async function messageHistory(db: Db, customerId: string, messageId: stri
           `SELECT d.id, d.event_id, d.endpoint_id, e.url, e.sandbox, d.status, d.attempt_count, d.next_attempt_at,
                   d.last_status_code, d.created_at
              FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-            WHERE d.customer_id = $1 AND d.event_id = ANY($2::text[])
-            ORDER BY d.created_at, d.id LIMIT ${MAX_DELIVERIES}`,
+            WHERE d.customer_id = $1 AND d.event_id = ANY($2::text[])`,
           [customerId, eventIds],
         );
   return {
@@ -89,19 +93,23 @@ export async function messageHistory(db: Db, customerId: string, messageId: stri
       error: parsed(r.error),
       nextAttemptAt: iso(r.next_attempt_at),
     })),
-    events: events.map((e): HistoryEvent => ({ eventId: e.id, createdAt: iso(e.created_at)!, data: parsed(e.data) })),
-    deliveries: deliveries.map((d): HistoryDelivery => ({
-      id: d.id,
-      eventId: d.event_id,
-      endpointId: d.endpoint_id,
-      endpointUrl: d.url,
-      sandboxEndpoint: d.sandbox,
-      status: d.status,
-      attemptCount: Number(d.attempt_count),
-      nextAttemptAt: d.status === 'pending' ? iso(d.next_attempt_at) : null,
-      lastStatusCode: d.last_status_code,
-      createdAt: iso(d.created_at)!,
-    })),
+    events: events
+      .map((e): HistoryEvent => ({ eventId: e.id, createdAt: iso(e.created_at)!, data: parsed(e.data) }))
+      .sort(byTime),
+    deliveries: deliveries
+      .map((d): HistoryDelivery => ({
+        id: d.id,
+        eventId: d.event_id,
+        endpointId: d.endpoint_id,
+        endpointUrl: d.url,
+        sandboxEndpoint: d.sandbox,
+        status: d.status,
+        attemptCount: Number(d.attempt_count),
+        nextAttemptAt: d.status === 'pending' ? iso(d.next_attempt_at) : null,
+        lastStatusCode: d.last_status_code,
+        createdAt: iso(d.created_at)!,
+      }))
+      .sort(byTime),
   };
 }
 
