@@ -1,6 +1,7 @@
 // Reads only the portal shows: messages by status, a message's metadata, webhook delivery health. Every query starts from the customer id.
 import type { Db } from '../db/db.js';
 import { MESSAGE_STATUSES, type MessageStatus } from '../shared/vocab.js';
+import { messageHistory } from './message-history.js';
 
 export type PortalQueries = ReturnType<typeof createPortalQueries>;
 
@@ -40,6 +41,9 @@ export function createPortalQueries(db: Db) {
       );
       return rows[0] ?? null;
     },
+
+    /** A message's retried attempts, status events and their webhook deliveries (decision 0048). */
+    messageHistory: (customerId: string, messageId: string) => messageHistory(db, customerId, messageId),
 
     /** Per endpoint: deliveries of the last 7 days and how many succeeded. */
     async webhookHealth(customerId: string) {

@@ -27,7 +27,7 @@ import {
   updateEndpointHealth,
 } from './delivery-store.js';
 import { createEndpointQueues } from './endpoint-queues.js';
-import { signatureHeader } from './signature.js';
+import { requestHeaders, signatureHeader } from './signature.js';
 
 /** Delays after attempt 1…7 (≈30 s, 2 min, 8 min, 32 min, ≈2 h, then 4 h): 8 attempts in ≈11 h. */
 export const WEBHOOK_SCHEDULE_MS = [30_000, 120_000, 480_000, 1_920_000, 7_200_000, 14_400_000, 14_400_000] as const;
@@ -144,13 +144,8 @@ export function createDeliverer(deps: {
 /** One signed POST of a delivery's stored body. */
 async function post(client: OutboundClient, d: ClaimedDelivery, endpoint: Endpoint): Promise<Result> {
   const at = new Date();
-  const headers = {
-    'content-type': 'application/json',
-    'user-agent': 'ChatGate-Webhooks/1.0',
-    'x-svc-event': d.eventType,
-    'x-svc-event-id': d.eventId,
-    'x-svc-signature': signatureHeader(d.payload, endpoint.secrets),
-  };
+  // Signed at the attempt's own time (stored as attemptedAt): the portal shows `t` from it.
+  const headers = requestHeaders(d, signatureHeader(d.payload, endpoint.secrets, Math.floor(at.getTime() / 1000)));
   return { delivery: d, at, post: await client.post(endpoint.url, d.payload, headers, WEBHOOK_TIMEOUT_MS) };
 }
 

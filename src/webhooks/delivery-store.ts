@@ -197,3 +197,73 @@ export async function updateEndpointHealth(tx: Queryable, health: Map<string, En
     ],
   );
 }
+
+/**
+ * The body a delivery sends (the same bytes on every attempt), for its portal page. The one read
+ * of a delivery's body outside the deliverer's claim: where the body is stored may change.
+ */
+export async function deliveryBody(
+  db: Pick<Db, 'query'>,
+  customerId: string,
+  deliveryId: string,
+): Promise<string | null> {
+  const rows = await db.query<{ payload: string }>(
+    'SELECT payload FROM webhook_deliveries WHERE customer_id = $1 AND id = $2',
+    [customerId, deliveryId],
+  );
+  return rows[0]?.payload ?? null;
+}
+
+/** Replays of failed deliveries queued at most per request (one statement, one transaction). */
+export const MAX_REPLAY = 1000;
+
+/**
+ * Queues again, with a fresh attempt budget, the failed deliveries of one endpoint created in
+ * [since, until), oldest first, at most MAX_REPLAY; returns how many were queued and whether
+ * more failed ones are left in the period. Only `failed` rows move: running it twice queues
+ * nothing more than what failed again in between.
+ */
+export async function requeueFailed(
+  tx: Queryable,
+  customerId: string,
+  endpointId: string,
+  since: Date,
+  until: Date,
+): Promise<{ queued: number; more: boolean }> {
+  const rows = await tx.query<{ id: string }>(
+    `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = now(), completed_at = NULL,
+            locked_by = NULL, locked_until = NULL
+      WHERE id IN (SELECT id FROM webhook_deliveries
+                    WHERE customer_id = $1 AND endpoint_id = $2 AND status = 'failed' AND created_at >= $3 AND created_at < $4
+                    ORDER BY created_at, id LIMIT $5 FOR UPDATE)
+        AND status = 'failed'
+      RETURNING id`,
+    [customerId, endpointId, since.toISOString(), until.toISOString(), MAX_REPLAY],
+  );
+  const [left] = await tx.query<{ any: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE customer_id = $1 AND endpoint_id = $2 AND status = 'failed'
+                     AND created_at >= $3 AND created_at < $4) AS any`,
+    [customerId, endpointId, since.toISOString(), until.toISOString()],
+  );
+  return { queued: rows.length, more: left?.any === true };
+}
+
+/**
+ * How many failed deliveries of one endpoint were created in [since, until), counted up to
+ * MAX_REPLAY + 1 (the replay's confirmation says "more than MAX_REPLAY" beyond).
+ */
+export async function countFailed(
+  db: Pick<Db, 'query'>,
+  customerId: string,
+  endpointId: string,
+  since: Date,
+  until: Date,
+): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM webhook_deliveries
+      WHERE customer_id = $1 AND endpoint_id = $2 AND status = 'failed' AND created_at >= $3 AND created_at < $4
+      LIMIT $5) f`,
+    [customerId, endpointId, since.toISOString(), until.toISOString(), MAX_REPLAY + 1],
+  );
+  return Number(row?.n ?? 0);
+}
