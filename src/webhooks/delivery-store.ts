@@ -11,7 +11,13 @@ export type ClaimedDelivery = {
   eventId: string;
   eventType: string;
   payload: string;
+  /** Attempts counted before this claim (the claim's own count, if any, is not in it). */
   attemptCount: number;
+  /**
+   * The claim counted this POST's attempt already (decision 0046): it had a free request slot, so
+   * it is sent at once, without the separate start statement of decision 0021.
+   */
+  counted: boolean;
 };
 
 export type Endpoint = { id: string; url: string; isActive: boolean; secrets: string[] };
@@ -29,49 +35,66 @@ export type Attempt = { deliveryId: string; at: Date; post: PostResult };
 /** An endpoint's latest success and failure among a batch of attempts. */
 export type EndpointHealth = { success: Date | null; failure: Date | null; reason: string | null };
 
-/** Room left in this process's queue of one endpoint (see endpoint-queues.ts). */
-export type EndpointRoom = { endpointId: string; room: number };
+/** Room left in this process's queue of one endpoint, and its request slots free now (see endpoint-queues.ts). */
+export type EndpointRoom = { endpointId: string; room: number; slots: number };
+
+/** Claim limits: batch size, lease, endpoints left out, room and free slots per endpoint. */
+export type ClaimLimits = {
+  limit: number;
+  leaseSeconds: number;
+  excludedEndpointIds: string[];
+  rooms: EndpointRoom[];
+  defaultRoom: number;
+  defaultSlots: number;
+  /** A delivery with this many attempts counted is not counted again (it ends `interrupted`). */
+  maxAttempts: number;
+};
 
 /**
  * Claims due deliveries, oldest first, except those of `excludedEndpointIds`, and at most the
  * room each endpoint's queue has left (`rooms`; `defaultRoom` for one with none waiting): a
  * delivery its queue cannot take would only be claimed to be handed back (two row writes for
  * nothing). The rows looked at but left are unlocked when the statement ends.
+ *
+ * The oldest of each endpoint that fit its free request slots (`EndpointRoom.slots`;
+ * `defaultSlots` for one with none here) and have attempts left are counted in the same update
+ * (`counted`): they are POSTed as soon as the claim returns, so counting them here is counting at
+ * the start (decision 0021) with one row write fewer (decision 0046).
  */
 export async function claimDueDeliveries(
   db: Pick<Db, 'query'>,
   workerId: string,
-  limit: number,
-  leaseSeconds: number,
-  excludedEndpointIds: string[],
-  rooms: EndpointRoom[] = [],
-  defaultRoom = limit,
+  c: ClaimLimits,
 ): Promise<ClaimedDelivery[]> {
-  const rows = await db.query<ClaimedDelivery>(
-    `UPDATE webhook_deliveries d SET locked_by = $1, locked_until = now() + make_interval(secs => $2)
-       FROM (SELECT w.id FROM (
-               SELECT c.id, coalesce(r.room, $7) AS room,
+  const rows = await db.query<Omit<ClaimedDelivery, 'counted'> & { counted: boolean }>(
+    `UPDATE webhook_deliveries d SET locked_by = $1, locked_until = now() + make_interval(secs => $2),
+            attempt_count = d.attempt_count + CASE WHEN x.counted THEN 1 ELSE 0 END
+       FROM (SELECT w.id, w.n <= w.slots AND w.attempt_count < $10 AS counted FROM (
+               SELECT c.id, c.attempt_count, coalesce(r.room, $7) AS room, coalesce(r.slots, $8) AS slots,
                       row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id) AS n
-                 FROM (SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
+                 FROM (SELECT id, endpoint_id, next_attempt_at, attempt_count FROM webhook_deliveries
                         WHERE status = 'pending' AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until < now())
                           AND endpoint_id <> ALL ($4::uuid[])
                         ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) c
-                 LEFT JOIN unnest($5::uuid[], $6::int[]) AS r(endpoint_id, room) ON r.endpoint_id = c.endpoint_id) w
+                 LEFT JOIN unnest($5::uuid[], $6::int[], $9::int[]) AS r(endpoint_id, room, slots) ON r.endpoint_id = c.endpoint_id) w
               WHERE w.n <= w.room) x
       WHERE d.id = x.id
       RETURNING d.id, d.endpoint_id AS "endpointId", d.event_id AS "eventId", d.event_type AS "eventType", d.payload,
-                d.attempt_count AS "attemptCount"`,
+                d.attempt_count - CASE WHEN x.counted THEN 1 ELSE 0 END AS "attemptCount", x.counted`,
     [
       workerId,
-      leaseSeconds,
-      limit,
-      excludedEndpointIds,
-      rooms.map((r) => r.endpointId),
-      rooms.map((r) => r.room),
-      defaultRoom,
+      c.leaseSeconds,
+      c.limit,
+      c.excludedEndpointIds,
+      c.rooms.map((r) => r.endpointId),
+      c.rooms.map((r) => r.room),
+      c.defaultRoom,
+      c.defaultSlots,
+      c.rooms.map((r) => r.slots),
+      c.maxAttempts,
     ],
   );
-  return rows.map((r) => ({ ...r, attemptCount: Number(r.attemptCount) }));
+  return rows.map((r) => ({ ...r, attemptCount: Number(r.attemptCount), counted: r.counted === true }));
 }
 
 /**
@@ -127,11 +150,21 @@ export async function loadEndpoints(
   );
 }
 
-/** Hands these claimed deliveries back at once (they did not fit this process's queues). */
-export async function releaseDeliveries(db: Pick<Db, 'query'>, workerId: string, ids: string[]): Promise<void> {
+/**
+ * Hands these claimed deliveries back at once (they did not fit this process's queues), and gives
+ * back the attempt the claim counted on those of `counted` (not sent).
+ */
+export async function releaseDeliveries(
+  db: Pick<Db, 'query'>,
+  workerId: string,
+  ids: string[],
+  counted: string[] = [],
+): Promise<void> {
   await db.query(
-    'UPDATE webhook_deliveries SET locked_by = NULL, locked_until = NULL WHERE id = ANY($1::uuid[]) AND locked_by = $2',
-    [ids, workerId],
+    `UPDATE webhook_deliveries SET locked_by = NULL, locked_until = NULL,
+            attempt_count = attempt_count - CASE WHEN id = ANY($3::uuid[]) THEN 1 ELSE 0 END
+      WHERE id = ANY($1::uuid[]) AND locked_by = $2`,
+    [ids, workerId, counted],
   );
 }
 
@@ -179,7 +212,14 @@ export async function insertAttempts(tx: Queryable, attempts: Attempt[]): Promis
   );
 }
 
-/** Moves each endpoint's last success and failure forward (never back), one row per endpoint in id order. */
+/**
+ * Moves each endpoint's last success and failure forward (never back), one row per endpoint in id
+ * order. A success within a second of the stored one, on an endpoint whose stored state is
+ * healthy (no failure after that success), leaves the row alone (decision 0046): it would rewrite
+ * the endpoint row after every batch of POSTs for a timestamp that moves by milliseconds. A first
+ * success, any failure and a success after a failure are always written, so `lastSuccessAt` is at
+ * most a second behind and the order of the two timestamps (what "failing" means) is exact.
+ */
 export async function updateEndpointHealth(tx: Queryable, health: Map<string, EndpointHealth>): Promise<void> {
   const ids = [...health.keys()].sort();
   await tx.query(
@@ -188,7 +228,10 @@ export async function updateEndpointHealth(tx: Queryable, health: Map<string, En
       last_failure_at = CASE WHEN t.fail_at IS NULL THEN e.last_failure_at ELSE greatest(e.last_failure_at, t.fail_at) END,
       last_failure_reason = CASE WHEN t.fail_at IS NULL OR t.fail_at < e.last_failure_at THEN e.last_failure_reason ELSE t.reason END
      FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[], $4::text[]) AS t(id, ok_at, fail_at, reason)
-    WHERE e.id = t.id`,
+    WHERE e.id = t.id
+      AND NOT (t.fail_at IS NULL AND e.last_success_at IS NOT NULL
+               AND (e.last_failure_at IS NULL OR e.last_failure_at <= e.last_success_at)
+               AND t.ok_at < e.last_success_at + interval '${HEALTH_SUCCESS_GRAIN_MS} milliseconds')`,
     [
       ids,
       ids.map((id) => health.get(id)!.success?.toISOString() ?? null),
@@ -197,3 +240,6 @@ export async function updateEndpointHealth(tx: Queryable, health: Map<string, En
     ],
   );
 }
+
+/** How far `lastSuccessAt` may lag the last success of a healthy endpoint (see updateEndpointHealth). */
+export const HEALTH_SUCCESS_GRAIN_MS = 1000;

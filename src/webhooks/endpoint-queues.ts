@@ -42,9 +42,18 @@ export function createEndpointQueues(opts: {
     full: () => [...queues.keys()].filter(isFull),
     /** The backlog one endpoint can take while none of its deliveries is here. */
     capacity,
-    /** Room left for each endpoint with deliveries here (for the claim: none claimed beyond it). */
+    /**
+     * Room left for each endpoint with deliveries here (for the claim: none claimed beyond it), and
+     * its request slots free now (a delivery pushed into one starts at the next pump).
+     */
     rooms: () =>
-      [...queues.keys()].map((endpointId) => ({ endpointId, room: Math.max(0, capacity - backlog(endpointId)) })),
+      [...queues.keys()].map((endpointId) => ({
+        endpointId,
+        room: Math.max(0, capacity - backlog(endpointId)),
+        slots: Math.max(0, opts.concurrency - backlog(endpointId)),
+      })),
+    /** The request slots of an endpoint with none of its deliveries here. */
+    slots: opts.concurrency,
     /** Deliveries claimed and waiting for a slot. */
     waiting: () => [...queues.values()].reduce((n, q) => n + q.waiting.length, 0),
     push(d: ClaimedDelivery, endpoint: Endpoint) {
