@@ -51,6 +51,28 @@ export type ClaimLimits = {
 };
 
 /**
+ * The body of delivery `d` as it is sent and signed: the envelope stored once on its event
+ * (decision 0046), or, for a delivery written before that, its own copy.
+ */
+const PAYLOAD = 'coalesce(d.payload, (SELECT ev.payload FROM events ev WHERE ev.id = d.event_id))';
+
+/**
+ * The body of one of a customer's deliveries, exactly as it is sent and signed on every attempt
+ * (null: no such delivery). The one place a delivery's body is read outside the deliverer's claim.
+ */
+export async function deliveryPayload(
+  db: Pick<Db, 'query'>,
+  customerId: string,
+  deliveryId: string,
+): Promise<string | null> {
+  const [row] = await db.query<{ payload: string | null }>(
+    `SELECT ${PAYLOAD} AS payload FROM webhook_deliveries d WHERE d.customer_id = $1 AND d.id = $2`,
+    [customerId, deliveryId],
+  );
+  return row?.payload ?? null;
+}
+
+/**
  * Claims due deliveries, oldest first, except those of `excludedEndpointIds`, and at most the
  * room each endpoint's queue has left (`rooms`; `defaultRoom` for one with none waiting): a
  * delivery its queue cannot take would only be claimed to be handed back (two row writes for
@@ -79,7 +101,7 @@ export async function claimDueDeliveries(
                  LEFT JOIN unnest($5::uuid[], $6::int[], $9::int[]) AS r(endpoint_id, room, slots) ON r.endpoint_id = c.endpoint_id) w
               WHERE w.n <= w.room) x
       WHERE d.id = x.id
-      RETURNING d.id, d.endpoint_id AS "endpointId", d.event_id AS "eventId", d.event_type AS "eventType", d.payload,
+      RETURNING d.id, d.endpoint_id AS "endpointId", d.event_id AS "eventId", d.event_type AS "eventType", ${PAYLOAD} AS payload,
                 d.attempt_count - CASE WHEN x.counted THEN 1 ELSE 0 END AS "attemptCount", x.counted`,
     [
       workerId,
