@@ -116,12 +116,7 @@ describe(`delivery claims within each endpoint's room (${backend})`, () => {
     );
     expect(await attempts('w3', c)).toEqual([8, 1, 0, 0, 0]);
     const counted = claimed.filter((d) => d.counted).map((d) => d.id);
-    await releaseDeliveries(
-      db,
-      'w3',
-      claimed.map((d) => d.id),
-      counted,
-    );
+    await releaseDeliveries(db, 'w3', claimed);
     const [row] = await db.query<{ attempt_count: number; locked_by: string | null }>(
       'SELECT attempt_count, locked_by FROM webhook_deliveries WHERE id = $1',
       [counted[0]],

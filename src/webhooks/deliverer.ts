@@ -18,13 +18,11 @@ import {
   type DeliveryUpdate,
   type Endpoint,
   type EndpointHealth,
-  insertAttempts,
   loadEndpoints,
+  recordOutcomes,
   releaseDeliveries,
   releaseDeliveryLeases,
   startDeliveryAttempts,
-  updateDeliveries,
-  updateEndpointHealth,
 } from './delivery-store.js';
 import { createEndpointQueues } from './endpoint-queues.js';
 import { signatureHeader } from './signature.js';
@@ -109,12 +107,9 @@ export function createDeliverer(deps: {
     if (room <= 0) return { didWork: false };
     const limit = Math.min(options.batchSize, room);
     const claimed = await claimDueDeliveries(db, worker.workerId, {
+      ...queues.claimLimits(),
       limit,
       leaseSeconds: options.leaseSeconds,
-      excludedEndpointIds: queues.full(),
-      rooms: queues.rooms(),
-      defaultRoom: queues.capacity,
-      defaultSlots: queues.slots,
       maxAttempts: WEBHOOK_MAX_ATTEMPTS,
     });
     if (claimed.length === 0) return { didWork: false };
@@ -135,13 +130,7 @@ export function createDeliverer(deps: {
       else queues.push(d, endpoint);
     }
     queues.pumpAll();
-    if (overflow.length > 0)
-      await releaseDeliveries(
-        db,
-        worker.workerId,
-        overflow.map((d) => d.id),
-        overflow.filter((d) => d.counted).map((d) => d.id),
-      );
+    if (overflow.length > 0) await releaseDeliveries(db, worker.workerId, overflow);
     if (dropped.length > 0) await Promise.all(dropped.map((s) => worker.record(s)));
     return { didWork: overflow.length + dropped.length < claimed.length };
   }
@@ -169,14 +158,8 @@ async function writeResults(db: Db, log: Logger, workerId: string, items: Result
   const attempted = items.flatMap((r) =>
     r.post !== null ? [{ deliveryId: r.delivery.id, at: r.at, post: r.post }] : [],
   );
-  await retryTransient(() =>
-    db.transaction(async (tx) => {
-      await updateDeliveries(tx, workerId, updates);
-      const health = endpointHealth(items);
-      if (attempted.length > 0) await insertAttempts(tx, attempted);
-      if (health.size > 0) await updateEndpointHealth(tx, health);
-    }),
-  );
+  const health = endpointHealth(items);
+  await retryTransient(() => recordOutcomes(db, workerId, updates, attempted, health));
   logFailedAttempts(log, items, updates);
   return updates.map((u) => u.next);
 }

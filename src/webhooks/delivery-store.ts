@@ -1,7 +1,7 @@
 // The webhook deliveries' SQL, as lifecycle/ holds the messages': claiming due deliveries under a
 // lease (FOR UPDATE SKIP LOCKED, so concurrent workers never take the same row), the endpoints
 // they go to, and recording each attempt's outcome.
-import type { Db, Queryable } from '../db/db.js';
+import type { Db } from '../db/db.js';
 import type { PostResult } from '../outbound/outbound-client.js';
 import type { Sealer } from '../shared/crypto.js';
 
@@ -179,9 +179,10 @@ export async function loadEndpoints(
 export async function releaseDeliveries(
   db: Pick<Db, 'query'>,
   workerId: string,
-  ids: string[],
-  counted: string[] = [],
+  deliveries: Pick<ClaimedDelivery, 'id' | 'counted'>[],
 ): Promise<void> {
+  const ids = deliveries.map((d) => d.id);
+  const counted = deliveries.filter((d) => d.counted).map((d) => d.id);
   await db.query(
     `UPDATE webhook_deliveries SET locked_by = NULL, locked_until = NULL,
             attempt_count = attempt_count - CASE WHEN id = ANY($3::uuid[]) THEN 1 ELSE 0 END
@@ -197,14 +198,51 @@ export async function releaseDeliveryLeases(db: Pick<Db, 'query'>, workerId: str
   ]);
 }
 
-/** Records outcomes on the deliveries this worker still holds, and ends their lease. */
-export async function updateDeliveries(tx: Queryable, workerId: string, updates: DeliveryUpdate[]): Promise<void> {
-  await tx.query(
-    `UPDATE webhook_deliveries d SET status = t.status, attempt_count = t.attempts, next_attempt_at = t.next,
-          last_status_code = COALESCE(t.code, d.last_status_code), locked_by = NULL, locked_until = NULL,
-          completed_at = CASE WHEN t.status = 'pending' THEN NULL ELSE now() END
-     FROM unnest($2::uuid[], $3::text[], $4::int[], $5::timestamptz[], $6::int[]) AS t(id, status, attempts, next, code)
-    WHERE d.id = t.id AND d.locked_by = $1`,
+const MAX_RESPONSE_BODY = 1024;
+
+/**
+ * Records a batch of outcomes in one statement, so one round trip and one transaction (issue #26:
+ * it was BEGIN, three statements and COMMIT): the outcomes on the deliveries this worker still
+ * holds, ending their lease; one history row per HTTP try, with the first KiB of the answer; each
+ * endpoint's last success and failure, moved forward (never back), in endpoint id order. A success
+ * within a second of the stored one, on an endpoint whose stored state is healthy (no failure after
+ * that success), leaves the endpoint row alone (decision 0046): it would rewrite it after every
+ * batch of POSTs for a timestamp that moves by milliseconds. A first success, any failure and a
+ * success after a failure are always written, so `lastSuccessAt` is at most a second behind and the
+ * order of the two timestamps (what "failing" means) is exact.
+ */
+export async function recordOutcomes(
+  db: Pick<Db, 'query'>,
+  workerId: string,
+  updates: DeliveryUpdate[],
+  attempts: Attempt[],
+  health: Map<string, EndpointHealth>,
+): Promise<void> {
+  const ids = [...health.keys()].sort();
+  await db.query(
+    `WITH outcomes AS (
+       UPDATE webhook_deliveries d SET status = t.status, attempt_count = t.attempts, next_attempt_at = t.next,
+              last_status_code = COALESCE(t.code, d.last_status_code), locked_by = NULL, locked_until = NULL,
+              completed_at = CASE WHEN t.status = 'pending' THEN NULL ELSE now() END
+         FROM unnest($2::uuid[], $3::text[], $4::int[], $5::timestamptz[], $6::int[]) AS t(id, status, attempts, next, code)
+        WHERE d.id = t.id AND d.locked_by = $1
+       RETURNING 1),
+     attempts AS (
+       INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body, error)
+       SELECT * FROM unnest($7::uuid[], $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[])
+       RETURNING 1),
+     health AS (
+       UPDATE webhook_endpoints e SET
+         last_success_at = CASE WHEN t.ok_at IS NULL THEN e.last_success_at ELSE greatest(e.last_success_at, t.ok_at) END,
+         last_failure_at = CASE WHEN t.fail_at IS NULL THEN e.last_failure_at ELSE greatest(e.last_failure_at, t.fail_at) END,
+         last_failure_reason = CASE WHEN t.fail_at IS NULL OR t.fail_at < e.last_failure_at THEN e.last_failure_reason ELSE t.reason END
+         FROM unnest($13::uuid[], $14::timestamptz[], $15::timestamptz[], $16::text[]) AS t(id, ok_at, fail_at, reason)
+        WHERE e.id = t.id
+          AND NOT (t.fail_at IS NULL AND e.last_success_at IS NOT NULL
+                   AND (e.last_failure_at IS NULL OR e.last_failure_at <= e.last_success_at)
+                   AND t.ok_at < e.last_success_at + interval '${HEALTH_SUCCESS_GRAIN_MS} milliseconds')
+       RETURNING 1)
+     SELECT (SELECT count(*) FROM outcomes) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM health) AS n`,
     [
       workerId,
       updates.map((r) => r.id),
@@ -212,55 +250,23 @@ export async function updateDeliveries(tx: Queryable, workerId: string, updates:
       updates.map((r) => r.attempts),
       updates.map((r) => r.next?.toISOString() ?? null),
       updates.map((r) => r.code),
-    ],
-  );
-}
-
-const MAX_RESPONSE_BODY = 1024;
-
-/** One history row per HTTP try, with the first KiB of the answer. */
-export async function insertAttempts(tx: Queryable, attempts: Attempt[]): Promise<void> {
-  await tx.query(
-    `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body, error)
-   SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[])`,
-    [
       attempts.map((a) => a.deliveryId),
       attempts.map((a) => a.at.toISOString()),
       attempts.map((a) => a.post.statusCode),
       attempts.map((a) => a.post.durationMs),
       attempts.map((a) => a.post.body?.slice(0, MAX_RESPONSE_BODY) ?? null),
       attempts.map((a) => a.post.error),
-    ],
-  );
-}
-
-/**
- * Moves each endpoint's last success and failure forward (never back), one row per endpoint in id
- * order. A success within a second of the stored one, on an endpoint whose stored state is
- * healthy (no failure after that success), leaves the row alone (decision 0046): it would rewrite
- * the endpoint row after every batch of POSTs for a timestamp that moves by milliseconds. A first
- * success, any failure and a success after a failure are always written, so `lastSuccessAt` is at
- * most a second behind and the order of the two timestamps (what "failing" means) is exact.
- */
-export async function updateEndpointHealth(tx: Queryable, health: Map<string, EndpointHealth>): Promise<void> {
-  const ids = [...health.keys()].sort();
-  await tx.query(
-    `UPDATE webhook_endpoints e SET
-      last_success_at = CASE WHEN t.ok_at IS NULL THEN e.last_success_at ELSE greatest(e.last_success_at, t.ok_at) END,
-      last_failure_at = CASE WHEN t.fail_at IS NULL THEN e.last_failure_at ELSE greatest(e.last_failure_at, t.fail_at) END,
-      last_failure_reason = CASE WHEN t.fail_at IS NULL OR t.fail_at < e.last_failure_at THEN e.last_failure_reason ELSE t.reason END
-     FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[], $4::text[]) AS t(id, ok_at, fail_at, reason)
-    WHERE e.id = t.id
-      AND NOT (t.fail_at IS NULL AND e.last_success_at IS NOT NULL
-               AND (e.last_failure_at IS NULL OR e.last_failure_at <= e.last_success_at)
-               AND t.ok_at < e.last_success_at + interval '${HEALTH_SUCCESS_GRAIN_MS} milliseconds')`,
-    [
       ids,
       ids.map((id) => health.get(id)!.success?.toISOString() ?? null),
       ids.map((id) => health.get(id)!.failure?.toISOString() ?? null),
       ids.map((id) => health.get(id)!.reason),
     ],
   );
+}
+
+/** Moves endpoints' last success and failure forward alone (see recordOutcomes). */
+export async function updateEndpointHealth(db: Pick<Db, 'query'>, health: Map<string, EndpointHealth>): Promise<void> {
+  await recordOutcomes(db, '', [], [], health);
 }
 
 /** How far `lastSuccessAt` may lag the last success of a healthy endpoint (see updateEndpointHealth). */
