@@ -56,9 +56,6 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
   // Uploads: expired unused ones, and used ones whose messages are gone (after the messages, so a
   // file never outlives the messages that use it).
   const media = await purgeMedia(db, CHUNK);
-  const events = await chunked(
-    `DELETE FROM events WHERE id IN (SELECT id FROM events WHERE created_at < now() - interval '${EVENT_RETENTION_DAYS} days' LIMIT $1) RETURNING id`,
-  );
   // Receipts never matched to a message in a week (sent from elsewhere, or purged) are dropped.
   const receipts = await chunked(
     `DELETE FROM pending_receipts WHERE id IN (SELECT id FROM pending_receipts WHERE received_at < now() - interval '7 days' LIMIT $1) RETURNING id`,
@@ -66,6 +63,13 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
   // Delivery history lives as long as the events it delivered.
   const deliveries = await chunked(
     `DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE created_at < now() - interval '${EVENT_RETENTION_DAYS} days' AND status <> 'pending' LIMIT $1) RETURNING id`,
+  );
+  // An event goes once no delivery references it: its envelope is the body of its deliveries
+  // (decision 0046), so one still pending or redelivered keeps it.
+  const events = await chunked(
+    `DELETE FROM events WHERE id IN (
+       SELECT e.id FROM events e WHERE e.created_at < now() - interval '${EVENT_RETENTION_DAYS} days'
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id) LIMIT $1) RETURNING id`,
   );
   // Inbox content follows plan retention; the sender aggregate is never purged. Receptions (the
   // dedupe of provider retries, which stop after 7 days) go after 8.

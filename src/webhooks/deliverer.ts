@@ -18,13 +18,11 @@ import {
   type DeliveryUpdate,
   type Endpoint,
   type EndpointHealth,
-  insertAttempts,
   loadEndpoints,
+  recordOutcomes,
   releaseDeliveries,
   releaseDeliveryLeases,
   startDeliveryAttempts,
-  updateDeliveries,
-  updateEndpointHealth,
 } from './delivery-store.js';
 import { createEndpointQueues } from './endpoint-queues.js';
 import { requestHeaders, signatureHeader } from './signature.js';
@@ -69,8 +67,8 @@ export function createDeliverer(deps: {
     concurrency: options.perEndpointConcurrency,
     begin: () => worker.begin(),
     send: (d, endpoint) =>
-      starts
-        .submit(d.id)
+      // Counted by its claim (it had a free slot), or counted now with the others starting.
+      (d.counted ? Promise.resolve(true) : starts.submit(d.id))
         .then(async (counted) => {
           // The lease ran out before the POST started: its new holder sends it.
           if (!counted) return log.warn({ deliveryId: d.id }, 'the lease of a webhook delivery ran out; not sent here');
@@ -108,19 +106,18 @@ export function createDeliverer(deps: {
     const room = options.maxInFlight - worker.inFlight() - queues.waiting();
     if (room <= 0) return { didWork: false };
     const limit = Math.min(options.batchSize, room);
-    const claimed = await claimDueDeliveries(
-      db,
-      worker.workerId,
+    const claimed = await claimDueDeliveries(db, worker.workerId, {
+      ...queues.claimLimits(),
       limit,
-      options.leaseSeconds,
-      queues.full(),
-      queues.rooms(),
-      queues.capacity,
-    );
+      leaseSeconds: options.leaseSeconds,
+      maxAttempts: WEBHOOK_MAX_ATTEMPTS,
+    });
     if (claimed.length === 0) return { didWork: false };
+    // Those the claim counted first: they had a free slot each, and take it at the pump below.
+    claimed.sort((a, b) => Number(b.counted) - Number(a.counted));
     const endpoints = await loadEndpoints(db, sealer, [...new Set(claimed.map((d) => d.endpointId))]);
     const dropped: Result[] = [];
-    const overflow: string[] = [];
+    const overflow: ClaimedDelivery[] = [];
     for (const d of claimed) {
       const endpoint = endpoints.get(d.endpointId);
       // Deactivated since the event: nothing is sent (the test event goes to inactive endpoints too).
@@ -129,7 +126,7 @@ export function createDeliverer(deps: {
       // Every attempt counted, the last never finished: not sent again.
       else if (d.attemptCount >= WEBHOOK_MAX_ATTEMPTS)
         dropped.push({ delivery: d, at: new Date(), post: null, skipped: 'interrupted' });
-      else if (queues.isFull(endpoint.id)) overflow.push(d.id);
+      else if (queues.isFull(endpoint.id)) overflow.push(d);
       else queues.push(d, endpoint);
     }
     queues.pumpAll();
@@ -156,14 +153,8 @@ async function writeResults(db: Db, log: Logger, workerId: string, items: Result
   const attempted = items.flatMap((r) =>
     r.post !== null ? [{ deliveryId: r.delivery.id, at: r.at, post: r.post }] : [],
   );
-  await retryTransient(() =>
-    db.transaction(async (tx) => {
-      await updateDeliveries(tx, workerId, updates);
-      const health = endpointHealth(items);
-      if (attempted.length > 0) await insertAttempts(tx, attempted);
-      if (health.size > 0) await updateEndpointHealth(tx, health);
-    }),
-  );
+  const health = endpointHealth(items);
+  await retryTransient(() => recordOutcomes(db, workerId, updates, attempted, health));
   logFailedAttempts(log, items, updates);
   return updates.map((u) => u.next);
 }

@@ -15,7 +15,7 @@ import type { Sealer } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
 import { keysetPage } from '../shared/keyset.js';
 import { DEFAULT_EVENT_TYPES } from '../shared/vocab.js';
-import { countFailed, deliveryBody, requeueFailed } from './delivery-store.js';
+import { countFailed, deliveryPayload, requeueFailed } from './delivery-store.js';
 
 export const MAX_ACTIVE_ENDPOINTS = 5;
 /** How long the previous secret keeps signing after a rotation. */
@@ -329,7 +329,7 @@ async function getDelivery(db: Db, owner: Owner, id: string, deliveryId: string)
     [owner.customerId, id, deliveryId],
   );
   if (!row) throw errors.webhookDeliveryNotFound();
-  return { ...toDelivery(row), body: (await deliveryBody(db, owner.customerId, deliveryId)) ?? '' };
+  return { ...toDelivery(row), body: (await deliveryPayload(db, owner.customerId, deliveryId)) ?? '' };
 }
 
 /**

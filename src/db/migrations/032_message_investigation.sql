@@ -16,4 +16,4 @@ CREATE TABLE message_retries (
 -- A message's status events (its attempts' outcomes and its receipts), and the deliveries of an
 -- event, found without reading a customer's events or deliveries of a period.
 CREATE INDEX events_message ON events ((data ->> 'messageId')) WHERE type = 'message.status';
-CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);
+-- (webhook_deliveries_event, the deliveries of an event, is created by migration 030.)
