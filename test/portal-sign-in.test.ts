@@ -5,7 +5,7 @@
 // addresses and are throttled per address, and the reset pages absent without SMTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createTenant, eventually, type Service, startService } from './support/harness.js';
+import { call, createTenant, eventually, type Service, startService } from './support/harness.js';
 import { createPortalUser, enrolTwoFactor, PASSWORD, PortalClient, totpCode } from './support/portal.js';
 import { startSmtpSink } from './support/smtp-sink.js';
 
@@ -173,5 +173,19 @@ describe('portal sign-in: two-factor and password reset (HTTP)', () => {
     const step = await new PortalClient(svc.url).login(user.email, newPassword);
     expect(step.headers.get('location')).toBe('/portal/login/code');
     expect((await new PortalClient(svc.url).login(user.email, PASSWORD)).status).toBe(401);
+  });
+
+  it("the operator's reset-password turns two-factor off (the way back without phone and codes)", async () => {
+    const user = await createPortalUser(svc.url, customerId, 'lost-phone@sign-in.example');
+    const client = new PortalClient(svc.url);
+    await client.login(user.email);
+    await enrolTwoFactor(client);
+    const reset = await call(svc.url, 'POST', `/admin/portal-users/${user.id}/reset-password`, { admin: true });
+    expect(reset.status).toBe(200);
+    const left = await svc.db.query(
+      `SELECT 1 FROM portal_totp WHERE user_id = $1 UNION ALL SELECT 1 FROM portal_recovery_codes WHERE user_id = $1`,
+      [user.id],
+    );
+    expect(left).toHaveLength(0);
   });
 });

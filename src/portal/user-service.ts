@@ -236,7 +236,7 @@ export function createUserService(deps: UserDeps) {
       return rows.map(toUser);
     },
 
-    /** Operator: a new invitation link; the old password stops working and every session ends. */
+    /** Operator: a new invitation link; the old password, every session and two-factor sign-in end. */
     async resetPassword(userId: string) {
       return db.transaction(async (tx) => {
         const rows = await tx.query<Row>(
@@ -245,6 +245,9 @@ export function createUserService(deps: UserDeps) {
         );
         if (!rows[0]) throw errors.notFound('portal user');
         await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [userId]);
+        // The way back for a user who lost their phone and recovery codes: two-factor goes too (0051).
+        await tx.query('DELETE FROM portal_totp WHERE user_id = $1', [userId]);
+        await tx.query('DELETE FROM portal_recovery_codes WHERE user_id = $1', [userId]);
         return { ...toUser(rows[0]), ...(await issueInvitation(deps, tx, userId)) };
       });
     },
