@@ -188,4 +188,13 @@ describe('portal sign-in: two-factor and password reset (HTTP)', () => {
     );
     expect(left).toHaveLength(0);
   });
+
+  it('a viewer turns two-factor on for themselves (their own sign-in is not read-only)', async () => {
+    const user = await createPortalUser(svc.url, customerId, 'viewer@sign-in.example', 'viewer');
+    const client = new PortalClient(svc.url);
+    await client.login(user.email);
+    const { codes } = await enrolTwoFactor(client);
+    expect(codes).toHaveLength(10);
+    expect((await new PortalClient(svc.url).login(user.email)).headers.get('location')).toBe('/portal/login/code');
+  });
 });
