@@ -7,7 +7,9 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
 import { purgeMedia } from '../lifecycle/media-lifecycle.js';
 import { purgeExpiredMessages } from '../lifecycle/purge-messages.js';
+import { purgePasswordResets } from '../portal/password-reset-service.js';
 import { purgeExpiredSessions } from '../portal/session-service.js';
+import { purgeLoginChallenges } from '../portal/two-factor-service.js';
 import { purgeLoginFailures } from '../portal/user-service.js';
 
 const LOCK_KEY = 727_002;
@@ -84,6 +86,8 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
   // address and account, so one statement.
   await purgeLoginFailures(db);
   await purgeExpiredSessions(db);
+  await purgeLoginChallenges(db);
+  await purgePasswordResets(db);
   // Recipients no longer paced after the pair rate limit (decision 0037): a few rows, one statement.
   await db.query(`DELETE FROM recipient_pacing WHERE expires_at <= now()`);
   return { messages, broadcasts, events, receipts, deliveries, inbound, media };
