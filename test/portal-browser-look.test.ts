@@ -22,6 +22,8 @@ import { type Receiver, startReceiver } from './support/receiver.js';
 const SHOTS = path.resolve('test-artifacts/screenshots');
 const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const FROM = '16505557001';
+const DAY_AGO = new Date(Date.now() - 86_400_000).toISOString().slice(0, 16);
+const IN_A_MINUTE = new Date(Date.now() + 60_000).toISOString().slice(0, 16);
 
 /** What the seeding made, for the pages' paths. */
 type Seeded = {
@@ -30,6 +32,7 @@ type Seeded = {
   scheduledId: string;
   broadcastId: string;
   endpointId: string;
+  deliveryId: string;
   inboundId: string;
   ruleId: string;
   keyId: string;
@@ -52,6 +55,13 @@ const PAGES: { name: string; path: (s: Seeded) => string; public?: true; status?
   { name: 'webhooks', path: () => '/portal/webhooks' },
   { name: 'webhook', path: (s) => `/portal/webhooks/${s.endpointId}` },
   { name: 'webhook-rotate', path: (s) => `/portal/webhooks/${s.endpointId}/rotate-secret` },
+  { name: 'webhook-delete', path: (s) => `/portal/webhooks/${s.endpointId}/delete` },
+  {
+    name: 'webhook-replay',
+    path: (s) => `/portal/webhooks/${s.endpointId}/replay?since=${DAY_AGO}&until=${IN_A_MINUTE}`,
+  },
+  { name: 'webhook-delivery', path: (s) => `/portal/webhooks/${s.endpointId}/deliveries/${s.deliveryId}` },
+  { name: 'security', path: () => '/portal/account/security' },
   { name: 'inbox', path: () => '/portal/inbox' },
   { name: 'inbox-notice', path: () => '/portal/inbox?done=rule-created' },
   { name: 'inbound', path: (s) => `/portal/inbox/${s.inboundId}` },
@@ -171,6 +181,9 @@ describe('portal look: every page at 1280 px light and dark and at 390 px', () =
     const endpointId = endpoints.body.webhookEndpoints[0].id as string;
     // The endpoint's deliveries: events of the sends and of the inbound message reach the receiver.
     await receiver.waitForRequests(3);
+    const deliveries = await call(svc.url, 'GET', `/webhook-endpoints/${endpointId}/deliveries`, { key: t.key });
+    expect(deliveries.status, JSON.stringify(deliveries.body)).toBe(200);
+    const deliveryId = deliveries.body.deliveries[0].id as string;
     const inboundId = await eventually(async () => {
       const list = await call(svc.url, 'GET', '/inbound-messages', { key: t.key });
       return (list.body.inboundMessages?.[0]?.inboundMessageId as string | undefined) ?? false;
@@ -193,6 +206,7 @@ describe('portal look: every page at 1280 px light and dark and at 390 px', () =
       scheduledId,
       broadcastId: b.body.broadcastId,
       endpointId,
+      deliveryId,
       inboundId,
       ruleId: rule.body.id,
       keyId,
