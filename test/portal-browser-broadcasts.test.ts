@@ -258,6 +258,13 @@ describe('portal broadcasts and overview in chromium', () => {
     await page.waitForURL(/\/portal\/messages\?/);
     expect(new URL(page.url()).searchParams.get('chatAccountId')).toBe(t.accountId);
     expect(await page.locator('main tbody tr').count()).toBe(2);
+    // Suppressed: the failed ones with the suppression list's error code (a filter of its own).
+    await page.goBack();
+    await row.locator('td[data-figure="suppressed"] a').click();
+    await page.waitForURL(/errorCode=RECIPIENT_OPTED_OUT/);
+    expect(await page.locator('main tbody tr').count()).toBe(1);
+    expect(await text(page.locator('main tbody tr'))).toContain('+15552220003');
+    expect(await page.getByLabel('Error code').inputValue()).toBe('RECIPIENT_OPTED_OUT');
     await page.context().close();
   });
 });

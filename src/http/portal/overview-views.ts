@@ -1,10 +1,12 @@
 // The overview's message sections (decision 0049): messages by status over the last 14 days
 // (bars, then the numbers by day) and each account's figures over the same days. Every number
-// links to the messages list filtered to what it counts (status, account, period; `cancelled` is
-// its own status there, and `failed` there leaves the cancelled out, as here).
+// links to the messages list filtered to what it counts (status, account, period, and the error
+// code RECIPIENT_OPTED_OUT for suppressed; `cancelled` is its own status there, and `failed` there
+// leaves the cancelled out, as here).
 import type { Tenant } from '../../auth/directory.js';
 import type { AccountFigures, ShownStatus } from '../../portal/overview-store.js';
 import { SHOWN_STATUSES } from '../../portal/overview-store.js';
+import { SEND_ERROR_CODES } from '../../shared/vocab.js';
 import { statusBars } from './charts.js';
 import { number } from './format.js';
 import { html, type Part } from './html.js';
@@ -83,9 +85,9 @@ export function statusSection({ since, byDay }: StatusByDay) {
 /** Each account with its status and its figures over the period, every figure a link to its messages. */
 export function accountsSection(tenant: Tenant, figures: Map<string, AccountFigures>, since: Date) {
   const from = periodStart(since);
-  const cell = (accountId: string, name: string, n: number, status: ShownStatus, what: string) =>
+  const cell = (accountId: string, name: string, n: number, status: ShownStatus, what: string, errorCode?: string) =>
     html`<td data-figure="${what}">
-      ${countLink(n, messagesHref({ chatAccountId: accountId, status, since: from }), `${name}: ${n} ${what}`)}
+      ${countLink(n, messagesHref({ chatAccountId: accountId, status, errorCode, since: from }), `${name}: ${n} ${what}`)}
     </td>`;
   return html`<section aria-labelledby="acc-h">
     <h2 id="acc-h">Accounts</h2>
@@ -119,12 +121,11 @@ export function accountsSection(tenant: Tenant, figures: Map<string, AccountFigu
             ${cell(a.id, a.displayName, f.delivered, 'delivered', 'delivered')}
             ${cell(a.id, a.displayName, f.read, 'read', 'read')}
             ${cell(a.id, a.displayName, f.failed, 'failed', 'failed')}
-            ${cell(a.id, a.displayName, f.suppressed, 'failed', 'suppressed')}
+            ${cell(a.id, a.displayName, f.suppressed, 'failed', 'suppressed', SEND_ERROR_CODES.RECIPIENT_OPTED_OUT)}
             ${cell(a.id, a.displayName, f.cancelled, 'cancelled', 'cancelled')}
           </tr>`;
         })}
       </tbody>
     </table>
-    <p class="muted">Suppressed messages are among the failed ones: their link lists the account's failed messages.</p>
   </section>`;
 }
