@@ -78,7 +78,13 @@ export function usageChart(opts: { month: string; days: { day: string; n: number
           ? html`<line x1="${pad.l}" y1="${quotaY}" x2="${W - pad.r}" y2="${quotaY}" stroke-dasharray="6 4" />`
           : html`<path d="M ${W - pad.r - 10} ${quotaY} l 5 -8 l 5 8 z" />`
       }
-      <text x="${W - pad.r - (quotaOnScale ? 0 : 16)}" y="${quotaOnScale ? quotaY - 4 : quotaY}" font-size="12" stroke="none" text-anchor="end">
+      <text
+        x="${W - pad.r - (quotaOnScale ? 0 : 16)}"
+        y="${quotaOnScale ? quotaY - 4 : quotaY}"
+        font-size="12"
+        stroke="none"
+        text-anchor="end"
+      >
         quota ${number(opts.limit)}${quotaOnScale ? '' : ' (above the scale)'}
       </text>
     </g>
