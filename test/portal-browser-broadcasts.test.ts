@@ -96,10 +96,26 @@ describe('portal broadcasts and overview in chromium', () => {
       }),
     });
     expect(again.status).toBe(303);
+    // A send the API refuses (sendAt past the messages' lifetime) shows the form again, filled in, the problem in words.
+    const refused = await client.submit('/portal/broadcasts/new', '/portal/broadcasts', {
+      request: JSON.stringify({
+        externalId: 'portal-too-late',
+        name: 'Too late',
+        chatAccountId: pro.accountId,
+        content: { type: 'text', text: 'Much later' },
+        recipients: [{ phoneE164: '+15551230010' }],
+        sendAt: new Date(Date.now() + 20 * 86400_000).toISOString(),
+      }),
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('value="Too late"');
+    expect(refused.text).toContain('Much later</textarea>');
+    expect(refused.text).toMatch(/Send at.*expire|expire.*Send at/s);
     expect(repeat.headers.get('location')).toBe(again.headers.get('location'));
     const all = await listed();
     expect(all.filter((b) => b.name === 'December sale')).toHaveLength(1);
     expect(all.filter((b) => b.name === 'Twice')).toHaveLength(1);
+    expect(all.filter((b) => b.name === 'Too late')).toHaveLength(0);
     expect(all.find((b) => b.broadcastId === id)!.sendAt).toBe(ahead.toISOString());
 
     // The list: name, account, created, progress, status.
