@@ -209,7 +209,7 @@ describe('portal broadcast cancel in chromium (API role only: nothing is sent me
     const t = await createTenant(svc.url, { plan: 'pro' });
     await createPortalUser(svc.url, t.customerId, 'owner@cancel.example');
     const page = await loggedIn(browser, svc.url, 'owner@cancel.example');
-    await page.goto(`${svc.url}/portal/broadcasts`);
+    await page.goto(`${svc.url}/portal/broadcasts/new`);
     await page.getByLabel('Text (for a text broadcast)').fill('Last call');
     const csv = path.join(os.tmpdir(), `recipients-${crypto.randomUUID()}.csv`);
     fs.writeFileSync(csv, 'phone,externalId\n+15551110011,c1\n+15551110012,c2\n+15551110013,c3\n');

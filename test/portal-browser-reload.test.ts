@@ -321,7 +321,7 @@ describe('portal: a reload after each state-changing action does nothing twice',
 
     // A CSV with a bad phone on line 12 (a header, then ten good rows): the row says line 12, in words.
     const rows = Array.from({ length: 10 }, (_, i) => `+1555123${String(9100 + i)},r${i}`);
-    await page.goto(`${url}/portal/broadcasts`);
+    await page.goto(`${url}/portal/broadcasts/new`);
     await page.getByLabel('Text (for a text broadcast)').fill('Hello');
     await page.getByLabel(/^Recipients/).fill(['phone,externalId', ...rows, '+12,short'].join('\n'));
     await page.getByRole('button', { name: 'Check recipients' }).click();

@@ -169,7 +169,7 @@ describe('portal in chromium', () => {
 
   it('sends a CSV broadcast: the bad row is reported, the rest are sent', async () => {
     const page = await loggedIn();
-    await page.goto(`${url}/portal/broadcasts`);
+    await page.goto(`${url}/portal/broadcasts/new`);
     await checkPage(page, '10-broadcasts');
     await page.getByLabel('Text (for a text broadcast)').fill('Sale today');
     const csv = path.join(os.tmpdir(), `recipients-${crypto.randomUUID()}.csv`);

@@ -36,7 +36,7 @@ describe('portal overview: status by day', () => {
       ['2026-02-24T23:59:59Z', 'read'], // before the window
     ]);
     await insert(other.customerId, other.accountId, [['2026-03-10T01:00:00Z', 'delivered']]);
-    const days = await createPortalQueries(svc.db).statusByDay(t.customerId, 14, now);
+    const { byDay: days } = await createPortalQueries(svc.db).shownStatusByDay(t.customerId, 14, now);
     expect(days).toHaveLength(14);
     expect(days[0]).toMatchObject({ day: '2026-02-25', counts: { read: 1, delivered: 0 } });
     expect(days.find((d) => d.day === '2026-03-09')!.counts).toMatchObject({ delivered: 1, failed: 0 });

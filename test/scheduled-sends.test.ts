@@ -163,6 +163,11 @@ describe('sendAt: accepted at once, bounds, idempotency, listing (API role: noth
       expect(m.scheduledAt).toBe(sendAt);
       expect(Date.parse(m.processing.nextAttemptAt)).toBeGreaterThanOrEqual(Date.parse(sendAt));
     }
+    // The record says when it was scheduled for (decision 0049), in the read and the list.
+    const record = await call(svc.url, 'GET', `/broadcasts/${res.body.broadcastId}`, { key: t.key });
+    expect(Date.parse(record.body.sendAt)).toBe(Date.parse(sendAt));
+    const listed = await call(svc.url, 'GET', '/broadcasts', { key: t.key });
+    expect(Date.parse(listed.body.broadcasts[0].sendAt)).toBe(Date.parse(sendAt));
     const tooSoon = await call(svc.url, 'POST', '/messages/broadcast', {
       key: t.key,
       body: {

@@ -19,12 +19,14 @@ export type BroadcastRecord = {
   createdAt: Date;
   expiresAt: Date;
   cancelledAt: Date | null;
+  /** `sendAt` of the request (null: at once, or created before it was kept). */
+  sendAt: Date | null;
 };
 
 const UUID = new RegExp(UUID_PATTERN);
 
 const RECORD_COLUMNS =
-  'id, customer_id, external_id, name, chat_account_id, recipients, created_at, expires_at, cancelled_at';
+  'id, customer_id, external_id, name, chat_account_id, recipients, created_at, expires_at, cancelled_at, send_at';
 
 /** A row of RECORD_COLUMNS as the database returns it. */
 type RecordRow = {
@@ -37,6 +39,7 @@ type RecordRow = {
   created_at: Date;
   expires_at: Date;
   cancelled_at: Date | null;
+  send_at: Date | null;
 };
 
 function toRecord(r: RecordRow): BroadcastRecord {
@@ -50,6 +53,7 @@ function toRecord(r: RecordRow): BroadcastRecord {
     createdAt: r.created_at,
     expiresAt: r.expires_at,
     cancelledAt: r.cancelled_at,
+    sendAt: r.send_at,
   };
 }
 
@@ -131,6 +135,7 @@ function toView(b: BroadcastRecord, counts: Counts, cancelledMessages: number) {
     createdAt: b.createdAt.toISOString(),
     cancelledAt: b.cancelledAt?.toISOString() ?? null,
     expiresAt: b.expiresAt.toISOString(),
+    sendAt: b.sendAt?.toISOString() ?? null,
   };
 }
 

@@ -34,8 +34,8 @@ export type BroadcastInsert = { created: true; id: string } | { created: false; 
 async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInsert> {
   const n = b.rows.recipients.length;
   const record = await tx.query<{ id: string }>(
-    `INSERT INTO broadcasts (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipients, created_at, expires_at, name)
-     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+    `INSERT INTO broadcasts (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipients, created_at, expires_at, name, content, send_at)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::jsonb, $12::timestamptz
       WHERE $4::uuid IS NULL -- a portal user (their session was checked at the edge)
          OR EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $4 AND k.revoked_at IS NULL)
      ON CONFLICT (customer_id, external_id) DO NOTHING
@@ -51,6 +51,8 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
       b.createdAt.toISOString(),
       b.expiresAt.toISOString(),
       b.name,
+      b.contentJson,
+      b.scheduledAt?.toISOString() ?? null,
     ],
   );
   if (record.length === 0) {

@@ -28,6 +28,8 @@ export type ListFilter = {
   scheduled?: boolean;
   /** true: only messages that ended failed because they were cancelled (alone or with their broadcast); false: every other message. */
   cancelled?: boolean;
+  /** Only messages whose last error has this code (RECIPIENT_OPTED_OUT…): the portal's overview links. */
+  lastErrorCode?: string;
   since?: Date;
   until?: Date;
   limit: number;
@@ -148,6 +150,7 @@ export function createMessageQueries(db: Db) {
         add((n) => `external_id LIKE ${n} ESCAPE '\\'`, containsPattern(f.externalIdContains));
       if (f.scheduled !== undefined) where.push(`${f.scheduled ? '' : 'NOT '}(${WAITING_FOR_SCHEDULE})`);
       if (f.cancelled !== undefined) where.push(`${f.cancelled ? '' : 'NOT '}(${CANCELLED})`);
+      if (f.lastErrorCode !== undefined) add((n) => `last_error_code = ${n}`, f.lastErrorCode);
       if (f.since !== undefined) add((n) => `created_at >= ${n}::timestamptz`, f.since.toISOString());
       if (f.until !== undefined) add((n) => `created_at <= ${n}::timestamptz`, f.until.toISOString());
       const page = await keysetPage<MessageRow & { content_kind: string | null }>(

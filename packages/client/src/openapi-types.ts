@@ -935,6 +935,7 @@ export interface components {
       cancelledAt: string | null;
       /** Format: date-time */
       expiresAt: string;
+      sendAt: string | null;
     };
     BroadcastAck: {
       /** Format: uuid */

@@ -1,5 +1,5 @@
 // The messages list: its filters (search by recipient, part of an externalId, provider id,
-// status, account, broadcast, period), read from the query string and checked; the page of
+// status, error code, account, broadcast, period), read from the query string and checked; the page of
 // messages they select through the API's message queries; and the view (filter form kept filled,
 // table with account and content kind, previous/next links carrying the filters, the CSV export link).
 import type { Caller } from '../../auth/caller.js';
@@ -21,6 +21,7 @@ export const FILTERS = [
   'externalId',
   'providerMessageId',
   'status',
+  'errorCode',
   'chatAccountId',
   'broadcastId',
   'scheduled',
@@ -85,6 +86,8 @@ export function searchQuery(f: Filters): Omit<ListQuery, 'limit'> {
   if (f.broadcastId && !UUID.test(f.broadcastId))
     throw invalid('broadcastId', 'is not a broadcast id (open the broadcast and follow its link)');
   if (f.chatAccountId && !UUID.test(f.chatAccountId)) throw invalid('chatAccountId', 'is not one of your accounts');
+  if (f.errorCode && !/^[A-Za-z0-9_.-]{1,64}$/.test(f.errorCode))
+    throw invalid('errorCode', 'must be an error code such as RECIPIENT_OPTED_OUT');
   const since = parseWhen(f.since, 'since');
   const until = parseWhen(f.until, 'until');
   if (since && until && since > until) throw invalid('until', 'must not be before “since”');
@@ -93,6 +96,7 @@ export function searchQuery(f: Filters): Omit<ListQuery, 'limit'> {
     chatAccountId: f.chatAccountId?.toLowerCase(),
     status: f.status === 'cancelled' ? 'failed' : f.status,
     cancelled: f.status === 'cancelled' ? true : f.status === 'failed' ? false : undefined,
+    lastErrorCode: f.errorCode,
     externalIdContains: f.externalId,
     providerMessageId: f.providerMessageId,
     broadcastId: f.broadcastId?.toLowerCase(),
@@ -237,6 +241,7 @@ function filterForm(tenant: Tenant, f: Filters): Html {
         ${SHOWN_STATUSES.map((s) => html`<option value="${s}" ${f.status === s ? 'selected' : ''}>${s}</option>`)}
       </select>
     </div>
+    ${textField('errorCode', 'Error code', f.errorCode)}
     <div>
       <label for="scheduled">Scheduled</label>
       <select id="scheduled" name="scheduled">

@@ -1,17 +1,19 @@
-// Overview: plan, this month's usage against the quota (chart and reset date, from the service
-// GET /usage uses: accepted per day of the daily rollup), messages by
-// status over 14 days, webhook delivery health per endpoint, accounts and their status.
+// Overview: plan, this month's usage (chart scaled to the data with the quota as a marker, and
+// its numbers by day, from the service GET /usage uses: accepted per day of the daily rollup),
+// messages by status over 14 days (bars, totals and a table by day, cancelled apart from failed,
+// every number a link to the messages list it counts), webhook delivery health per endpoint,
+// accounts with their status and their figures over the same 14 days (decision 0049).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import { PLAN_LIMITS } from '../../plans/plans.js';
-import { MESSAGE_STATUSES } from '../../shared/vocab.js';
 import type { Usage } from '../../usage/usage-service.js';
-import { usageChart } from './charts.js';
+import { cumulative, usageChart } from './charts.js';
 import type { PortalDeps } from './deps.js';
 import { tenantOf } from './deps.js';
 import { number, planName, plansWith, when } from './format.js';
 import { html } from './html.js';
 import { page } from './layout.js';
+import { accountsSection, statusSection } from './overview-views.js';
 import { sendPage } from './reply.js';
 
 export function registerOverviewRoutes(app: FastifyInstance, deps: PortalDeps): void {
@@ -22,8 +24,8 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: PortalDeps): 
       page(
         o.ctx,
         'Overview',
-        html`${planSection(o)} ${pricingSection(o.usage.pricing)} ${statusSection(o)} ${webhooksSection(o)}
-        ${accountsSection(o)}`,
+        html`${planSection(o)} ${pricingSection(o.usage.pricing)} ${statusSection(o.status)} ${webhooksSection(o)}
+        ${accountsSection(o.tenant, o.figures, o.status.since)}`,
       ),
     );
   });
@@ -33,13 +35,14 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: PortalDeps): 
 async function loadOverview(deps: PortalDeps, request: FastifyRequest) {
   const { tenant, caller, ctx } = await tenantOf(deps, request);
   const webhooks = deps.endpoints.allowed(caller);
-  const [usage, byDay, endpoints, health] = await Promise.all([
+  const [usage, status, endpoints, health] = await Promise.all([
     deps.usage.get(caller),
-    deps.queries.statusByDay(tenant.customerId),
+    deps.queries.shownStatusByDay(tenant.customerId),
     webhooks ? deps.endpoints.list(caller) : Promise.resolve([]),
     webhooks ? deps.queries.webhookHealth(tenant.customerId) : Promise.resolve(new Map()),
   ]);
-  return { tenant, ctx, webhooks, usage, byDay, endpoints, health };
+  const figures = await deps.queries.accountFigures(tenant.customerId, status.since);
+  return { tenant, ctx, webhooks, usage, status, figures, endpoints, health };
 }
 
 type Overview = Awaited<ReturnType<typeof loadOverview>>;
@@ -57,13 +60,46 @@ function planSection({ tenant, usage }: Overview) {
       (${Math.round((usage.used / usage.limit) * 100)}%). The quota resets on
       <time datetime="${usage.resetsAt}">${usage.resetsAt.slice(0, 10)}</time> (UTC). Sandbox messages do not count.
     </p>
-    ${usageChart({
-      month: usage.month,
-      days: usage.byDay.map((d) => ({ day: d.date, n: d.accepted })),
-      used: usage.used,
-      limit: usage.limit,
-    })}
+    ${usageChart({ month: usage.month, days: usageDays(usage), used: usage.used, limit: usage.limit })}
+    ${usageTable(usage)}
   </section>`;
+}
+
+const usageDays = (usage: Usage) => usage.byDay.map((d) => ({ day: d.date, n: d.accepted }));
+
+/** The chart's numbers: messages counted per day and the running total, days with messages only. */
+function usageTable(usage: Usage) {
+  const perDay = new Map(usageDays(usage).map((d) => [Number(d.day.slice(8, 10)), d.n]));
+  const rows = cumulative(usage.month, usageDays(usage)).points.filter((p) => (perDay.get(p.day) ?? 0) > 0);
+  return html`<details class="chart-data">
+    <summary>The usage chart's numbers</summary>
+    ${
+      rows.length === 0
+        ? html`<p>No message counted this month yet.</p>`
+        : html`<table>
+            <caption>
+              Messages counted against the quota per day (UTC) this month
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Day</th>
+                <th scope="col">Messages</th>
+                <th scope="col">Month so far</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${rows.map(
+                (p) =>
+                  html`<tr>
+                    <th scope="row">${usage.month}-${String(p.day).padStart(2, '0')}</th>
+                    <td>${number(perDay.get(p.day) ?? 0)}</td>
+                    <td>${number(p.total)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }
+  </details>`;
 }
 
 /** What the provider's receipts said the month's messages cost: billable or free, by category. */
@@ -107,32 +143,6 @@ function pricingSection(pricing: Usage['pricing']) {
   </section>`;
 }
 
-function statusSection({ byDay }: Overview) {
-  return html`<section aria-labelledby="status-h">
-    <h2 id="status-h">Messages by status, last 14 days</h2>
-    <table>
-      <caption>
-        Messages created per day (UTC) and their status now
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Day</th>
-          ${MESSAGE_STATUSES.map((s) => html`<th scope="col">${s}</th>`)}
-        </tr>
-      </thead>
-      <tbody>
-        ${byDay.map(
-          (d) =>
-            html`<tr>
-              <th scope="row">${d.day}</th>
-              ${MESSAGE_STATUSES.map((s) => html`<td>${d.counts[s]}</td>`)}
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </section>`;
-}
-
 function webhooksSection({ webhooks, endpoints, health }: Overview) {
   return html`<section aria-labelledby="wh-h">
     <h2 id="wh-h">Webhook delivery health</h2>
@@ -153,20 +163,5 @@ function webhooksSection({ webhooks, endpoints, health }: Overview) {
               })}
             </ul>`
     }
-  </section>`;
-}
-
-function accountsSection({ tenant }: Overview) {
-  return html`<section aria-labelledby="acc-h">
-    <h2 id="acc-h">Accounts</h2>
-    <ul>
-      ${tenant.accounts.map(
-        (a) =>
-          html`<li>
-            ${a.displayName} (${a.phoneNumber}): <strong>${a.status}</strong>
-            ${a.status !== 'CONNECTED' ? html` — reason: <code>${a.lastErrorCode ?? 'not given'}</code>` : ''}
-          </li>`,
-      )}
-    </ul>
   </section>`;
 }

@@ -7,8 +7,8 @@ import { html } from './html.js';
 import { publicPage } from './layout.js';
 import { sendPage } from './reply.js';
 
-/** Fields and parts a portal upload form may have (the broadcast form has about ten). */
-const UPLOAD_FIELDS = 30;
+/** Fields and parts a portal upload form may have (the broadcast form: about fifteen, and one per template variable, at most 100). */
+const UPLOAD_FIELDS = 130;
 
 /**
  * The routes `routes` registers take multipart bodies (one file upload); no other portal route

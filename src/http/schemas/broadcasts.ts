@@ -32,6 +32,8 @@ export const Broadcast = component(
     createdAt: Time(),
     cancelledAt: NullableTime(),
     expiresAt: Time(),
+    /** The request's sendAt; null when it was sent at once (or created before sendAt was kept). */
+    sendAt: NullableTime(),
   }),
 );
 
