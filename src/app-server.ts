@@ -94,7 +94,7 @@ function registerApi(api: Server, config: Config, s: Services): void {
 /** The portal's pages, on the same service instances as the API. */
 function registerPortalPages(api: Server, config: Config, s: Services): void {
   const { directory, keys, messageQueries, messageCancel, broadcasts, senders, settings, endpoints } = s;
-  const { templates, users, sessions, audit, portalQueries, usage, sends, conversations } = s;
+  const { templates, users, team, sessions, audit, portalQueries, usage, sends, conversations } = s;
   registerPortal(api, {
     publicBaseUrl: config.publicBaseUrl,
     // Cookie security follows the public base URL only (UNSAFE_ALLOW_PRIVATE_URLS is about outbound URLs).
@@ -113,6 +113,7 @@ function registerPortalPages(api: Server, config: Config, s: Services): void {
     endpoints,
     templates,
     users,
+    team,
     sessions,
     audit,
     queries: portalQueries,
@@ -140,7 +141,7 @@ function registerOperatorApi(api: Server, config: Config, deps: { db: Db; log: L
       }),
     );
     void api.register(async (plain) =>
-      registerAdminPortalRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), { operatorAuth, users }),
+      registerAdminPortalRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), { operatorAuth, users, audit: s.audit }),
     );
   } else {
     log.info('ADMIN_TOKEN is not set: the operator API is off');

@@ -32,6 +32,7 @@ import { createOutboundClient, type Resolve, systemResolve } from './outbound/ou
 import { createAuditLog } from './portal/audit-log.js';
 import { createPortalQueries } from './portal/portal-store.js';
 import { createSessionService } from './portal/session-service.js';
+import { createTeamService } from './portal/team-service.js';
 import { createUserService } from './portal/user-service.js';
 import { createProviderClient } from './provider/cloud-api.js';
 import { createReceiptService } from './receipts/receipt-service.js';
@@ -133,6 +134,7 @@ function createCapabilities(
     absoluteHours: config.portalSessionAbsoluteHours,
   });
   const audit = createAuditLog(db);
+  const team = createTeamService({ db, users });
   const portalQueries = createPortalQueries(db);
   const customers = createCustomerService({ db, invalidate: directory.invalidate });
   const accounts = createAccountAdmin({
@@ -163,6 +165,7 @@ function createCapabilities(
     suppressions,
     templateCategories,
     users,
+    team,
     sessions,
     audit,
     portalQueries,

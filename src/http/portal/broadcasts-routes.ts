@@ -16,7 +16,7 @@ import { parseRecipients, type RecipientRow } from '../../portal/recipients-csv.
 import { AppError, errors, type Problem } from '../../shared/errors.js';
 import { toProblems, validatorCompiler } from '../validation.js';
 import type { PortalDeps } from './deps.js';
-import { idParam, str, tenantOf } from './deps.js';
+import { audit, idParam, str, tenantOf } from './deps.js';
 import { number, when } from './format.js';
 import { html, type Part } from './html.js';
 import { pageQuery } from './input.js';
@@ -310,6 +310,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       const problems = problemsOf(req, deps.allowPrivateUrls);
       if (problems.length > 0) throw errors.validation(problems);
       const result = await deps.broadcasts.create(a.caller, req as BroadcastRequest);
+      await audit(deps, request, a.session, 'broadcast.create', broadcastWords(req as BroadcastRequest));
       return reply.redirect(`/portal/broadcasts/${result.ack.broadcastId}`, 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
@@ -318,6 +319,12 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
   });
 
   registerBroadcastPages(app, deps);
+}
+
+/** A broadcast in the audit log's words: its external id, its name, how many recipients. */
+function broadcastWords(b: { externalId: string; name?: string | null; recipients: number | unknown[] }): string {
+  const n = Array.isArray(b.recipients) ? b.recipients.length : b.recipients;
+  return `${b.externalId}${b.name ? ` (${b.name})` : ''} to ${n} recipient(s)`;
 }
 
 /** One broadcast: its page, its progress (polled), its cancel. */
@@ -369,6 +376,7 @@ function registerBroadcastPages(app: FastifyInstance, deps: PortalDeps): void {
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
     await deps.broadcasts.cancel(a.caller, id);
+    await audit(deps, request, a.session, 'broadcast.cancel', broadcastWords(await deps.broadcasts.get(a.caller, id)));
     return reply.redirect(`/portal/broadcasts/${id}?done=cancelled`, 303);
   });
 }

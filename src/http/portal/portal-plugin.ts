@@ -24,7 +24,9 @@ import { registerKeyRoutes } from './keys-routes.js';
 import { errorBox, publicPage } from './layout.js';
 import { registerMessageRoutes } from './messages-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
+import { registerProfileRoutes } from './profile-routes.js';
 import { PRE_CSRF_COOKIE, sendPage } from './reply.js';
+import { registerTeamRoutes } from './team-routes.js';
 import { registerTemplateRoutes } from './templates-routes.js';
 import { registerWebhookRoutes } from './webhooks-routes.js';
 
@@ -132,6 +134,8 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
       registerBroadcastRoutes(portal, deps);
       registerTemplateRoutes(portal, deps);
       registerAuditRoutes(portal, deps);
+      registerTeamRoutes(portal, deps);
+      registerProfileRoutes(portal, deps);
     },
     { prefix: '/portal' },
   );
