@@ -82,10 +82,10 @@ function registerApi(api: Server, config: Config, s: Services): void {
     registerChatAccountRoutes(scope, { publicBaseUrl: config.publicBaseUrl });
     registerMediaRoutes(scope, { media });
     registerBroadcastRoutes(scope, { broadcasts });
-    registerInboundRoutes(scope, { senders, settings });
+    registerInboundRoutes(scope, { senders, settings, audit: s.audit });
     registerInboundMediaRoutes(scope, { files: s.inboundFiles, reads: s.reads });
     registerSuppressionRoutes(scope, { suppressions });
-    registerWebhookRoutes(scope, { endpoints });
+    registerWebhookRoutes(scope, { endpoints, audit: s.audit });
     registerTemplateRoutes(scope, { templates });
     registerUsageRoutes(scope, { usage });
   });
