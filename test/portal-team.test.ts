@@ -151,4 +151,40 @@ describe('portal team rules', () => {
     );
     expect(rows.map((r) => r.action)).toEqual(['user.invite', 'user.password_reset', 'user.disable']);
   });
+
+  it('records an API key’s changes to webhooks and forwarding rules, naming the key, the URL and the rule', async () => {
+    const created = await call(svc.url, 'POST', '/webhook-endpoints', {
+      key: t.key,
+      body: { url: 'https://hooks.example.com/api-old', events: ['message.status'] },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const patch = { url: 'https://hooks.example.com/api-new' };
+    expect((await call(svc.url, 'PATCH', `/webhook-endpoints/${id}`, { key: t.key, body: patch })).status).toBe(200);
+    expect((await call(svc.url, 'DELETE', `/webhook-endpoints/${id}`, { key: t.key })).status).toBe(204);
+    const rule = await call(svc.url, 'POST', '/forwarding-rules', {
+      key: t.key,
+      body: {
+        name: 'orders',
+        condition: { type: 'contains', pattern: 'order' },
+        destination: { type: 'http', url: 'https://hooks.example.com/forward' },
+      },
+    });
+    expect(rule.status).toBe(201);
+    expect((await call(svc.url, 'DELETE', `/forwarding-rules/${rule.body.id}`, { key: t.key })).status).toBe(204);
+    const rows = await svc.db.query<{ action: string; target: string; actor: string; user_id: string | null }>(
+      `SELECT action, target, actor, user_id FROM portal_audit_log
+        WHERE customer_id = $1 AND actor LIKE 'API key %' ORDER BY id`,
+      [t.customerId],
+    );
+    expect(rows.map((r) => [r.action, r.target])).toEqual([
+      ['webhook.create', 'https://hooks.example.com/api-old'],
+      ['webhook.url_change', 'https://hooks.example.com/api-old → https://hooks.example.com/api-new'],
+      ['webhook.delete', 'https://hooks.example.com/api-new'],
+      ['inbox.rule_create', 'orders → https://hooks.example.com/forward'],
+      ['inbox.rule_delete', 'orders → https://hooks.example.com/forward'],
+    ]);
+    expect(rows.every((r) => r.actor.startsWith(`API key ak_live_********${t.key.slice(-4)}`))).toBe(true);
+    expect(rows.every((r) => r.user_id === null)).toBe(true);
+  });
 });
