@@ -137,6 +137,7 @@ function registerOperatorApi(api: Server, config: Config, deps: { db: Db; log: L
         keys,
         inbound,
         rekey: createRekey({ db, sealer }),
+        audit: s.audit,
         providerApiVersion: config.providerApiVersion,
       }),
     );

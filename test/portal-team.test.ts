@@ -150,6 +150,31 @@ describe('portal team rules', () => {
       [other.customerId, u.email],
     );
     expect(rows.map((r) => r.action)).toEqual(['user.invite', 'user.password_reset', 'user.disable']);
+    // The operator's key and plan changes too, the key named by its masked form and name.
+    const key = await call(svc.url, 'POST', `/admin/customers/${other.customerId}/api-keys`, {
+      admin: true,
+      body: { name: 'from the operator' },
+    });
+    expect(key.status).toBe(201);
+    expect((await call(svc.url, 'DELETE', `/admin/api-keys/${key.body.id}`, { admin: true })).status).toBe(204);
+    const plan = await call(svc.url, 'PATCH', `/admin/customers/${other.customerId}`, {
+      admin: true,
+      body: { plan: 'basic' },
+    });
+    expect(plan.status).toBe(200);
+    const more = await svc.db.query<{ action: string; target: string }>(
+      `SELECT action, target FROM portal_audit_log
+        WHERE customer_id = $1 AND actor = 'operator' AND action IN ('key.create', 'key.revoke', 'customer.update')
+        ORDER BY id`,
+      [other.customerId],
+    );
+    const words = `${key.body.maskedKey} (from the operator)`;
+    // (createTenant's own keys, made by the operator too, come first.)
+    expect(more.filter((r) => r.action !== 'key.create' || r.target === words)).toEqual([
+      { action: 'key.create', target: words },
+      { action: 'key.revoke', target: words },
+      { action: 'customer.update', target: 'plan: "basic"' },
+    ]);
   });
 
   it('records an API key’s changes to webhooks and forwarding rules, naming the key, the URL and the rule', async () => {

@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import type { Tenant } from '../../auth/directory.js';
-import { MAX_ACTIVE_KEYS } from '../../keys/key-service.js';
+import { keyWords, MAX_ACTIVE_KEYS } from '../../keys/key-service.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { TEMPLATE_ACCESS, type TemplateAccess } from '../../shared/vocab.js';
 import type { PortalDeps } from './deps.js';
@@ -162,11 +162,6 @@ function revokePage(ctx: PageContext, key: KeyView): Html {
       </form>
       <a href="/portal/keys">Cancel</a>`,
   );
-}
-
-/** A key in the audit log's words: its masked form and its name. */
-export function keyWords(k: Pick<KeyView, 'maskedKey' | 'name'>): string {
-  return k.name ? `${k.maskedKey} (${k.name})` : k.maskedKey;
 }
 
 /** The words of a key of this customer, or not found. */
