@@ -16,6 +16,7 @@ import { registerBroadcastRoutes } from './http/routes/broadcast-routes.js';
 import { registerChatAccountRoutes } from './http/routes/chat-accounts-routes.js';
 import { registerInboundMediaRoutes } from './http/routes/inbound-media-routes.js';
 import { registerInboundRoutes } from './http/routes/inbound-routes.js';
+import { createKeyAudit } from './http/routes/key-audit.js';
 import { registerMediaRoutes } from './http/routes/media-routes.js';
 import { registerMessageRoutes } from './http/routes/messages-routes.js';
 import { registerMetaRoutes } from './http/routes/meta-routes.js';
@@ -77,15 +78,16 @@ function registerApi(api: Server, config: Config, s: Services): void {
         tenant: directory.tenant,
       }),
     );
+    const keyAudit = createKeyAudit(s.audit, s.keys);
     registerCrossFieldValidation(scope, { allowPrivateUrls: config.unsafeAllowPrivateUrls });
     registerMessageRoutes(scope, { sends, queries: messageQueries, cancels: messageCancel });
     registerChatAccountRoutes(scope, { publicBaseUrl: config.publicBaseUrl });
     registerMediaRoutes(scope, { media });
     registerBroadcastRoutes(scope, { broadcasts });
-    registerInboundRoutes(scope, { senders, settings, audit: s.audit });
+    registerInboundRoutes(scope, { senders, settings, audited: keyAudit });
     registerInboundMediaRoutes(scope, { files: s.inboundFiles, reads: s.reads });
     registerSuppressionRoutes(scope, { suppressions });
-    registerWebhookRoutes(scope, { endpoints, audit: s.audit });
+    registerWebhookRoutes(scope, { endpoints, audited: keyAudit });
     registerTemplateRoutes(scope, { templates });
     registerUsageRoutes(scope, { usage });
   });

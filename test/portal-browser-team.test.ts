@@ -234,7 +234,7 @@ describe('portal team in chromium: invite, roles, disable, password, audit', () 
     expect(seen.filter((r) => r.includes('user.password_reset'))).toHaveLength(60);
     expect(seen.find((r) => r.includes('user.password_reset'))).toContain('operator');
     expect(seen.find((r) => r.includes('user.password_reset'))).toContain('later@team.example');
-    for (const [action, words] of [
+    for (const [action, words] of <[string, string][]>[
       ['user.invite', `${member} (viewer)`],
       ['user.invitation_accept', member],
       ['user.role_change', `${member}: viewer → owner`],

@@ -3,7 +3,6 @@
 // keys — with the target named in words (an endpoint's URL, a rule's name, a key's masked form, a
 // user's email), never a bare id. Read newest first, a page at a time (keyset, like every list).
 import type { Db } from '../db/db.js';
-import { LIVE_PREFIX, maskKey, TEST_PREFIX } from '../keys/key-service.js';
 import { keysetPage, type PageRequest } from '../shared/keyset.js';
 
 export type AuditEntry = {
@@ -37,29 +36,6 @@ export function createAuditLog(db: Db) {
           ip,
         ],
       );
-    },
-
-    /**
-     * A change made with an API key (the API's own routes): the actor is the key in words, its
-     * masked form and name, as the portal's key list shows it.
-     */
-    async recordByKey(
-      principal: { customerId: string; keyId: string | null },
-      action: string,
-      target: string | null,
-      ip: string | null,
-    ): Promise<void> {
-      const rows = principal.keyId
-        ? await db.query<{ name: string | null; key_hint: string; sandbox: boolean }>(
-            'SELECT name, key_hint, sandbox FROM api_keys WHERE id = $1 AND customer_id = $2',
-            [principal.keyId, principal.customerId],
-          )
-        : [];
-      const k = rows[0];
-      const actor = k
-        ? `API key ${maskKey(k.sandbox ? TEST_PREFIX : LIVE_PREFIX, k.key_hint)}${k.name ? ` (${k.name})` : ''}`
-        : 'an API key';
-      await this.record({ customerId: principal.customerId, actor }, action, target, ip);
     },
 
     /** One page of the customer's entries, newest first (`cursor` from the previous page's nextCursor). */

@@ -6,7 +6,6 @@ import type { FastifyRequest, FastifySchema } from 'fastify';
 
 import type { SettingsService } from '../../inbound/settings-service.js';
 import { MAX_FILTER_NUMBERS } from '../../inbound/settings-service.js';
-import type { AuditLog } from '../../portal/audit-log.js';
 import type { SenderService } from '../../senders/sender-service.js';
 import { Timestamp, Uuid } from '../../shared/schemas.js';
 import type { ErrorCode } from '../openapi/error-docs.js';
@@ -22,6 +21,7 @@ import {
 } from '../schemas/inbound.js';
 import type { Server } from '../server.js';
 import { callerOf } from '../server.js';
+import type { KeyAudit } from './key-audit.js';
 import { parseTimestamp } from './read-scope.js';
 
 const Phone = Type.String({ minLength: 1, maxLength: 40 });
@@ -198,11 +198,11 @@ const schemas = {
   },
 } satisfies Record<string, FastifySchema>;
 
-type Deps = { senders: SenderService; settings: SettingsService; audit: AuditLog };
+type Deps = { senders: SenderService; settings: SettingsService; audited: KeyAudit };
 
 /** A change to the inbox's settings, in the customer's audit log by the key. */
 const audited = (deps: Deps, request: FastifyRequest, action: string, target: string) =>
-  deps.audit.recordByKey(callerOf(request).principal, action, target, request.ip);
+  deps.audited(request, action, target);
 
 /** A forwarding rule in the audit log's words: its name and where it forwards. */
 const ruleWords = (rule: { name: string | null; destination: { url: string } }) =>

@@ -3,7 +3,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest, FastifySchema } from 'fastify';
 
-import type { AuditLog } from '../../portal/audit-log.js';
 import { Uuid } from '../../shared/schemas.js';
 import { CreateEndpointSchema, UpdateEndpointSchema } from '../../webhooks/endpoint-input.js';
 import type { EndpointService } from '../../webhooks/endpoint-service.js';
@@ -19,6 +18,7 @@ import {
 } from '../schemas/webhooks.js';
 import type { Server } from '../server.js';
 import { callerOf } from '../server.js';
+import type { KeyAudit } from './key-audit.js';
 
 const Id = Type.Object({ id: Uuid() });
 
@@ -126,11 +126,10 @@ const schemas = {
   },
 } satisfies Record<string, FastifySchema>;
 
-export function registerWebhookRoutes(app: Server, deps: { endpoints: EndpointService; audit: AuditLog }) {
+export function registerWebhookRoutes(app: Server, deps: { endpoints: EndpointService; audited: KeyAudit }) {
   const { endpoints } = deps;
   /** Every change to an endpoint is in the customer's audit log, by the key, named by the endpoint's URL. */
-  const audited = (request: FastifyRequest, action: string, target: string) =>
-    deps.audit.recordByKey(callerOf(request).principal, action, target, request.ip);
+  const { audited } = deps;
   const urlOf = async (request: FastifyRequest, id: string) => (await endpoints.get(callerOf(request), id)).url;
   app.post('/webhook-endpoints', { schema: schemas.create }, async (request, reply) => {
     const created = await endpoints.create(callerOf(request), request.body);
