@@ -120,6 +120,8 @@ function registerPortalPages(api: Server, config: Config, s: Services): void {
     audit,
     queries: portalQueries,
     usage,
+    twoFactor: s.twoFactor,
+    passwordResets: s.passwordResets,
   });
 }
 

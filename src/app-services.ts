@@ -30,9 +30,12 @@ import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { providerObserver } from './metrics/provider-observer.js';
 import { createOutboundClient, type Resolve, systemResolve } from './outbound/outbound-client.js';
 import { createAuditLog } from './portal/audit-log.js';
+import { createMailer } from './portal/mailer.js';
+import { createPasswordResetService } from './portal/password-reset-service.js';
 import { createPortalQueries } from './portal/portal-store.js';
 import { createSessionService } from './portal/session-service.js';
 import { createTeamService } from './portal/team-service.js';
+import { createTwoFactorService } from './portal/two-factor-service.js';
 import { createUserService } from './portal/user-service.js';
 import { createProviderClient } from './provider/cloud-api.js';
 import { createReceiptService } from './receipts/receipt-service.js';
@@ -176,7 +179,27 @@ function createCapabilities(
     accountList,
     inbound,
     receipts,
+    ...createPortalSignIn(config, { db, log, sealer }),
   };
+}
+
+/** Two-factor sign-in and password reset by email (decision 0051). */
+function createPortalSignIn(config: Config, deps: { db: Db; log: Logger; sealer: Sealer }) {
+  const { db, log, sealer } = deps;
+  const twoFactor = createTwoFactorService({
+    db,
+    sealer,
+    maxFailuresPerAccount: config.portalLoginMaxFailures,
+    maxFailuresPerAddress: config.portalLoginMaxFailuresPerAddress,
+  });
+  const passwordResets = createPasswordResetService({
+    db,
+    log,
+    publicBaseUrl: config.publicBaseUrl,
+    mailer: createMailer(config),
+    maxPerAddress: config.portalLoginMaxFailuresPerAddress,
+  });
+  return { twoFactor, passwordResets };
 }
 
 /** Embedded mode only: a key generated once and kept beside the data (PostgreSQL mode requires ENCRYPTION_KEY). */

@@ -169,6 +169,26 @@ describe('loadConfig', () => {
     );
   });
 
+  it('reads SMTP_URL with SMTP_FROM for portal mail, never repeating the URL (it may carry a password)', () => {
+    expect(loadConfig({})).toMatchObject({ smtpUrl: null, smtpFrom: null });
+    expect(
+      loadConfig({ SMTP_URL: 'smtps://u:p@mail.example.com:465', SMTP_FROM: 'ChatGate <no-reply@example.com>' }),
+    ).toMatchObject({ smtpUrl: 'smtps://u:p@mail.example.com:465', smtpFrom: 'ChatGate <no-reply@example.com>' });
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+        return '';
+      } catch (err) {
+        return (err as ConfigError).message;
+      }
+    };
+    expect(problems({ SMTP_URL: 'smtp://mail.example.com' })).toContain('SMTP_FROM is required with SMTP_URL');
+    const bad = problems({ SMTP_URL: 'https://user:secret-pw@mail.example.com', SMTP_FROM: 'a@b.example' });
+    expect(bad).toContain('SMTP_URL must look like smtp://');
+    expect(bad).not.toContain('secret-pw');
+    expect(problems({ SMTP_FROM: 'not an address' })).toContain('SMTP_FROM must be an email address');
+  });
+
   it('reads TRUST_PROXY as false, true, a hop count or addresses/CIDRs, and refuses anything else', () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);

@@ -5,6 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 
 import { type InboundMediaSettings, readInboundMediaSettings } from './config-inbound-media.js';
+import { type MailSettings, readMailSettings } from './config-mail.js';
 import { createReaders, type Env, type Readers } from './config-readers.js';
 import { apiVersionProblem, DEFAULT_API_VERSION } from './provider/api-versions.js';
 import { DEFAULT_BLOCKED_MARKETS, parseMarkets } from './shared/markets.js';
@@ -93,7 +94,8 @@ export type Config = {
   /** Distinct account or endpoint ids kept as label values per process; the rest count as "other". */
   metricsMaxIdLabels: number;
 } & DerivedSettings &
-  InboundMediaSettings;
+  InboundMediaSettings &
+  MailSettings;
 
 /** Settings computed from the others in loadConfig (none is read from the environment). */
 export type DerivedSettings = {
@@ -184,6 +186,7 @@ export function loadConfig(env: Env): Config {
   const config: Omit<Config, keyof DerivedSettings> = {
     ...readServerSettings(r, problems),
     ...readWorkSettings(r, problems),
+    ...readMailSettings(r, problems),
   };
   checkTogether(config, problems);
   if (problems.length > 0) throw new ConfigError(problems);

@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { migrate } from '../src/db/migrate.js';
-import { claimDueDeliveries } from '../src/webhooks/delivery-store.js';
+import { claimDueDeliveries, releaseDeliveries } from '../src/webhooks/delivery-store.js';
 import { backend, createTestDatabase, type TestDatabase } from './support/harness.js';
 
 describe(`delivery claims within each endpoint's room (${backend})`, () => {
@@ -40,10 +40,48 @@ describe(`delivery claims within each endpoint's room (${backend})`, () => {
     return n;
   };
 
+  const limits = {
+    limit: 100,
+    leaseSeconds: 60,
+    excludedEndpointIds: [],
+    rooms: [],
+    defaultRoom: 100,
+    defaultSlots: 0,
+    maxAttempts: 8,
+  };
+  /** The attempt counts of one endpoint's deliveries leased to `worker`, oldest first. */
+  const attempts = async (worker: string, endpoint: string) =>
+    (
+      await database.db.query<{ attempt_count: number }>(
+        `SELECT attempt_count FROM webhook_deliveries WHERE locked_by = $1 AND endpoint_id = $2 ORDER BY next_attempt_at`,
+        [worker, endpoint],
+      )
+    ).map((r) => r.attempt_count);
+
   it('takes at most each endpoint room, the default for the others, none of the excluded', async () => {
-    const claimed = await claimDueDeliveries(database.db, 'w1', 100, 60, [c], [{ endpointId: a, room: 2 }], 3);
+    const claimed = await claimDueDeliveries(database.db, 'w1', {
+      ...limits,
+      excludedEndpointIds: [c],
+      rooms: [{ endpointId: a, room: 2, slots: 1 }],
+      defaultRoom: 3,
+      defaultSlots: 2,
+    });
     const n = byEndpoint(claimed);
     expect([n.get(a), n.get(b), n.get(c)]).toEqual([2, 3, undefined]);
+    // The oldest of each endpoint within its free slots are counted by the claim (decision 0046):
+    // one of a's, two of b's; the claim reports the count before its own.
+    const counted = claimed.filter((d) => d.counted);
+    expect(byEndpoint(counted)).toEqual(
+      new Map([
+        [a, 1],
+        [b, 2],
+      ]),
+    );
+    expect(claimed.every((d) => d.attemptCount === 0)).toBe(true);
+    expect([await attempts('w1', a), await attempts('w1', b)]).toEqual([
+      [1, 0],
+      [1, 1, 0],
+    ]);
     // The oldest of each endpoint, and every one claimed is leased to this worker.
     const leased = await database.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM webhook_deliveries WHERE locked_by = 'w1'`,
@@ -52,8 +90,37 @@ describe(`delivery claims within each endpoint's room (${backend})`, () => {
   });
 
   it('leaves the rest claimable', async () => {
-    const claimed = await claimDueDeliveries(database.db, 'w2', 100, 60, []);
+    const claimed = await claimDueDeliveries(database.db, 'w2', limits);
     const n = byEndpoint(claimed);
     expect([n.get(a), n.get(b), n.get(c)]).toEqual([3, 2, 5]);
+    // No free slot: nothing counted (the POST's start counts it, decision 0021).
+    expect(claimed.some((d) => d.counted)).toBe(false);
+  });
+
+  it('counts no attempt on a delivery with every attempt used, and gives back the count of one released', async () => {
+    const db = database.db;
+    await db.query(`UPDATE webhook_deliveries SET locked_by = NULL, locked_until = NULL WHERE endpoint_id = $1`, [c]);
+    await db.query(
+      `UPDATE webhook_deliveries SET attempt_count = 8 WHERE id = (SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY next_attempt_at LIMIT 1)`,
+      [c],
+    );
+    const claimed = await claimDueDeliveries(db, 'w3', { ...limits, defaultSlots: 2 });
+    expect(claimed.map((d) => [d.attemptCount, d.counted]).sort()).toEqual(
+      [
+        [0, false],
+        [0, false],
+        [0, false],
+        [0, true],
+        [8, false],
+      ].sort(),
+    );
+    expect(await attempts('w3', c)).toEqual([8, 1, 0, 0, 0]);
+    const counted = claimed.filter((d) => d.counted).map((d) => d.id);
+    await releaseDeliveries(db, 'w3', claimed);
+    const [row] = await db.query<{ attempt_count: number; locked_by: string | null }>(
+      'SELECT attempt_count, locked_by FROM webhook_deliveries WHERE id = $1',
+      [counted[0]],
+    );
+    expect(row).toEqual({ attempt_count: 0, locked_by: null });
   });
 });

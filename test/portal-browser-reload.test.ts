@@ -291,7 +291,7 @@ describe('portal: a reload after each state-changing action does nothing twice',
     expect(await page.locator('tr', { hasText: 'shown-cancelled' }).count()).toBe(0);
     await page.goto(`${url}/portal/messages/${sent.body.messageId}`);
     const fields = await text(page.locator('dl.fields').first());
-    expect(fields).toMatch(/status\s+cancelled/);
+    expect(fields).toMatch(/Status\s+cancelled/);
     await page.context().close();
   });
 

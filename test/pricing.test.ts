@@ -100,7 +100,7 @@ describe('per-message pricing from status receipts', () => {
     expect(row('All')).toEqual([3, 1, 0]);
     // And the message's page its price.
     const detail = (await portal.request('GET', `/portal/messages/${ids[0]}`)).text;
-    expect(detail).toContain('<dt>pricing</dt>');
+    expect(detail).toContain('<dt>Pricing</dt>');
     expect(detail).toContain('marketing, billable (regular, PMP)');
   });
 

@@ -110,7 +110,7 @@ const COMMANDS: Record<string, Command> = {
   'users list': { usage: 'CUSTOMER_ID', about: "lists a customer's portal users", id: 'CUSTOMER_ID', options: [] },
   'users reset-password': {
     usage: 'USER_ID',
-    about: 'ends the password and sessions; prints a new invitation link',
+    about: 'ends the password, sessions and two-factor sign-in; prints a new invitation link',
     id: 'USER_ID',
     options: [],
   },

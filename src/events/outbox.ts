@@ -40,20 +40,28 @@ export async function writeEvents(
 ): Promise<string[]> {
   if (events.length === 0) return [];
   const ids = events.map(() => newEventId());
+  // The envelope is stored once, on the event, when it has deliveries; they reference it (decision 0046).
   const [written] = await tx.query<{ any: boolean }>(
-    `WITH inserted AS (
-       INSERT INTO events (id, customer_id, type, data, created_at)
-       SELECT t.id, t.customer_id, t.type, t.data::jsonb, t.created_at
-         FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[]) AS t(id, customer_id, type, data, created_at)),
-     deliveries AS (
-       -- created_at to the millisecond, as page cursors carry it.
-       INSERT INTO webhook_deliveries (id, customer_id, endpoint_id, event_id, event_type, payload, status, next_attempt_at, created_at)
-       SELECT gen_random_uuid(), t.customer_id, e.id, t.id, t.type, t.payload, 'pending', now(), date_trunc('milliseconds', now())
-         FROM unnest($1::text[], $2::uuid[], $3::text[], $6::text[], $8::boolean[]) AS t(id, customer_id, type, payload, sandbox)
+    `WITH t AS (
+       SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $8::boolean[])
+         AS t(id, customer_id, type, data, created_at, payload, sandbox)),
+     targets AS (
+       SELECT t.id AS event_id, t.customer_id, t.type, e.id AS endpoint_id
+         FROM t
          JOIN webhook_endpoints e ON e.customer_id = t.customer_id
          JOIN customers c ON c.id = t.customer_id AND c.plan IN ('basic', 'pro')
         WHERE CASE WHEN $7::uuid IS NULL THEN e.is_active AND t.type = ANY (e.events) AND (t.sandbox OR NOT e.sandbox)
-                   ELSE e.id = $7::uuid END
+                   ELSE e.id = $7::uuid END),
+     inserted AS (
+       INSERT INTO events (id, customer_id, type, data, payload, created_at)
+       SELECT t.id, t.customer_id, t.type, t.data::jsonb,
+              CASE WHEN t.id IN (SELECT event_id FROM targets) THEN t.payload END, t.created_at
+         FROM t),
+     deliveries AS (
+       -- created_at to the millisecond, as page cursors carry it.
+       INSERT INTO webhook_deliveries (id, customer_id, endpoint_id, event_id, event_type, status, next_attempt_at, created_at)
+       SELECT gen_random_uuid(), customer_id, endpoint_id, event_id, type, 'pending', now(), date_trunc('milliseconds', now())
+         FROM targets
        RETURNING 1)
      SELECT EXISTS (SELECT 1 FROM deliveries) AS any`,
     [

@@ -6,6 +6,7 @@ import type { Queryable } from '../db/db.js';
 import { writeEvents } from '../events/outbox.js';
 import type { MessageStatus } from '../shared/vocab.js';
 import { releaseMedia } from './media-lifecycle.js';
+import { recordRetries, type Retry } from './message-retries.js';
 import { type EventMessage, messageStatusEvent } from './message-status-event.js';
 import { attemptsAdded, type SendErrorDetail, type Transition } from './transitions.js';
 import { countSteps } from './usage-rollup.js';
@@ -53,6 +54,25 @@ export function logChanges(
       log.warn({ ...ids, attempt: retry.attempt, retryAt: retry.at }, `send failed, will retry (${action})`);
     } else log.debug(c, `message ${c.from} → ${c.to} (${action})`);
   }
+}
+
+/** Uploads whose messages have all left the queue are deleted now. */
+async function releaseLeftMedia(tx: Queryable, rows: ChangedRow[]): Promise<void> {
+  const done = rows.filter((r) => r.media_id !== null && !QUEUED.includes(r.to_status)).map((r) => r.media_id!);
+  if (done.length > 0) await releaseMedia(tx, [...new Set(done)]);
+}
+
+/** The send attempts among the changed rows that queued their message again (decision 0048). */
+function retriesOf(rows: ChangedRow[], attempted: Set<string>): Retry[] {
+  return rows
+    .filter((r) => attempted.has(r.id) && QUEUED.includes(r.to_status))
+    .map((r) => ({
+      messageId: r.id,
+      attempt: r.attemptCount,
+      at: new Date(r.at),
+      error: r.error,
+      nextAt: r.dueAt ? new Date(r.dueAt) : null,
+    }));
 }
 
 export async function applyTransitions(
@@ -104,12 +124,13 @@ export async function applyTransitions(
       transitions.map((t) => t.route ?? null),
     ],
   );
-  // Uploads whose messages have all left the queue are deleted now.
-  const done = rows.filter((r) => r.media_id !== null && !QUEUED.includes(r.to_status)).map((r) => r.media_id!);
-  if (done.length > 0) await releaseMedia(tx, [...new Set(done)]);
+  await releaseLeftMedia(tx, rows);
   const steps = rows.filter((r) => EMITTING.includes(r.to_status) && r.to_status !== r.from_status);
-  // The events and the usage rollup, issued together: pipelined on PostgreSQL.
+  // A send attempt's outcome that queues the message again is a retry (whenever its attempt was counted).
+  const attempted = new Set(transitions.filter((t) => t.attempted).map((t) => t.id));
+  // The events, the usage rollup and the retries' answers, issued together: pipelined on PostgreSQL.
   await Promise.all([
+    recordRetries(tx, retriesOf(rows, attempted)),
     writeEvents(
       tx,
       steps.map((r) =>
@@ -127,8 +148,6 @@ export async function applyTransitions(
       })),
     ),
   ]);
-  // A send attempt's outcome that queues the message again is a retry (whenever its attempt was counted).
-  const attempted = new Set(transitions.filter((t) => t.attempted).map((t) => t.id));
   return rows.map((r) => ({
     messageId: r.id,
     customerId: r.customerId,

@@ -20,7 +20,7 @@ export type PortalUser = {
 };
 
 /** A throttle subject and its limit within the window: attempts, or distinct addresses. */
-type Subject = { subject: string; limit: number; distinct?: boolean };
+export type Subject = { subject: string; limit: number; distinct?: boolean };
 
 /** The login throttle's window: failures older than this no longer count. */
 export const LOGIN_WINDOW_MINUTES = 15;
@@ -94,7 +94,7 @@ async function issueInvitation(deps: UserDeps, q: Pick<Db, 'query'>, userId: str
  * attempts record nothing, so hammering a refused subject never extends or widens a lock.
  * Returns the attempt's id (to take its rows back after a success).
  */
-async function throttle(db: Db, subjects: Subject[], address: string, what?: string): Promise<string> {
+export async function throttle(db: Db, subjects: Subject[], address: string, what?: string): Promise<string> {
   const attempt = crypto.randomUUID();
   await db.query(`INSERT INTO portal_login_failures (subject, address, attempt) SELECT unnest($1::text[]), $2, $3`, [
     subjects.map((x) => x.subject),
@@ -119,7 +119,7 @@ async function throttle(db: Db, subjects: Subject[], address: string, what?: str
   return attempt;
 }
 
-async function takeBack(db: Db, attempt: string): Promise<void> {
+export async function takeBack(db: Db, attempt: string): Promise<void> {
   await db.query('DELETE FROM portal_login_failures WHERE attempt = $1', [attempt]);
 }
 
@@ -251,7 +251,7 @@ export function createUserService(deps: UserDeps) {
       return rows.map(toUser);
     },
 
-    /** Operator: a new invitation link; the old password stops working and every session ends. */
+    /** Operator: a new invitation link; the old password, every session and two-factor sign-in end. */
     async resetPassword(userId: string) {
       return db.transaction(async (tx) => {
         const rows = await tx.query<Row>(
@@ -260,6 +260,9 @@ export function createUserService(deps: UserDeps) {
         );
         if (!rows[0]) throw errors.notFound('portal user');
         await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [userId]);
+        // The way back for a user who lost their phone and recovery codes: two-factor goes too (0051).
+        await tx.query('DELETE FROM portal_totp WHERE user_id = $1', [userId]);
+        await tx.query('DELETE FROM portal_recovery_codes WHERE user_id = $1', [userId]);
         return { ...toUser(rows[0]), ...(await issueInvitation(deps, tx, userId)) };
       });
     },

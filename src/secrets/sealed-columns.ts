@@ -28,6 +28,8 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'webhook_endpoints', column: 'previous_secret_enc', boundAs: 'secret_enc' },
   // A secret the portal shows once after a redirect (minutes at most), bound to its hashed id.
   { table: 'portal_shown_once', column: 'value_enc', key: { column: 'id_hash', type: 'text' } },
+  // A portal user's TOTP secret (two-factor sign-in), bound to the user's id.
+  { table: 'portal_totp', column: 'secret_enc', key: { column: 'user_id', type: 'uuid' } },
 ];
 
 export const sealedAt = (c: SealedColumn, id: string): SealedAt => ({

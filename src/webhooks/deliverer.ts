@@ -18,16 +18,14 @@ import {
   type DeliveryUpdate,
   type Endpoint,
   type EndpointHealth,
-  insertAttempts,
   loadEndpoints,
+  recordOutcomes,
   releaseDeliveries,
   releaseDeliveryLeases,
   startDeliveryAttempts,
-  updateDeliveries,
-  updateEndpointHealth,
 } from './delivery-store.js';
 import { createEndpointQueues } from './endpoint-queues.js';
-import { signatureHeader } from './signature.js';
+import { requestHeaders, signatureHeader } from './signature.js';
 
 /** Delays after attempt 1…7 (≈30 s, 2 min, 8 min, 32 min, ≈2 h, then 4 h): 8 attempts in ≈11 h. */
 export const WEBHOOK_SCHEDULE_MS = [30_000, 120_000, 480_000, 1_920_000, 7_200_000, 14_400_000, 14_400_000] as const;
@@ -69,8 +67,8 @@ export function createDeliverer(deps: {
     concurrency: options.perEndpointConcurrency,
     begin: () => worker.begin(),
     send: (d, endpoint) =>
-      starts
-        .submit(d.id)
+      // Counted by its claim (it had a free slot), or counted now with the others starting.
+      (d.counted ? Promise.resolve(true) : starts.submit(d.id))
         .then(async (counted) => {
           // The lease ran out before the POST started: its new holder sends it.
           if (!counted) return log.warn({ deliveryId: d.id }, 'the lease of a webhook delivery ran out; not sent here');
@@ -108,19 +106,18 @@ export function createDeliverer(deps: {
     const room = options.maxInFlight - worker.inFlight() - queues.waiting();
     if (room <= 0) return { didWork: false };
     const limit = Math.min(options.batchSize, room);
-    const claimed = await claimDueDeliveries(
-      db,
-      worker.workerId,
+    const claimed = await claimDueDeliveries(db, worker.workerId, {
+      ...queues.claimLimits(),
       limit,
-      options.leaseSeconds,
-      queues.full(),
-      queues.rooms(),
-      queues.capacity,
-    );
+      leaseSeconds: options.leaseSeconds,
+      maxAttempts: WEBHOOK_MAX_ATTEMPTS,
+    });
     if (claimed.length === 0) return { didWork: false };
+    // Those the claim counted first: they had a free slot each, and take it at the pump below.
+    claimed.sort((a, b) => Number(b.counted) - Number(a.counted));
     const endpoints = await loadEndpoints(db, sealer, [...new Set(claimed.map((d) => d.endpointId))]);
     const dropped: Result[] = [];
-    const overflow: string[] = [];
+    const overflow: ClaimedDelivery[] = [];
     for (const d of claimed) {
       const endpoint = endpoints.get(d.endpointId);
       // Deactivated since the event: nothing is sent (the test event goes to inactive endpoints too).
@@ -129,7 +126,7 @@ export function createDeliverer(deps: {
       // Every attempt counted, the last never finished: not sent again.
       else if (d.attemptCount >= WEBHOOK_MAX_ATTEMPTS)
         dropped.push({ delivery: d, at: new Date(), post: null, skipped: 'interrupted' });
-      else if (queues.isFull(endpoint.id)) overflow.push(d.id);
+      else if (queues.isFull(endpoint.id)) overflow.push(d);
       else queues.push(d, endpoint);
     }
     queues.pumpAll();
@@ -144,13 +141,8 @@ export function createDeliverer(deps: {
 /** One signed POST of a delivery's stored body. */
 async function post(client: OutboundClient, d: ClaimedDelivery, endpoint: Endpoint): Promise<Result> {
   const at = new Date();
-  const headers = {
-    'content-type': 'application/json',
-    'user-agent': 'ChatGate-Webhooks/1.0',
-    'x-svc-event': d.eventType,
-    'x-svc-event-id': d.eventId,
-    'x-svc-signature': signatureHeader(d.payload, endpoint.secrets),
-  };
+  // Signed at the attempt's own time (stored as attemptedAt): the portal shows `t` from it.
+  const headers = requestHeaders(d, signatureHeader(d.payload, endpoint.secrets, Math.floor(at.getTime() / 1000)));
   return { delivery: d, at, post: await client.post(endpoint.url, d.payload, headers, WEBHOOK_TIMEOUT_MS) };
 }
 
@@ -161,14 +153,8 @@ async function writeResults(db: Db, log: Logger, workerId: string, items: Result
   const attempted = items.flatMap((r) =>
     r.post !== null ? [{ deliveryId: r.delivery.id, at: r.at, post: r.post }] : [],
   );
-  await retryTransient(() =>
-    db.transaction(async (tx) => {
-      await updateDeliveries(tx, workerId, updates);
-      const health = endpointHealth(items);
-      if (attempted.length > 0) await insertAttempts(tx, attempted);
-      if (health.size > 0) await updateEndpointHealth(tx, health);
-    }),
-  );
+  const health = endpointHealth(items);
+  await retryTransient(() => recordOutcomes(db, workerId, updates, attempted, health));
   logFailedAttempts(log, items, updates);
   return updates.map((u) => u.next);
 }

@@ -18,6 +18,18 @@ export function createEndpointQueues(opts: {
   const capacity = opts.concurrency * 4;
   const isFull = (id: string) => backlog(id) >= capacity;
 
+  const full = () => [...queues.keys()].filter(isFull);
+  /**
+   * Room left for each endpoint with deliveries here (for the claim: none claimed beyond it), and
+   * its request slots free now (a delivery pushed into one starts at the next pump).
+   */
+  const rooms = () =>
+    [...queues.keys()].map((endpointId) => ({
+      endpointId,
+      room: Math.max(0, capacity - backlog(endpointId)),
+      slots: Math.max(0, opts.concurrency - backlog(endpointId)),
+    }));
+
   function pump(endpointId: string) {
     const q = queues.get(endpointId);
     if (!q) return;
@@ -39,12 +51,14 @@ export function createEndpointQueues(opts: {
   return {
     isFull,
     /** Endpoints whose backlog is full: not claimed for, so a slow one cannot fill the batch. */
-    full: () => [...queues.keys()].filter(isFull),
+    full,
     /** The backlog one endpoint can take while none of its deliveries is here. */
     capacity,
-    /** Room left for each endpoint with deliveries here (for the claim: none claimed beyond it). */
-    rooms: () =>
-      [...queues.keys()].map((endpointId) => ({ endpointId, room: Math.max(0, capacity - backlog(endpointId)) })),
+    rooms,
+    /** What a claim may take for this process's queues (see claimDueDeliveries). */
+    claimLimits() {
+      return { excludedEndpointIds: full(), rooms: rooms(), defaultRoom: capacity, defaultSlots: opts.concurrency };
+    },
     /** Deliveries claimed and waiting for a slot. */
     waiting: () => [...queues.values()].reduce((n, q) => n + q.waiting.length, 0),
     push(d: ClaimedDelivery, endpoint: Endpoint) {

@@ -7,14 +7,15 @@ import crypto from 'node:crypto';
 
 import { type Caller, requirePlan, requireUnscoped } from '../auth/caller.js';
 import { lockCustomer } from '../customers/customer-service.js';
-import type { Db } from '../db/db.js';
-import { writeEvents } from '../events/outbox.js';
+import { type Db, notifyAfterCommit } from '../db/db.js';
+import { DELIVERIES_READY, writeEvents } from '../events/outbox.js';
 import { checkDestinationUrl } from '../outbound/destination-check.js';
 import type { Resolve } from '../outbound/outbound-client.js';
 import type { Sealer } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
 import { keysetPage } from '../shared/keyset.js';
 import { DEFAULT_EVENT_TYPES } from '../shared/vocab.js';
+import { countFailed, deliveryPayload, requeueFailed } from './delivery-store.js';
 
 export const MAX_ACTIVE_ENDPOINTS = 5;
 /** How long the previous secret keeps signing after a rotation. */
@@ -124,6 +125,20 @@ export function createEndpointService(deps: Deps) {
     /** Delivery history, newest first, each with its attempts. */
     deliveries: (caller: Caller, id: string, page: { limit: number; cursor?: string }) =>
       listDeliveries(db, ownerOf(caller), id, page),
+
+    /** One delivery with its attempts and the body it sends. */
+    delivery: (caller: Caller, id: string, deliveryId: string) => getDelivery(db, ownerOf(caller), id, deliveryId),
+
+    /** How many failed deliveries of the endpoint a replay of [since, until) would queue (up to MAX_REPLAY + 1). */
+    async failedCount(caller: Caller, id: string, since: Date, until: Date) {
+      const owner = ownerOf(caller);
+      await getRow(db, owner, id);
+      return countFailed(db, owner.customerId, id, since, until);
+    },
+
+    /** Queues again every failed delivery of the endpoint created in [since, until), at most MAX_REPLAY. */
+    redeliverFailed: (caller: Caller, id: string, since: Date, until: Date) =>
+      redeliverFailed(db, ownerOf(caller), id, since, until),
 
     /** Sends a delivery again now, with the same eventId and body, and a fresh attempt budget. */
     redeliver: (caller: Caller, id: string, deliveryId: string) => redeliver(db, ownerOf(caller), id, deliveryId),
@@ -285,47 +300,74 @@ type DeliveryRow = {
   attempts: string | { attemptedAt: string }[];
 };
 
+const DELIVERY_SELECT = `SELECT d.id, d.event_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at, d.last_status_code, d.created_at, d.completed_at,
+            COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'statusCode', a.status_code, 'durationMs', a.duration_ms,
+                                                        'responseBody', a.response_body, 'error', a.error) ORDER BY a.id)
+                        FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
+       FROM webhook_deliveries d`;
+
 async function listDeliveries(db: Db, owner: Owner, id: string, page: { limit: number; cursor?: string }) {
   await getRow(db, owner, id);
   const { rows: items, nextCursor } = await keysetPage<DeliveryRow>(
     db,
     {
-      select: `SELECT d.id, d.event_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at, d.last_status_code, d.created_at, d.completed_at,
-            COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'statusCode', a.status_code, 'durationMs', a.duration_ms,
-                                                        'responseBody', a.response_body, 'error', a.error) ORDER BY a.id)
-                        FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
-       FROM webhook_deliveries d`,
+      select: DELIVERY_SELECT,
       where: ['d.customer_id = $1', 'd.endpoint_id = $2'],
       params: [owner.customerId, id],
       key: { at: 'd.created_at', id: 'd.id' },
     },
     page,
   );
+  return { deliveries: items.map(toDelivery), nextCursor };
+}
+
+/** One delivery of an endpoint with its attempts and the body it sends (the portal's delivery page). */
+async function getDelivery(db: Db, owner: Owner, id: string, deliveryId: string) {
+  await getRow(db, owner, id);
+  const [row] = await db.query<DeliveryRow>(
+    `${DELIVERY_SELECT} WHERE d.customer_id = $1 AND d.endpoint_id = $2 AND d.id = $3`,
+    [owner.customerId, id, deliveryId],
+  );
+  if (!row) throw errors.webhookDeliveryNotFound();
+  return { ...toDelivery(row), body: (await deliveryPayload(db, owner.customerId, deliveryId)) ?? '' };
+}
+
+/**
+ * Replays the failed deliveries of one endpoint created in [since, until): each queued again as
+ * the API's redeliver does (same eventId and body, fresh attempt budget), MAX_REPLAY at most.
+ */
+async function redeliverFailed(db: Db, owner: Owner, id: string, since: Date, until: Date) {
+  await getRow(db, owner, id);
+  return db.transaction(async (tx) => {
+    const result = await requeueFailed(tx, owner.customerId, id, since, until);
+    if (result.queued > 0) await notifyAfterCommit(tx, DELIVERIES_READY);
+    return result;
+  });
+}
+
+function toDelivery(r: DeliveryRow) {
   return {
-    deliveries: items.map((r) => ({
-      id: r.id,
-      eventId: r.event_id,
-      eventType: r.event_type,
-      status: r.status,
-      attemptCount: r.attempt_count,
-      nextAttemptAt: r.status === 'pending' ? iso(r.next_attempt_at) : null,
-      lastStatusCode: r.last_status_code,
-      createdAt: iso(r.created_at)!,
-      completedAt: iso(r.completed_at),
-      attempts: (
-        (typeof r.attempts === 'string' ? JSON.parse(r.attempts) : r.attempts) as {
-          attemptedAt: string;
-          statusCode: number | null;
-          durationMs: number | null;
-          responseBody: string | null;
-          error: string | null;
-        }[]
-      ).map((a) => ({
-        ...a,
-        attemptedAt: new Date(a.attemptedAt).toISOString(),
-      })),
+    id: r.id,
+    eventId: r.event_id,
+    eventType: r.event_type,
+    status: r.status,
+    attemptCount: r.attempt_count,
+    nextAttemptAt: r.status === 'pending' ? iso(r.next_attempt_at) : null,
+    lastStatusCode: r.last_status_code,
+    createdAt: iso(r.created_at)!,
+    completedAt: iso(r.completed_at),
+    attempts: (
+      (typeof r.attempts === 'string' ? JSON.parse(r.attempts) : r.attempts) as {
+        attemptedAt: string;
+        statusCode: number | null;
+        durationMs: number | null;
+        responseBody: string | null;
+        error: string | null;
+      }[]
+    ).map((a) => ({
+      ...a,
+      attemptedAt: new Date(a.attemptedAt).toISOString(),
     })),
-    nextCursor,
   };
 }
 

@@ -3,6 +3,17 @@
 // customer copies to check it: raw body, 300 s tolerance, constant-time comparison.
 import crypto from 'node:crypto';
 
+/** Every header of a delivery's POST (the deliverer's, and the portal's view of an attempt). */
+export function requestHeaders(d: { eventType: string; eventId: string }, signature: string): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'ChatGate-Webhooks/1.0',
+    'x-svc-event': d.eventType,
+    'x-svc-event-id': d.eventId,
+    'x-svc-signature': signature,
+  };
+}
+
 export function signatureHeader(
   rawBody: string,
   secrets: string[],

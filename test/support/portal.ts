@@ -1,6 +1,9 @@
 // Portal test helpers: a user created through the operator API, activated through the invitation
 // link, and a cookie-keeping client that logs in and submits forms like a browser would.
+import { Secret, TOTP } from 'otpauth';
+
 import { ADMIN_TOKEN, call } from './harness.js';
+import { recordSecret } from './test-logs.js';
 
 export const PASSWORD = 'a-long-portal-passphrase-42';
 
@@ -83,3 +86,30 @@ export class PortalClient {
 }
 
 export { ADMIN_TOKEN };
+
+/** The 6-digit code of a TOTP secret (base32) at `at` (ms): `Date.now() + 30_000` is the next step's. */
+export function totpCode(secret: string, at = Date.now()): string {
+  return new TOTP({ secret: Secret.fromBase32(secret) }).generate({ timestamp: at });
+}
+
+/**
+ * Turns two-factor sign-in on for a logged-in client: starts the set-up, reads the setup key,
+ * confirms with the current code. Returns the secret and the ten recovery codes shown once.
+ */
+export async function enrolTwoFactor(client: PortalClient): Promise<{ secret: string; codes: string[] }> {
+  const started = await client.submit('/portal/account/security', '/portal/account/security/two-factor/start', {});
+  if (started.status !== 303) throw new Error(`start: ${started.status}`);
+  const setup = await client.get('/portal/account/security');
+  const secret = /id="totp-secret">([A-Z2-7]+)</.exec(setup.text)?.[1];
+  if (!secret) throw new Error(`no setup key in: ${setup.text.slice(0, 300)}`);
+  recordSecret('totp-secret', secret);
+  const on = await client.post('/portal/account/security/two-factor/confirm', {
+    _csrf: client.formToken(setup.text),
+    code: totpCode(secret),
+  });
+  if (on.status !== 303) throw new Error(`confirm: ${on.status} ${on.text.slice(0, 300)}`);
+  const shown = await client.get(on.headers.get('location')!.replace(/^https?:\/\/[^/]+/, ''));
+  const codes = /<pre id="recovery-codes">([^<]*)<\/pre>/.exec(shown.text)?.[1]?.split('\n') ?? [];
+  for (const c of codes) recordSecret('recovery-code', c);
+  return { secret, codes };
+}

@@ -2,6 +2,7 @@
 // the record of every secret the tests create, both under the run folder of vitest's global setup
 // (test/global-setup.ts), which scans the logs for the secrets when the run ends.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 import pino, { type DestinationStream } from 'pino';
@@ -18,11 +19,18 @@ declare module 'vitest' {
 export const LOGS = 'logs';
 export const SECRETS = 'secrets';
 
-const runDir = () => inject('testLogRunDir');
+/** The run folder of vitest's global setup; outside vitest (bench/portal.ts), one in the temporary folder. */
+function runDir(): string {
+  try {
+    return inject('testLogRunDir');
+  } catch {
+    return path.join(os.tmpdir(), 'chatgate-bench-logs');
+  }
+}
 
 /** The test file running now (for file names and reports), or "unknown" outside a test. */
 function currentTest(): string {
-  const file = expect.getState().testPath;
+  const file = process.env.VITEST ? expect.getState().testPath : undefined;
   return file ? path.basename(file).replace(/\.test\.ts$/, '') : 'unknown';
 }
 

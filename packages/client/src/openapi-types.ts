@@ -741,7 +741,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** End the password and every session; the answer carries a new invitation link */
+    /** End the password, every session and two-factor sign-in; the answer carries a new invitation link */
     post: operations['resetPortalUserPassword'];
     delete?: never;
     options?: never;

@@ -1,7 +1,5 @@
 // Log in, log out (here or everywhere), and the invitation link that sets a password.
-import crypto from 'node:crypto';
-
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 
 import { MIN_PASSWORD_LENGTH } from '../../portal/password.js';
 import { AppError } from '../../shared/errors.js';
@@ -10,16 +8,17 @@ import { auditUser, str } from './deps.js';
 import { html } from './html.js';
 import { pageQuery } from './input.js';
 import { errorBox, notice, publicPage } from './layout.js';
-import { PRE_CSRF_COOKIE, sendPage } from './reply.js';
+import { PRE_CSRF_COOKIE, preToken, sendPage } from './reply.js';
+import { startCodeStep } from './two-factor-routes.js';
 
-/** A fresh double-submit token for a form shown before login. */
-function preToken(reply: FastifyReply, secure: boolean): string {
-  const token = crypto.randomBytes(24).toString('base64url');
-  void reply.setCookie(PRE_CSRF_COOKIE, token, { path: '/portal', httpOnly: true, sameSite: 'strict', secure });
-  return token;
-}
+/** The login page's notice after a redirect (`?done=`). */
+const LOGIN_NOTICES: Record<string, string> = {
+  password: 'Your password is set. Log in with it.',
+  reset: 'Your password is changed and every session of yours has ended. Log in with the new password.',
+  out: 'You are logged out.',
+};
 
-function loginForm(token: string, email: string, problem: unknown, info: string | null) {
+function loginForm(token: string, email: string, problem: unknown, info: string | null, canReset: boolean) {
   return publicPage(
     'Log in',
     html`${info ? notice(info) : ''} ${problem ? errorBox(problem) : ''}
@@ -30,7 +29,8 @@ function loginForm(token: string, email: string, problem: unknown, info: string 
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
         <button type="submit">Log in</button>
-      </form>`,
+      </form>
+      ${canReset ? html`<p><a href="/portal/password-reset">Forgot your password?</a></p>` : ''}`,
   );
 }
 
@@ -41,15 +41,16 @@ export function registerAuthRoutes(app: FastifyInstance, deps: PortalDeps, cooki
   app.get('/login', { config: { portalPublic: true } }, async (request, reply) => {
     if (request.portalSession) return reply.redirect('/portal', 303);
     const q = pageQuery(request);
-    const info =
-      q.done === 'password' ? 'Your password is set. Log in with it.' : q.done === 'out' ? 'You are logged out.' : null;
-    return sendPage(reply, loginForm(preToken(reply, secure), '', null, info));
+    const info = q.done !== undefined && Object.hasOwn(LOGIN_NOTICES, q.done) ? LOGIN_NOTICES[q.done]! : null;
+    return sendPage(reply, loginForm(preToken(reply, secure), '', null, info, deps.passwordResets.enabled));
   });
 
   app.post('/login', { config: { portalPublic: true } }, async (request, reply) => {
     const email = str(request.body, 'email');
     try {
       const user = await deps.users.login(email, str(request.body, 'password'), request.ip);
+      // Two-factor sign-in on: the code step first, no session before it (decision 0051).
+      if (await deps.twoFactor.isOn(user.id)) return await startCodeStep(deps, reply, user.id);
       // A new id at every login; whatever session id the browser presented ends (no fixation).
       const session = await deps.sessions.create(user, request.portalSessionId);
       void reply.setCookie(cookieName, session.id, cookieOptions);
@@ -58,7 +59,8 @@ export function registerAuthRoutes(app: FastifyInstance, deps: PortalDeps, cooki
       return reply.redirect('/portal', 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      return sendPage(reply, loginForm(preToken(reply, secure), email, err, null), err.status);
+      const form = loginForm(preToken(reply, secure), email, err, null, deps.passwordResets.enabled);
+      return sendPage(reply, form, err.status);
     }
   });
 

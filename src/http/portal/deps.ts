@@ -11,9 +11,11 @@ import type { MessageCancel } from '../../messages/cancel-message.js';
 import type { MessageQueries } from '../../messages/message-store.js';
 import type { SendService } from '../../messages/send-service.js';
 import type { AuditLog } from '../../portal/audit-log.js';
+import type { PasswordResetService } from '../../portal/password-reset-service.js';
 import type { PortalQueries } from '../../portal/portal-store.js';
 import type { Session, SessionService } from '../../portal/session-service.js';
 import type { TeamService } from '../../portal/team-service.js';
+import type { TwoFactorService } from '../../portal/two-factor-service.js';
 import type { UserService } from '../../portal/user-service.js';
 import type { InboundFiles } from '../../senders/inbound-files.js';
 import type { SenderService } from '../../senders/sender-service.js';
@@ -50,6 +52,10 @@ export type PortalDeps = {
   audit: AuditLog;
   queries: PortalQueries;
   usage: UsageService;
+  /** Two-factor sign-in (TOTP, recovery codes) and the login's code step (decision 0051). */
+  twoFactor: TwoFactorService;
+  /** Password reset by email; `enabled` only when SMTP_URL is set. */
+  passwordResets: PasswordResetService;
 };
 
 /** The signed-in user's customer, and the user as the services take a caller (portalPrincipal). */

@@ -24,10 +24,12 @@ import { registerKeyRoutes } from './keys-routes.js';
 import { errorBox, publicPage } from './layout.js';
 import { registerMessageRoutes } from './messages-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
+import { registerPasswordResetRoutes } from './password-reset-routes.js';
 import { registerProfileRoutes } from './profile-routes.js';
 import { PRE_CSRF_COOKIE, sendPage } from './reply.js';
 import { registerTeamRoutes } from './team-routes.js';
 import { registerTemplateRoutes } from './templates-routes.js';
+import { registerTwoFactorRoutes } from './two-factor-routes.js';
 import { registerWebhookRoutes } from './webhooks-routes.js';
 
 declare module 'fastify' {
@@ -36,7 +38,7 @@ declare module 'fastify' {
     portalSessionId: string | null;
   }
   interface FastifyContextConfig {
-    /** Reachable without a session (login, invitation, assets). */
+    /** Reachable without a session (login and its code step, invitation, password reset, assets). */
     portalPublic?: boolean;
     /** A state-changing request a viewer may make (log out). */
     portalViewerMayPost?: boolean;
@@ -136,6 +138,8 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
       registerAuditRoutes(portal, deps);
       registerTeamRoutes(portal, deps);
       registerProfileRoutes(portal, deps);
+      registerTwoFactorRoutes(portal, deps, cookieName);
+      registerPasswordResetRoutes(portal, deps);
     },
     { prefix: '/portal' },
   );

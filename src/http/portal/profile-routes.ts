@@ -23,6 +23,7 @@ async function render(deps: PortalDeps, request: FastifyRequest, reply: FastifyR
       'Your account',
       html`${top}
         <p>You are <strong>${session.email}</strong>, with the role <strong>${session.role}</strong>.</p>
+        <p><a href="/portal/account/security">Two-factor sign-in</a></p>
         <section aria-labelledby="change-password">
           <h2 id="change-password">Change your password</h2>
           <p>Your other sessions (other browsers and devices) are logged out; this one stays.</p>

@@ -1,5 +1,6 @@
 // Webhook endpoints (plans Basic and Pro): create (secret shown once), edit, rotate the secret,
-// send a test event, the delivery history with every attempt, and redelivery.
+// send a test event, the delivery history with every attempt, and redelivery; one delivery's page,
+// deleting an endpoint and replaying a period's failed deliveries are in webhook-deliveries.ts.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import type { Caller } from '../../auth/caller.js';
@@ -25,6 +26,7 @@ import {
   type PageContext,
 } from './layout.js';
 import { sendPage } from './reply.js';
+import { DELIVERY_STATUS, registerDeliveryRoutes, REPLAY_NOTICES, replayForm } from './webhook-deliveries.js';
 
 function listOf(body: unknown, name: string): string[] {
   const v = (body as Record<string, unknown> | undefined)?.[name];
@@ -98,6 +100,40 @@ async function allowed(deps: PortalDeps, request: FastifyRequest) {
   }
 }
 
+type Endpoints = Awaited<ReturnType<PortalDeps['endpoints']['list']>>;
+type Health = Awaited<ReturnType<PortalDeps['queries']['webhookHealth']>>;
+
+function endpointsTable(endpoints: Endpoints, health: Health): Html {
+  return html`<table>
+    <caption>
+      Endpoints
+    </caption>
+    <thead>
+      <tr>
+        <th scope="col">URL</th>
+        <th scope="col">Description</th>
+        <th scope="col">Events</th>
+        <th scope="col">Active</th>
+        <th scope="col">Success (7 days)</th>
+        <th scope="col">Last failure</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${endpoints.map((e) => {
+        const h = health.get(e.id);
+        return html`<tr>
+          <td><a href="/portal/webhooks/${e.id}">${e.url}</a></td>
+          <td>${e.description}</td>
+          <td>${e.events.join(', ')}</td>
+          <td>${e.isActive ? 'yes' : 'no'}</td>
+          <td>${h && h.total > 0 ? `${Math.round((h.ok / h.total) * 100)}% of ${h.total}` : '—'}</td>
+          <td>${e.lastFailureAt ? html`${when(e.lastFailureAt)}: ${e.lastFailureReason ?? ''}` : '—'}</td>
+        </tr>`;
+      })}
+    </tbody>
+  </table>`;
+}
+
 async function listPage(deps: PortalDeps, ctx: PageContext, caller: Caller, top: Part) {
   const [endpoints, health] = await Promise.all([
     deps.endpoints.list(caller),
@@ -109,34 +145,15 @@ async function listPage(deps: PortalDeps, ctx: PageContext, caller: Caller, top:
     'Webhook endpoints',
     html`${top}
       <p>${endpoints.filter((e) => e.isActive).length} of ${MAX_ACTIVE_ENDPOINTS} active endpoints.</p>
-      <table>
-        <caption>
-          Endpoints
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">URL</th>
-            <th scope="col">Description</th>
-            <th scope="col">Events</th>
-            <th scope="col">Active</th>
-            <th scope="col">Success (7 days)</th>
-            <th scope="col">Last failure</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${endpoints.map((e) => {
-            const h = health.get(e.id);
-            return html`<tr>
-              <td><a href="/portal/webhooks/${e.id}">${e.url}</a></td>
-              <td>${e.description}</td>
-              <td>${e.events.join(', ')}</td>
-              <td>${e.isActive ? 'yes' : 'no'}</td>
-              <td>${h && h.total > 0 ? `${Math.round((h.ok / h.total) * 100)}% of ${h.total}` : '—'}</td>
-              <td>${e.lastFailureAt ? html`${when(e.lastFailureAt)}: ${e.lastFailureReason ?? ''}` : '—'}</td>
-            </tr>`;
-          })}
-        </tbody>
-      </table>
+      ${
+        endpoints.length === 0
+          ? html`<p class="empty">
+              No endpoints yet. An endpoint is an HTTPS address of yours that receives events (a message's status, an
+              inbound message) as signed POST
+              requests.${owner ? ' Add one below.' : ' An owner of your account can add one.'}
+            </p>`
+          : endpointsTable(endpoints, health)
+      }
       ${
         owner
           ? html`<section aria-labelledby="new-ep">
@@ -196,11 +213,25 @@ async function detailPage(deps: PortalDeps, ctx: PageContext, caller: Caller, id
               <p>
                 ${action('test', 'Send a test event')}
                 <a href="/portal/webhooks/${e.id}/rotate-secret">Rotate secret…</a>
+                <a href="/portal/webhooks/${e.id}/delete">Delete endpoint…</a>
               </p>`
           : ''
       }
       <h2>Deliveries</h2>
-      ${deliveriesTable(deliveries, owner ? action : null)}
+      ${
+        owner && deliveries.length > 0
+          ? html`<h3>Replay the failed deliveries of a period</h3>
+              ${replayForm(e.id)}`
+          : ''
+      }
+      ${
+        deliveries.length === 0
+          ? html`<p class="empty">
+              No deliveries yet. Each event this endpoint subscribes to is sent here and listed with every attempt;
+              ${owner ? 'send a test event to see one.' : 'an owner can send a test event.'}
+            </p>`
+          : deliveriesTable(e.id, deliveries, owner ? action : null)
+      }
       <p><a href="/portal/webhooks">All endpoints</a></p>`,
   );
 }
@@ -209,7 +240,8 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
   app.get('/webhooks', async (request, reply) => {
     const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated);
-    return sendPage(reply, await listPage(deps, a.ctx, a.caller, await shownSecret(deps, request)));
+    const done = doneNotice(pageQuery(request), { deleted: 'The endpoint is deleted, with its delivery history.' });
+    return sendPage(reply, await listPage(deps, a.ctx, a.caller, html`${await shownSecret(deps, request)}${done}`));
   });
 
   app.post('/webhooks', async (request, reply) => {
@@ -237,6 +269,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
     if (a.gated) return sendPage(reply, a.gated);
     const top = html`${await shownSecret(deps, request)}${queuedNotice(request)}${doneNotice(pageQuery(request), {
       saved: 'Saved.',
+      ...REPLAY_NOTICES,
     })}`;
     return sendPage(reply, await detailPage(deps, a.ctx, a.caller, idParam(request), top));
   });
@@ -270,6 +303,8 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
 
   // Rotating changes what the receiver must check: a confirmation page first (no JavaScript needed).
   registerEndpointActions(app, deps);
+  // One delivery's page, deleting an endpoint, replaying failed deliveries (webhook-deliveries.ts).
+  registerDeliveryRoutes(app, deps, allowed);
 }
 
 /** The actions on one endpoint: rotating its secret, a test event, a redelivery. */
@@ -332,7 +367,11 @@ function registerEndpointActions(app: FastifyInstance, deps: PortalDeps): void {
 type Deliveries = Awaited<ReturnType<PortalDeps['endpoints']['deliveries']>>['deliveries'];
 
 /** An endpoint's delivery history, each with its attempts; `action` (owners only) makes a redeliver button. */
-function deliveriesTable(deliveries: Deliveries, action: ((path: string, label: string) => Html) | null) {
+function deliveriesTable(
+  endpointId: string,
+  deliveries: Deliveries,
+  action: ((path: string, label: string) => Html) | null,
+) {
   return html`<table>
     <caption>
       Delivery history, newest first
@@ -342,7 +381,8 @@ function deliveriesTable(deliveries: Deliveries, action: ((path: string, label: 
         <th scope="col">Created</th>
         <th scope="col">Event</th>
         <th scope="col">Status</th>
-        <th scope="col">Attempts (status code, duration, response)</th>
+        <th scope="col">Attempts (answer, duration)</th>
+        <th scope="col">Next attempt</th>
         <th scope="col">Redeliver</th>
       </tr>
     </thead>
@@ -350,21 +390,24 @@ function deliveriesTable(deliveries: Deliveries, action: ((path: string, label: 
       ${deliveries.map(
         (d) =>
           html`<tr class="delivery">
-            <td>${when(d.createdAt)}</td>
+            <td><a href="/portal/webhooks/${endpointId}/deliveries/${d.id}">${when(d.createdAt)}</a></td>
             <td>${d.eventType}<br /><code>${d.eventId}</code></td>
-            <td>${d.status}</td>
+            <td>${DELIVERY_STATUS[d.status] ?? d.status}</td>
             <td>
               <ol>
-                ${(d.attempts as Record<string, unknown>[]).map(
+                ${d.attempts.map(
                   (a) =>
                     html`<li class="attempt">
-                      ${when(String(a.attemptedAt))}:
-                      <strong>${a.statusCode === null ? 'no answer' : String(a.statusCode)}</strong>,
-                      ${String(a.durationMs)} ms ${a.error ? html`— ${String(a.error)}` : ''}
-                      ${a.responseBody ? html`<pre class="excerpt">${String(a.responseBody).slice(0, 500)}</pre>` : ''}
+                      ${when(a.attemptedAt)}:
+                      <strong>${a.statusCode === null ? 'no answer' : `HTTP ${a.statusCode}`}</strong>,
+                      ${String(a.durationMs ?? '?')} ms ${a.error ? html`— ${a.error}` : ''}
+                      ${a.responseBody ? html`<pre class="excerpt">${a.responseBody.slice(0, 500)}</pre>` : ''}
                     </li>`,
                 )}
               </ol>
+            </td>
+            <td>
+              ${d.nextAttemptAt ? html`<time datetime="${d.nextAttemptAt}">${when(d.nextAttemptAt)}</time>` : '—'}
             </td>
             <td>${action ? action(`deliveries/${d.id}/redeliver`, 'Redeliver') : ''}</td>
           </tr>`,

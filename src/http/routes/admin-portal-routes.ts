@@ -87,7 +87,7 @@ export function registerAdminPortalRoutes(app: Server, deps: Deps) {
         tags,
         security,
         operationId: 'resetPortalUserPassword',
-        summary: 'End the password and every session; the answer carries a new invitation link',
+        summary: 'End the password, every session and two-factor sign-in; the answer carries a new invitation link',
         response: { 200: PortalUserInvited },
         'x-errors': ['not_found'],
         params: IdParam,

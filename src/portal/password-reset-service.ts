@@ -1,0 +1,147 @@
+// Password reset by email (decision 0051), when SMTP is configured: a request answers the same
+// whether or not the address has an account (no enumeration; the mail is sent after the answer),
+// is throttled per address and per client, and mails a single-use link (only its SHA-256 kept)
+// that works for RESET_MINUTES. Using it sets the password and ends every session of the user.
+import crypto from 'node:crypto';
+
+import type { Logger } from 'pino';
+
+import type { Db } from '../db/db.js';
+import { sha256Hex } from '../shared/crypto.js';
+import { AppError } from '../shared/errors.js';
+import type { Mailer } from './mailer.js';
+import { hashPassword, passwordProblem } from './password.js';
+import { portalErrors, throttle } from './user-service.js';
+
+export const RESET_MINUTES = 30;
+/** Reset mails to one address within the login window (15 minutes): a mailbox is not flooded. */
+export const RESETS_PER_EMAIL = 3;
+
+export const resetErrors = {
+  notConfigured: () =>
+    new AppError(404, 'password_reset_off', {
+      message:
+        'Password reset by email is not set up on this service. Ask your operator to reset your password; they send you a new link.',
+    }),
+  linkInvalid: () =>
+    new AppError(404, 'reset_link_invalid', {
+      message: 'This password reset link is unknown, used or expired. Ask for a new one.',
+    }),
+};
+
+type ResetDeps = { db: Db; log: Logger; publicBaseUrl: string; mailer: Mailer | null; maxPerAddress: number };
+
+export type ResetUser = { id: string; customerId: string; email: string };
+export type PasswordResetService = ReturnType<typeof createPasswordResetService>;
+
+function mailText(link: string): string {
+  return [
+    'Someone (we hope you) asked to reset the password of your ChatGate portal account.',
+    '',
+    `Choose a new password here (the link works once, for ${RESET_MINUTES} minutes):`,
+    link,
+    '',
+    'If you did not ask, ignore this mail: your password stays as it is.',
+  ].join('\n');
+}
+
+async function userOfToken(db: Pick<Db, 'query'>, token: string): Promise<ResetUser> {
+  if (token.length < 20 || token.length > 100) throw resetErrors.linkInvalid();
+  const rows = await db.query<{ id: string; customer_id: string; email: string }>(
+    `SELECT u.id, u.customer_id, u.email FROM portal_password_resets r JOIN portal_users u ON u.id = r.user_id
+      WHERE r.token_hash = $1 AND r.used_at IS NULL AND r.expires_at > now()
+        AND u.disabled_at IS NULL AND u.password_hash IS NOT NULL`,
+    [sha256Hex(token)],
+  );
+  const r = rows[0];
+  if (!r) throw resetErrors.linkInvalid();
+  return { id: r.id, customerId: r.customer_id, email: r.email };
+}
+
+export function createPasswordResetService(deps: ResetDeps) {
+  const { db, log, mailer } = deps;
+  return {
+    enabled: mailer !== null,
+
+    /**
+     * Asks for a reset link. Throttled per client address and per email address (every request
+     * counts); then, only for an active user, a new link (earlier ones stop working) is mailed in
+     * the background. Returns the user the link is for (to audit), or null: the caller answers
+     * the same either way.
+     */
+    async request(emailRaw: string, address: string): Promise<ResetUser | null> {
+      if (!mailer) throw resetErrors.notConfigured();
+      const email = emailRaw.trim().toLowerCase().slice(0, 320);
+      await throttle(
+        db,
+        [
+          { subject: `reset-ip:${address}`, limit: deps.maxPerAddress },
+          { subject: `reset-email:${email}`, limit: RESETS_PER_EMAIL },
+        ],
+        address,
+        'password reset requests',
+      );
+      const rows = await db.query<{ id: string; customer_id: string }>(
+        `SELECT id, customer_id FROM portal_users WHERE email = $1 AND disabled_at IS NULL AND password_hash IS NOT NULL`,
+        [email],
+      );
+      const user = rows[0];
+      if (!user) return null;
+      const token = crypto.randomBytes(32).toString('base64url');
+      await db.transaction(async (tx) => {
+        await tx.query('UPDATE portal_password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [
+          user.id,
+        ]);
+        await tx.query(
+          `INSERT INTO portal_password_resets (token_hash, user_id, expires_at)
+           VALUES ($1, $2, now() + make_interval(mins => $3))`,
+          [sha256Hex(token), user.id, RESET_MINUTES],
+        );
+      });
+      const link = `${deps.publicBaseUrl}/portal/password-reset/${token}`;
+      // Not awaited: the answer must not take longer when the address has an account.
+      mailer
+        .send({ to: email, subject: 'Reset your ChatGate portal password', text: mailText(link) })
+        .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'portal: password reset mail not sent'));
+      return { id: user.id, customerId: user.customer_id, email };
+    },
+
+    /** The user of a live link (the form is shown only for one). */
+    check: (token: string) => userOfToken(db, token),
+
+    /**
+     * Sets the new password from a link: the link is spent in the same transaction, every other
+     * link of the user stops working, every session ends, pending login challenges go.
+     */
+    async reset(token: string, password: string): Promise<ResetUser> {
+      const user = await userOfToken(db, token);
+      const problem = passwordProblem(password, user.email);
+      if (problem) throw portalErrors.weakPassword(problem);
+      const hash = await hashPassword(password);
+      await db.transaction(async (tx) => {
+        const spent = await tx.query(
+          `UPDATE portal_password_resets SET used_at = now()
+            WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING 1`,
+          [sha256Hex(token)],
+        );
+        if (spent.length === 0) throw resetErrors.linkInvalid();
+        await tx.query('UPDATE portal_password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [
+          user.id,
+        ]);
+        await tx.query('UPDATE portal_users SET password_hash = $2, password_set_at = now() WHERE id = $1', [
+          user.id,
+          hash,
+        ]);
+        await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [user.id]);
+        await tx.query('DELETE FROM portal_login_challenges WHERE user_id = $1', [user.id]);
+      });
+      return user;
+    },
+  };
+}
+
+/** The purger's pass: reset links past their expiry (used or not). */
+export async function purgePasswordResets(db: Pick<Db, 'query'>): Promise<number> {
+  const rows = await db.query('DELETE FROM portal_password_resets WHERE expires_at < now() RETURNING 1');
+  return rows.length;
+}
