@@ -16,6 +16,7 @@ import { registerBroadcastRoutes } from './http/routes/broadcast-routes.js';
 import { registerChatAccountRoutes } from './http/routes/chat-accounts-routes.js';
 import { registerInboundMediaRoutes } from './http/routes/inbound-media-routes.js';
 import { registerInboundRoutes } from './http/routes/inbound-routes.js';
+import { createKeyAudit } from './http/routes/key-audit.js';
 import { registerMediaRoutes } from './http/routes/media-routes.js';
 import { registerMessageRoutes } from './http/routes/messages-routes.js';
 import { registerMetaRoutes } from './http/routes/meta-routes.js';
@@ -77,15 +78,16 @@ function registerApi(api: Server, config: Config, s: Services): void {
         tenant: directory.tenant,
       }),
     );
+    const keyAudit = createKeyAudit(s.audit, s.keys);
     registerCrossFieldValidation(scope, { allowPrivateUrls: config.unsafeAllowPrivateUrls });
     registerMessageRoutes(scope, { sends, queries: messageQueries, cancels: messageCancel });
     registerChatAccountRoutes(scope, { publicBaseUrl: config.publicBaseUrl });
     registerMediaRoutes(scope, { media });
     registerBroadcastRoutes(scope, { broadcasts });
-    registerInboundRoutes(scope, { senders, settings });
+    registerInboundRoutes(scope, { senders, settings, audited: keyAudit });
     registerInboundMediaRoutes(scope, { files: s.inboundFiles, reads: s.reads });
     registerSuppressionRoutes(scope, { suppressions });
-    registerWebhookRoutes(scope, { endpoints });
+    registerWebhookRoutes(scope, { endpoints, audited: keyAudit });
     registerTemplateRoutes(scope, { templates });
     registerUsageRoutes(scope, { usage });
   });
@@ -94,7 +96,7 @@ function registerApi(api: Server, config: Config, s: Services): void {
 /** The portal's pages, on the same service instances as the API. */
 function registerPortalPages(api: Server, config: Config, s: Services): void {
   const { directory, keys, messageQueries, messageCancel, broadcasts, senders, settings, endpoints } = s;
-  const { templates, users, sessions, audit, portalQueries, usage, sends, conversations } = s;
+  const { templates, users, team, sessions, audit, portalQueries, usage, sends, conversations } = s;
   registerPortal(api, {
     publicBaseUrl: config.publicBaseUrl,
     // Cookie security follows the public base URL only (UNSAFE_ALLOW_PRIVATE_URLS is about outbound URLs).
@@ -113,6 +115,7 @@ function registerPortalPages(api: Server, config: Config, s: Services): void {
     endpoints,
     templates,
     users,
+    team,
     sessions,
     audit,
     queries: portalQueries,
@@ -138,11 +141,12 @@ function registerOperatorApi(api: Server, config: Config, deps: { db: Db; log: L
         keys,
         inbound,
         rekey: createRekey({ db, sealer }),
+        audit: s.audit,
         providerApiVersion: config.providerApiVersion,
       }),
     );
     void api.register(async (plain) =>
-      registerAdminPortalRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), { operatorAuth, users }),
+      registerAdminPortalRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), { operatorAuth, users, audit: s.audit }),
     );
   } else {
     log.info('ADMIN_TOKEN is not set: the operator API is off');

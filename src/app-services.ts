@@ -34,6 +34,7 @@ import { createMailer } from './portal/mailer.js';
 import { createPasswordResetService } from './portal/password-reset-service.js';
 import { createPortalQueries } from './portal/portal-store.js';
 import { createSessionService } from './portal/session-service.js';
+import { createTeamService } from './portal/team-service.js';
 import { createTwoFactorService } from './portal/two-factor-service.js';
 import { createUserService } from './portal/user-service.js';
 import { createProviderClient } from './provider/cloud-api.js';
@@ -136,6 +137,7 @@ function createCapabilities(
     absoluteHours: config.portalSessionAbsoluteHours,
   });
   const audit = createAuditLog(db);
+  const team = createTeamService({ db, users });
   const portalQueries = createPortalQueries(db);
   const customers = createCustomerService({ db, invalidate: directory.invalidate });
   const accounts = createAccountAdmin({
@@ -166,6 +168,7 @@ function createCapabilities(
     suppressions,
     templateCategories,
     users,
+    team,
     sessions,
     audit,
     portalQueries,

@@ -90,10 +90,14 @@ describe('portal actions in chromium', () => {
     const rows = page.locator('#audit tbody tr');
     await rows.first().waitFor();
     const entries = await rows.allInnerTexts();
-    expect(entries[0]).toContain('webhook.rotate_secret');
+    // Newest first, each target named by the endpoint's URL (issue #27, part 2), never its id.
+    const endpoint = `${receiver.url}/edit`;
+    expect(entries[0]).toContain('webhook.redeliver');
     expect(entries[0]).toContain(owner);
-    expect(entries[0]).toContain(id);
-    expect(entries.some((e) => e.includes('webhook.create') && e.includes(id))).toBe(true);
+    expect(entries[0]).toContain(`event ${eventId} to ${endpoint}`);
+    for (const action of ['webhook.test', 'webhook.rotate_secret', 'webhook.update', 'webhook.create'])
+      expect(entries.some((e) => e.includes(action) && e.includes(endpoint))).toBe(true);
+    expect(entries.some((e) => e.includes(id))).toBe(false);
     await checkPage(page, '21-audit-log');
     await page.context().close();
 

@@ -169,7 +169,10 @@ describe('portal: investigating a message and its webhooks (#27 part 2)', () => 
     expect((await call(url, 'GET', `/webhook-endpoints/${other}`, { key: pro.key })).status).toBe(200);
     await page.goto(`${url}/portal/audit`);
     const entries = await page.locator('#audit tbody tr').allInnerTexts();
-    expect(entries.filter((e) => e.includes('webhook.delete') && e.includes(id))).toHaveLength(1);
+    // Named by its URL (decision 0050), not its id.
+    expect(entries.filter((e) => e.includes('webhook.delete') && e.includes(`${receiver.url}/to-delete`))).toHaveLength(
+      1,
+    );
     await page.context().close();
   });
 
@@ -218,7 +221,7 @@ describe('portal: investigating a message and its webhooks (#27 part 2)', () => 
 
     await page.goto(`${url}/portal/audit`);
     const entries = await page.locator('#audit tbody tr').allInnerTexts();
-    const audited = entries.filter((e) => e.includes('webhook.replay_failed') && e.includes(id));
+    const audited = entries.filter((e) => e.includes('webhook.replay_failed') && e.includes(`${receiver.url}/flaky`));
     expect(audited.some((e) => e.includes('3 queued'))).toBe(true);
     await page.context().close();
 

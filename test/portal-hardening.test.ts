@@ -163,7 +163,8 @@ describe('portal password re-checks, bodies, dates and cookies', () => {
     // Every refused re-check is audited: five wrong passwords and the right one refused while throttled.
     const failed = (await auditActions(svc, t.customerId)).filter((a) => a.action === 'key.reveal_failed');
     expect(failed).toHaveLength(6);
-    expect(failed.every((a) => a.target === keyId)).toBe(true);
+    // Named by the key's masked form (and name), not its id (issue #27, part 2).
+    expect(failed.every((a) => /^ak_live_\*{8}\w{4}/.test(a.target ?? ''))).toBe(true);
   });
 
   it('creates a key only with the password again (audited); a failed re-check creates nothing', async () => {
@@ -220,10 +221,10 @@ describe('portal password re-checks, bodies, dates and cookies', () => {
     expect(moved.status).toBe(303);
     expect(await url()).toBe('https://hooks.example.com/new');
     const audit = await auditActions(svc, t.customerId);
-    expect(audit).toContainEqual({ action: 'webhook.url_change_failed', target: id });
+    expect(audit).toContainEqual({ action: 'webhook.url_change_failed', target: 'https://hooks.example.com/old' });
     expect(audit).toContainEqual({
       action: 'webhook.url_change',
-      target: `${id}: https://hooks.example.com/old → https://hooks.example.com/new`,
+      target: 'https://hooks.example.com/old → https://hooks.example.com/new',
     });
   });
 

@@ -23,6 +23,11 @@ export function maskKey(prefix: string, hint: string): string {
   return `${prefix}${'*'.repeat(8)}${hint}`;
 }
 
+/** A key in words (the audit log's): its masked form and its name. */
+export function keyWords(k: { maskedKey: string; name: string | null }): string {
+  return k.name ? `${k.maskedKey} (${k.name})` : k.maskedKey;
+}
+
 /** Keys created before this have only their hash (the previous system kept no encrypted copy). */
 export const REVEALABLE_SINCE = new Date('2026-06-01T00:00:00Z');
 
@@ -154,10 +159,10 @@ export function createKeyService(deps: KeyServiceDeps) {
 
     /**
      * Revocation is immediate and irreversible; revoking a revoked key is a no-op. With a
-     * customer id (the portal), another customer's key is not found.
+     * customer id (the portal), another customer's key is not found. Returns the key's customer.
      */
-    async revoke(id: string, customerId: string | null = null): Promise<void> {
-      await db.transaction(async (tx) => {
+    async revoke(id: string, customerId: string | null = null): Promise<{ customerId: string }> {
+      return db.transaction(async (tx) => {
         const rows = await tx.query<{ customer_id: string }>(
           `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
             WHERE id = $1 AND ($2::uuid IS NULL OR customer_id = $2::uuid) RETURNING customer_id`,
@@ -166,6 +171,7 @@ export function createKeyService(deps: KeyServiceDeps) {
         const owner = rows[0]?.customer_id;
         if (!owner) throw errors.notFound('API key');
         await directory.invalidate(tx, owner);
+        return { customerId: owner };
       });
     },
   };

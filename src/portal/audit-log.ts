@@ -1,45 +1,72 @@
-// The portal's audit log: who did what sensitive thing (reveal, create or revoke a key, rotate a
-// secret, ...), always under the customer it belongs to.
+// The portal's audit log: who changed what under a customer — portal users (keys, webhooks, rules,
+// filters, broadcasts, cancels, templates, redeliveries, logins, the team), the operator and API
+// keys — with the target named in words (an endpoint's URL, a rule's name, a key's masked form, a
+// user's email), never a bare id. Read newest first, a page at a time (keyset, like every list).
 import type { Db } from '../db/db.js';
+import { keysetPage, type PageRequest } from '../shared/keyset.js';
 
-export type AuditEntry = { action: string; target: string | null; email: string | null; ip: string | null; at: string };
+export type AuditEntry = {
+  action: string;
+  target: string | null;
+  /** The portal user's email, or the actor in words (`operator`, `API key ak_live_********abcd`). */
+  email: string | null;
+  ip: string | null;
+  at: string;
+};
+
+/** Who acted: a portal user of the customer, or someone else named in words (the operator, an API key). */
+export type AuditActor = { customerId: string; userId: string } | { customerId: string; actor: string };
+
+/** Targets are words for people; a very long one (a URL, a template body's name) is cut. */
+const MAX_TARGET = 500;
 
 export type AuditLog = ReturnType<typeof createAuditLog>;
 
 export function createAuditLog(db: Db) {
   return {
-    async record(
-      who: { customerId: string; userId: string },
-      action: string,
-      target: string | null,
-      ip: string | null,
-    ): Promise<void> {
+    async record(who: AuditActor, action: string, target: string | null, ip: string | null): Promise<void> {
       await db.query(
-        'INSERT INTO portal_audit_log (customer_id, user_id, action, target, ip) VALUES ($1, $2, $3, $4, $5)',
-        [who.customerId, who.userId, action, target, ip],
+        'INSERT INTO portal_audit_log (customer_id, user_id, actor, action, target, ip) VALUES ($1, $2, $3, $4, $5, $6)',
+        [
+          who.customerId,
+          'userId' in who ? who.userId : null,
+          'actor' in who ? who.actor : null,
+          action,
+          target === null ? null : target.slice(0, MAX_TARGET),
+          ip,
+        ],
       );
     },
 
-    async recent(customerId: string, limit = 50): Promise<AuditEntry[]> {
-      const rows = await db.query<{
+    /** One page of the customer's entries, newest first (`cursor` from the previous page's nextCursor). */
+    async page(customerId: string, page: PageRequest) {
+      const result = await keysetPage<{
         action: string;
         target: string | null;
         ip: string | null;
         at: Date;
+        entry_id: string;
         email: string | null;
+        actor: string | null;
       }>(
-        `SELECT a.action, a.target, a.ip, a.at, u.email FROM portal_audit_log a
-           LEFT JOIN portal_users u ON u.id = a.user_id
-          WHERE a.customer_id = $1 ORDER BY a.at DESC, a.id DESC LIMIT $2`,
-        [customerId, limit],
+        db,
+        {
+          select: `SELECT a.action, a.target, a.ip, a.at, a.entry_id, a.actor, u.email FROM portal_audit_log a
+                     LEFT JOIN portal_users u ON u.id = a.user_id`,
+          where: ['a.customer_id = $1'],
+          params: [customerId],
+          key: { at: 'a.at', id: 'a.entry_id' },
+        },
+        page,
       );
-      return rows.map((r) => ({
+      const entries: AuditEntry[] = result.rows.map((r) => ({
         action: r.action,
         target: r.target,
-        email: r.email,
+        email: r.email ?? r.actor,
         ip: r.ip,
         at: r.at.toISOString(),
       }));
+      return { entries, nextCursor: result.nextCursor, prevCursor: result.prevCursor };
     },
   };
 }

@@ -53,6 +53,8 @@ async function createSession(
         new Date(now.getTime() + deps.absoluteHours * 3600_000).toISOString(),
       ],
     );
+    // The Team page's "last login" (migration 034).
+    await tx.query('UPDATE portal_users SET last_login_at = $2 WHERE id = $1', [user.id, now.toISOString()]);
   });
   return { id };
 }

@@ -202,6 +202,21 @@ async function acceptInvitation(db: Db, token: string, password: string): Promis
   });
 }
 
+/**
+ * Disables a user inside the caller's transaction (the operator's disable, an owner's on the Team
+ * page): they can no longer log in, their sessions end at once and an open invitation is spent.
+ */
+export async function disableUser(tx: Pick<Db, 'query'>, userId: string): Promise<PortalUser> {
+  const rows = await tx.query<Row>(
+    `UPDATE portal_users SET disabled_at = COALESCE(disabled_at, now()) WHERE id = $1 RETURNING ${COLUMNS}`,
+    [userId],
+  );
+  if (!rows[0]) throw errors.notFound('portal user');
+  await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [userId]);
+  await tx.query('UPDATE portal_invitations SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [userId]);
+  return toUser(rows[0]);
+}
+
 export function createUserService(deps: UserDeps) {
   const { db } = deps;
 
@@ -254,18 +269,7 @@ export function createUserService(deps: UserDeps) {
 
     /** Operator: the user can no longer log in; their sessions end at once. */
     async disable(userId: string): Promise<PortalUser> {
-      return db.transaction(async (tx) => {
-        const rows = await tx.query<Row>(
-          `UPDATE portal_users SET disabled_at = COALESCE(disabled_at, now()) WHERE id = $1 RETURNING ${COLUMNS}`,
-          [userId],
-        );
-        if (!rows[0]) throw errors.notFound('portal user');
-        await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [userId]);
-        await tx.query('UPDATE portal_invitations SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [
-          userId,
-        ]);
-        return toUser(rows[0]);
-      });
+      return db.transaction((tx) => disableUser(tx, userId));
     },
 
     /**

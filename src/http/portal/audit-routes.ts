@@ -1,17 +1,20 @@
-// The audit log: who did what sensitive thing (create, reveal or revoke a key, add an endpoint,
-// rotate its secret, ...), newest first, for the owners of the customer. Viewers are told that
-// only owners see it: it names people and the addresses they came from.
+// The audit log: who changed what (keys, webhooks, rules, filters, broadcasts, cancels, templates,
+// redeliveries, logins, the team; the operator's and API keys' changes too), the target named in
+// words, newest first, a page at a time (keyset: `?cursor=` from the page before), for the owners
+// of the customer. Viewers are told that only owners see it: it names people and their addresses.
 import type { FastifyInstance } from 'fastify';
 
 import type { PortalDeps } from './deps.js';
 import { tenantOf } from './deps.js';
 import { when } from './format.js';
 import { html } from './html.js';
+import { pageQuery } from './input.js';
 import { page } from './layout.js';
 import { sendPage } from './reply.js';
+import { dataTable, nextPageLink } from './tables.js';
 
-/** How many entries the page shows (the newest). */
-export const AUDIT_PAGE_SIZE = 100;
+/** How many entries a page shows. */
+export const AUDIT_PAGE_SIZE = 50;
 
 export function registerAuditRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/audit', async (request, reply) => {
@@ -23,40 +26,34 @@ export function registerAuditRoutes(app: FastifyInstance, deps: PortalDeps): voi
         403,
       );
     }
-    const entries = await deps.audit.recent(session.customerId, AUDIT_PAGE_SIZE);
+    const cursor = pageQuery(request).cursor || undefined;
+    const r = await deps.audit.page(session.customerId, { limit: AUDIT_PAGE_SIZE, cursor });
+    const rows = r.entries.map(
+      (e) =>
+        html`<tr>
+          <td>${when(e.at)}</td>
+          <td>${e.email ?? '(a removed user)'}</td>
+          <td><code>${e.action}</code></td>
+          <td>${e.target ?? '—'}</td>
+          <td>${e.ip ?? '—'}</td>
+        </tr>`,
+    );
     return sendPage(
       reply,
       page(
         ctx,
         'Audit log',
-        entries.length === 0
-          ? html`<p>Nothing recorded yet.</p>`
-          : html`<table id="audit">
-              <caption>
-                The newest ${entries.length} entries (at most ${AUDIT_PAGE_SIZE})
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">When (UTC)</th>
-                  <th scope="col">Who</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Target</th>
-                  <th scope="col">From address</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${entries.map(
-                  (e) =>
-                    html`<tr>
-                      <td>${when(e.at)}</td>
-                      <td>${e.email ?? '(a removed user)'}</td>
-                      <td><code>${e.action}</code></td>
-                      <td>${e.target ? html`<code>${e.target}</code>` : '—'}</td>
-                      <td>${e.ip ?? '—'}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`,
+        r.entries.length === 0
+          ? html`<p>${cursor ? 'No older entries.' : 'Nothing recorded yet.'}</p>`
+          : html`<div id="audit">
+              ${dataTable(
+                cursor ? `Older entries, ${AUDIT_PAGE_SIZE} at most` : `The newest entries, ${AUDIT_PAGE_SIZE} at most`,
+                ['When (UTC)', 'Who', 'Action', 'Target', 'From address'],
+                rows,
+              )}
+              ${nextPageLink('/portal/audit', {}, r.nextCursor)}
+              ${cursor ? html`<p><a href="/portal/audit">Newest entries</a></p>` : ''}
+            </div>`,
       ),
     );
   });

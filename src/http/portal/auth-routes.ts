@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { MIN_PASSWORD_LENGTH } from '../../portal/password.js';
 import { AppError } from '../../shared/errors.js';
 import type { PortalDeps } from './deps.js';
-import { str } from './deps.js';
+import { auditUser, str } from './deps.js';
 import { html } from './html.js';
 import { pageQuery } from './input.js';
 import { errorBox, notice, publicPage } from './layout.js';
@@ -55,6 +55,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: PortalDeps, cooki
       const session = await deps.sessions.create(user, request.portalSessionId);
       void reply.setCookie(cookieName, session.id, cookieOptions);
       void reply.clearCookie(PRE_CSRF_COOKIE, { path: '/portal' });
+      await auditUser(deps, request, user, 'user.login');
       return reply.redirect('/portal', 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
@@ -109,7 +110,8 @@ export function registerAuthRoutes(app: FastifyInstance, deps: PortalDeps, cooki
   app.post('/invitation/:token', { config: { portalPublic: true } }, async (request, reply) => {
     const { token } = request.params as { token: string };
     try {
-      await deps.users.acceptInvitation(token, str(request.body, 'password'));
+      const user = await deps.users.acceptInvitation(token, str(request.body, 'password'));
+      await auditUser(deps, request, user, 'user.invitation_accept');
       return reply.redirect('/portal/login?done=password', 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;

@@ -11,7 +11,7 @@ import { BROADCAST_LABELS, checkedView, checkRows, problemsOf } from './broadcas
 import { type Catalog, composePage, loadCatalog } from './broadcast-compose.js';
 import { broadcastFields, broadcastList, progressBlock } from './broadcast-views.js';
 import type { PortalDeps } from './deps.js';
-import { idParam, str, tenantOf } from './deps.js';
+import { audit, idParam, str, tenantOf } from './deps.js';
 import { html } from './html.js';
 import { pageQuery } from './input.js';
 import { confirmPage, doneNotice, errorBox, gate, page } from './layout.js';
@@ -122,6 +122,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       const problems = problemsOf(req, deps.allowPrivateUrls);
       if (problems.length > 0) throw errors.validation(problems);
       const result = await deps.broadcasts.create(a.caller, req as BroadcastRequest);
+      await audit(deps, request, a.session, 'broadcast.create', broadcastWords(req as BroadcastRequest));
       return reply.redirect(`/portal/broadcasts/${result.ack.broadcastId}`, 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
@@ -130,6 +131,12 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
   });
 
   registerBroadcastPages(app, deps);
+}
+
+/** A broadcast in the audit log's words: its external id, its name, how many recipients. */
+function broadcastWords(b: { externalId: string; name?: string | null; recipients: number | unknown[] }): string {
+  const n = Array.isArray(b.recipients) ? b.recipients.length : b.recipients;
+  return `${b.externalId}${b.name ? ` (${b.name})` : ''} to ${n} recipient(s)`;
 }
 
 /** One broadcast: its page, its progress (polled), its cancel. */
@@ -186,6 +193,7 @@ function registerBroadcastPages(app: FastifyInstance, deps: PortalDeps): void {
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
     await deps.broadcasts.cancel(a.caller, id);
+    await audit(deps, request, a.session, 'broadcast.cancel', broadcastWords(await deps.broadcasts.get(a.caller, id)));
     return reply.redirect(`/portal/broadcasts/${id}?done=cancelled`, 303);
   });
 }

@@ -15,7 +15,7 @@ import type { Template } from '../../templates/template-view.js';
 import { toProblems, validatorCompiler } from '../validation.js';
 import { conversationLink, conversationPath, inboundContent, inboundDetail, outboundContent } from './content-view.js';
 import type { PortalDeps } from './deps.js';
-import { idParam, str, tenantOf } from './deps.js';
+import { audit, idParam, str, tenantOf } from './deps.js';
 import { when } from './format.js';
 import { type Html, html, type Part } from './html.js';
 import { pageQuery } from './input.js';
@@ -262,7 +262,7 @@ export function registerConversationRoutes(app: FastifyInstance, deps: PortalDep
 
   // Owners only (a viewer's POST is refused by portal-plugin.ts before its body is read).
   app.post('/conversations/:accountId/:phone/reply', async (request, reply) => {
-    const { caller } = await tenantOf(deps, request);
+    const { caller, session } = await tenantOf(deps, request);
     const { accountId } = pathOf(request);
     const kind = str(request.body, 'kind') === 'template' ? 'template' : 'text';
     let to: string;
@@ -271,6 +271,7 @@ export function registerConversationRoutes(app: FastifyInstance, deps: PortalDep
       const req = await replyRequest(deps, caller, request);
       to = req.to.phoneE164!; // a portal reply always names the number
       await deps.sends.send(caller, req);
+      await audit(deps, request, session, 'message.send', `${kind === 'template' ? 'a template' : 'a reply'} to ${to}`);
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404) throw err;
       if (err.code === 'feature_not_available') throw err;

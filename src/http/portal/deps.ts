@@ -14,6 +14,7 @@ import type { AuditLog } from '../../portal/audit-log.js';
 import type { PasswordResetService } from '../../portal/password-reset-service.js';
 import type { PortalQueries } from '../../portal/portal-store.js';
 import type { Session, SessionService } from '../../portal/session-service.js';
+import type { TeamService } from '../../portal/team-service.js';
 import type { TwoFactorService } from '../../portal/two-factor-service.js';
 import type { UserService } from '../../portal/user-service.js';
 import type { InboundFiles } from '../../senders/inbound-files.js';
@@ -45,6 +46,8 @@ export type PortalDeps = {
   endpoints: EndpointService;
   templates: TemplateService;
   users: UserService;
+  /** The customer's own team: roles, disabling, password changes (team-routes.ts). */
+  team: TeamService;
   sessions: SessionService;
   audit: AuditLog;
   queries: PortalQueries;
@@ -95,6 +98,16 @@ export function audit(
   target: string | null,
 ) {
   return deps.audit.record({ customerId: session.customerId, userId: session.userId }, action, target, request.ip);
+}
+
+/** An entry about a user who just proved who they are (logged in, accepted an invitation), named by email. */
+export function auditUser(
+  deps: PortalDeps,
+  request: FastifyRequest,
+  user: { id: string; customerId: string; email: string },
+  action: string,
+) {
+  return deps.audit.record({ customerId: user.customerId, userId: user.id }, action, user.email, request.ip);
 }
 
 /**

@@ -8,7 +8,7 @@ import { AppError, errors } from '../../shared/errors.js';
 import { createRateWindow } from '../../shared/rate-window.js';
 import { conversationLink, inboundContent } from './content-view.js';
 import type { PortalDeps } from './deps.js';
-import { idParam, str, tenantOf } from './deps.js';
+import { audit, idParam, str, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
 import { type Html, html, type Part } from './html.js';
 import { CONDITIONS, type FilterDraft, filterForms, type RuleForm, rulesSection, senderLookup } from './inbox-views.js';
@@ -236,8 +236,16 @@ function registerFilterRoutes(app: FastifyInstance, deps: PortalDeps): void {
       const message = typeof err.body().message === 'string' ? (err.body().message as string) : undefined;
       return refuse('numbers', detail?.message ?? message ?? 'These numbers could not be saved.');
     }
+    const account = a.tenant.accounts.find((x) => x.id === accountId);
+    const filterWords = `${account ? `${account.displayName} (${account.phoneNumber})` : accountId}: ${mode}, ${parts.length} number(s)`;
+    await audit(deps, request, a.session, 'inbox.filter_save', filterWords);
     return reply.redirect('/portal/inbox?done=filter-saved', 303);
   });
+}
+
+/** A forwarding rule in the audit log's words: its name and where it forwards. */
+function ruleWords(rule: { name: string | null; destination: { url: string } }): string {
+  return `${rule.name || '(no name)'} → ${rule.destination.url}`;
 }
 
 /** Forwarding rules: the sample check (throttled per user), create, delete. */
@@ -279,11 +287,12 @@ function registerRuleRoutes(app: FastifyInstance, deps: PortalDeps): void {
     const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     try {
-      await deps.settings.createRule(a.caller, {
+      const rule = await deps.settings.createRule(a.caller, {
         name: str(request.body, 'name').slice(0, 200),
         condition: conditionOf(request.body),
         destination: { type: 'http', url: str(request.body, 'url') },
       });
+      await audit(deps, request, a.session, 'inbox.rule_create', ruleWords(rule));
       // Post/redirect/get: a reload must not create the rule (and forward every match) twice.
       return reply.redirect('/portal/inbox?done=rule-created', 303);
     } catch (err) {
@@ -318,7 +327,10 @@ function registerRuleRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.post('/inbox/rules/:id/delete', async (request, reply) => {
     const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated, 403);
-    await deps.settings.deleteRule(a.caller, idParam(request));
+    const id = idParam(request);
+    const rule = (await deps.settings.listRules(a.caller)).find((r) => r.id === id);
+    await deps.settings.deleteRule(a.caller, id);
+    if (rule) await audit(deps, request, a.session, 'inbox.rule_delete', ruleWords(rule));
     return reply.redirect('/portal/inbox?done=rule-deleted', 303);
   });
 }

@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import type { Tenant } from '../../auth/directory.js';
-import { MAX_ACTIVE_KEYS } from '../../keys/key-service.js';
+import { keyWords, MAX_ACTIVE_KEYS } from '../../keys/key-service.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { TEMPLATE_ACCESS, type TemplateAccess } from '../../shared/vocab.js';
 import type { PortalDeps } from './deps.js';
@@ -164,6 +164,13 @@ function revokePage(ctx: PageContext, key: KeyView): Html {
   );
 }
 
+/** The words of a key of this customer, or not found. */
+async function keyNamed(deps: PortalDeps, customerId: string, id: string): Promise<string> {
+  const key = (await deps.keys.list(customerId)).find((k) => k.id === id);
+  if (!key) throw errors.notFound();
+  return keyWords(key);
+}
+
 export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void {
   const render = async (request: FastifyRequest, top: Part = '', status = 200) => {
     const { tenant, ctx } = await tenantOf(deps, request);
@@ -194,7 +201,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
         templateAccess: access as TemplateAccess,
         sandbox: str(request.body, 'sandbox') === 'true',
       });
-      await audit(deps, request, session, 'key.create', created.id);
+      await audit(deps, request, session, 'key.create', keyWords(created));
       const shown = await stashSecret(deps, request, 'key.created', created.key);
       return reply.redirect(`/portal/keys?shown=${shown}`, 303);
     } catch (err) {
@@ -207,11 +214,12 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
   app.post('/keys/:id/reveal', async (request, reply) => {
     const { session, tenant } = await tenantOf(deps, request);
     const id = idParam(request);
+    const named = await keyNamed(deps, tenant.customerId, id);
     try {
-      await recheckPassword(deps, request, session, 'key.reveal', id);
+      await recheckPassword(deps, request, session, 'key.reveal', named);
       const { key } = await deps.keys.reveal(tenant.customerId, id);
       if (key === null) return reply.redirect('/portal/keys?done=not-revealable', 303);
-      await audit(deps, request, session, 'key.reveal', id);
+      await audit(deps, request, session, 'key.reveal', named);
       const shown = await stashSecret(deps, request, 'key.revealed', key);
       return reply.redirect(`/portal/keys?shown=${shown}`, 303);
     } catch (err) {
@@ -232,8 +240,9 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
   app.post('/keys/:id/revoke', async (request, reply) => {
     const { session, tenant } = await tenantOf(deps, request);
     const id = idParam(request);
+    const named = await keyNamed(deps, tenant.customerId, id);
     await deps.keys.revoke(id, tenant.customerId);
-    await audit(deps, request, session, 'key.revoke', id);
+    await audit(deps, request, session, 'key.revoke', named);
     return reply.redirect('/portal/keys?done=revoked', 303);
   });
 }

@@ -19,7 +19,9 @@ const NAV: [string, string][] = [
   ['/portal/inbox', 'Inbox'],
   ['/portal/broadcasts', 'Broadcasts'],
   ['/portal/templates', 'Templates'],
+  ['/portal/team', 'Team'],
   ['/portal/audit', 'Audit log'],
+  ['/portal/profile', 'Your account'],
 ];
 
 function head(title: string): Html {

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 import { conversationLink, outboundContent, reactionsReceived } from './content-view.js';
 import type { PortalDeps } from './deps.js';
-import { idParam, tenantOf } from './deps.js';
+import { audit, idParam, tenantOf } from './deps.js';
 import { type Html, html } from './html.js';
 import { pageQuery } from './input.js';
 import { confirmPage, doneNotice, errorBox, page, sandboxBadge } from './layout.js';
@@ -54,10 +54,11 @@ export function registerMessageRoutes(app: FastifyInstance, deps: PortalDeps): v
 
   app.post('/messages/:id/cancel', async (request, reply) => {
     // A viewer's POST never gets here (portal-plugin.ts refuses it).
-    const { caller } = await tenantOf(deps, request);
+    const { caller, session } = await tenantOf(deps, request);
     const id = idParam(request);
     try {
-      await deps.messageCancel.cancel(caller, id);
+      const m = await deps.messageCancel.cancel(caller, id);
+      await audit(deps, request, session, 'message.cancel', `${m.externalId} to ${m.recipient}`);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       return sendPage(reply, await messagePage(deps, request, id, errorBox(err)), err.status);

@@ -89,7 +89,7 @@ export function registerPasswordResetRoutes(app: FastifyInstance, deps: PortalDe
         await deps.audit.record(
           { customerId: user.customerId, userId: user.id },
           'password.reset_requested',
-          null,
+          user.email,
           request.ip,
         );
       return reply.redirect('/portal/password-reset?done=sent', 303);
@@ -115,7 +115,12 @@ export function registerPasswordResetRoutes(app: FastifyInstance, deps: PortalDe
     const link = linkOf(request);
     try {
       const user = await resets.reset(link, str(request.body, 'password'));
-      await deps.audit.record({ customerId: user.customerId, userId: user.id }, 'password.reset', null, request.ip);
+      await deps.audit.record(
+        { customerId: user.customerId, userId: user.id },
+        'password.reset',
+        user.email,
+        request.ip,
+      );
       // The browser's own session (if any) ended with every other one.
       return reply.redirect('/portal/login?done=reset', 303);
     } catch (err) {

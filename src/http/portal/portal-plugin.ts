@@ -25,7 +25,9 @@ import { errorBox, publicPage } from './layout.js';
 import { registerMessageRoutes } from './messages-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
 import { registerPasswordResetRoutes } from './password-reset-routes.js';
+import { registerProfileRoutes } from './profile-routes.js';
 import { PRE_CSRF_COOKIE, sendPage } from './reply.js';
+import { registerTeamRoutes } from './team-routes.js';
 import { registerTemplateRoutes } from './templates-routes.js';
 import { registerTwoFactorRoutes } from './two-factor-routes.js';
 import { registerWebhookRoutes } from './webhooks-routes.js';
@@ -134,6 +136,8 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
       registerBroadcastRoutes(portal, deps);
       registerTemplateRoutes(portal, deps);
       registerAuditRoutes(portal, deps);
+      registerTeamRoutes(portal, deps);
+      registerProfileRoutes(portal, deps);
       registerTwoFactorRoutes(portal, deps, cookieName);
       registerPasswordResetRoutes(portal, deps);
     },

@@ -8,7 +8,7 @@ import { AppError, errors } from '../../shared/errors.js';
 import { type CreateTemplateRequest, CreateTemplateSchema } from '../../templates/template-definition.js';
 import { toProblems, validatorCompiler } from '../validation.js';
 import type { PortalDeps } from './deps.js';
-import { portalPrincipal, str, tenantOf } from './deps.js';
+import { audit, portalPrincipal, str, tenantOf } from './deps.js';
 import { html, type Part } from './html.js';
 import { pageQuery } from './input.js';
 import { csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
@@ -103,7 +103,7 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: PortalDeps): 
   });
 
   app.post('/templates', async (request, reply) => {
-    const { tenant, ctx, caller } = await tenantOf(deps, request);
+    const { tenant, ctx, caller, session } = await tenantOf(deps, request);
     const b = request.body;
     const req = {
       name: str(b, 'name'),
@@ -120,6 +120,7 @@ export function registerTemplateRoutes(app: FastifyInstance, deps: PortalDeps): 
     try {
       if (!validate(req)) throw errors.validation(toProblems(validate.errors ?? []));
       await deps.templates.create(caller, str(b, 'chatAccountId'), req);
+      await audit(deps, request, session, 'template.create', `${req.name} (${req.language})`);
       // Post/redirect/get: a reload shows the catalog, it does not submit the template again.
       return reply.redirect('/portal/templates?done=created', 303);
     } catch (err) {

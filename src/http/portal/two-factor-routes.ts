@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CHALLENGE_MINUTES, type TwoFactorStatus } from '../../portal/two-factor-service.js';
 import { AppError } from '../../shared/errors.js';
 import type { PortalDeps } from './deps.js';
-import { audit, recheckPassword, stashSecret, str, takeSecret, tenantOf } from './deps.js';
+import { audit, auditUser, recheckPassword, stashSecret, str, takeSecret, tenantOf } from './deps.js';
 import { html, type Part } from './html.js';
 import { pageQuery } from './input.js';
 import { copyButton, csrfField, doneNotice, errorBox, notice, page, type PageContext, publicPage } from './layout.js';
@@ -149,7 +149,7 @@ export function registerTwoFactorRoutes(app: FastifyInstance, deps: PortalDeps, 
     const { session } = await tenantOf(deps, request);
     try {
       const codes = await deps.twoFactor.confirm(session.userId, str(request.body, 'code'), request.ip);
-      await audit(deps, request, session, 'two_factor.enable', null);
+      await audit(deps, request, session, 'two_factor.enable', session.email);
       const shown = await stashSecret(deps, request, 'recovery-codes', JSON.stringify(codes));
       return reply.redirect(`${SECURITY}?done=on&shown=${shown}`, 303);
     } catch (err) {
@@ -160,15 +160,15 @@ export function registerTwoFactorRoutes(app: FastifyInstance, deps: PortalDeps, 
   app.post('/account/security/two-factor/disable', own, async (request, reply) => {
     const { session } = await tenantOf(deps, request);
     try {
-      await recheckPassword(deps, request, session, 'two_factor.disable', null);
+      await recheckPassword(deps, request, session, 'two_factor.disable', session.email);
       try {
         await deps.twoFactor.disable(session.userId, str(request.body, 'code'), request.ip);
       } catch (err) {
         if (err instanceof AppError && (err.status === 401 || err.status === 429))
-          await audit(deps, request, session, 'two_factor.disable_failed', null);
+          await audit(deps, request, session, 'two_factor.disable_failed', session.email);
         throw err;
       }
-      await audit(deps, request, session, 'two_factor.disable', null);
+      await audit(deps, request, session, 'two_factor.disable', session.email);
       return reply.redirect(`${SECURITY}?done=off`, 303);
     } catch (err) {
       return refused(deps, request, reply)(err);
@@ -199,11 +199,12 @@ function registerCodeStep(app: FastifyInstance, deps: PortalDeps, cookieName: st
       void reply.setCookie(cookieName, session.id, { path: '/', httpOnly: true, sameSite: 'lax', secure });
       void reply.clearCookie(LOGIN_STEP_COOKIE, { path: STEP_PATH });
       void reply.clearCookie(PRE_CSRF_COOKIE, { path: '/portal' });
+      await auditUser(deps, request, user, 'user.login');
       if (done.kind === 'recovery')
         await deps.audit.record(
           { customerId: user.customerId, userId: user.id },
           'login.recovery_code',
-          null,
+          user.email,
           request.ip,
         );
       return reply.redirect('/portal', 303);

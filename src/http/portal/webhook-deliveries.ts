@@ -184,7 +184,7 @@ export function registerDeliveryRoutes(app: FastifyInstance, deps: PortalDeps, a
     const id = idParam(request);
     const e = await deps.endpoints.get(a.caller, id);
     await deps.endpoints.remove(a.caller, id);
-    await audit(deps, request, a.session, 'webhook.delete', `${id}: ${e.url}`);
+    await audit(deps, request, a.session, 'webhook.delete', e.url);
     return reply.redirect('/portal/webhooks?done=deleted', 303);
   });
 
@@ -243,12 +243,13 @@ function registerReplayRoutes(app: FastifyInstance, deps: PortalDeps, allowed: A
     const id = idParam(request);
     const { since, until } = replayPeriod(pageQuery(request));
     const { queued, more } = await deps.endpoints.redeliverFailed(a.caller, id, since, until);
+    const { url } = await deps.endpoints.get(a.caller, id);
     await audit(
       deps,
       request,
       a.session,
       'webhook.replay_failed',
-      `${id}: ${queued} queued, ${since.toISOString()} – ${until.toISOString()}`,
+      `${url}: ${queued} queued, ${since.toISOString()} – ${until.toISOString()}`,
     );
     const done = queued === 0 ? 'replayed-none' : more ? 'replayed-more' : 'replayed';
     return reply.redirect(`/portal/webhooks/${id}?done=${done}`, 303);

@@ -254,7 +254,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
         description: str(request.body, 'description'),
       });
       const created = await deps.endpoints.create(a.caller, input);
-      await audit(deps, request, a.session, 'webhook.create', created.id);
+      await audit(deps, request, a.session, 'webhook.create', created.url);
       // Post/redirect/get: a reload shows the list, it does not add the endpoint again.
       const shown = await stashSecret(deps, request, 'webhook.secret', created.secret);
       return reply.redirect(`/portal/webhooks?shown=${shown}`, 303);
@@ -289,9 +289,10 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
       // and the audit log keeps both URLs.
       const before = await deps.endpoints.get(a.caller, id);
       const urlChange = input.url !== undefined && input.url !== before.url;
-      if (urlChange) await recheckPassword(deps, request, a.session, 'webhook.url_change', id);
+      if (urlChange) await recheckPassword(deps, request, a.session, 'webhook.url_change', before.url);
       await deps.endpoints.update(a.caller, id, input);
-      if (urlChange) await audit(deps, request, a.session, 'webhook.url_change', `${id}: ${before.url} → ${input.url}`);
+      if (urlChange) await audit(deps, request, a.session, 'webhook.url_change', `${before.url} → ${input.url}`);
+      else await audit(deps, request, a.session, 'webhook.update', before.url);
       return reply.redirect(`/portal/webhooks/${id}?done=saved`, 303);
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404) throw err;
@@ -336,8 +337,8 @@ function registerEndpointActions(app: FastifyInstance, deps: PortalDeps): void {
     const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
-    const { secret } = await deps.endpoints.rotateSecret(a.caller, id);
-    await audit(deps, request, a.session, 'webhook.rotate_secret', id);
+    const { secret, url } = await deps.endpoints.rotateSecret(a.caller, id);
+    await audit(deps, request, a.session, 'webhook.rotate_secret', url);
     const shown = await stashSecret(deps, request, 'webhook.secret', secret);
     return reply.redirect(`/portal/webhooks/${id}?shown=${shown}`, 303);
   });
@@ -347,6 +348,7 @@ function registerEndpointActions(app: FastifyInstance, deps: PortalDeps): void {
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
     const { eventId } = await deps.endpoints.sendTest(a.caller, id);
+    await audit(deps, request, a.session, 'webhook.test', (await deps.endpoints.get(a.caller, id)).url);
     // Post/redirect/get: reloading the page that follows must not queue another event.
     return reply.redirect(`/portal/webhooks/${id}?queued=${encodeURIComponent(eventId)}`, 303);
   });
@@ -355,7 +357,9 @@ function registerEndpointActions(app: FastifyInstance, deps: PortalDeps): void {
     const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated, 403);
     const id = idParam(request);
-    await deps.endpoints.redeliver(a.caller, id, idParam(request, 'deliveryId'));
+    const { eventId } = await deps.endpoints.redeliver(a.caller, id, idParam(request, 'deliveryId'));
+    const { url } = await deps.endpoints.get(a.caller, id);
+    await audit(deps, request, a.session, 'webhook.redeliver', `event ${eventId} to ${url}`);
     return reply.redirect(`/portal/webhooks/${id}?queued=redelivery`, 303);
   });
 }

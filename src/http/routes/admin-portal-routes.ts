@@ -1,7 +1,9 @@
 // The operator's side of the portal: portal users of a customer, their invitation links
-// (shown once, in these answers), password resets and disabling.
+// (shown once, in these answers), password resets and disabling, each in the customer's audit log.
 import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 
+import type { AuditLog } from '../../portal/audit-log.js';
 import { PORTAL_ROLES, type UserService } from '../../portal/user-service.js';
 import { Uuid } from '../../shared/schemas.js';
 import type { OperatorAuth } from '../operator-auth.js';
@@ -10,7 +12,26 @@ import type { Server } from '../server.js';
 
 const IdParam = Type.Object({ id: Uuid() });
 
-export function registerAdminPortalRoutes(app: Server, deps: { operatorAuth: OperatorAuth; users: UserService }) {
+type Deps = { operatorAuth: OperatorAuth; users: UserService; audit: AuditLog };
+
+/** Every change the operator makes to a customer's team is in that customer's audit log. */
+async function recorded<T extends { customerId: string; email: string }>(
+  deps: Deps,
+  request: FastifyRequest,
+  action: string,
+  user: T,
+  detail = '',
+): Promise<T> {
+  await deps.audit.record(
+    { customerId: user.customerId, actor: 'operator' },
+    action,
+    `${user.email}${detail}`,
+    request.ip,
+  );
+  return user;
+}
+
+export function registerAdminPortalRoutes(app: Server, deps: Deps) {
   app.addHook('onRequest', deps.operatorAuth);
   const tags = ['operator'];
   const security = [{ operator: [] }];
@@ -36,12 +57,11 @@ export function registerAdminPortalRoutes(app: Server, deps: { operatorAuth: Ope
         ),
       },
     },
-    async (request, reply) =>
-      reply
-        .code(201)
-        .send(
-          await deps.users.create(request.params.id, { email: request.body.email, role: request.body.role ?? 'owner' }),
-        ),
+    async (request, reply) => {
+      const role = request.body.role ?? 'owner';
+      const user = await deps.users.create(request.params.id, { email: request.body.email, role });
+      return reply.code(201).send(await recorded(deps, request, 'user.invite', user, ` (${role})`));
+    },
   );
 
   app.get(
@@ -73,7 +93,8 @@ export function registerAdminPortalRoutes(app: Server, deps: { operatorAuth: Ope
         params: IdParam,
       },
     },
-    async (request) => deps.users.resetPassword(request.params.id),
+    async (request) =>
+      recorded(deps, request, 'user.password_reset', await deps.users.resetPassword(request.params.id)),
   );
 
   app.post(
@@ -89,6 +110,6 @@ export function registerAdminPortalRoutes(app: Server, deps: { operatorAuth: Ope
         'x-errors': ['not_found'],
       },
     },
-    async (request) => deps.users.disable(request.params.id),
+    async (request) => recorded(deps, request, 'user.disable', await deps.users.disable(request.params.id)),
   );
 }

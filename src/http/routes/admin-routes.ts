@@ -1,6 +1,6 @@
 // The operator API (contract in docs/architecture.md), guarded by Authorization: Bearer <ADMIN_TOKEN>.
 import { type Static, Type } from '@sinclair/typebox';
-import type { FastifySchema } from 'fastify';
+import type { FastifyRequest, FastifySchema } from 'fastify';
 import { isSupportedCountry } from 'libphonenumber-js';
 
 import type { AccountAdmin } from '../../accounts/account-admin.js';
@@ -8,8 +8,9 @@ import type { AccountList } from '../../accounts/account-list.js';
 import type { CustomerService } from '../../customers/customer-service.js';
 import type { CustomerQueries } from '../../customers/customer-store.js';
 import type { InboundService } from '../../inbound/inbound-service.js';
-import type { KeyService } from '../../keys/key-service.js';
+import { type KeyService, keyWords } from '../../keys/key-service.js';
 import { PLANS } from '../../plans/plans.js';
+import type { AuditLog } from '../../portal/audit-log.js';
 import { providerVersionReport } from '../../provider/api-versions.js';
 import type { Rekey } from '../../secrets/rekey.js';
 import { errors } from '../../shared/errors.js';
@@ -313,11 +314,15 @@ export function registerAdminRoutes(
     keys: KeyService;
     inbound: InboundService;
     rekey: Rekey;
+    /** The customer's audit log: the operator's changes to their keys and plan are in it. */
+    audit: AuditLog;
     /** PROVIDER_API_VERSION, shown by GET /admin/provider. */
     providerApiVersion: string;
   },
 ) {
   app.addHook('onRequest', deps.operatorAuth);
+  const byOperator = (request: FastifyRequest, customerId: string, action: string, target: string) =>
+    deps.audit.record({ customerId, actor: 'operator' }, action, target, request.ip);
 
   app.post('/admin/customers', { schema: schemas.createCustomer }, async (request, reply) => {
     checkCountry(request.body.defaultCountry);
@@ -332,7 +337,10 @@ export function registerAdminRoutes(
 
   app.patch('/admin/customers/:id', { schema: schemas.updateCustomer }, async (request) => {
     checkCountry(request.body.defaultCountry);
-    return deps.customers.update(request.params.id, request.body);
+    const updated = await deps.customers.update(request.params.id, request.body);
+    const changed = Object.entries(request.body).map(([k, v]) => `${k}: ${JSON.stringify(v)}`);
+    await byOperator(request, request.params.id, 'customer.update', changed.join(', '));
+    return updated;
   });
 
   app.post('/admin/customers/:id/chat-accounts', { schema: schemas.createAccount }, async (request, reply) =>
@@ -343,9 +351,11 @@ export function registerAdminRoutes(
     deps.accounts.update(request.params.id, request.body, request.query),
   );
 
-  app.post('/admin/customers/:id/api-keys', { schema: schemas.createKey }, async (request, reply) =>
-    reply.code(201).send(await deps.keys.create(request.params.id, request.body ?? {})),
-  );
+  app.post('/admin/customers/:id/api-keys', { schema: schemas.createKey }, async (request, reply) => {
+    const created = await deps.keys.create(request.params.id, request.body ?? {});
+    await byOperator(request, request.params.id, 'key.create', keyWords(created));
+    return reply.code(201).send(created);
+  });
 
   app.get('/admin/customers/:id/api-keys', { schema: schemas.listKeys }, async (request) => ({
     apiKeys: await deps.keys.list(request.params.id),
@@ -357,7 +367,9 @@ export function registerAdminRoutes(
   );
 
   app.delete('/admin/api-keys/:id', { schema: schemas.revokeKey }, async (request, reply) => {
-    await deps.keys.revoke(request.params.id);
+    const { customerId } = await deps.keys.revoke(request.params.id);
+    const key = (await deps.keys.list(customerId)).find((k) => k.id === request.params.id);
+    await byOperator(request, customerId, 'key.revoke', key ? keyWords(key) : 'an API key');
     return reply.code(204).send();
   });
 

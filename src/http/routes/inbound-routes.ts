@@ -2,7 +2,7 @@
 // Who may read or change what (plan, key scope, sandbox, the numbers' country) is the sender
 // and settings services' rule.
 import { Type } from '@sinclair/typebox';
-import type { FastifySchema } from 'fastify';
+import type { FastifyRequest, FastifySchema } from 'fastify';
 
 import type { SettingsService } from '../../inbound/settings-service.js';
 import { MAX_FILTER_NUMBERS } from '../../inbound/settings-service.js';
@@ -21,6 +21,7 @@ import {
 } from '../schemas/inbound.js';
 import type { Server } from '../server.js';
 import { callerOf } from '../server.js';
+import type { KeyAudit } from './key-audit.js';
 import { parseTimestamp } from './read-scope.js';
 
 const Phone = Type.String({ minLength: 1, maxLength: 40 });
@@ -197,7 +198,15 @@ const schemas = {
   },
 } satisfies Record<string, FastifySchema>;
 
-type Deps = { senders: SenderService; settings: SettingsService };
+type Deps = { senders: SenderService; settings: SettingsService; audited: KeyAudit };
+
+/** A change to the inbox's settings, in the customer's audit log by the key. */
+const audited = (deps: Deps, request: FastifyRequest, action: string, target: string) =>
+  deps.audited(request, action, target);
+
+/** A forwarding rule in the audit log's words: its name and where it forwards. */
+const ruleWords = (rule: { name: string | null; destination: { url: string } }) =>
+  `${rule.name || '(no name)'} → ${rule.destination.url}`;
 
 function registerSenderRoutes(app: Server, deps: Deps) {
   app.get('/inbound-senders/:phone', { schema: schemas.sender }, async (request) =>
@@ -230,26 +239,38 @@ function registerInboxFilterRoutes(app: Server, deps: Deps) {
     deps.settings.getFilter(callerOf(request), request.params.accountId),
   );
 
-  app.put('/chat-accounts/:accountId/inbox-filter', { schema: schemas.setFilter }, async (request) =>
-    deps.settings.setFilter(callerOf(request), request.params.accountId, request.body.mode, request.body.numbers ?? []),
-  );
+  app.put('/chat-accounts/:accountId/inbox-filter', { schema: schemas.setFilter }, async (request) => {
+    const { accountId } = request.params;
+    const numbers = request.body.numbers ?? [];
+    const saved = await deps.settings.setFilter(callerOf(request), accountId, request.body.mode, numbers);
+    const account = callerOf(request).tenant.accounts.find((a) => a.id === accountId);
+    const name = account ? `${account.displayName} (${account.phoneNumber})` : accountId;
+    await audited(deps, request, 'inbox.filter_save', `${name}: ${request.body.mode}, ${numbers.length} number(s)`);
+    return saved;
+  });
 }
 
 function registerForwardingRuleRoutes(app: Server, deps: Deps) {
-  app.post('/forwarding-rules', { schema: schemas.createRule }, async (request, reply) =>
-    reply.code(201).send(await deps.settings.createRule(callerOf(request), request.body)),
-  );
+  app.post('/forwarding-rules', { schema: schemas.createRule }, async (request, reply) => {
+    const rule = await deps.settings.createRule(callerOf(request), request.body);
+    await audited(deps, request, 'inbox.rule_create', ruleWords(rule));
+    return reply.code(201).send(rule);
+  });
   app.get('/forwarding-rules', { schema: schemas.listRules }, async (request) => ({
     forwardingRules: await deps.settings.listRules(callerOf(request)),
   }));
   app.get('/forwarding-rules/:id', { schema: schemas.getRule }, async (request) =>
     deps.settings.getRule(callerOf(request), request.params.id),
   );
-  app.patch('/forwarding-rules/:id', { schema: schemas.updateRule }, async (request) =>
-    deps.settings.updateRule(callerOf(request), request.params.id, request.body as never),
-  );
+  app.patch('/forwarding-rules/:id', { schema: schemas.updateRule }, async (request) => {
+    const rule = await deps.settings.updateRule(callerOf(request), request.params.id, request.body as never);
+    await audited(deps, request, 'inbox.rule_update', ruleWords(rule));
+    return rule;
+  });
   app.delete('/forwarding-rules/:id', { schema: schemas.deleteRule }, async (request, reply) => {
+    const rule = await deps.settings.getRule(callerOf(request), request.params.id);
     await deps.settings.deleteRule(callerOf(request), request.params.id);
+    await audited(deps, request, 'inbox.rule_delete', ruleWords(rule));
     return reply.code(204).send();
   });
 }

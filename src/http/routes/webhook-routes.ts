@@ -1,7 +1,7 @@
 // /webhook-endpoints: management, the test event, delivery history and redelivery. Who may
 // manage which endpoints (plans, key scope, sandbox) is the endpoint service's rule.
 import { Type } from '@sinclair/typebox';
-import type { FastifySchema } from 'fastify';
+import type { FastifyRequest, FastifySchema } from 'fastify';
 
 import { Uuid } from '../../shared/schemas.js';
 import { CreateEndpointSchema, UpdateEndpointSchema } from '../../webhooks/endpoint-input.js';
@@ -18,6 +18,7 @@ import {
 } from '../schemas/webhooks.js';
 import type { Server } from '../server.js';
 import { callerOf } from '../server.js';
+import type { KeyAudit } from './key-audit.js';
 
 const Id = Type.Object({ id: Uuid() });
 
@@ -125,30 +126,45 @@ const schemas = {
   },
 } satisfies Record<string, FastifySchema>;
 
-export function registerWebhookRoutes(app: Server, deps: { endpoints: EndpointService }) {
+export function registerWebhookRoutes(app: Server, deps: { endpoints: EndpointService; audited: KeyAudit }) {
   const { endpoints } = deps;
-  app.post('/webhook-endpoints', { schema: schemas.create }, async (request, reply) =>
-    reply.code(201).send(await endpoints.create(callerOf(request), request.body)),
-  );
+  /** Every change to an endpoint is in the customer's audit log, by the key, named by the endpoint's URL. */
+  const { audited } = deps;
+  const urlOf = async (request: FastifyRequest, id: string) => (await endpoints.get(callerOf(request), id)).url;
+  app.post('/webhook-endpoints', { schema: schemas.create }, async (request, reply) => {
+    const created = await endpoints.create(callerOf(request), request.body);
+    await audited(request, 'webhook.create', created.url);
+    return reply.code(201).send(created);
+  });
   app.get('/webhook-endpoints', { schema: schemas.list }, async (request) => ({
     webhookEndpoints: await endpoints.list(callerOf(request)),
   }));
   app.get('/webhook-endpoints/:id', { schema: schemas.get }, async (request) =>
     endpoints.get(callerOf(request), request.params.id),
   );
-  app.patch('/webhook-endpoints/:id', { schema: schemas.update }, async (request) =>
-    endpoints.update(callerOf(request), request.params.id, request.body),
-  );
+  app.patch('/webhook-endpoints/:id', { schema: schemas.update }, async (request) => {
+    const before = await urlOf(request, request.params.id);
+    const updated = await endpoints.update(callerOf(request), request.params.id, request.body);
+    if (updated.url !== before) await audited(request, 'webhook.url_change', `${before} → ${updated.url}`);
+    else await audited(request, 'webhook.update', updated.url);
+    return updated;
+  });
   app.delete('/webhook-endpoints/:id', { schema: schemas.remove }, async (request, reply) => {
+    const url = await urlOf(request, request.params.id);
     await endpoints.remove(callerOf(request), request.params.id);
+    await audited(request, 'webhook.delete', url);
     return reply.code(204).send();
   });
-  app.post('/webhook-endpoints/:id/rotate-secret', { schema: schemas.rotateSecret }, async (request) =>
-    endpoints.rotateSecret(callerOf(request), request.params.id),
-  );
-  app.post('/webhook-endpoints/:id/test', { schema: schemas.test }, async (request, reply) =>
-    reply.code(202).send(await endpoints.sendTest(callerOf(request), request.params.id)),
-  );
+  app.post('/webhook-endpoints/:id/rotate-secret', { schema: schemas.rotateSecret }, async (request) => {
+    const rotated = await endpoints.rotateSecret(callerOf(request), request.params.id);
+    await audited(request, 'webhook.rotate_secret', rotated.url);
+    return rotated;
+  });
+  app.post('/webhook-endpoints/:id/test', { schema: schemas.test }, async (request, reply) => {
+    const queued = await endpoints.sendTest(callerOf(request), request.params.id);
+    await audited(request, 'webhook.test', await urlOf(request, request.params.id));
+    return reply.code(202).send(queued);
+  });
   app.get('/webhook-endpoints/:id/deliveries', { schema: schemas.deliveries }, async (request) =>
     endpoints.deliveries(callerOf(request), request.params.id, {
       limit: request.query.limit ?? 50,
@@ -158,7 +174,11 @@ export function registerWebhookRoutes(app: Server, deps: { endpoints: EndpointSe
   app.post(
     '/webhook-endpoints/:id/deliveries/:deliveryId/redeliver',
     { schema: schemas.redeliver },
-    async (request, reply) =>
-      reply.code(202).send(await endpoints.redeliver(callerOf(request), request.params.id, request.params.deliveryId)),
+    async (request, reply) => {
+      const queued = await endpoints.redeliver(callerOf(request), request.params.id, request.params.deliveryId);
+      const url = await urlOf(request, request.params.id);
+      await audited(request, 'webhook.redeliver', `event ${queued.eventId} to ${url}`);
+      return reply.code(202).send(queued);
+    },
   );
 }
