@@ -1,6 +1,9 @@
 // Embedded driver. PGlite is one connection in this process: statements run one at a time
 // and a transaction holds the connection until it ends, so keep transactions short.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
 
 import { PGlite } from '@electric-sql/pglite';
 
@@ -21,13 +24,32 @@ function wrap(conn: PgliteLike): Queryable {
 }
 
 /**
+ * A new database is created (PGlite's initdb) by a short-lived child process. Creating one costs
+ * about 1 GB of memory for a moment (initdb runs as a second WebAssembly instance beside the
+ * database's own), and a process's high-water mark (and some of that memory, never handed back)
+ * stayed with the service for its whole life; opened afterwards, the database costs what it uses.
+ */
+async function createInChild(dataDir: string): Promise<void> {
+  const module = import.meta.resolve('@electric-sql/pglite');
+  const code =
+    'const { PGlite } = await import(process.argv[1]); await (await PGlite.create(process.argv[2])).close();';
+  await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code, module, dataDir], {
+    env: {},
+    maxBuffer: 1024 * 1024,
+  });
+}
+
+/**
  * dataDir null keeps everything in memory (tests). `sharedBuffersMb`: PostgreSQL's page cache,
  * which lives in PGlite's WebAssembly memory (in this process, and WebAssembly memory never
  * shrinks): PGlite's default of 128 MB made most of the embedded service's footprint, while the
  * operating system caches the data files anyway. Unset: PGlite's default.
  */
 export async function openPgliteDb(dataDir: string | null, opts: { sharedBuffersMb?: number } = {}): Promise<Db> {
-  if (dataDir !== null) fs.mkdirSync(dataDir, { recursive: true });
+  if (dataDir !== null) {
+    fs.mkdirSync(dataDir, { recursive: true });
+    if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await createInChild(dataDir);
+  }
   const settings = opts.sharedBuffersMb !== undefined ? ['-c', `shared_buffers=${opts.sharedBuffersMb}MB`] : [];
   const pg = await PGlite.create(dataDir ?? undefined, { startParams: [...PGlite.defaultStartParams, ...settings] });
   const base = wrap(pg);

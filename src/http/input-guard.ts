@@ -12,26 +12,41 @@ function badString(s: string): boolean {
   return BAD_CHARS.test(s);
 }
 
-/** The first problem in a parsed value, or null. Iterative: depth cannot overflow the stack. */
+/** A value to look at, and how it was reached (the path is joined only for a problem). */
+type Node = { v: unknown; key: string | null; parent: Node | null; depth: number };
+
+function pathOf(node: Node): string {
+  const keys: string[] = [];
+  for (let n: Node | null = node; n !== null; n = n.parent) if (n.key !== null) keys.push(n.key);
+  return keys.reverse().join('.');
+}
+
+/**
+ * The first problem in a parsed value, or null. Iterative: depth cannot overflow the stack. Runs
+ * on every request body: a node keeps its parent, not a copy of its path (no array per value).
+ */
 export function findInputProblem(value: unknown, root: string): Problem | null {
-  const stack: { v: unknown; path: string[]; depth: number }[] = [{ v: value, path: root ? [root] : [], depth: 0 }];
+  const stack: Node[] = [{ v: value, key: root ? root : null, parent: null, depth: 0 }];
   while (stack.length > 0) {
-    const { v, path, depth } = stack.pop()!;
+    const node = stack.pop()!;
+    const v = node.v;
     if (typeof v === 'string') {
       if (badString(v))
-        return { path: path.join('.'), message: 'must not contain NUL characters or unpaired surrogates' };
+        return { path: pathOf(node), message: 'must not contain NUL characters or unpaired surrogates' };
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
-    if (depth >= MAX_JSON_DEPTH)
-      return { path: path.join('.'), message: `is nested more than ${MAX_JSON_DEPTH} levels deep` };
-    const entries = Array.isArray(v)
-      ? v.map((x, i) => [String(i), x] as const)
-      : Object.entries(v as Record<string, unknown>);
-    for (const [k, x] of entries) {
-      if (badString(k))
-        return { path: path.join('.'), message: 'has a key with NUL characters or unpaired surrogates' };
-      stack.push({ v: x, path: [...path, k], depth: depth + 1 });
+    if (node.depth >= MAX_JSON_DEPTH)
+      return { path: pathOf(node), message: `is nested more than ${MAX_JSON_DEPTH} levels deep` };
+    const depth = node.depth + 1;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push({ v: v[i], key: String(i), parent: node, depth });
+      continue;
+    }
+    for (const k in v as Record<string, unknown>) {
+      if (!Object.prototype.hasOwnProperty.call(v, k)) continue;
+      if (badString(k)) return { path: pathOf(node), message: 'has a key with NUL characters or unpaired surrogates' };
+      stack.push({ v: (v as Record<string, unknown>)[k], key: k, parent: node, depth });
     }
   }
   return null;

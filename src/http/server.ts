@@ -116,16 +116,19 @@ export function createServer(opts: {
   app.decorateRequest('logIds', null);
   app.decorateRequest('tenant', null);
 
+  // Hooks that run on every request are plain functions calling done (no promise per hook per
+  // request); the one that may have to wait (an answer before its body arrived) waits only then.
   app.addHook('preValidation', checkInput);
 
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
     // No answer is sniffed into another type, and none is kept by a cache unless its route says so:
     // answers carry secrets (webhook secrets, new API keys, invitation links) and customer data.
     reply.header('x-content-type-options', 'nosniff');
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    if (request.raw.complete) return done(null, payload);
+    settleBodyBeforeAnswer(request, reply, payload).then((p) => done(null, p), done);
   });
-  app.addHook('onSend', settleBodyBeforeAnswer);
   if (opts.checkResponses) registerResponseCheck(app);
   app.addHook('onResponse', logRequest);
 
@@ -141,8 +144,8 @@ export function createServer(opts: {
 
 // Only what the route reads: its path parameters, the query it declares (a cursor is checked
 // by its own decoder: invalid_cursor), and a parsed JSON body.
-async function checkInput(request: FastifyRequest): Promise<void> {
-  if (request.is404) return;
+function checkInput(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  if (request.is404) return done();
   const declaresQuery = request.routeOptions.schema?.querystring !== undefined;
   const query = declaresQuery
     ? Object.fromEntries(Object.entries(request.query as Record<string, unknown>).filter(([k]) => k !== 'cursor'))
@@ -151,24 +154,27 @@ async function checkInput(request: FastifyRequest): Promise<void> {
     findInputProblem(request.params, '') ??
     findInputProblem(query, '') ??
     (Buffer.isBuffer(request.body) ? null : findInputProblem(request.body, ''));
-  if (problem) throw errors.validation([problem]);
+  done(problem ? errors.validation([problem]) : undefined);
 }
 
-/** The one log line of a request (at debug for quietRequest's). */
-async function logRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+/** The one log line of a request (at debug for quietRequest's); nothing is built when that level is off. */
+function logRequest(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
   const url = request.routeOptions.url ?? request.url.split('?')[0]!;
-  request.log[quietRequest(url, reply.statusCode) ? 'debug' : 'info'](
-    {
-      method: request.method,
-      url,
-      status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime),
-      customerId: request.principal?.customerId,
-      accountId: request.logIds?.accountId ?? request.principal?.scopeAccountId ?? undefined,
-      messageId: request.logIds?.messageId,
-    },
-    'request',
-  );
+  const level = quietRequest(url, reply.statusCode) ? 'debug' : 'info';
+  if ((request.log as unknown as Logger).isLevelEnabled(level))
+    request.log[level](
+      {
+        method: request.method,
+        url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+        customerId: request.principal?.customerId,
+        accountId: request.logIds?.accountId ?? request.principal?.scopeAccountId ?? undefined,
+        messageId: request.logIds?.messageId,
+      },
+      'request',
+    );
+  done();
 }
 
 /** The one error mapping: AppErrors as they say, framework and parse errors as 4xx, the rest 500. */

@@ -145,6 +145,9 @@ export function createInboundService(deps: InboundDeps) {
   // Accounts by webhook route: a plan or routing change applies within these few seconds.
   const ACCOUNT_CACHE_MS = 5000;
   const accountCache = new Map<string, { account: InboundAccount; at: number }>();
+  // One look-up per route at a time: when an entry expires under load, the receipts arriving for
+  // that account meanwhile wait for the same query instead of each sending its own.
+  const loading = new Map<string, Promise<InboundAccount | null>>();
 
   // Concurrent webhooks' messages share one transaction (group commit); a batch the database
   // refuses is retried message by message (ingestEach).
@@ -193,10 +196,17 @@ export function createInboundService(deps: InboundDeps) {
       const cacheKey = 'id' in where ? `id:${where.id}` : `pn:${where.phoneNumberId}:${where.integrationId ?? ''}`;
       const hit = accountCache.get(cacheKey);
       if (hit && Date.now() - hit.at < ACCOUNT_CACHE_MS) return hit.account;
-      const account = await loadAccount(db, where);
-      if (accountCache.size > 10_000) accountCache.clear();
-      if (account) accountCache.set(cacheKey, { account, at: Date.now() });
-      return account;
+      const pending = loading.get(cacheKey);
+      if (pending) return pending;
+      const load = loadAccount(db, where)
+        .then((account) => {
+          if (accountCache.size > 10_000) accountCache.clear();
+          if (account) accountCache.set(cacheKey, { account, at: Date.now() });
+          return account;
+        })
+        .finally(() => loading.delete(cacheKey));
+      loading.set(cacheKey, load);
+      return load;
     },
   };
 }

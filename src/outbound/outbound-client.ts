@@ -8,6 +8,7 @@ import net, { type LookupFunction } from 'node:net';
 
 import { Agent, request } from 'undici';
 
+import { deadline } from '../shared/deadline.js';
 import { checkOutboundUrl, isBlockedAddress } from './address-guard.js';
 
 export type Resolve = (hostname: string) => Promise<{ address: string; family: number }[]>;
@@ -162,13 +163,14 @@ async function postOnce(
   // IP literals never reach the lookup: check them (and the scheme) here.
   const refused = checkOutboundUrl(url, { allowPrivate: ctx.allowPrivate });
   if (refused) return { statusCode: null, durationMs: 0, body: null, error: `refused: ${refused}` };
+  const limit = deadline(timeoutMs);
   try {
     const res = await request(url, {
       method: 'POST',
       dispatcher: agent,
       headers,
       body,
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: limit.signal,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
@@ -190,6 +192,8 @@ async function postOnce(
     };
   } catch (err) {
     return { statusCode: null, durationMs: elapsed(), body: null, error: transportReason(err, timeoutMs).reason };
+  } finally {
+    limit.clear();
   }
 }
 

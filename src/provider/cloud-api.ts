@@ -3,6 +3,7 @@
 // Tokens stay in the Authorization header: never in a URL, a log line or an error we keep.
 import { Agent, FormData, request } from 'undici';
 
+import { deadline } from '../shared/deadline.js';
 import { type DownloadOutcome, downloadWithToken, trustedMediaUrl } from './media-download.js';
 import type { ProviderMediaRef, SendContent } from './payload.js';
 import { buildSendPayload, readPayload } from './payload.js';
@@ -160,6 +161,7 @@ async function exchangeOnce(
   body?: string | FormData,
 ): Promise<Exchange> {
   let res;
+  const limit = deadline(t.timeoutMs);
   try {
     res = await request(url, {
       method,
@@ -169,9 +171,10 @@ async function exchangeOnce(
         ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}),
       },
       body,
-      signal: AbortSignal.timeout(t.timeoutMs),
+      signal: limit.signal,
     });
   } catch (err) {
+    limit.clear();
     return { ok: false, transport: transportFailure(err), status: null };
   }
   try {
@@ -183,6 +186,8 @@ async function exchangeOnce(
     };
   } catch (err) {
     return { ok: false, transport: transportFailure(err), status: res.statusCode };
+  } finally {
+    limit.clear();
   }
 }
 
