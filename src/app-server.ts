@@ -79,7 +79,7 @@ function registerApi(api: Server, config: Config, s: Services): void {
     );
     registerCrossFieldValidation(scope, { allowPrivateUrls: config.unsafeAllowPrivateUrls });
     registerMessageRoutes(scope, { sends, queries: messageQueries, cancels: messageCancel });
-    registerChatAccountRoutes(scope, { publicBaseUrl: config.publicBaseUrl });
+    registerChatAccountRoutes(scope, { publicBaseUrl: config.publicBaseUrl, messagingLimits: s.messagingLimits });
     registerMediaRoutes(scope, { media });
     registerBroadcastRoutes(scope, { broadcasts });
     registerInboundRoutes(scope, { senders, settings });
@@ -117,6 +117,7 @@ function registerPortalPages(api: Server, config: Config, s: Services): void {
     audit,
     queries: portalQueries,
     usage,
+    messagingLimits: s.messagingLimits,
   });
 }
 

@@ -12,6 +12,7 @@ import type { AccountStatus, AccountType, SendPolicyMode } from '../shared/vocab
 import { judgeProbe } from './account-probe-policy.js';
 import { ACCOUNT_COLUMNS, type AccountRow, toAccountRecord } from './account-record.js';
 import { toOperatorAccount } from './account-view.js';
+import { messagingLimitsOf, setMessagingLimit } from './portfolio-store.js';
 
 type SealedColumn = 'access_token_enc' | 'app_secret_enc' | 'management_token_enc';
 
@@ -37,6 +38,10 @@ export type AccountInput = {
   throughputMps?: number;
   /** Route MARKETING templates over the Marketing Messages API (decision 0038). */
   marketingMessagesApi?: boolean;
+  /** The business portfolio sharing one messaging limit (decision 0044); null: the account alone. */
+  portfolioId?: string | null;
+  /** The portfolio's messaging limit as the operator sets it; null: unlimited. */
+  messagingLimit?: number | null;
 };
 
 export type AccountAdmin = ReturnType<typeof createAccountAdmin>;
@@ -90,7 +95,8 @@ async function view(tx: Queryable, publicBaseUrl: string, id: string) {
     [id],
   );
   const r = rows[0]!;
-  return toOperatorAccount(toAccountRecord(r), r.plan, publicBaseUrl);
+  const limits = await messagingLimitsOf(tx, [id]);
+  return toOperatorAccount(toAccountRecord(r), r.plan, publicBaseUrl, limits.get(id));
 }
 
 function uniqueViolation(err: unknown): boolean {
@@ -116,9 +122,10 @@ async function insertAccount(deps: AccountAdminDeps, customerId: string, input: 
       await tx.query(
         `INSERT INTO chat_accounts (id, customer_id, type, status, phone_number, display_name, connected_at,
             phone_number_id, waba_id, access_token_enc, app_secret_enc, integration_id, management_token_enc,
-            waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, marketing_messages_api)
+            waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, marketing_messages_api,
+            portfolio_id)
          VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $4 = 'CONNECTED' THEN now() END,
-            $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+            $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
         [
           id,
           customerId,
@@ -138,8 +145,10 @@ async function insertAccount(deps: AccountAdminDeps, customerId: string, input: 
           input.sendPolicy?.testRecipients ?? [],
           input.throughputMps ?? 80,
           input.marketingMessagesApi ?? false,
+          input.portfolioId ?? null,
         ],
       );
+      if (input.messagingLimit !== undefined) await setMessagingLimit(tx, [id], input.messagingLimit, 'operator');
       await invalidate(tx, customerId);
       return view(tx, publicBaseUrl, id);
     });
@@ -197,6 +206,7 @@ async function changeAccount(deps: AccountAdminDeps, id: string, input: AccountI
       set('test_recipients', input.sendPolicy?.testRecipients);
       set('throughput_mps', input.throughputMps);
       set('marketing_messages_api', input.marketingMessagesApi);
+      set('portfolio_id', input.portfolioId);
       // Switched on again: the API is tried at once (a refusal learned before is forgotten).
       if (input.marketingMessagesApi === true) sets.push('marketing_messages_refused_until = NULL');
       // An edit resets the account prober: one that sets the status decides for it (no probe);
@@ -212,6 +222,8 @@ async function changeAccount(deps: AccountAdminDeps, id: string, input: AccountI
       if (sets.length > 0) {
         await tx.query(`UPDATE chat_accounts SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, params);
       }
+      // After the portfolio moved, so the limit is the new portfolio's.
+      if (input.messagingLimit !== undefined) await setMessagingLimit(tx, [id], input.messagingLimit, 'operator');
       await invalidate(tx, current.customer_id);
       return view(tx, publicBaseUrl, id);
     });
