@@ -13,8 +13,8 @@ import type { AccountStatus, AccountType, SendPolicyMode } from '../shared/vocab
 import { judgeProbe } from './account-probe-policy.js';
 import { ACCOUNT_COLUMNS, type AccountRow, toAccountRecord } from './account-record.js';
 import { toOperatorAccount } from './account-view.js';
-import { recordThroughputLevel, THROUGHPUT_LEVEL_MPS } from './throughput-level.js';
 import { messagingLimitsOf, setMessagingLimit } from './portfolio-store.js';
+import { recordThroughputLevel, THROUGHPUT_LEVEL_MPS } from './throughput-level.js';
 
 type SealedColumn = 'access_token_enc' | 'app_secret_enc' | 'management_token_enc';
 
