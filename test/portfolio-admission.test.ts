@@ -51,4 +51,36 @@ describe(`portfolio admission (${backend})`, () => {
     const crossings = results.flatMap((r) => r.crossings.map((c) => c.level));
     expect(crossings.sort()).toEqual([100, 80]);
   });
+
+  it('counts and alerts at the assumed default limit (250) but refuses nothing until a limit is set', async () => {
+    const { db } = database;
+    const alone = crypto.randomUUID();
+    const [{ customer_id: customer } = { customer_id: '' }] = await db.query<{ customer_id: string }>(
+      'SELECT customer_id FROM chat_accounts WHERE id = $1',
+      [accounts[0]],
+    );
+    await db.query(
+      `INSERT INTO chat_accounts (id, customer_id, type, status, phone_number, display_name, phone_number_id, waba_id)
+       VALUES ($1, $2, 'OFFICIAL', 'CONNECTED', '+15550100201', 'b', $3, 'w2')`,
+      [alone, customer, `pn-alone-${alone}`],
+    );
+    const starts = Array.from({ length: 260 }, (_, i) => ({
+      messageId: crypto.randomUUID(),
+      accountId: alone,
+      recipient: `+1555700${String(i).padStart(4, '0')}`,
+    }));
+    const result = await db.transaction((tx) => admitConversationStarts(tx, starts));
+    expect(result.refused.size).toBe(0);
+    expect(result.crossings.map((c) => [c.level, c.limit, c.source])).toEqual([
+      [80, 250, 'default'],
+      [100, 250, 'default'],
+    ]);
+    // Once the limit is known (here the provider's 250), the next new recipient is refused.
+    await setMessagingLimit(db, [alone], 250, 'provider');
+    const next = { messageId: crypto.randomUUID(), accountId: alone, recipient: '+15557009999' };
+    const again = await db.transaction((tx) =>
+      admitConversationStarts(tx, [next, { ...starts[0]!, messageId: crypto.randomUUID() }]),
+    );
+    expect([...again.refused.keys()]).toEqual([next.messageId]);
+  });
 });

@@ -134,7 +134,14 @@ describe('portfolio messaging limit', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(limitEvents(t)).toHaveLength(2);
     expect(events.map((e) => e.thresholdPercent)).toEqual([80, 100]);
-    expect(events[1]).toMatchObject({ portfolioId, used: 5, limit: 5, tier: null, windowHours: 24 });
+    expect(events[1]).toMatchObject({
+      portfolioId,
+      used: 5,
+      limit: 5,
+      tier: null,
+      source: 'operator',
+      windowHours: 24,
+    });
     expect([...(events[1]!.chatAccountIds as string[])].sort()).toEqual([...t.accountIds].sort());
 
     // Both accounts show the portfolio's use: the operator's view and the customer's.

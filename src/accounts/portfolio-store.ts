@@ -17,7 +17,7 @@ const LIVE = `started_at > now() - interval '${MESSAGING_LIMIT_WINDOW_HOURS} hou
 export type ConversationStart = { messageId: string; accountId: string; recipient: string };
 
 /** A portfolio whose use crossed an alert level (80 or 100 %) up. */
-export type LimitCrossing = { portfolioKey: string; level: number; used: number; limit: number };
+export type LimitCrossing = { portfolioKey: string; level: number; used: number; limit: number; source: string };
 
 export type Admission = {
   /** Messages beyond their portfolio's limit, with the limit they met. */
@@ -25,7 +25,16 @@ export type Admission = {
   crossings: LimitCrossing[];
 };
 
-type Portfolio = { key: string; limit: number | null; alertLevel: number; used: number; live: Set<string> };
+type Portfolio = {
+  key: string;
+  limit: number | null;
+  /** The limit was set (provider or operator): sends beyond it are refused. The default is only assumed. */
+  enforced: boolean;
+  source: string;
+  alertLevel: number;
+  used: number;
+  live: Set<string>;
+};
 
 /**
  * Locks the portfolios of these accounts (created at the default limit when new), in key order:
@@ -36,6 +45,7 @@ async function lockPortfolios(tx: Queryable, accountIds: string[]) {
     account_id: string;
     portfolio_key: string;
     messaging_limit: number | null;
+    limit_source: string;
     alert_level: number;
   }>(
     `WITH acc AS (SELECT a.id, ${PORTFOLIO_KEY_SQL} AS key FROM chat_accounts a WHERE a.id = ANY($1::uuid[])),
@@ -43,8 +53,8 @@ async function lockPortfolios(tx: Queryable, accountIds: string[]) {
        INSERT INTO messaging_portfolios AS p (portfolio_key)
        SELECT DISTINCT key FROM acc ORDER BY 1
        ON CONFLICT (portfolio_key) DO UPDATE SET updated_at = now()
-       RETURNING p.portfolio_key, p.messaging_limit, p.alert_level)
-     SELECT acc.id AS account_id, l.portfolio_key, l.messaging_limit, l.alert_level
+       RETURNING p.portfolio_key, p.messaging_limit, p.limit_source, p.alert_level)
+     SELECT acc.id AS account_id, l.portfolio_key, l.messaging_limit, l.limit_source, l.alert_level
        FROM acc JOIN locked l ON l.portfolio_key = acc.key`,
     [[...new Set(accountIds)]],
   );
@@ -72,7 +82,9 @@ async function readUse(
  * Admits business-initiated sends against their portfolio's limit, in the given order, inside the
  * caller's transaction: a recipient already counted in the last 24 hours (or admitted earlier in
  * the batch) is admitted without counting again; a new one counts while the portfolio has room;
- * the others are refused. Unlimited portfolios admit everything and record nothing.
+ * the others are refused. A portfolio at the assumed default (no provider or operator word yet)
+ * counts and alerts but refuses nothing: spec sends (a 5,000-recipient broadcast) keep their
+ * outcome until the limit is known. Unlimited portfolios admit everything and record nothing.
  */
 export async function admitConversationStarts(tx: Queryable, starts: ConversationStart[]): Promise<Admission> {
   const admission: Admission = { refused: new Map(), crossings: [] };
@@ -98,6 +110,8 @@ export async function admitConversationStarts(tx: Queryable, starts: Conversatio
       portfolios.set(row.portfolio_key, {
         key: row.portfolio_key,
         limit: row.messaging_limit,
+        enforced: row.limit_source !== 'default',
+        source: row.limit_source,
         alertLevel: row.alert_level,
         ...u,
       });
@@ -107,7 +121,7 @@ export async function admitConversationStarts(tx: Queryable, starts: Conversatio
   for (const s of limited) {
     const p = portfolios.get(locked.get(s.accountId)!.portfolio_key)!;
     if (p.live.has(s.recipient)) continue;
-    if (p.used >= p.limit!) {
+    if (p.enforced && p.used >= p.limit!) {
       admission.refused.set(s.messageId, { limit: p.limit!, used: p.used });
       continue;
     }
@@ -144,7 +158,7 @@ async function recordAlertLevels(tx: Queryable, portfolios: Portfolio[], admissi
   for (const { p, level } of moved)
     for (const l of ALERT_LEVELS)
       if (l > p.alertLevel && l <= level)
-        admission.crossings.push({ portfolioKey: p.key, level: l, used: p.used, limit: p.limit! });
+        admission.crossings.push({ portfolioKey: p.key, level: l, used: p.used, limit: p.limit!, source: p.source });
 }
 
 /**
@@ -173,6 +187,7 @@ export async function writeCrossingEvents(tx: Queryable, crossings: LimitCrossin
           used: c.used,
           limit: c.limit,
           tier: tierOfLimit(c.limit),
+          source: c.source,
           windowHours: MESSAGING_LIMIT_WINDOW_HOURS,
         },
       })),

@@ -2324,6 +2324,11 @@ export interface components {
         /** @description The portfolio's messaging limit. */
         limit: number;
         tier: string | null;
+        /**
+         * @description Who set `limit`. `default`: the assumed 250, counted and alerted but not enforced until the provider or the operator sets a limit.
+         * @enum {string}
+         */
+        source: 'default' | 'provider' | 'operator';
         /** @description The moving window the provider counts over (24). */
         windowHours: number;
       } & {
@@ -8314,6 +8319,7 @@ export interface operations {
          *         "used": 200,
          *         "limit": 250,
          *         "tier": "TIER_250",
+         *         "source": "provider",
          *         "windowHours": 24
          *       }
          *     }

@@ -143,7 +143,7 @@ export const eventSchemas: Record<string, Record<string, unknown>> = {
   ),
   AccountMessagingLimitEvent: envelope(
     'account.messaging_limit',
-    obj(['chatAccountIds', 'portfolioId', 'thresholdPercent', 'used', 'limit', 'tier', 'windowHours'], {
+    obj(['chatAccountIds', 'portfolioId', 'thresholdPercent', 'used', 'limit', 'tier', 'source', 'windowHours'], {
       chatAccountIds: {
         type: 'array',
         items: { type: 'string', format: 'uuid' },
@@ -160,6 +160,12 @@ export const eventSchemas: Record<string, Record<string, unknown>> = {
       },
       limit: { type: 'integer', description: "The portfolio's messaging limit." },
       tier: nullable({ type: 'string', description: "The provider's tier name of `limit` (TIER_250, TIER_2K …)." }),
+      source: {
+        type: 'string',
+        enum: ['default', 'provider', 'operator'],
+        description:
+          'Who set `limit`. `default`: the assumed 250, counted and alerted but not enforced until the provider or the operator sets a limit.',
+      },
       windowHours: { type: 'integer', description: 'The moving window the provider counts over (24).' },
     }),
     "The business portfolio of your accounts started conversations (business-initiated sends: templates to recipients whose reply window is closed) with 80 % or 100 % of its messaging limit's unique recipients in a moving 24 hours: once per crossing (again only after its use fell below the threshold). At 100 % further business-initiated sends fail with PORTFOLIO_LIMIT_REACHED without a provider call (beyond the spec).",
@@ -266,6 +272,7 @@ const EXAMPLES: Record<string, unknown> = {
       used: 200,
       limit: 250,
       tier: 'TIER_250',
+      source: 'provider',
       windowHours: 24,
     },
   },
