@@ -7011,7 +7011,7 @@ export interface operations {
           throughputMps?: number;
           /** @description The business portfolio this account's number belongs to (decision 0044): accounts with the same portfolioId share one messaging limit (unique recipients of business-initiated conversations in a moving 24 hours). null (default): the account alone. Use the provider's business portfolio id, or any label of yours. */
           portfolioId?: string | null;
-          /** @description The portfolio's messaging limit, for every account of the portfolio: 250, 2000, 10000, 100000 as the provider's tiers, or a lower cap of yours; null: unlimited. Default 250 until the provider's webhook (business_capability_update, phone_number_quality_update) reports one; the latest of the two wins. */
+          /** @description The portfolio's messaging limit, for every account of the portfolio: 250, 2000, 10000, 100000 as the provider's tiers, or a lower cap of yours; null: unlimited. Until the provider's webhook (business_capability_update, phone_number_quality_update) or this field sets one, the provider's default 250 is counted but not enforced; the latest of the two wins. */
           messagingLimit?: number | null;
           /** @description true: MARKETING templates go over the provider's Marketing Messages API (POST /<phone-number-id>/marketing_messages), the rest over /messages; falls back to /messages while the provider says the account is not onboarded (131055). Default false. */
           marketingMessagesApi?: boolean;
@@ -7149,7 +7149,7 @@ export interface operations {
           throughputMps?: number;
           /** @description The business portfolio this account's number belongs to (decision 0044): accounts with the same portfolioId share one messaging limit (unique recipients of business-initiated conversations in a moving 24 hours). null (default): the account alone. Use the provider's business portfolio id, or any label of yours. */
           portfolioId?: string | null;
-          /** @description The portfolio's messaging limit, for every account of the portfolio: 250, 2000, 10000, 100000 as the provider's tiers, or a lower cap of yours; null: unlimited. Default 250 until the provider's webhook (business_capability_update, phone_number_quality_update) reports one; the latest of the two wins. */
+          /** @description The portfolio's messaging limit, for every account of the portfolio: 250, 2000, 10000, 100000 as the provider's tiers, or a lower cap of yours; null: unlimited. Until the provider's webhook (business_capability_update, phone_number_quality_update) or this field sets one, the provider's default 250 is counted but not enforced; the latest of the two wins. */
           messagingLimit?: number | null;
           /** @description true: MARKETING templates go over the provider's Marketing Messages API (POST /<phone-number-id>/marketing_messages), the rest over /messages; falls back to /messages while the provider says the account is not onboarded (131055). Default false. */
           marketingMessagesApi?: boolean;

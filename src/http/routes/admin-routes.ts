@@ -80,7 +80,7 @@ const AccountFields = {
   messagingLimit: Type.Optional(
     Type.Union([Type.Integer({ minimum: 1, maximum: 100_000_000 }), Type.Null()], {
       description:
-        "The portfolio's messaging limit, for every account of the portfolio: 250, 2000, 10000, 100000 as the provider's tiers, or a lower cap of yours; null: unlimited. Default 250 until the provider's webhook (business_capability_update, phone_number_quality_update) reports one; the latest of the two wins.",
+        "The portfolio's messaging limit, for every account of the portfolio: 250, 2000, 10000, 100000 as the provider's tiers, or a lower cap of yours; null: unlimited. Until the provider's webhook (business_capability_update, phone_number_quality_update) or this field sets one, the provider's default 250 is counted but not enforced; the latest of the two wins.",
     }),
   ),
   marketingMessagesApi: Type.Optional(
