@@ -81,7 +81,7 @@ function registerApi(api: Server, config: Config, s: Services): void {
     const keyAudit = createKeyAudit(s.audit, s.keys);
     registerCrossFieldValidation(scope, { allowPrivateUrls: config.unsafeAllowPrivateUrls });
     registerMessageRoutes(scope, { sends, queries: messageQueries, cancels: messageCancel });
-    registerChatAccountRoutes(scope, { publicBaseUrl: config.publicBaseUrl });
+    registerChatAccountRoutes(scope, { publicBaseUrl: config.publicBaseUrl, messagingLimits: s.messagingLimits });
     registerMediaRoutes(scope, { media });
     registerBroadcastRoutes(scope, { broadcasts });
     registerInboundRoutes(scope, { senders, settings, audited: keyAudit });
@@ -122,6 +122,7 @@ function registerPortalPages(api: Server, config: Config, s: Services): void {
     usage,
     twoFactor: s.twoFactor,
     passwordResets: s.passwordResets,
+    messagingLimits: s.messagingLimits,
   });
 }
 

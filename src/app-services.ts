@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 
 import { createAccountAdmin } from './accounts/account-admin.js';
 import { createAccountList } from './accounts/account-list.js';
+import { createMessagingLimits } from './accounts/messaging-limits.js';
 import { createDirectory } from './auth/directory.js';
 import { createBroadcastService } from './broadcasts/broadcast-service.js';
 import type { Config } from './config.js';
@@ -149,10 +150,12 @@ function createCapabilities(
   });
   const customerQueries = createCustomerQueries(db);
   const usage = createUsageService({ db });
+  const messagingLimits = createMessagingLimits({ db });
   const accountList = createAccountList({ db, publicBaseUrl: config.publicBaseUrl });
   const inbound = createInboundService({ db, log, client: outbound, metrics });
   const receipts = createReceiptService({ db, sealer, appSecret: config.providerAppSecret, log, inbound, metrics });
   return {
+    messagingLimits,
     keys,
     keyUsage,
     messageQueries,

@@ -40,6 +40,10 @@ function createSendDispatcher(config: Config, deps: { db: Db; log: Logger }, s: 
     blockedMarkets: config.marketingBlockedMarkets,
     onLateSends: (outcome, n) => metrics.lateSends.inc({ outcome }, n),
     onPairHeld: (n) => metrics.pairHeldSends.inc(n),
+    onPortfolioLimit: ({ refused, crossings }) => {
+      if (refused > 0) metrics.portfolioLimit.inc({ outcome: 'refused', threshold: '' }, refused);
+      for (const level of crossings) metrics.portfolioLimit.inc({ outcome: 'alert', threshold: String(level) });
+    },
     options: {
       batchSize: config.workerBatchSize,
       leaseSeconds: config.workerLeaseSeconds,

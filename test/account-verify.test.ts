@@ -77,6 +77,26 @@ describe('credential check when an account is linked or its token changes', () =
     expect((await patch(TOKEN)).body).toMatchObject({ credentialCheck: { result: 'verified' } });
   });
 
+  it("takes the number's throughput level from the credential check (decision 0042)", async () => {
+    const customerId = await customer(svc.url);
+    const pn = await number();
+    await emu.number(pn, { throughputMps: 1000 }); // read as HIGH
+    const high = await call(svc.url, 'POST', `/admin/customers/${customerId}/chat-accounts?verify=true`, {
+      admin: true,
+      body: account(pn, TOKEN),
+    });
+    expect(high.status).toBe(201);
+    expect(high.body).toMatchObject({ throughputMps: 1000, credentialCheck: { result: 'verified', detail: null } });
+    expect(high.body.credentialCheck).not.toHaveProperty('level');
+    // The level falls back (STANDARD): a token change with verify reads it again.
+    await emu.number(pn, { throughputMps: 80 });
+    const changed = await call(svc.url, 'PATCH', `/admin/chat-accounts/${high.body.id}?verify=true`, {
+      admin: true,
+      body: { official: { accessToken: TOKEN } },
+    });
+    expect(changed.body).toMatchObject({ throughputMps: 80, credentialCheck: { result: 'verified' } });
+  });
+
   it('without verify=true the operator API links as before (no provider call)', async () => {
     const customerId = await customer(svc.url);
     const pn = await number();

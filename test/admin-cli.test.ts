@@ -58,6 +58,14 @@ describe('chatgate admin', () => {
       ).out,
     );
     expect(account).toMatchObject({ type: 'OFFICIAL', sendPolicy: { mode: 'TEST', testRecipientsCount: 2 } });
+    const grouped = JSON.parse(
+      (await admin('accounts', 'update', account.id, '--portfolio', 'biz-cli', '--messaging-limit', '2000')).out,
+    );
+    expect(grouped).toMatchObject({ portfolioId: 'biz-cli', messagingLimit: { limit: 2000, source: 'operator' } });
+    const alone = JSON.parse(
+      (await admin('accounts', 'update', account.id, '--portfolio', 'none', '--messaging-limit', 'unlimited')).out,
+    );
+    expect(alone).toMatchObject({ portfolioId: null, messagingLimit: { limit: null, tier: 'TIER_UNLIMITED' } });
     const key = JSON.parse(
       (await admin('keys', 'create', customer.id, '--account', account.id, '--template-access', 'read')).out,
     );

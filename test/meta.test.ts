@@ -199,6 +199,7 @@ describe('health, readiness and the API description', () => {
       'webhook.test',
       'quota.threshold',
       'template.status',
+      'account.messaging_limit',
     ]);
     const headers = doc.webhooks['message.status'].post.parameters.map((p: any) => `${p.in}:${p.name}`);
     expect(headers).toEqual(['header:x-svc-event', 'header:x-svc-event-id', 'header:x-svc-signature']);

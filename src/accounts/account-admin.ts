@@ -6,12 +6,15 @@ import { lockCustomer } from '../customers/customer-service.js';
 import type { Db, Queryable } from '../db/db.js';
 import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
+import type { ThroughputLevel } from '../provider/phone-number.js';
 import type { Sealer } from '../shared/crypto.js';
 import { errors, operatorErrors } from '../shared/errors.js';
 import type { AccountStatus, AccountType, SendPolicyMode } from '../shared/vocab.js';
 import { judgeProbe } from './account-probe-policy.js';
 import { ACCOUNT_COLUMNS, type AccountRow, toAccountRecord } from './account-record.js';
 import { toOperatorAccount } from './account-view.js';
+import { messagingLimitsOf, setMessagingLimit } from './portfolio-store.js';
+import { recordThroughputLevel, THROUGHPUT_LEVEL_MPS } from './throughput-level.js';
 
 type SealedColumn = 'access_token_enc' | 'app_secret_enc' | 'management_token_enc';
 
@@ -37,6 +40,10 @@ export type AccountInput = {
   throughputMps?: number;
   /** Route MARKETING templates over the Marketing Messages API (decision 0038). */
   marketingMessagesApi?: boolean;
+  /** The business portfolio sharing one messaging limit (decision 0044); null: the account alone. */
+  portfolioId?: string | null;
+  /** The portfolio's messaging limit as the operator sets it; null: unlimited. */
+  messagingLimit?: number | null;
 };
 
 export type AccountAdmin = ReturnType<typeof createAccountAdmin>;
@@ -66,10 +73,12 @@ async function verifyToken(
   deps: Pick<AccountAdminDeps, 'provider'>,
   phoneNumberId: string,
   accessToken: string,
-): Promise<CredentialCheck> {
+): Promise<CredentialCheck & { level?: ThroughputLevel }> {
   const outcome = await deps.provider.readPhoneNumber({ phoneNumberId, accessToken });
   const verdict = judgeProbe(outcome);
-  if (verdict === 'accepted') return { result: 'verified', detail: null };
+  // The read names the number's throughput level (decision 0042): kept with the account.
+  const level = outcome.ok ? (outcome.throughputLevel ?? undefined) : undefined;
+  if (verdict === 'accepted') return { result: 'verified', detail: null, ...(level ? { level } : {}) };
   const detail = outcome.ok ? null : outcome.summary;
   if (verdict === 'rejected')
     throw errors.validation([
@@ -90,7 +99,8 @@ async function view(tx: Queryable, publicBaseUrl: string, id: string) {
     [id],
   );
   const r = rows[0]!;
-  return toOperatorAccount(toAccountRecord(r), r.plan, publicBaseUrl);
+  const limits = await messagingLimitsOf(tx, [id]);
+  return toOperatorAccount(toAccountRecord(r), r.plan, publicBaseUrl, limits.get(id));
 }
 
 function uniqueViolation(err: unknown): boolean {
@@ -98,7 +108,12 @@ function uniqueViolation(err: unknown): boolean {
 }
 
 /** Links an account: the plan's account limit holds (the customer row is locked). */
-async function insertAccount(deps: AccountAdminDeps, customerId: string, input: NewAccountInput) {
+async function insertAccount(
+  deps: AccountAdminDeps,
+  customerId: string,
+  input: NewAccountInput,
+  level?: ThroughputLevel,
+) {
   const { db, sealer, invalidate, publicBaseUrl } = deps;
   try {
     return await db.transaction(async (tx) => {
@@ -116,9 +131,10 @@ async function insertAccount(deps: AccountAdminDeps, customerId: string, input: 
       await tx.query(
         `INSERT INTO chat_accounts (id, customer_id, type, status, phone_number, display_name, connected_at,
             phone_number_id, waba_id, access_token_enc, app_secret_enc, integration_id, management_token_enc,
-            waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, marketing_messages_api)
+            waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, marketing_messages_api,
+            portfolio_id, throughput_level)
          VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $4 = 'CONNECTED' THEN now() END,
-            $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+            $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
         [
           id,
           customerId,
@@ -136,10 +152,14 @@ async function insertAccount(deps: AccountAdminDeps, customerId: string, input: 
           o.verifiedName ?? null,
           input.type === 'OFFICIAL' ? (input.sendPolicy?.mode ?? 'PRODUCTION') : null,
           input.sendPolicy?.testRecipients ?? [],
-          input.throughputMps ?? 80,
+          // The operator's rate, else the level the credential check read, else the provider's default.
+          input.throughputMps ?? (level ? THROUGHPUT_LEVEL_MPS[level] : 80),
           input.marketingMessagesApi ?? false,
+          input.portfolioId ?? null,
+          level ?? null,
         ],
       );
+      if (input.messagingLimit !== undefined) await setMessagingLimit(tx, [id], input.messagingLimit, 'operator');
       await invalidate(tx, customerId);
       return view(tx, publicBaseUrl, id);
     });
@@ -197,6 +217,7 @@ async function changeAccount(deps: AccountAdminDeps, id: string, input: AccountI
       set('test_recipients', input.sendPolicy?.testRecipients);
       set('throughput_mps', input.throughputMps);
       set('marketing_messages_api', input.marketingMessagesApi);
+      set('portfolio_id', input.portfolioId);
       // Switched on again: the API is tried at once (a refusal learned before is forgotten).
       if (input.marketingMessagesApi === true) sets.push('marketing_messages_refused_until = NULL');
       // An edit resets the account prober: one that sets the status decides for it (no probe);
@@ -212,6 +233,8 @@ async function changeAccount(deps: AccountAdminDeps, id: string, input: AccountI
       if (sets.length > 0) {
         await tx.query(`UPDATE chat_accounts SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, params);
       }
+      // After the portfolio moved, so the limit is the new portfolio's.
+      if (input.messagingLimit !== undefined) await setMessagingLimit(tx, [id], input.messagingLimit, 'operator');
       await invalidate(tx, current.customer_id);
       return view(tx, publicBaseUrl, id);
     });
@@ -242,8 +265,9 @@ export function createAccountAdmin(deps: AccountAdminDeps) {
         opts.verify && input.type === 'OFFICIAL'
           ? await verifyToken(deps, input.official!.phoneNumberId!, input.official!.accessToken!)
           : undefined;
-      const created = await api.insert(customerId, input);
-      return check ? { ...created, credentialCheck: check } : created;
+      const { level, ...credentialCheck } = check ?? {};
+      const created = await insertAccount(deps, customerId, input, level);
+      return check ? { ...created, credentialCheck } : created;
     },
 
     insert: (customerId: string, input: NewAccountInput) => insertAccount(deps, customerId, input),
@@ -258,9 +282,12 @@ export function createAccountAdmin(deps: AccountAdminDeps) {
       );
       if (!current) throw errors.notFound();
       const phoneNumberId = input.official?.phoneNumberId ?? current.phone_number_id;
-      const check = phoneNumberId ? await verifyToken(deps, phoneNumberId, token) : undefined;
+      const { level, ...credentialCheck } =
+        (phoneNumberId ? await verifyToken(deps, phoneNumberId, token) : null) ?? {};
+      // A level read follows as after a maintenance pause (decision 0042), unless this edit sets the rate.
+      if (level && input.throughputMps === undefined) await recordThroughputLevel(db, id, level);
       const changed = await api.change(id, input);
-      return check ? { ...changed, credentialCheck: check } : changed;
+      return phoneNumberId ? { ...changed, credentialCheck } : changed;
     },
 
     change: (id: string, input: AccountInput) => changeAccount(deps, id, input),

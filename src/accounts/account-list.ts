@@ -6,6 +6,7 @@ import { errors } from '../shared/errors.js';
 import { keysetPage } from '../shared/keyset.js';
 import { ACCOUNT_COLUMNS, type AccountRow, toAccountRecord } from './account-record.js';
 import { toOperatorAccount } from './account-view.js';
+import { messagingLimitsOf } from './portfolio-store.js';
 
 export type AccountList = ReturnType<typeof createAccountList>;
 
@@ -20,7 +21,13 @@ export function createAccountList(deps: { db: Pick<Db, 'query'>; publicBaseUrl: 
         { select: `SELECT ${ACCOUNT_COLUMNS} FROM chat_accounts`, where: ['customer_id = $1'], params: [customerId] },
         page,
       );
-      const chatAccounts = pageRows.map((r) => toOperatorAccount(toAccountRecord(r), customer.plan, publicBaseUrl));
+      const limits = await messagingLimitsOf(
+        db,
+        pageRows.map((r) => r.id),
+      );
+      const chatAccounts = pageRows.map((r) =>
+        toOperatorAccount(toAccountRecord(r), customer.plan, publicBaseUrl, limits.get(r.id)),
+      );
       return { chatAccounts, nextCursor };
     },
   };

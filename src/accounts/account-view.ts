@@ -3,6 +3,7 @@ import type { Plan } from '../plans/plans.js';
 import { PLAN_LIMITS } from '../plans/plans.js';
 import { CHANNEL_DIRECT, CHANNEL_OFFICIAL } from '../shared/vocab.js';
 import type { AccountRecord } from './account-record.js';
+import type { MessagingLimitView } from './portfolio-store.js';
 
 /** What the service can do today, whatever the account. Flip a flag when its capability ships. */
 export const SERVICE_FEATURES = {
@@ -12,7 +13,19 @@ export const SERVICE_FEATURES = {
 
 export type PublicAccount = ReturnType<typeof toPublicAccount>;
 
-export function toPublicAccount(a: AccountRecord, plan: Plan, publicBaseUrl: string) {
+/** The portfolio's limit and use without the operator's portfolio label. */
+const publicLimit = ({ portfolioId: _label, ...limit }: MessagingLimitView) => limit;
+
+/**
+ * `messagingLimit`: the portfolio's limit and use (decision 0044), shown when the caller read it
+ * (OFFICIAL accounts only); the operator's portfolioId only in the operator's view.
+ */
+export function toPublicAccount(
+  a: AccountRecord,
+  plan: Plan,
+  publicBaseUrl: string,
+  messagingLimit?: MessagingLimitView,
+) {
   const official = a.type === 'OFFICIAL';
   const templatesInPlan = PLAN_LIMITS[plan].templates;
   const capability = (supported: boolean, enabled: boolean) => ({ supported, enabled: supported && enabled });
@@ -51,6 +64,7 @@ export function toPublicAccount(a: AccountRecord, plan: Plan, publicBaseUrl: str
           callbackUrl: `${publicBaseUrl}/provider/webhooks/${a.integrationId !== null ? `integrations/${encodeURIComponent(a.integrationId)}` : 'app'}`,
         }
       : null,
+    ...(messagingLimit !== undefined && official ? { messagingLimit: publicLimit(messagingLimit) } : {}),
     capabilities: {
       text: capability(true, true),
       media: capability(true, true),
@@ -78,10 +92,16 @@ export function toPublicAccount(a: AccountRecord, plan: Plan, publicBaseUrl: str
  * shape plus its customer, its send rate and the prober's state (`null` unless a rejected token is
  * being re-verified; `nextAt` is when the next probe is due). No secrets.
  */
-export function toOperatorAccount(a: AccountRecord, plan: Plan, publicBaseUrl: string) {
+export function toOperatorAccount(
+  a: AccountRecord,
+  plan: Plan,
+  publicBaseUrl: string,
+  messagingLimit: MessagingLimitView | undefined,
+) {
   return {
-    ...toPublicAccount(a, plan, publicBaseUrl),
+    ...toPublicAccount(a, plan, publicBaseUrl, messagingLimit),
     customerId: a.customerId,
+    portfolioId: messagingLimit?.portfolioId ?? null,
     throughputMps: a.throughputMps,
     marketingMessages: {
       enabled: a.marketingMessagesApi,

@@ -17,11 +17,14 @@ const ACCOUNT_OPTIONS = [
   'test-recipient',
   'throughput',
   'verified-name',
+  'portfolio',
+  'messaging-limit',
 ] as const;
 
 const ACCOUNT_HELP = `account options: --status S --phone-number-id ID --waba-id ID --access-token T --app-secret S
   --integration-id ID --management-token T --send-policy DISABLED|TEST|PRODUCTION|GLOBAL
-  --test-recipient +E164 (repeatable) --throughput N --verified-name NAME`;
+  --test-recipient +E164 (repeatable) --throughput N --verified-name NAME
+  --portfolio ID|none (accounts sharing one messaging limit) --messaging-limit N|unlimited (the portfolio's)`;
 
 type Command = {
   usage: string;
@@ -174,6 +177,8 @@ const OPTIONS = {
   'test-recipient': { type: 'string', multiple: true },
   throughput: { type: 'string' },
   'verified-name': { type: 'string' },
+  portfolio: { type: 'string' },
+  'messaging-limit': { type: 'string' },
   sandbox: { type: 'boolean' },
   account: { type: 'string' },
   'template-access': { type: 'string' },
@@ -218,6 +223,13 @@ function accountBody(v: Values) {
     official: Object.keys(official).length > 0 ? official : undefined,
     sendPolicy: v['send-policy'] ? clean({ mode: v['send-policy'], testRecipients: v['test-recipient'] }) : undefined,
     throughputMps: v.throughput !== undefined ? Number(v.throughput) : undefined,
+    portfolioId: v.portfolio === undefined ? undefined : v.portfolio === 'none' ? null : v.portfolio,
+    messagingLimit:
+      v['messaging-limit'] === undefined
+        ? undefined
+        : v['messaging-limit'] === 'unlimited'
+          ? null
+          : Number(v['messaging-limit']),
   });
 }
 

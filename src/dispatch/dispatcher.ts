@@ -60,6 +60,8 @@ export function createDispatcher(deps: {
   onLateSends?: (outcome: 'rebooked' | 'returned', n: number) => void;
   /** Counts sends held back by their recipient's pair-rate pacing. */
   onPairHeld?: (n: number) => void;
+  /** Counts the portfolio messaging limit's refusals and alerts (decision 0044). */
+  onPortfolioLimit?: RecipientChecks['onPortfolioLimit'];
 }) {
   const { db, log, options } = deps;
   // Built in order, each from what it needs: the sends held between claim and outcome; the worker,
@@ -142,13 +144,19 @@ export function createDispatcher(deps: {
  * fail here; replies and reactions whose target has no provider id yet wait (reply-targets.ts).
  */
 async function liveReady(
-  deps: { db: Db; log: Logger; categories: RecipientChecks['categories']; blockedMarkets: readonly string[] },
+  deps: Omit<RecipientChecks, 'onPortfolioLimit'> & { onPortfolioLimit?: RecipientChecks['onPortfolioLimit'] },
   workerId: string,
   claimed: Claimed[],
 ) {
   const { db, log } = deps;
   const refusedOrNot = await failRefusedRecipients(
-    { db, log, categories: deps.categories, blockedMarkets: deps.blockedMarkets },
+    {
+      db,
+      log,
+      categories: deps.categories,
+      blockedMarkets: deps.blockedMarkets,
+      ...(deps.onPortfolioLimit ? { onPortfolioLimit: deps.onPortfolioLimit } : {}),
+    },
     workerId,
     await failCancelled(
       db,

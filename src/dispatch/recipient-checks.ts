@@ -4,6 +4,7 @@
 // they were charged is given back (failUnsent, the one path for messages that never left).
 import type { Logger } from 'pino';
 
+import { admitConversationStarts, writeCrossingEvents } from '../accounts/portfolio-store.js';
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { logChanges } from '../lifecycle/apply-transitions.js';
@@ -38,6 +39,8 @@ export type RecipientChecks = {
   categories: Pick<TemplateCategories, 'categoryOf'>;
   /** MARKETING_BLOCKED_MARKETS: where a MARKETING template fails before any provider call. */
   blockedMarkets: readonly string[];
+  /** Counts portfolio-limit outcomes (decision 0044): sends refused, alert crossings by level. */
+  onPortfolioLimit?: (what: { refused: number; crossings: number[] }) => void;
 };
 
 const marketBlocked = (market: string): SendErrorDetail => ({
@@ -46,7 +49,11 @@ const marketBlocked = (market: string): SendErrorDetail => ({
 });
 
 /** What each refused message fails with (messages not in the map may be sent). */
-async function findRefusals(deps: RecipientChecks, live: Claimed[], now: Date): Promise<Map<string, SendErrorDetail>> {
+async function findRefusals(
+  deps: RecipientChecks,
+  live: Claimed[],
+  now: Date,
+): Promise<{ refusals: Map<string, SendErrorDetail>; starts: Claimed[] }> {
   const refusals = new Map<string, SendErrorDetail>();
   const pair = (m: Claimed) => ({ accountId: m.chatAccountId, phone: m.recipient });
   // A template the provider paused or disabled (decision 0015).
@@ -85,12 +92,21 @@ async function findRefusals(deps: RecipientChecks, live: Claimed[], now: Date): 
       refusals.set(m.id, marketBlocked(market));
   }
   const windowed = live.filter((m) => m.requireReplyWindow && !refusals.has(m.id) && isFreeForm(m));
-  const last = await lastInboundAmong(deps.db, windowed.map(pair));
-  for (const m of windowed)
-    if (!isReplyWindowOpen(last.get(suppressionKey(m.chatAccountId, m.recipient)) ?? null, now))
-      refusals.set(m.id, WINDOW_CLOSED);
-  return refusals;
+  // One read of the reply windows serves both checks: sends that require it, and templates (a
+  // template to a closed window starts a conversation: the portfolio's messaging limit).
+  const startable = templated.filter((m) => !refusals.has(m.id));
+  const last = await lastInboundAmong(deps.db, [...windowed, ...startable].map(pair));
+  const windowOpen = (m: Claimed) =>
+    isReplyWindowOpen(last.get(suppressionKey(m.chatAccountId, m.recipient)) ?? null, now);
+  for (const m of windowed) if (!windowOpen(m)) refusals.set(m.id, WINDOW_CLOSED);
+  const starts = startable.filter((m) => !windowOpen(m));
+  return { refusals, starts };
 }
+
+const limitReached = (limit: number): SendErrorDetail => ({
+  code: SEND_ERROR_CODES.PORTFOLIO_LIMIT_REACHED,
+  message: `The messaging limit of this account's business portfolio is reached: it started conversations with ${limit} unique recipients in the last 24 hours, all numbers of the portfolio together, so the provider would not deliver this template; it can be sent again when earlier conversation starts are 24 hours old or the limit rises`,
+});
 
 /** Fails the claimed live messages their recipient rules out, quota given back; returns the others. */
 export async function failRefusedRecipients(
@@ -100,7 +116,8 @@ export async function failRefusedRecipients(
   now = new Date(),
 ): Promise<Claimed[]> {
   if (live.length === 0) return live;
-  const refusals = await findRefusals(deps, live, now);
+  const { refusals, starts } = await findRefusals(deps, live, now);
+  if (starts.length > 0) await admitStarts(deps, starts, refusals, now);
   if (refusals.size === 0) return live;
   const refused = live.filter((m) => refusals.has(m.id));
   const changes = await retryTransient(() =>
@@ -122,4 +139,40 @@ export async function failRefusedRecipients(
   );
   logChanges(deps.log, changes, 'recipient refused before sending');
   return live.filter((m) => !refusals.has(m.id));
+}
+
+/**
+ * The business-initiated sends go through their portfolio's messaging limit (decision 0044), in
+ * one transaction per batch whose portfolio rows serialise every process's admissions; those
+ * beyond it join the refusals, and the thresholds crossed write their events in the same commit.
+ */
+async function admitStarts(
+  deps: RecipientChecks,
+  starts: Claimed[],
+  refusals: Map<string, SendErrorDetail>,
+  now: Date,
+): Promise<void> {
+  // Oldest first: a backlog is admitted in the order it was accepted.
+  const ordered = [...starts].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  const admission = await retryTransient(() =>
+    deps.db.transaction(async (tx) => {
+      const a = await admitConversationStarts(
+        tx,
+        ordered.map((m) => ({ messageId: m.id, accountId: m.chatAccountId, recipient: m.recipient })),
+      );
+      await writeCrossingEvents(tx, a.crossings, now);
+      return a;
+    }),
+  );
+  const details = new Map<number, SendErrorDetail>();
+  for (const [id, { limit }] of admission.refused) {
+    if (!details.has(limit)) details.set(limit, limitReached(limit));
+    refusals.set(id, details.get(limit)!);
+  }
+  for (const c of admission.crossings)
+    deps.log.warn(
+      { portfolio: c.portfolioKey, thresholdPercent: c.level, used: c.used, limit: c.limit },
+      'a business portfolio reached a threshold of its messaging limit',
+    );
+  deps.onPortfolioLimit?.({ refused: admission.refused.size, crossings: admission.crossings.map((c) => c.level) });
 }

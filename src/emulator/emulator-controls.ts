@@ -38,6 +38,7 @@ export function registerStateControls(
     state.throttled.length = 0;
     state.pairLimited.length = 0;
     state.maintenanceRefused.length = 0;
+    state.portfolioRefused.length = 0;
     state.held.length = 0;
     return { ok: true };
   });

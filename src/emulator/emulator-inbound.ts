@@ -64,6 +64,9 @@ export function registerInboundControl(app: FastifyInstance, state: EmulatorStat
     const id = newWamid();
     state.inboundIds.add(id);
     const from = b.from?.replace(/^\+/, '');
+    // The user's message opens the customer-service window at its time (the portfolio limit does not count it).
+    const at = Number(unixSeconds(b.timestamp)) * 1000;
+    for (const user of [from, b.fromUserId]) if (user) state.lastInbound.set(`${b.phoneNumberId}:${user}`, at);
     const message: Record<string, unknown> = { ...(from ? { from } : {}), id, timestamp: unixSeconds(b.timestamp) };
     message.type = b.previousUserId ? 'system' : (b.message?.type ?? b.type ?? 'text');
     if (b.fromUserId) message.from_user_id = b.fromUserId;

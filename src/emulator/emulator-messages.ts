@@ -9,6 +9,7 @@ import { bearerToken, injectedBody, newWamid, refuseToken, sleep, tokenRefused }
 import { answerReadMark } from './emulator-inbound-media.js';
 import { createWindows } from './emulator-limits.js';
 import { payloadProblem } from './emulator-payloads.js';
+import { messagingLimitFailure } from './emulator-portfolios.js';
 import { defaultPricing, sendReceipts } from './emulator-receipts.js';
 import { type EmulatorState, inMaintenance } from './emulator-state.js';
 import type { WebhookSender } from './emulator-webhook-sender.js';
@@ -74,6 +75,8 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
       state.pairLimited.push({ phoneNumberId, to, messageId, at: Date.now() });
       return reply.code(400).send(graphError(131056, '(Business Account, Consumer Account) pair rate limit hit'));
     }
+    // Over the portfolio's messaging limit: accepted, then not delivered (a failed receipt).
+    const asyncFailure = messagingLimitFailure(state, { phoneNumberId, to, messageId, at: Date.now() }, body.type);
     const wamid = newWamid();
     state.sent.push({
       phoneNumberId,
@@ -88,7 +91,7 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
     const setting = state.receipts.pricing === undefined ? 'derived' : state.receipts.pricing;
     const pricing = setting === 'derived' ? defaultPricing(state, phoneNumberId, body) : setting;
     const accepted = { phoneNumberId, to: userId ? '' : to, userId, wamid, messageId, pricing };
-    const receipts = sendReceipts(state, sender, accepted, rule?.asyncFailure, { ...state.receipts });
+    const receipts = sendReceipts(state, sender, accepted, asyncFailure ?? rule?.asyncFailure, { ...state.receipts });
     if (state.receipts.beforeResponse) await receipts;
     else receipts.catch((err: unknown) => request.log.warn({ err }, 'posting receipts failed'));
     return {

@@ -10,6 +10,7 @@ import { registerInboundMediaRoutes } from './emulator-inbound-media.js';
 import { registerMediaRoute } from './emulator-media.js';
 import { registerMessageRoute } from './emulator-messages.js';
 import { registerPhoneNumberRoute } from './emulator-phone-numbers.js';
+import { registerPortfolioControls } from './emulator-portfolios.js';
 import { registerSettingsControl } from './emulator-settings.js';
 import { createEmulatorState, type EmulatorState } from './emulator-state.js';
 import { registerTemplateControls, registerTemplateRoutes } from './emulator-templates.js';
@@ -56,6 +57,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
   );
   registerUserPreferenceControl(app, (pn, value) => sender.post(envelope(state, pn, value, 'user_preferences'), pn));
   registerInboundControl(app, state, sender);
+  registerPortfolioControls(app, state, sender);
 
   return { app, state };
 }

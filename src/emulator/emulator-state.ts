@@ -1,4 +1,5 @@
 // The emulator's in-memory world: numbers, failure rules, what it received, receipt settings.
+import type { EmulatedPortfolio } from './emulator-portfolios.js';
 
 export type FailureRule = {
   id: number;
@@ -149,6 +150,12 @@ export function createEmulatorState() {
     pairLimited: [] as ThrottledRecord[],
     /** Sends refused with 131057 (the number's maintenance window), with the emulator's receive time. */
     maintenanceRefused: [] as ThrottledRecord[],
+    /** Business portfolios by id: their WABAs, messaging limit and conversation starts (emulator-portfolios.ts). */
+    portfolios: new Map<string, EmulatedPortfolio>(),
+    /** Sends over their portfolio's messaging limit (accepted, then failed in a receipt). */
+    portfolioRefused: [] as ThrottledRecord[],
+    /** The last inbound message of each (number, user), `phoneNumberId:digits` → epoch ms: its service window. */
+    lastInbound: new Map<string, number>(),
     receipts: {
       statuses: ['sent', 'delivered'],
       delayMs: 20,

@@ -75,6 +75,12 @@ function sendMetrics(registers: Registry[], accountLabel: (id: string) => string
       help: "Sends held back (no provider call, no account slot) until their recipient's turn under the pacing learned from the provider's pair rate limit (131056)",
       registers,
     }),
+    portfolioLimit: new Counter({
+      name: 'chatgate_portfolio_limit_total',
+      help: "The business portfolios' messaging limit (decision 0044): alerts (a portfolio's use crossed 80 or 100 %, threshold label) and refused sends (PORTFOLIO_LIMIT_REACHED, no provider call)",
+      labelNames: ['outcome', 'threshold'] as const,
+      registers,
+    }),
   };
 }
 

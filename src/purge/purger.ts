@@ -90,6 +90,8 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
   await purgePasswordResets(db);
   // Recipients no longer paced after the pair rate limit (decision 0037): a few rows, one statement.
   await db.query(`DELETE FROM recipient_pacing WHERE expires_at <= now()`);
+  // Conversation starts older than the messaging limit's 24 hours no longer count (decision 0044).
+  await db.query(`DELETE FROM portfolio_recipients WHERE started_at < now() - interval '25 hours'`);
   return { messages, broadcasts, events, receipts, deliveries, inbound, media };
 }
 

@@ -5,12 +5,14 @@ import crypto from 'node:crypto';
 
 import type { Logger } from 'pino';
 
+import { setMessagingLimit } from '../accounts/portfolio-store.js';
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import type { InboundService } from '../inbound/inbound-service.js';
 import { applyReceipts, type ReceiptItem, type ReceiptOutcome } from '../lifecycle/apply-receipt.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { classifyProviderError } from '../provider/error-map.js';
+import { parseMessagingLimitChanges } from '../provider/parse-messaging-limit.js';
 import {
   parseInboundMessages,
   parseStatusReceipts,
@@ -148,6 +150,35 @@ async function recordTemplateChanges(deps: ReceiptDeps, payload: unknown, integr
   }
 }
 
+/**
+ * The messaging-limit webhooks of a payload (decision 0044): the limit of the portfolio of every
+ * chat account of the WABA reached through this callback. 1 when recording failed.
+ */
+async function recordMessagingLimits(deps: ReceiptDeps, payload: unknown, integrationId: string | null) {
+  const { db, log } = deps;
+  const { changes, skipped } = parseMessagingLimitChanges(payload);
+  let unknownAccount = 0;
+  const routed: { accountIds: string[]; limit: number | null }[] = [];
+  for (const change of changes) {
+    const accounts = await accountsOfWaba(db, change.wabaId, integrationId);
+    if (accounts.length === 0) unknownAccount++;
+    else routed.push({ accountIds: accounts.map((a) => a.id), limit: change.limit });
+  }
+  if (routed.length === 0) return { skipped, unknownAccount, failed: 0 };
+  try {
+    await retryTransient(() =>
+      db.transaction(async (tx) => {
+        for (const r of routed) await setMessagingLimit(tx, r.accountIds, r.limit, 'provider');
+      }),
+    );
+    log.info({ changes: routed }, 'the provider reported a business portfolio messaging limit');
+    return { skipped, unknownAccount, failed: 0 };
+  } catch (err) {
+    log.error({ err }, 'recording a messaging limit from a provider webhook failed');
+    return { skipped, unknownAccount, failed: 1 };
+  }
+}
+
 export function createReceiptService(deps: ReceiptDeps) {
   const { log } = deps;
   const group = receiptGroup(deps);
@@ -195,6 +226,10 @@ export function createReceiptService(deps: ReceiptDeps) {
       counts.skipped += templates.skipped;
       counts.unknownAccount += templates.unknownAccount;
       counts.failed += templates.failed;
+      const limits = await recordMessagingLimits(deps, payload, integrationId);
+      counts.skipped += limits.skipped;
+      counts.unknownAccount += limits.unknownAccount;
+      counts.failed += limits.failed;
       for (const [result, n] of Object.entries(counts)) if (n > 0) deps.metrics.receipts.inc({ result }, n);
       if (counts.unknownAccount + counts.skipped > 0) log.warn({ counts }, 'provider webhook items not applied');
       return counts;

@@ -51,7 +51,13 @@ export const SPEC_EVENT_TYPES = ['message.status', 'message.inbound', 'sender.fi
  * (quota.threshold, decision 0013; template.status, decision 0015), which are opt-in: an endpoint gets them only when its `events`
  * name them, so what existing endpoints receive never changes.
  */
-export const EVENT_TYPES = [...SPEC_EVENT_TYPES, 'quota.threshold', 'template.status'] as const;
+export const EVENT_TYPES = [
+  ...SPEC_EVENT_TYPES,
+  'quota.threshold',
+  'template.status',
+  // A portfolio's messaging limit reached 80 % or 100 % (decision 0044).
+  'account.messaging_limit',
+] as const;
 export const DEFAULT_EVENT_TYPES: readonly EventType[] = SPEC_EVENT_TYPES;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -83,6 +89,11 @@ export const SEND_ERROR_CODES = {
   REPLY_TARGET_UNAVAILABLE: 'REPLY_TARGET_UNAVAILABLE',
   /** A MARKETING template to a market in MARKETING_BLOCKED_MARKETS, where the provider refuses them; no provider call. */
   MARKETING_MARKET_BLOCKED: 'MARKETING_MARKET_BLOCKED',
+  /**
+   * A business-initiated send (a template to a recipient whose reply window is closed) beyond the
+   * portfolio's messaging limit: its unique recipients of the last 24 hours are all used; no provider call (decision 0044).
+   */
+  PORTFOLIO_LIMIT_REACHED: 'PORTFOLIO_LIMIT_REACHED',
 } as const;
 
 /** How a number came onto a chat account's suppression list (decision 0014). */

@@ -58,6 +58,15 @@ export async function startEmulator(opts: { latencyMs?: number; now?: () => Date
         timestamp?: number | string;
       },
     ) => control('PATCH', `/templates/${wabaId}/${templateId}`, s),
+    /** A business portfolio: its WABAs and messaging limit, and the limit webhooks a change posts. */
+    portfolio: (
+      id: string,
+      s: {
+        wabaIds?: string[];
+        messagingLimit?: number | null;
+        webhook?: 'business_capability_update' | 'phone_number_quality_update' | 'both' | 'none';
+      },
+    ) => control('PUT', `/portfolios/${id}`, s),
     stop: () => app.close(),
   };
 }

@@ -137,6 +137,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'webhook.test',
   'quota.threshold',
   'template.status',
+  'account.messaging_limit',
 ] as const satisfies readonly WebhookEventType[];
 // Fails to compile when the document has an event type the list above misses.
 type MissingEventTypes = Exclude<WebhookEventType, (typeof WEBHOOK_EVENT_TYPES)[number]>;

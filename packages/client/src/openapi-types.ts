@@ -888,6 +888,26 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'account.messaging_limit': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A business portfolio's messaging limit use reached 80 % or 100 %
+     * @description POSTed with `content-type: application/json` and `x-svc-event: account.messaging_limit` to each active endpoint subscribed to `account.messaging_limit`. Delivery order is not guaranteed; receivers ignore unknown event types and fields.
+     */
+    post: operations['onAccountMessagingLimitEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -985,6 +1005,20 @@ export interface components {
         integrationId: string | null;
         callbackUrl: string;
       } | null;
+      messagingLimit?: {
+        limit: number | null;
+        tier: string | null;
+        /**
+         * @description Who set `limit`: the default (250), the provider's webhook, or the operator.
+         * @enum {string}
+         */
+        source: 'default' | 'provider' | 'operator';
+        /** @description Unique recipients started in the last `windowHours`. */
+        used: number;
+        windowHours: number;
+      } & {
+        [key: string]: unknown;
+      };
       capabilities: {
         text: {
           supported: boolean;
@@ -1361,6 +1395,7 @@ export interface components {
       ({
         /** Format: uuid */
         customerId: string;
+        portfolioId: string | null;
         throughputMps: number;
         marketingMessages: {
           /** @description MARKETING templates go over the Marketing Messages API (decision 0038). */
@@ -1620,7 +1655,8 @@ export interface components {
         | 'sender.first_inbound'
         | 'webhook.test'
         | 'quota.threshold'
-        | 'template.status';
+        | 'template.status'
+        | 'account.messaging_limit';
       /** @enum {string} */
       status: 'pending' | 'succeeded' | 'failed';
       attemptCount: number;
@@ -1653,6 +1689,7 @@ export interface components {
         | 'webhook.test'
         | 'quota.threshold'
         | 'template.status'
+        | 'account.messaging_limit'
       )[];
       isActive: boolean;
       lastSuccessAt: string | null;
@@ -2260,6 +2297,41 @@ export interface components {
          * @description When the quota renews: the first instant of the next UTC month.
          */
         resetsAt: string;
+      } & {
+        [key: string]: unknown;
+      };
+    } & {
+      [key: string]: unknown;
+    };
+    /** @description The business portfolio of your accounts started conversations (business-initiated sends: templates to recipients whose reply window is closed) with 80 % or 100 % of its messaging limit's unique recipients in a moving 24 hours: once per crossing (again only after its use fell below the threshold). At 100 % further business-initiated sends fail with PORTFOLIO_LIMIT_REACHED without a provider call (beyond the spec). */
+    AccountMessagingLimitEvent: {
+      /** @description `evt_<uuid>`; unchanged across retries: deduplicate on it. */
+      eventId: string;
+      /** @constant */
+      type: 'account.messaging_limit';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** @description Your chat accounts that share the limit (one business portfolio). */
+        chatAccountIds: string[];
+        portfolioId: string | null;
+        /**
+         * @description Percent of `limit` that `used` reached.
+         * @enum {integer}
+         */
+        thresholdPercent: 80 | 100;
+        /** @description Unique recipients the portfolio started conversations with in the last `windowHours`. */
+        used: number;
+        /** @description The portfolio's messaging limit. */
+        limit: number;
+        tier: string | null;
+        /**
+         * @description Who set `limit`. `default`: the assumed 250, counted and alerted but not enforced until the provider or the operator sets a limit.
+         * @enum {string}
+         */
+        source: 'default' | 'provider' | 'operator';
+        /** @description The moving window the provider counts over (24). */
+        windowHours: number;
       } & {
         [key: string]: unknown;
       };
@@ -5247,6 +5319,7 @@ export interface operations {
             | 'webhook.test'
             | 'quota.threshold'
             | 'template.status'
+            | 'account.messaging_limit'
           )[];
           description?: string;
         };
@@ -5523,6 +5596,7 @@ export interface operations {
             | 'webhook.test'
             | 'quota.threshold'
             | 'template.status'
+            | 'account.messaging_limit'
           )[];
           description?: string;
           isActive?: boolean;
@@ -6936,6 +7010,10 @@ export interface operations {
             testRecipients?: string[];
           };
           throughputMps?: number;
+          /** @description The business portfolio this account's number belongs to (decision 0044): accounts with the same portfolioId share one messaging limit (unique recipients of business-initiated conversations in a moving 24 hours). null (default): the account alone. Use the provider's business portfolio id, or any label of yours. */
+          portfolioId?: string | null;
+          /** @description The portfolio's messaging limit, for every account of the portfolio: 250, 2000, 10000, 100000 as the provider's tiers, or a lower cap of yours; null: unlimited. Until the provider's webhook (business_capability_update, phone_number_quality_update) or this field sets one, the provider's default 250 is counted but not enforced; the latest of the two wins. */
+          messagingLimit?: number | null;
           /** @description true: MARKETING templates go over the provider's Marketing Messages API (POST /<phone-number-id>/marketing_messages), the rest over /messages; falls back to /messages while the provider says the account is not onboarded (131055). Default false. */
           marketingMessagesApi?: boolean;
         };
@@ -7070,6 +7148,10 @@ export interface operations {
             testRecipients?: string[];
           };
           throughputMps?: number;
+          /** @description The business portfolio this account's number belongs to (decision 0044): accounts with the same portfolioId share one messaging limit (unique recipients of business-initiated conversations in a moving 24 hours). null (default): the account alone. Use the provider's business portfolio id, or any label of yours. */
+          portfolioId?: string | null;
+          /** @description The portfolio's messaging limit, for every account of the portfolio: 250, 2000, 10000, 100000 as the provider's tiers, or a lower cap of yours; null: unlimited. Until the provider's webhook (business_capability_update, phone_number_quality_update) or this field sets one, the provider's default 250 is counted but not enforced; the latest of the two wins. */
+          messagingLimit?: number | null;
           /** @description true: MARKETING templates go over the provider's Marketing Messages API (POST /<phone-number-id>/marketing_messages), the rest over /messages; falls back to /messages while the provider says the account is not onboarded (131055). Default false. */
           marketingMessagesApi?: boolean;
         };
@@ -8193,6 +8275,57 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['TemplateStatusEvent'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the event. Anything else, a redirect or no answer within 10 seconds is a failure: retried up to 8 attempts over about 12 hours with the same eventId. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onAccountMessagingLimitEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event `type`. */
+        'x-svc-event': string;
+        /** @description The `eventId`; deduplicate on it. */
+        'x-svc-event-id': string;
+        /**
+         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `verifyWebhookSignature` of `@chatgate/client` does all this.
+         * @example t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
+         */
+        'x-svc-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "eventId": "evt_7a1e3c5b-2d4f-4e60-9b8a-0c1d2e3f4a5b",
+         *       "type": "account.messaging_limit",
+         *       "createdAt": "2026-06-24T15:04:05.678Z",
+         *       "data": {
+         *         "chatAccountIds": [
+         *           "9d4b1a2c-5e6f-4a70-8b91-c2d3e4f5a6b7"
+         *         ],
+         *         "portfolioId": null,
+         *         "thresholdPercent": 80,
+         *         "used": 200,
+         *         "limit": 250,
+         *         "tier": "TIER_250",
+         *         "source": "provider",
+         *         "windowHours": 24
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['AccountMessagingLimitEvent'];
       };
     };
     responses: {

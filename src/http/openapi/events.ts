@@ -141,6 +141,35 @@ export const eventSchemas: Record<string, Record<string, unknown>> = {
     }),
     'Your monthly quota use reached 80 % or 100 % of the limit: once per threshold and UTC month (beyond the spec).',
   ),
+  AccountMessagingLimitEvent: envelope(
+    'account.messaging_limit',
+    obj(['chatAccountIds', 'portfolioId', 'thresholdPercent', 'used', 'limit', 'tier', 'source', 'windowHours'], {
+      chatAccountIds: {
+        type: 'array',
+        items: { type: 'string', format: 'uuid' },
+        description: 'Your chat accounts that share the limit (one business portfolio).',
+      },
+      portfolioId: nullable({
+        type: 'string',
+        description: 'The portfolio as the operator named it; null: the account alone.',
+      }),
+      thresholdPercent: { type: 'integer', enum: [80, 100], description: 'Percent of `limit` that `used` reached.' },
+      used: {
+        type: 'integer',
+        description: 'Unique recipients the portfolio started conversations with in the last `windowHours`.',
+      },
+      limit: { type: 'integer', description: "The portfolio's messaging limit." },
+      tier: nullable({ type: 'string', description: "The provider's tier name of `limit` (TIER_250, TIER_2K …)." }),
+      source: {
+        type: 'string',
+        enum: ['default', 'provider', 'operator'],
+        description:
+          'Who set `limit`. `default`: the assumed 250, counted and alerted but not enforced until the provider or the operator sets a limit.',
+      },
+      windowHours: { type: 'integer', description: 'The moving window the provider counts over (24).' },
+    }),
+    "The business portfolio of your accounts started conversations (business-initiated sends: templates to recipients whose reply window is closed) with 80 % or 100 % of its messaging limit's unique recipients in a moving 24 hours: once per crossing (again only after its use fell below the threshold). At 100 % further business-initiated sends fail with PORTFOLIO_LIMIT_REACHED without a provider call (beyond the spec).",
+  ),
   TemplateStatusEvent: envelope(
     'template.status',
     obj(
@@ -232,6 +261,21 @@ const EXAMPLES: Record<string, unknown> = {
       error: null,
     },
   },
+  AccountMessagingLimitEvent: {
+    eventId: 'evt_7a1e3c5b-2d4f-4e60-9b8a-0c1d2e3f4a5b',
+    type: 'account.messaging_limit',
+    createdAt: '2026-06-24T15:04:05.678Z',
+    data: {
+      chatAccountIds: ['9d4b1a2c-5e6f-4a70-8b91-c2d3e4f5a6b7'],
+      portfolioId: null,
+      thresholdPercent: 80,
+      used: 200,
+      limit: 250,
+      tier: 'TIER_250',
+      source: 'provider',
+      windowHours: 24,
+    },
+  },
   QuotaThresholdEvent: {
     eventId: 'evt_5c0d2f7e-9a41-4b8e-b3d6-1e2f3a4b5c6d',
     type: 'quota.threshold',
@@ -276,4 +320,9 @@ export const webhooksSection = {
   'webhook.test': webhook('webhook.test', 'WebhookTestEvent', 'A test event'),
   'quota.threshold': webhook('quota.threshold', 'QuotaThresholdEvent', 'Monthly quota use reached 80 % or 100 %'),
   'template.status': webhook('template.status', 'TemplateStatusEvent', 'A template changed at the provider'),
+  'account.messaging_limit': webhook(
+    'account.messaging_limit',
+    'AccountMessagingLimitEvent',
+    "A business portfolio's messaging limit use reached 80 % or 100 %",
+  ),
 };

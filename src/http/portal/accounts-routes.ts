@@ -15,9 +15,10 @@ import { sendPage } from './reply.js';
 export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/accounts', async (request, reply) => {
     const { tenant, ctx } = await tenantOf(deps, request);
+    const limits = await deps.messagingLimits.of(tenant.accounts);
     const accounts = tenant.accounts.map((a) => ({
       record: a,
-      view: toPublicAccount(a, tenant.plan, deps.publicBaseUrl),
+      view: toPublicAccount(a, tenant.plan, deps.publicBaseUrl, limits.get(a.id)),
     }));
     return sendPage(
       reply,
@@ -29,6 +30,16 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
       ),
     );
   });
+}
+
+/** The business portfolio's messaging limit and its use (decision 0044), for OFFICIAL accounts. */
+function messagingLimitFields(a: PublicAccount) {
+  const l = a.messagingLimit;
+  if (!l) return '';
+  return html`<dt>Messaging limit (business portfolio, last ${l.windowHours} h)</dt>
+    <dd>
+      ${l.used} of ${l.limit ?? 'unlimited'} unique recipients started${l.tier ? html` (<code>${l.tier}</code>)` : ''}
+    </dd>`;
 }
 
 /** One account's card: its fields and its capabilities. */
@@ -66,6 +77,7 @@ function accountCard(record: AccountRecord, a: PublicAccount, plan: Plan, i: num
               </dd>`
           : ''
       }
+      ${messagingLimitFields(a)}
       ${
         a.webhook
           ? html`<dt>Webhook callback URL (configure it at the provider)</dt>

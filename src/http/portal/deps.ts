@@ -1,6 +1,7 @@
 // What the portal's pages use: the same service instances the API routes use, plus the portal's own.
 import type { FastifyRequest } from 'fastify';
 
+import type { MessagingLimits } from '../../accounts/messaging-limits.js';
 import type { Caller } from '../../auth/caller.js';
 import type { Directory, Principal, Tenant } from '../../auth/directory.js';
 import type { BroadcastService } from '../../broadcasts/broadcast-service.js';
@@ -56,6 +57,8 @@ export type PortalDeps = {
   twoFactor: TwoFactorService;
   /** Password reset by email; `enabled` only when SMTP_URL is set. */
   passwordResets: PasswordResetService;
+  /** Each account's portfolio messaging limit and use (decision 0044), shown on the accounts page. */
+  messagingLimits: Pick<MessagingLimits, 'of'>;
 };
 
 /** The signed-in user's customer, and the user as the services take a caller (portalPrincipal). */

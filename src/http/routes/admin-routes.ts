@@ -72,6 +72,18 @@ const AccountFields = {
     ),
   ),
   throughputMps: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  portfolioId: Type.Optional(
+    Type.Union([ProviderId, Type.Null()], {
+      description:
+        "The business portfolio this account's number belongs to (decision 0044): accounts with the same portfolioId share one messaging limit (unique recipients of business-initiated conversations in a moving 24 hours). null (default): the account alone. Use the provider's business portfolio id, or any label of yours.",
+    }),
+  ),
+  messagingLimit: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 1, maximum: 100_000_000 }), Type.Null()], {
+      description:
+        "The portfolio's messaging limit, for every account of the portfolio: 250, 2000, 10000, 100000 as the provider's tiers, or a lower cap of yours; null: unlimited. Until the provider's webhook (business_capability_update, phone_number_quality_update) or this field sets one, the provider's default 250 is counted but not enforced; the latest of the two wins.",
+    }),
+  ),
   marketingMessagesApi: Type.Optional(
     Type.Boolean({
       description:

@@ -12,6 +12,30 @@ const ReachCapability = Type.Object({
   inboundMessages: Type.Boolean(),
 });
 
+/** A business portfolio's messaging limit and its use (decision 0044). */
+const MessagingLimit = Type.Object(
+  {
+    limit: Nullable(
+      Type.Integer({
+        description:
+          'Unique recipients the portfolio may start conversations with (business-initiated sends: a template to someone whose reply window is closed) in a moving `windowHours`, all its numbers together; null: unlimited.',
+      }),
+    ),
+    tier: Nullable(
+      Type.String({
+        description:
+          "The provider's tier name of `limit` (TIER_250, TIER_2K, TIER_10K, TIER_100K, TIER_UNLIMITED); null for a cap of the operator's.",
+      }),
+    ),
+    source: Enum(['default', 'provider', 'operator'], {
+      description: "Who set `limit`: the default (250), the provider's webhook, or the operator.",
+    }),
+    used: Type.Integer({ description: 'Unique recipients started in the last `windowHours`.' }),
+    windowHours: Type.Integer(),
+  },
+  { additionalProperties: true },
+);
+
 export const ChatAccount = component(
   'ChatAccount',
   Type.Object({
@@ -33,6 +57,7 @@ export const ChatAccount = component(
     ),
     sendPolicy: Nullable(Type.Object({ mode: Enum(SEND_POLICY_MODES), testRecipientsCount: Nullable(Type.Integer()) })),
     webhook: Nullable(Type.Object({ integrationId: Nullable(Type.String()), callbackUrl: Type.String() })),
+    messagingLimit: Type.Optional(MessagingLimit),
     capabilities: Type.Object({
       text: Capability,
       media: Capability,

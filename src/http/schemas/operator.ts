@@ -44,6 +44,9 @@ export const OperatorChatAccount = component(
     Type.Object(
       {
         customerId: Id(),
+        portfolioId: Nullable(
+          Type.String({ description: 'The business portfolio sharing its messaging limit (null: the account alone).' }),
+        ),
         throughputMps: Type.Integer(),
         marketingMessages: Type.Object(
           {
