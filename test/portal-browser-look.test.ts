@@ -62,6 +62,8 @@ const PAGES: { name: string; path: (s: Seeded) => string; public?: true; status?
   },
   { name: 'webhook-delivery', path: (s) => `/portal/webhooks/${s.endpointId}/deliveries/${s.deliveryId}` },
   { name: 'security', path: () => '/portal/account/security' },
+  { name: 'team', path: () => '/portal/team' },
+  { name: 'profile', path: () => '/portal/profile' },
   { name: 'inbox', path: () => '/portal/inbox' },
   { name: 'inbox-notice', path: () => '/portal/inbox?done=rule-created' },
   { name: 'inbound', path: (s) => `/portal/inbox/${s.inboundId}` },
