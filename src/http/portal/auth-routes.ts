@@ -1,13 +1,13 @@
 // Log in, log out (here or everywhere), and the invitation link that sets a password.
 import type { FastifyInstance } from 'fastify';
 
-import { MIN_PASSWORD_LENGTH } from '../../portal/password.js';
 import { AppError } from '../../shared/errors.js';
 import type { PortalDeps } from './deps.js';
 import { auditUser, str } from './deps.js';
 import { html } from './html.js';
 import { pageQuery } from './input.js';
 import { errorBox, notice, publicPage } from './layout.js';
+import { newPasswordField } from './password-field.js';
 import { PRE_CSRF_COOKIE, preToken, sendPage } from './reply.js';
 import { startCodeStep } from './two-factor-routes.js';
 
@@ -83,15 +83,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: PortalDeps, cooki
         ${problem ? errorBox(problem) : ''}
         <form method="post" action="/portal/invitation/${token}" class="stack">
           <input type="hidden" name="_csrf" value="${formToken}" />
-          <label for="password">New password (at least ${MIN_PASSWORD_LENGTH} characters, not a common one)</label>
-          <input
-            id="password"
-            name="password"
-            type="password"
-            autocomplete="new-password"
-            minlength="${MIN_PASSWORD_LENGTH}"
-            required
-          />
+          ${newPasswordField()}
           <button type="submit">Set password</button>
         </form>`,
     );

@@ -3,7 +3,6 @@
 // every session of the user and is audited. Without SMTP_URL every route here says it is off.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-import { MIN_PASSWORD_LENGTH } from '../../portal/password.js';
 import { RESET_MINUTES, resetErrors } from '../../portal/password-reset-service.js';
 import { AppError } from '../../shared/errors.js';
 import type { PortalDeps } from './deps.js';
@@ -11,6 +10,7 @@ import { str } from './deps.js';
 import { html } from './html.js';
 import { pageQuery } from './input.js';
 import { errorBox, notice, publicPage } from './layout.js';
+import { newPasswordField } from './password-field.js';
 import { preToken, sendPage } from './reply.js';
 
 const TITLE = 'Reset your password';
@@ -43,15 +43,7 @@ function newPasswordForm(link: string, token: string, email: string, problem: un
       ${problem ? errorBox(problem, { password: 'New password' }) : ''}
       <form method="post" action="/portal/password-reset/${link}" class="stack">
         <input type="hidden" name="_csrf" value="${token}" />
-        <label for="password">New password (at least ${MIN_PASSWORD_LENGTH} characters, not a common one)</label>
-        <input
-          id="password"
-          name="password"
-          type="password"
-          autocomplete="new-password"
-          minlength="${MIN_PASSWORD_LENGTH}"
-          required
-        />
+        ${newPasswordField()}
         <button type="submit">Save the new password</button>
       </form>`,
   );

@@ -3,13 +3,13 @@
 // rules as an invitation's, every other session of yours ended. Post/redirect/get.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-import { MIN_PASSWORD_LENGTH } from '../../portal/password.js';
 import { AppError, errors } from '../../shared/errors.js';
 import type { PortalDeps } from './deps.js';
 import { audit, str, tenantOf } from './deps.js';
 import { html, type Part } from './html.js';
 import { pageQuery } from './input.js';
 import { csrfField, doneNotice, errorBox, page } from './layout.js';
+import { newPasswordField } from './password-field.js';
 import { sendPage } from './reply.js';
 
 const LABELS = { password: 'New password', current: 'Current password', repeat: 'Repeat the new password' };
@@ -31,17 +31,7 @@ async function render(deps: PortalDeps, request: FastifyRequest, reply: FastifyR
             ${csrfField(session)}
             <label for="current">Current password</label>
             <input id="current" name="password" type="password" autocomplete="current-password" required />
-            <label for="new-password"
-              >New password (at least ${MIN_PASSWORD_LENGTH} characters, not a common one)</label
-            >
-            <input
-              id="new-password"
-              name="newPassword"
-              type="password"
-              autocomplete="new-password"
-              minlength="${MIN_PASSWORD_LENGTH}"
-              required
-            />
+            ${newPasswordField('new-password', 'newPassword')}
             <label for="repeat">Repeat the new password</label>
             <input id="repeat" name="repeat" type="password" autocomplete="new-password" required />
             <button type="submit">Change password</button>
