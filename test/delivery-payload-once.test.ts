@@ -12,6 +12,7 @@ import {
   claimDueDeliveries,
   deliveryPayload,
   HEALTH_SUCCESS_GRAIN_MS,
+  recordOutcomes,
   updateEndpointHealth,
 } from '../src/webhooks/delivery-store.js';
 import { backend, createTestDatabase, type TestDatabase } from './support/harness.js';
@@ -102,6 +103,35 @@ describe(`delivery payload stored once, on the event (${backend})`, () => {
     const second = await purgeOnce(db, 3600, true);
     expect(second).toMatchObject({ events: 1, deliveries: 2 });
     expect(await db.query('SELECT id FROM events')).toEqual([]);
+  });
+
+  it('records a batch of outcomes even when one delivery was deleted during its POST (its endpoint deleted)', async () => {
+    const db = database.db;
+    const data = { messageId: 'm-deleted', status: 'sent', to: { phoneE164: '+15550001111' } };
+    const [id] = await db.transaction((tx) =>
+      writeEvents(tx, [{ customerId: customer, type: 'message.status', data, createdAt: new Date() }]),
+    );
+    const [delivery] = await db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE event_id = $1', [id]);
+    await db.query(
+      `UPDATE webhook_deliveries SET locked_by = 'w-outcome', locked_until = now() + interval '1 minute' WHERE id = $1`,
+      [delivery!.id],
+    );
+    const gone = crypto.randomUUID(); // a delivery claimed in the same batch, deleted with its endpoint meanwhile
+    const post = { statusCode: 200, durationMs: 5, body: 'ok', error: null };
+    const at = new Date();
+    await recordOutcomes(
+      db,
+      'w-outcome',
+      [delivery!.id, gone].map((d) => ({ id: d, status: 'succeeded' as const, attempts: 1, next: null, code: 200 })),
+      [delivery!.id, gone].map((d) => ({ deliveryId: d, at, post })),
+      new Map(), // the endpoint's health: the next test's
+    );
+    const [row] = await db.query<{ status: string; n: number }>(
+      `SELECT d.status, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS n
+         FROM webhook_deliveries d WHERE d.id = $1`,
+      [delivery!.id],
+    );
+    expect(row).toEqual({ status: 'succeeded', n: 1 });
   });
 
   it('moves lastSuccessAt of a healthy endpoint at most once a second, and always after a failure', async () => {

@@ -53,6 +53,7 @@ describe('portal two-factor sign-in and password reset in chromium', () => {
     expect(uri).toMatch(/^otpauth:\/\/totp\/ChatGate:/);
     expect(new URL(uri).searchParams.get('secret')).toBe(secret);
     if (shots) await checkPage(page, `${shots}-setup`);
+    await page.getByLabel('Your password').fill(PASSWORD);
     await page.getByLabel('Code from your app').fill(totpCode(secret));
     await page.getByRole('button', { name: 'Turn on' }).click();
     expect(await text(page.getByRole('status'))).toBe('Two-factor sign-in is on.');

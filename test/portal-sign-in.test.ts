@@ -93,6 +93,24 @@ describe('portal sign-in: two-factor and password reset (HTTP)', () => {
     expect(spent.text).toContain('expired or was used');
   });
 
+  it('turning two-factor on takes the password again: a session alone cannot tie the account to another phone', async () => {
+    const user = await createPortalUser(svc.url, customerId, 'stolen-session@sign-in.example');
+    const client = new PortalClient(svc.url);
+    expect((await client.login(user.email)).status).toBe(303);
+    await expect(enrolTwoFactor(client, 'not-the-password-at-all')).rejects.toThrow(/confirm: 401/);
+    const on = await svc.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM portal_totp WHERE user_id = $1 AND enabled_at IS NOT NULL',
+      [user.id],
+    );
+    expect(on[0]!.n).toBe(0);
+    const refused = await svc.db.query<{ action: string }>(
+      "SELECT action FROM portal_audit_log WHERE action = 'two_factor.enable_failed' AND target = $1",
+      [user.email],
+    );
+    expect(refused).toHaveLength(1);
+    expect((await enrolTwoFactor(client)).codes).toHaveLength(10); // with the password it turns on
+  });
+
   it('a login challenge expires', async () => {
     const user = await createPortalUser(svc.url, customerId, 'expiry@sign-in.example');
     const client = new PortalClient(svc.url);

@@ -35,6 +35,18 @@ describe('portal team rules', () => {
       )[0]!.n,
     );
 
+  it('keeps audit times to the millisecond the page cursor carries, so no entry falls between two pages', async () => {
+    for (let i = 0; i < 20; i++)
+      await svc.db.query(`INSERT INTO portal_audit_log (customer_id, action) VALUES ($1, 'ms.check')`, [t.customerId]);
+    const rows = await svc.db.query<{ sub_ms: number }>(
+      `SELECT (extract(microseconds FROM at)::bigint % 1000)::int AS sub_ms FROM portal_audit_log
+        WHERE customer_id = $1 AND action = 'ms.check'`,
+      [t.customerId],
+    );
+    expect(rows).toHaveLength(20);
+    expect(rows.filter((r) => Number(r.sub_ms) !== 0)).toEqual([]);
+  });
+
   it('two owners demoting (or disabling) each other at once leave exactly one active owner', async () => {
     const a = await createPortalUser(svc.url, t.customerId, 'alice@race.example');
     const b = await createPortalUser(svc.url, t.customerId, 'bob@race.example');

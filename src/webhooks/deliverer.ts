@@ -115,7 +115,13 @@ export function createDeliverer(deps: {
     if (claimed.length === 0) return { didWork: false };
     // Those the claim counted first: they had a free slot each, and take it at the pump below.
     claimed.sort((a, b) => Number(b.counted) - Number(a.counted));
-    const endpoints = await loadEndpoints(db, sealer, [...new Set(claimed.map((d) => d.endpointId))]);
+    const endpoints = await loadEndpoints(db, sealer, [...new Set(claimed.map((d) => d.endpointId))]).catch(
+      async (err: unknown) => {
+        // Nothing was POSTed: the claim's counted attempts go back with the leases.
+        await releaseDeliveries(db, worker.workerId, claimed).catch(() => undefined);
+        throw err;
+      },
+    );
     const dropped: Result[] = [];
     const overflow: ClaimedDelivery[] = [];
     for (const d of claimed) {

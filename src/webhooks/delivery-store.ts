@@ -226,10 +226,16 @@ export async function recordOutcomes(
               completed_at = CASE WHEN t.status = 'pending' THEN NULL ELSE now() END
          FROM unnest($2::uuid[], $3::text[], $4::int[], $5::timestamptz[], $6::int[]) AS t(id, status, attempts, next, code)
         WHERE d.id = t.id AND d.locked_by = $1
-       RETURNING 1),
+       RETURNING d.id),
      attempts AS (
+       -- Only for deliveries still there: one deleted with its endpoint during the POST (a portal
+       -- delete) would fail the foreign key and with it every outcome of the batch. Those this
+       -- statement updated are locked by it (a delete waits); one whose lease was lost is checked.
        INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body, error)
-       SELECT * FROM unnest($7::uuid[], $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[])
+       SELECT a.* FROM unnest($7::uuid[], $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[])
+                         AS a(delivery_id, attempted_at, status_code, duration_ms, response_body, error)
+        WHERE a.delivery_id IN (SELECT id FROM outcomes)
+           OR EXISTS (SELECT 1 FROM webhook_deliveries kept WHERE kept.id = a.delivery_id)
        RETURNING 1),
      health AS (
        UPDATE webhook_endpoints e SET

@@ -96,7 +96,10 @@ export function totpCode(secret: string, at = Date.now()): string {
  * Turns two-factor sign-in on for a logged-in client: starts the set-up, reads the setup key,
  * confirms with the current code. Returns the secret and the ten recovery codes shown once.
  */
-export async function enrolTwoFactor(client: PortalClient): Promise<{ secret: string; codes: string[] }> {
+export async function enrolTwoFactor(
+  client: PortalClient,
+  password = PASSWORD,
+): Promise<{ secret: string; codes: string[] }> {
   const started = await client.submit('/portal/account/security', '/portal/account/security/two-factor/start', {});
   if (started.status !== 303) throw new Error(`start: ${started.status}`);
   const setup = await client.get('/portal/account/security');
@@ -105,6 +108,7 @@ export async function enrolTwoFactor(client: PortalClient): Promise<{ secret: st
   recordSecret('totp-secret', secret);
   const on = await client.post('/portal/account/security/two-factor/confirm', {
     _csrf: client.formToken(setup.text),
+    password,
     code: totpCode(secret),
   });
   if (on.status !== 303) throw new Error(`confirm: ${on.status} ${on.text.slice(0, 300)}`);

@@ -75,6 +75,8 @@ function pendingSection(ctx: PageContext, pending: { secret: string; uri: string
     </ol>
     <form method="post" action="${SECURITY}/two-factor/confirm" class="stack">
       ${csrfField(ctx.session)}
+      <label for="confirm-password">Your password</label>
+      <input id="confirm-password" name="password" type="password" autocomplete="current-password" required />
       <label for="confirm-code">Code from your app</label>
       <input id="confirm-code" name="code" type="text" autocomplete="one-time-code" maxlength="40" required />
       <button type="submit">Turn on</button>
@@ -148,6 +150,8 @@ export function registerTwoFactorRoutes(app: FastifyInstance, deps: PortalDeps, 
   app.post('/account/security/two-factor/confirm', own, async (request, reply) => {
     const { session } = await tenantOf(deps, request);
     try {
+      // The password again, as for turning it off: a stolen session must not tie the account to another phone.
+      await recheckPassword(deps, request, session, 'two_factor.enable', session.email);
       const codes = await deps.twoFactor.confirm(session.userId, str(request.body, 'code'), request.ip);
       await audit(deps, request, session, 'two_factor.enable', session.email);
       const shown = await stashSecret(deps, request, 'recovery-codes', JSON.stringify(codes));
