@@ -9,6 +9,8 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { EVENT_TYPES } from '../src/shared/vocab.js';
+
 const root = path.resolve(import.meta.dirname, '..');
 const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
 const fixture = path.join(root, 'test/fixtures/client-types.ts');
@@ -110,7 +112,7 @@ describe('npm pack of @chatgate/client', () => {
         encoding: 'utf8',
       },
     );
-    expect(esm.trim()).toBe('6:function:function:true:400 validation_error: to: bad');
+    expect(esm.trim()).toBe(`${EVENT_TYPES.length}:function:function:true:400 validation_error: to: bad`);
     expect(cjs.trim()).toBe(esm.trim());
   });
 
