@@ -5,7 +5,8 @@
 //
 // Per batch: (1) lock the receipts' messages, in id order; (2) only when some receipt matched no
 // message: lock their wamids, (3) look again, (4) park those still unknown; (5) one UPDATE of
-// every changed message (its status and the price a receipt carried); (6) one statement for all
+// every changed message (its status and the price a receipt carried; a row that would come out
+// the same is not rewritten); (6) one statement for all
 // events and their deliveries; (7) one upsert of the usage rollup (usage-rollup.ts) and, when the
 // batch prices a message for the first time, one of the pricing rollup; (4) to (7) go out together, pipelined (plus the media release when a receipt takes a message out of the
 // queue, rare: then in turn).
