@@ -27,6 +27,8 @@
 //                    (needs shared_preload_libraries) and pg_stat_activity wait sampling
 //   BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres)
 //   BENCH_SERVICE_ROOT: another checkout whose build is the service under test (default: this one)
+//   BENCH_RECEIPT_DUPLICATES: each lifecycle receipt posted again this many times, right after
+//                    itself (a provider redelivering its webhooks; default 0)
 //   BENCH_SERVICE_NODE_ARGS: Node flags for the service processes only (e.g. --max-old-space-size=256)
 // Needs the build (npm run build): the service runs from dist/ as in production.
 import { execFileSync } from 'node:child_process';
@@ -91,6 +93,7 @@ const settings = {
   connections: int('BENCH_CONNECTIONS', 100),
   providerLatencyMs: 100,
   receiptPostsInFlight: 64,
+  receiptDuplicates: int('BENCH_RECEIPT_DUPLICATES', 0),
   backends: list('BENCH_BACKENDS', 'postgres,pglite') as Backend[],
   topologies: list('BENCH_TOPOLOGIES', smoke ? 'all' : 'all,1+1,2+2') as Topology[],
   phases: list('BENCH_PHASES', 'dispatch,lifecycle'),
@@ -682,6 +685,7 @@ async function runStack(backend: Backend, topology: Topology): Promise<StackResu
           statuses: ['sent', 'delivered', 'read'],
           batch: false,
           order: 'in-order',
+          duplicates: settings.receiptDuplicates,
           maxInFlight: settings.receiptPostsInFlight,
           callbackUrl: `${apiUrls[0]}/provider/webhooks/app`,
           appSecret: APP_SECRET,

@@ -101,7 +101,7 @@ describe(`receipt batches (${backend})`, () => {
     return ms;
   }
 
-  type Item = { wamid: string; status: Status; at: number; messageId?: string };
+  type Item = { wamid: string; status: Status; at: number; messageId?: string; pricing?: Record<string, unknown> };
   const payload = (phoneNumberId: string, items: Item[]) =>
     JSON.stringify({
       object: 'whatsapp_business_account',
@@ -120,6 +120,7 @@ describe(`receipt batches (${backend})`, () => {
                   timestamp: String(i.at),
                   recipient_id: '15551230000',
                   ...(i.messageId ? { biz_opaque_callback_data: i.messageId } : {}),
+                  ...(i.pricing ? { pricing: i.pricing } : {}),
                   ...(i.status === 'failed'
                     ? { errors: [{ code: 131026, title: 'Message undeliverable', error_data: { details: 'x' } }] }
                     : {}),
@@ -450,5 +451,56 @@ describe(`receipt batches (${backend})`, () => {
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect((await rowOf(m!.id)).status).toBe('delivered');
     await expectChain(m!.id, 'delivered');
+  });
+
+  it('does not rewrite a message a priced receipt leaves unchanged (decision 0054), events each once', async () => {
+    const t = await tenant();
+    const [m] = await sentMessages(t.key, 1);
+    const at = 1_790_000_800;
+    const price = { billable: true, pricing_model: 'PMP', type: 'regular', category: 'utility' };
+    const state = async () =>
+      (
+        await svc.db.query<{ xmin: string; status: string; pricing: any; events: number }>(
+          `SELECT xmin::text AS xmin, status, pricing,
+                  (SELECT count(*)::int FROM events e WHERE e.type = 'message.status' AND e.data->>'messageId' = $1::text) AS events
+             FROM messages WHERE id = $1::uuid`,
+          [m!.id],
+        )
+      )[0]!;
+    const send = async (items: Item[]) => expect((await post(t.phoneNumberId, items)).status).toBe(200);
+    // The `sent` receipt brings the first price: written, no event (the send's outcome emitted sent).
+    const before = await state();
+    await send([{ wamid: m!.wamid, status: 'sent', at, pricing: price }]);
+    const priced = await state();
+    expect(priced.xmin).not.toBe(before.xmin);
+    expect(priced.pricing).toMatchObject({ category: 'utility', billable: true });
+    expect(priced.events).toBe(1);
+    // The same receipt redelivered, and a pricing-less one: the row is left alone.
+    await send([{ wamid: m!.wamid, status: 'sent', at, pricing: price }]);
+    await send([{ wamid: m!.wamid, status: 'sent', at }]);
+    expect(await state()).toEqual(priced);
+    // delivered with the same price moves the status: written, one event.
+    await send([{ wamid: m!.wamid, status: 'delivered', at: at + 1, pricing: price }]);
+    const delivered = await state();
+    expect(delivered.status).toBe('delivered');
+    expect(delivered.xmin).not.toBe(priced.xmin);
+    expect(delivered.events).toBe(2);
+    // Stale receipts carrying the stored price (a late sent, a repeated delivered, a failed after
+    // delivery): nothing written, no event.
+    await send([
+      { wamid: m!.wamid, status: 'sent', at, pricing: price },
+      { wamid: m!.wamid, status: 'delivered', at: at + 1, pricing: { ...price } },
+      { wamid: m!.wamid, status: 'failed', at: at + 1, pricing: price },
+    ]);
+    expect(await state()).toEqual(delivered);
+    // A different price is still stored (the last one a receipt carried, decision 0035).
+    await send([{ wamid: m!.wamid, status: 'delivered', at: at + 1, pricing: { ...price, category: 'marketing' } }]);
+    const repriced = await state();
+    expect(repriced.xmin).not.toBe(delivered.xmin);
+    expect(repriced.pricing).toMatchObject({ category: 'marketing' });
+    await send([{ wamid: m!.wamid, status: 'read', at: at + 2 }]);
+    const read = await rowOf(m!.id);
+    expect(read.status).toBe('read');
+    await expectChain(m!.id, 'read');
   });
 });

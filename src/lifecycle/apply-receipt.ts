@@ -5,7 +5,8 @@
 //
 // Per batch: (1) lock the receipts' messages, in id order; (2) only when some receipt matched no
 // message: lock their wamids, (3) look again, (4) park those still unknown; (5) one UPDATE of
-// every changed message (its status and the price a receipt carried); (6) one statement for all
+// every changed message (its status and the price a receipt carried; a row that would come out
+// the same is not rewritten); (6) one statement for all
 // events and their deliveries; (7) one upsert of the usage rollup (usage-rollup.ts) and, when the
 // batch prices a message for the first time, one of the pricing rollup; (4) to (7) go out together, pipelined (plus the media release when a receipt takes a message out of the
 // queue, rare: then in turn).
@@ -273,28 +274,46 @@ async function lockWamids(tx: Queryable, wamids: string[]): Promise<void> {
   );
 }
 
-/** Every changed message moves to its last status, each step stamped once; its retries and lease end. */
+/**
+ * Every changed message moves to its last status, each step stamped once; its retries and lease
+ * end. A message whose row would come out the same (a repeated receipt carrying the price already
+ * stored, or a `failed` one after delivery carrying it) is not rewritten: the new values are
+ * computed first and compared, column by column, with the row (decision 0054).
+ */
 async function advanceMessages(tx: Queryable, changes: Change[]): Promise<void> {
   const iso = (d: Date | null) => d?.toISOString() ?? null;
   await tx.query(
-    `UPDATE messages m SET status = t.status,
-        sent_at = COALESCE(m.sent_at, t.sent_at),
-        delivered_at = COALESCE(m.delivered_at, t.delivered_at),
-        read_at = COALESCE(m.read_at, t.read_at),
-        failed_at = COALESCE(t.failed_at, m.failed_at),
-        -- A receipt that beats the send's own outcome ends the retries too: the error of an earlier
-        -- attempt goes, as when the send's answer moves the message to sent (lastErrorCode stays).
-        -- Its attempt was counted when the send started (startAttempts): not counted again.
-        error = CASE WHEN t.error IS NULL AND m.status IN ('pending', 'queued') THEN NULL ELSE COALESCE(t.error::jsonb, m.error) END,
-        last_error_code = COALESCE(t.error::jsonb ->> 'code', m.last_error_code),
-        provider_message_id = COALESCE(m.provider_message_id, t.wamid),
-        pricing = COALESCE(t.pricing::jsonb, m.pricing),
-        last_attempt_at = CASE WHEN m.status IN ('pending', 'queued') THEN COALESCE(m.last_attempt_at, now()) ELSE m.last_attempt_at END,
+    `WITH n AS (
+       SELECT m.id, t.status,
+              COALESCE(m.sent_at, t.sent_at) AS sent_at,
+              COALESCE(m.delivered_at, t.delivered_at) AS delivered_at,
+              COALESCE(m.read_at, t.read_at) AS read_at,
+              COALESCE(t.failed_at, m.failed_at) AS failed_at,
+              -- A receipt that beats the send's own outcome ends the retries too: the error of an earlier
+              -- attempt goes, as when the send's answer moves the message to sent (lastErrorCode stays).
+              -- Its attempt was counted when the send started (startAttempts): not counted again.
+              CASE WHEN t.error IS NULL AND m.status IN ('pending', 'queued') THEN NULL ELSE COALESCE(t.error::jsonb, m.error) END AS error,
+              COALESCE(t.error::jsonb ->> 'code', m.last_error_code) AS last_error_code,
+              COALESCE(m.provider_message_id, t.wamid) AS provider_message_id,
+              COALESCE(t.pricing::jsonb, m.pricing) AS pricing,
+              CASE WHEN m.status IN ('pending', 'queued') THEN COALESCE(m.last_attempt_at, now()) ELSE m.last_attempt_at END AS last_attempt_at
+         FROM messages m
+         JOIN unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[],
+                     $7::timestamptz[], $8::text[], $9::text[], $10::text[])
+              AS t(id, from_status, status, sent_at, delivered_at, read_at, failed_at, error, wamid, pricing)
+           ON m.id = t.id AND m.status = t.from_status
+     )
+     UPDATE messages m SET status = n.status, sent_at = n.sent_at, delivered_at = n.delivered_at, read_at = n.read_at,
+        failed_at = n.failed_at, error = n.error, last_error_code = n.last_error_code,
+        provider_message_id = n.provider_message_id, pricing = n.pricing, last_attempt_at = n.last_attempt_at,
         due_at = NULL, locked_by = NULL, locked_until = NULL
-       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[],
-                   $7::timestamptz[], $8::text[], $9::text[], $10::text[])
-            AS t(id, from_status, status, sent_at, delivered_at, read_at, failed_at, error, wamid, pricing)
-      WHERE m.id = t.id AND m.status = t.from_status`,
+       FROM n
+      WHERE m.id = n.id
+        AND (m.status, m.sent_at, m.delivered_at, m.read_at, m.failed_at, m.error, m.last_error_code,
+             m.provider_message_id, m.pricing, m.last_attempt_at, m.due_at, m.locked_by, m.locked_until)
+            IS DISTINCT FROM
+            (n.status, n.sent_at, n.delivered_at, n.read_at, n.failed_at, n.error, n.last_error_code,
+             n.provider_message_id, n.pricing, n.last_attempt_at, NULL::timestamptz, NULL::text, NULL::timestamptz)`,
     [
       changes.map((c) => c.row.id),
       changes.map((c) => c.row.status),
