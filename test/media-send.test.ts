@@ -262,7 +262,8 @@ describe('media sends through the provider emulator', () => {
     });
     const second = res.body.messageId as string;
     // The hang has taken the second's first attempt: from here until the timeout it is in flight.
-    await eventually(async () => emu.state.rules.some((r) => r.to === '15551239002' && r.times === 0));
+    // (Generous: under a loaded CI the upload and the first attempt took over 15 s to begin.)
+    await eventually(async () => emu.state.rules.some((r) => r.to === '15551239002' && r.times === 0), 40_000);
     expect((await waitFinal(t.key, first)).status).toMatch(/sent|delivered/);
     const waiting = (await call(svc.url, 'GET', `/messages/${second}`, { key: t.key })).body;
     expect(waiting.status).toBe('queued');
