@@ -8,7 +8,7 @@ import { html } from './html.js';
 import { pageQuery } from './input.js';
 import { errorBox, notice, publicPage } from './layout.js';
 import { newPasswordField } from './password-field.js';
-import { PRE_CSRF_COOKIE, preToken, sendPage } from './reply.js';
+import { PRE_CSRF_COOKIE, preToken, sendPage, setSessionCookie } from './reply.js';
 import { startCodeStep } from './two-factor-routes.js';
 
 /** The login page's notice after a redirect (`?done=`). */
@@ -36,7 +36,6 @@ function loginForm(token: string, email: string, problem: unknown, info: string 
 
 export function registerAuthRoutes(app: FastifyInstance, deps: PortalDeps, cookieName: string): void {
   const secure = deps.secureCookies;
-  const cookieOptions = { path: '/', httpOnly: true, sameSite: 'lax' as const, secure };
 
   app.get('/login', { config: { portalPublic: true } }, async (request, reply) => {
     if (request.portalSession) return reply.redirect('/portal', 303);
@@ -53,7 +52,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: PortalDeps, cooki
       if (await deps.twoFactor.isOn(user.id)) return await startCodeStep(deps, reply, user.id);
       // A new id at every login; whatever session id the browser presented ends (no fixation).
       const session = await deps.sessions.create(user, request.portalSessionId);
-      void reply.setCookie(cookieName, session.id, cookieOptions);
+      setSessionCookie(reply, cookieName, session.id, secure);
       void reply.clearCookie(PRE_CSRF_COOKIE, { path: '/portal' });
       await auditUser(deps, request, user, 'user.login');
       return reply.redirect('/portal', 303);

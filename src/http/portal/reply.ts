@@ -19,3 +19,8 @@ export function preToken(reply: FastifyReply, secure: boolean): string {
   void reply.setCookie(PRE_CSRF_COOKIE, token, { path: '/portal', httpOnly: true, sameSite: 'strict', secure });
   return token;
 }
+
+/** The session cookie of a login (password, or the two-factor code step): one set of options for both. */
+export function setSessionCookie(reply: FastifyReply, name: string, sessionId: string, secure: boolean): void {
+  void reply.setCookie(name, sessionId, { path: '/', httpOnly: true, sameSite: 'lax', secure });
+}

@@ -11,7 +11,7 @@ import { audit, auditUser, recheckPassword, stashSecret, str, takeSecret, tenant
 import { html, type Part } from './html.js';
 import { pageQuery } from './input.js';
 import { copyButton, csrfField, doneNotice, errorBox, notice, page, type PageContext, publicPage } from './layout.js';
-import { PRE_CSRF_COOKIE, preToken, sendPage } from './reply.js';
+import { PRE_CSRF_COOKIE, preToken, sendPage, setSessionCookie } from './reply.js';
 
 /** The cookie naming the login's pending second step (only on /portal/login paths). */
 export const LOGIN_STEP_COOKIE = 'chatgate_login_step';
@@ -200,7 +200,7 @@ function registerCodeStep(app: FastifyInstance, deps: PortalDeps, cookieName: st
       const user = await deps.users.get(done.userId);
       if (user.status !== 'active') throw new AppError(401, 'login_expired', { message: 'Log in again.' });
       const session = await deps.sessions.create(user, request.portalSessionId);
-      void reply.setCookie(cookieName, session.id, { path: '/', httpOnly: true, sameSite: 'lax', secure });
+      setSessionCookie(reply, cookieName, session.id, secure);
       void reply.clearCookie(LOGIN_STEP_COOKIE, { path: STEP_PATH });
       void reply.clearCookie(PRE_CSRF_COOKIE, { path: '/portal' });
       await auditUser(deps, request, user, 'user.login');
