@@ -6,7 +6,7 @@ import type { Db, Queryable } from '../db/db.js';
 import { type Reaction, reactionsTo } from '../lifecycle/message-reactions.js';
 import { errors } from '../shared/errors.js';
 import { keysetPage } from '../shared/keyset.js';
-import { SEND_ERROR_CODES } from '../shared/vocab.js';
+import { CANCELLED_SQL } from '../shared/vocab.js';
 import { type Message, MESSAGE_COLUMNS, type MessageRow, toMessage } from './message-view.js';
 
 export type { Scope };
@@ -38,8 +38,8 @@ export type ListFilter = {
   before?: string;
 };
 
-/** A message cancelled before it left: failed with CANCELLED or BROADCAST_CANCELLED (the spec's codes, fixed strings). */
-const CANCELLED = `status = 'failed' AND last_error_code IN ('${SEND_ERROR_CODES.CANCELLED}', '${SEND_ERROR_CODES.BROADCAST_CANCELLED}')`;
+/** A message cancelled before it left (shared/vocab.ts). */
+const CANCELLED = CANCELLED_SQL;
 
 /** A scheduled send not picked up yet (the index messages_scheduled_at holds every scheduled send; this filters it). */
 const WAITING_FOR_SCHEDULE = `scheduled_at IS NOT NULL AND status = 'pending'`;

@@ -2,13 +2,13 @@
 // portal shows (cancelled apart from failed) per UTC day, each account's figures over the same
 // days, and what a broadcast sends. Every query starts from the customer id.
 import type { Db } from '../db/db.js';
-import { MESSAGE_STATUSES, SEND_ERROR_CODES } from '../shared/vocab.js';
+import { CANCELLED_SQL, MESSAGE_STATUSES, SEND_ERROR_CODES } from '../shared/vocab.js';
 
 /** The statuses the portal shows: the API's, with `cancelled` apart from `failed` (decision 0027). */
 export const SHOWN_STATUSES = [...MESSAGE_STATUSES, 'cancelled'] as const;
 export type ShownStatus = (typeof SHOWN_STATUSES)[number];
 
-const CANCELLED = `status = 'failed' AND last_error_code IN ('${SEND_ERROR_CODES.CANCELLED}', '${SEND_ERROR_CODES.BROADCAST_CANCELLED}')`;
+const CANCELLED = CANCELLED_SQL;
 const SHOWN = `CASE WHEN ${CANCELLED} THEN 'cancelled' ELSE status END`;
 
 /** One account's messages over the period: what left, what failed (cancelled apart), what its suppression list stopped. */

@@ -96,6 +96,16 @@ export const SEND_ERROR_CODES = {
   PORTFOLIO_LIMIT_REACHED: 'PORTFOLIO_LIMIT_REACHED',
 } as const;
 
+/** Error codes of a message cancelled before it left (it stays the spec's `failed`). */
+const CANCEL_CODES: readonly string[] = [SEND_ERROR_CODES.CANCELLED, SEND_ERROR_CODES.BROADCAST_CANCELLED];
+
+/** A message cancelled before it left: `failed` with CANCELLED or BROADCAST_CANCELLED. */
+export const isCancelled = (status: string, code: string | null | undefined): boolean =>
+  status === 'failed' && code !== null && code !== undefined && CANCEL_CODES.includes(code);
+
+/** The same rule over a messages row, for SQL (`status`, `last_error_code`). */
+export const CANCELLED_SQL = `status = 'failed' AND last_error_code IN (${CANCEL_CODES.map((c) => `'${c}'`).join(', ')})`;
+
 /** How a number came onto a chat account's suppression list (decision 0014). */
 export const SUPPRESSION_SOURCES = ['provider_error', 'user_preferences', 'keyword', 'customer'] as const;
 export type SuppressionSource = (typeof SUPPRESSION_SOURCES)[number];

@@ -5,6 +5,7 @@
 import type { Tenant } from '../../auth/directory.js';
 import type { Message } from '../../messages/message-view.js';
 import type { HistoryDelivery, HistoryEvent, MessageHistory } from '../../portal/message-history.js';
+import { isCancelled } from '../../shared/vocab.js';
 import { when } from './format.js';
 import { type Html, html, type Part } from './html.js';
 import { sandboxBadge } from './layout.js';
@@ -76,8 +77,7 @@ function eventWhat(e: HistoryEvent, m: Message, attemptNo: number | null): Part 
   if (d.status === 'delivered') return 'Receipt: delivered to the phone.';
   if (d.status === 'read') return 'Receipt: read by the recipient.';
   if (d.status === 'failed') {
-    const code = d.error?.code;
-    if (code === 'CANCELLED' || code === 'BROADCAST_CANCELLED') return html`Cancelled: ${errorLine(d.error)}.`;
+    if (isCancelled(d.status, d.error?.code)) return html`Cancelled: ${errorLine(d.error)}.`;
     if (fromQueue && attemptNo === 0) return html`Failed before any send attempt: ${errorLine(d.error)}.`;
     // No attempt after the last retry (the message expired or was stopped while it waited).
     if (fromQueue && attemptNo === null) return html`Failed for good: ${errorLine(d.error)}.`;

@@ -8,7 +8,7 @@ import { type ListQuery, SEARCH_MAX } from '../../messages/message-store.js';
 import type { Message } from '../../messages/message-view.js';
 import type { Session } from '../../portal/session-service.js';
 import { AppError, errors } from '../../shared/errors.js';
-import { MESSAGE_STATUSES } from '../../shared/vocab.js';
+import { isCancelled, MESSAGE_STATUSES } from '../../shared/vocab.js';
 import type { PortalDeps } from './deps.js';
 import { number, parseWhen, when } from './format.js';
 import { type Html, html } from './html.js';
@@ -39,9 +39,7 @@ const PAGE_SIZE = 50;
  * keeps the spec's `failed` with error code CANCELLED or BROADCAST_CANCELLED).
  */
 export function shownStatus(m: Pick<Message, 'status' | 'lastErrorCode'>): string {
-  return m.status === 'failed' && (m.lastErrorCode === 'CANCELLED' || m.lastErrorCode === 'BROADCAST_CANCELLED')
-    ? 'cancelled'
-    : m.status;
+  return isCancelled(m.status, m.lastErrorCode) ? 'cancelled' : m.status;
 }
 
 /** The status filter: the API's statuses, with `cancelled` apart from `failed`. */
