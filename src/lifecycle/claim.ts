@@ -116,11 +116,13 @@ export async function holdUnsent(
 /**
  * When the next message becomes due, if any is due later than now: an idle dispatcher sleeps
  * until then (a scheduled send leaves on time whatever the poll interval). One read of the
- * due-time index (messages_due).
+ * due-time index (messages_due). The wait is measured on the database's clock, which decides
+ * what is due, and returned on this process's clock: a worker whose clock is ahead would
+ * otherwise find the time already past and wait for the poll instead.
  */
 export async function nextDueTime(db: Pick<Db, 'query'>): Promise<Date | null> {
-  const [row] = await db.query<{ at: Date | string | null }>(
-    'SELECT min(due_at) AS at FROM messages WHERE due_at > now()',
+  const [row] = await db.query<{ ms: number | string | null }>(
+    'SELECT (extract(epoch FROM min(due_at) - now()) * 1000)::float8 AS ms FROM messages WHERE due_at > now()',
   );
-  return row?.at ? new Date(row.at) : null;
+  return row?.ms != null ? new Date(Date.now() + Number(row.ms)) : null;
 }

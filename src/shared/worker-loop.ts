@@ -44,7 +44,12 @@ export function createWorkerLoop(opts: {
       if (result.nextDueAt) earliest = Math.min(earliest ?? Infinity, result.nextDueAt.getTime());
       if (result.didWork || !running) continue;
       const now = Date.now();
-      if (earliest !== null && earliest <= now) earliest = null;
+      // A due time already past means another pass now, not a sleep until the poll: the time
+      // may have come while the pass that reported it was still running.
+      if (earliest !== null && earliest <= now) {
+        earliest = null;
+        continue;
+      }
       const until = earliest !== null ? Math.min(opts.pollMs, earliest - now) : opts.pollMs;
       await sleeper.sleep(until);
       if (earliest !== null && earliest <= Date.now()) earliest = null;
