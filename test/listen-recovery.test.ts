@@ -9,6 +9,7 @@ import type { Sql } from 'postgres';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { LISTEN_APPLICATION_NAME } from '../src/db/pg-listener.js';
 import { openPostgresDb } from '../src/db/postgres-db.js';
 import {
   backend,
@@ -23,13 +24,15 @@ import {
 } from './support/harness.js';
 
 const LISTEN_BACKENDS = `SELECT pid FROM pg_stat_activity
-  WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE 'listen %'`;
+  WHERE datname = current_database() AND application_name = '${LISTEN_APPLICATION_NAME}'`;
 
 describe.skipIf(backend !== 'postgres')('losing the LISTEN connection (postgres)', () => {
   let database: TestDatabase;
   let svc: Service;
   let other: Service;
   let admin: Sql;
+  // What the other process's LISTEN connection told its operator.
+  const listenLog: { level: 'warn' | 'error'; msg: string }[] = [];
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -37,7 +40,12 @@ describe.skipIf(backend !== 'postgres')('losing the LISTEN connection (postgres)
     const env = { WORKER_POLL_MS: '60000' };
     svc = await startService({ database, env });
     // The other API process has a pool (and a LISTEN connection) of its own, like a real second process.
-    const otherDb = await openPostgresDb(database.url!, 4);
+    const otherDb = await openPostgresDb(database.url!, 4, {
+      log: {
+        warn: (_obj, msg) => void listenLog.push({ level: 'warn', msg }),
+        error: (_obj, msg) => void listenLog.push({ level: 'error', msg }),
+      },
+    });
     other = await startService({
       database: { db: otherDb, url: database.url, drop: () => otherDb.close() },
       env,
@@ -105,6 +113,10 @@ describe.skipIf(backend !== 'postgres')('losing the LISTEN connection (postgres)
     // Accepted by the other process: only a NOTIFY heard on a LISTEN made again wakes the dispatcher.
     await delivered(other.url, t.sandboxKey, 'listen-after-refusal-1');
     await delivered(other.url, t.sandboxKey, 'listen-after-refusal-2');
+    // Each refused try was logged, and so was listening again: a deaf process is not a silent one.
+    const tries = listenLog.map((l) => `${l.level}: ${l.msg}`);
+    expect(tries).toContain('error: could not listen again; retrying');
+    expect(tries.at(-1)).toBe('warn: listening again after losing the LISTEN connection');
   });
 
   it('the key directory drops its cache on reconnect: a key revoked while deaf stops working', async () => {

@@ -13,9 +13,9 @@ import { openPostgresDb } from './postgres-db.js';
  */
 export async function openDb(
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'embeddedSharedBuffersMb'>,
-  opts: { log?: { warn(obj: object, msg: string): void } } = {},
+  opts: { log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void } } = {},
 ): Promise<Db> {
-  if (config.databaseUrl !== null) return openPostgresDb(config.databaseUrl, config.dbPoolSize);
+  if (config.databaseUrl !== null) return openPostgresDb(config.databaseUrl, config.dbPoolSize, opts);
   prepareDataDir(config.dataDir);
   const lock = lockDataDir(config.dataDir);
   try {

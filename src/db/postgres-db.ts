@@ -1,8 +1,9 @@
 // PostgreSQL server driver (postgres.js): a pool of connections, pipelined statements,
-// LISTEN on a dedicated connection that reconnects by itself.
+// LISTEN on a dedicated connection that listens again by itself (pg-listener.ts).
 import postgres from 'postgres';
 
 import { createInFlightCounter, createNotifyCoalescer, type Db, type Queryable } from './db.js';
+import { createPgListener, type PgListener } from './pg-listener.js';
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -41,7 +42,11 @@ function wrap(sql: Sql): Queryable {
   };
 }
 
-export async function openPostgresDb(url: string, poolSize: number): Promise<Db> {
+export async function openPostgresDb(
+  url: string,
+  poolSize: number,
+  opts: { log?: NonNullable<Parameters<typeof createPgListener>[1]>['log'] } = {},
+): Promise<Db> {
   const sql = postgres(url, {
     max: poolSize,
     onnotice: () => {},
@@ -50,6 +55,7 @@ export async function openPostgresDb(url: string, poolSize: number): Promise<Db>
   await sql`SELECT 1`; // fail fast at start-up when the server is unreachable
   const base = wrap(sql);
   const inFlight = createInFlightCounter(poolSize);
+  let listener: PgListener | null = null; // opened at the first listen: a CLI command never listens
   const notifier = createNotifyCoalescer((channel) => base.query('SELECT pg_notify($1, $2)', [channel, '']));
   return {
     kind: 'postgres',
@@ -64,13 +70,14 @@ export async function openPostgresDb(url: string, poolSize: number): Promise<Db>
       return result;
     },
     stats: inFlight.stats,
-    async listen(channel, onPayload, onListen) {
-      const sub = await sql.listen(channel, onPayload, onListen);
-      return () => sub.unlisten();
+    listen(channel, onPayload, onListen) {
+      listener ??= createPgListener(url, opts);
+      return listener.listen(channel, onPayload, onListen);
     },
-    close() {
+    async close() {
       notifier.close();
-      return sql.end({ timeout: 5 });
+      await listener?.close();
+      await sql.end({ timeout: 5 });
     },
   };
 }
