@@ -127,7 +127,7 @@ describe(`delivery payload stored once, on the event (${backend})`, () => {
       new Map(), // the endpoint's health: the next test's
     );
     const [row] = await db.query<{ status: string; n: number }>(
-      `SELECT d.status, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS n
+      `SELECT d.status, (SELECT count(*)::int FROM webhook_attempt_history a WHERE a.delivery_id = d.id) AS n
          FROM webhook_deliveries d WHERE d.id = $1`,
       [delivery!.id],
     );

@@ -511,9 +511,10 @@ describe('webhooks', () => {
       });
       const attemptRows = async () =>
         (
-          await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_attempts WHERE delivery_id = $1', [
-            d.id,
-          ])
+          await svc.db.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM webhook_attempt_history WHERE delivery_id = $1',
+            [d.id],
+          )
         )[0]!.n;
       expect(await attemptRows()).toBe(1);
 
@@ -618,6 +619,13 @@ describe('webhooks', () => {
         // is never kept nor shown, only its status.
         expect(d.attempts[0]).toMatchObject({ statusCode: 200, responseBody: null, error: null });
       }
+      // A first try is kept in the delivery's own row, not as a history row (decision 0057).
+      const [stored] = await svc.db.query<{ rows: number; firsts: number }>(
+        `SELECT (SELECT count(*)::int FROM webhook_attempts WHERE delivery_id = ANY($1::uuid[])) AS rows,
+                (SELECT count(*)::int FROM webhook_deliveries WHERE id = ANY($1::uuid[]) AND first_status_code = 200) AS firsts`,
+        [history.map((d) => d.id)],
+      );
+      expect(stored).toEqual({ rows: 0, firsts: 3 });
       const after = await getEndpoint(t.key, e.id);
       expect(after.lastSuccessAt).toMatch(ISO);
       expect(after).toMatchObject({ lastFailureAt: null, lastFailureReason: null });
@@ -705,6 +713,14 @@ describe('webhooks', () => {
         [200, null, null],
       ]);
       for (const a of d.attempts) expect(a.durationMs).toBeGreaterThanOrEqual(0);
+      // The first try in the delivery's row, the three later ones in webhook_attempts (decision 0057).
+      const [stored] = await svc.db.query<{ first: number | null; later: number[] }>(
+        `SELECT d.first_status_code AS first,
+                (SELECT array_agg(a.status_code ORDER BY a.id) FROM webhook_attempts a WHERE a.delivery_id = d.id) AS later
+           FROM webhook_deliveries d WHERE d.id = $1`,
+        [d.id],
+      );
+      expect(stored).toEqual({ first: 500, later: [410, 503, 200] });
       const done = await getEndpoint(t.key, e.id);
       expect(done.lastFailureReason).toBe('HTTP 503');
       expect(Date.parse(done.lastSuccessAt)).toBeGreaterThan(Date.parse(done.lastFailureAt));
@@ -1317,10 +1333,12 @@ describe('deliverer crash', () => {
     ).toBe(0);
     // The lease is respected, by ordering rather than by this process's clock: no attempt at a
     // leased delivery started before its lease ran out (attempt times are in whole milliseconds).
-    expect(await count(`webhook_attempts WHERE delivery_id = ANY($1::uuid[])`, [leased.map((l) => l.id)])).toBe(20);
+    expect(await count(`webhook_attempt_history WHERE delivery_id = ANY($1::uuid[])`, [leased.map((l) => l.id)])).toBe(
+      20,
+    );
     expect(
       await count(
-        `webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+        `webhook_attempt_history a JOIN webhook_deliveries d ON d.id = a.delivery_id
           WHERE d.id = ANY($1::uuid[]) AND a.attempted_at < date_trunc('milliseconds', $2::timestamptz)`,
         [leased.map((l) => l.id), leased[0]!.locked_until],
       ),

@@ -203,7 +203,8 @@ const MAX_RESPONSE_BODY = 1024;
 /**
  * Records a batch of outcomes in one statement, so one round trip and one transaction (issue #26:
  * it was BEGIN, three statements and COMMIT): the outcomes on the deliveries this worker still
- * holds, ending their lease; one history row per HTTP try, with the first KiB of the answer; each
+ * holds, ending their lease; each HTTP try with the first KiB of the answer (a delivery's first
+ * try in its own row, later ones in webhook_attempts: decision 0057); each
  * endpoint's last success and failure, moved forward (never back), in endpoint id order. A success
  * within a second of the stored one, on an endpoint whose stored state is healthy (no failure after
  * that success), leaves the endpoint row alone (decision 0046): it would rewrite it after every
@@ -220,22 +221,36 @@ export async function recordOutcomes(
 ): Promise<void> {
   const ids = [...health.keys()].sort();
   await db.query(
-    `WITH outcomes AS (
+    `WITH tries AS (
+       SELECT a.*, row_number() OVER (PARTITION BY a.delivery_id ORDER BY a.attempted_at, a.ord) AS nth
+         FROM unnest($7::uuid[], $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[]) WITH ORDINALITY
+              AS a(delivery_id, attempted_at, status_code, duration_ms, response_body, error, ord)),
+     first_tries AS (
+       -- A delivery's first try ever goes into its own row (decision 0057).
+       SELECT f.* FROM tries f JOIN webhook_deliveries d ON d.id = f.delivery_id
+        WHERE f.nth = 1 AND d.first_attempt_at IS NULL AND d.locked_by = $1),
+     outcomes AS (
        UPDATE webhook_deliveries d SET status = t.status, attempt_count = t.attempts, next_attempt_at = t.next,
               last_status_code = COALESCE(t.code, d.last_status_code), locked_by = NULL, locked_until = NULL,
-              completed_at = CASE WHEN t.status = 'pending' THEN NULL ELSE now() END
+              completed_at = CASE WHEN t.status = 'pending' THEN NULL ELSE now() END,
+              first_attempt_at = COALESCE(d.first_attempt_at, f.attempted_at),
+              first_status_code = CASE WHEN f.delivery_id IS NULL THEN d.first_status_code ELSE f.status_code END,
+              first_duration_ms = CASE WHEN f.delivery_id IS NULL THEN d.first_duration_ms ELSE f.duration_ms END,
+              first_response_body = CASE WHEN f.delivery_id IS NULL THEN d.first_response_body ELSE f.response_body END,
+              first_error = CASE WHEN f.delivery_id IS NULL THEN d.first_error ELSE f.error END
          FROM unnest($2::uuid[], $3::text[], $4::int[], $5::timestamptz[], $6::int[]) AS t(id, status, attempts, next, code)
+              LEFT JOIN first_tries f ON f.delivery_id = t.id
         WHERE d.id = t.id AND d.locked_by = $1
-       RETURNING d.id),
+       RETURNING d.id, f.delivery_id IS NOT NULL AS took_first),
      attempts AS (
-       -- Only for deliveries still there: one deleted with its endpoint during the POST (a portal
-       -- delete) would fail the foreign key and with it every outcome of the batch. Those this
-       -- statement updated are locked by it (a delete waits); one whose lease was lost is checked.
+       -- The other tries. Only for deliveries still there: one deleted with its endpoint during the
+       -- POST (a portal delete) would fail the foreign key and with it every outcome of the batch.
+       -- Those this statement updated are locked by it (a delete waits); one whose lease was lost is checked.
        INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body, error)
-       SELECT a.* FROM unnest($7::uuid[], $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[])
-                         AS a(delivery_id, attempted_at, status_code, duration_ms, response_body, error)
-        WHERE a.delivery_id IN (SELECT id FROM outcomes)
-           OR EXISTS (SELECT 1 FROM webhook_deliveries kept WHERE kept.id = a.delivery_id)
+       SELECT a.delivery_id, a.attempted_at, a.status_code, a.duration_ms, a.response_body, a.error FROM tries a
+        WHERE NOT (a.nth = 1 AND EXISTS (SELECT 1 FROM outcomes o WHERE o.id = a.delivery_id AND o.took_first))
+          AND (a.delivery_id IN (SELECT id FROM outcomes)
+               OR EXISTS (SELECT 1 FROM webhook_deliveries kept WHERE kept.id = a.delivery_id))
        RETURNING 1),
      health AS (
        UPDATE webhook_endpoints e SET

@@ -302,8 +302,8 @@ type DeliveryRow = {
 
 const DELIVERY_SELECT = `SELECT d.id, d.event_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at, d.last_status_code, d.created_at, d.completed_at,
             COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'statusCode', a.status_code, 'durationMs', a.duration_ms,
-                                                        'responseBody', a.response_body, 'error', a.error) ORDER BY a.id)
-                        FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
+                                                        'responseBody', a.response_body, 'error', a.error) ORDER BY a.seq)
+                        FROM webhook_attempt_history a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
        FROM webhook_deliveries d`;
 
 async function listDeliveries(db: Db, owner: Owner, id: string, page: { limit: number; cursor?: string }) {
