@@ -2,13 +2,32 @@
 // the main thread does, through the same Db seam and through the whole service.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { ConfigError } from '../src/config.js';
 import type { Db } from '../src/db/db.js';
 import { openPgliteDb } from '../src/db/pglite-db.js';
-import { backend, call, createTenant, eventually, type Service, startService, textMessage } from './support/harness.js';
+import {
+  backend,
+  call,
+  createTenant,
+  eventually,
+  type Service,
+  startService,
+  testConfig,
+  textMessage,
+} from './support/harness.js';
 
 const VALUES = `SELECT now()::timestamptz AS at, '2026-01-02'::date AS day, 42::int AS n, 7::bigint AS big,
   1.5::numeric AS dec, '{"a":[1,"x",null]}'::jsonb AS doc, '\\x0102ff'::bytea AS bin, NULL::text AS nothing,
   ARRAY['a','b'] AS list, true AS yes`;
+
+describe('EMBEDDED_DB_THREAD', () => {
+  it('is on unless set false', () => {
+    expect(testConfig().embeddedDbThread).toBe(true);
+    expect(testConfig({ EMBEDDED_DB_THREAD: 'false' }).embeddedDbThread).toBe(false);
+    expect(testConfig({ EMBEDDED_DB_THREAD: 'true' }).embeddedDbThread).toBe(true);
+    expect(() => testConfig({ EMBEDDED_DB_THREAD: 'maybe' })).toThrow(ConfigError);
+  });
+});
 
 describe.skipIf(backend !== 'pglite')('PGlite in its own thread: the Db seam', () => {
   let db: Db;
