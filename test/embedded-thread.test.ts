@@ -132,6 +132,11 @@ describe.skipIf(backend !== 'pglite')('PGlite in its own thread: the Db seam', (
     expect(got).toHaveLength(2);
   });
 
+  it('fails a call whose parameters cannot cross to the thread, and goes on', async () => {
+    await expect(db.query('SELECT $1::text AS x', [() => 1])).rejects.toThrow(/could not be cloned/);
+    expect(await db.query('SELECT 2 AS two')).toEqual([{ two: 2 }]);
+  });
+
   it('closes: the thread ends and later calls fail', async () => {
     const other = await openPgliteDb(null, { thread: true });
     expect(await other.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);

@@ -105,6 +105,15 @@ async function handle(pg: PGlite, req: Request): Promise<unknown> {
   }
 }
 
+/** A result that cannot be cloned fails its own call, not the thread. */
+function answer(reply: Reply & { id: number }): void {
+  try {
+    port.postMessage(reply);
+  } catch (err) {
+    port.postMessage({ id: reply.id, ok: false, error: serialize(err) } satisfies Reply);
+  }
+}
+
 async function main(): Promise<void> {
   const { dataDir, startParams } = workerData as WorkerData;
   let pg: PGlite;
@@ -116,8 +125,8 @@ async function main(): Promise<void> {
   }
   port.on('message', (req: Request) => {
     handle(pg, req).then(
-      (value) => port.postMessage({ id: req.id, ok: true, value } satisfies Reply),
-      (err: unknown) => port.postMessage({ id: req.id, ok: false, error: serialize(err) } satisfies Reply),
+      (value) => answer({ id: req.id, ok: true, value }),
+      (err: unknown) => answer({ id: req.id, ok: false, error: serialize(err) }),
     );
   });
   port.postMessage({ id: 0, ok: true } satisfies Reply);
