@@ -73,9 +73,9 @@ const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const APP_SECRET = crypto.randomBytes(16).toString('hex');
 
 const smoke = process.env.BENCH_SCALE === 'smoke';
-const int = (name: string, def: number) => {
+const int = (name: string, def: number, min = 1) => {
   const v = Number(process.env[name] ?? def);
-  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a whole number above 0`);
+  if (!Number.isInteger(v) || v < min) throw new Error(`${name} must be a whole number from ${min}`);
   return v;
 };
 const list = (name: string, def: string) =>
@@ -93,7 +93,7 @@ const settings = {
   connections: int('BENCH_CONNECTIONS', 100),
   providerLatencyMs: 100,
   receiptPostsInFlight: 64,
-  receiptDuplicates: int('BENCH_RECEIPT_DUPLICATES', 0),
+  receiptDuplicates: int('BENCH_RECEIPT_DUPLICATES', 0, 0),
   backends: list('BENCH_BACKENDS', 'postgres,pglite') as Backend[],
   topologies: list('BENCH_TOPOLOGIES', smoke ? 'all' : 'all,1+1,2+2') as Topology[],
   phases: list('BENCH_PHASES', 'dispatch,lifecycle'),

@@ -20,6 +20,8 @@ export type Config = {
   dbPoolSize: number;
   /** Embedded database only: PostgreSQL's shared_buffers inside PGlite, in MB (its page cache, in this process's memory). */
   embeddedSharedBuffersMb: number;
+  /** Embedded database only: PGlite runs in a worker thread of its own, off the thread that serves HTTP (0058). */
+  embeddedDbThread: boolean;
   adminToken: string | null;
   /** Wrong operator tokens per client address within a minute before it is answered 429 for the rest of it. */
   adminMaxFailures: number;
@@ -246,6 +248,8 @@ function readServerSettings(r: Readers, problems: string[]) {
     dataDir: path.resolve(str('DATA_DIR') ?? './data'),
     dbPoolSize: int('DB_POOL_SIZE', 20, 2, 500),
     embeddedSharedBuffersMb: int('EMBEDDED_SHARED_BUFFERS_MB', 32, 1, 4096),
+    // On unless set false: measured faster and cheaper per message than PGlite on the main thread (0058).
+    embeddedDbThread: str('EMBEDDED_DB_THREAD') === null || bool('EMBEDDED_DB_THREAD'),
     adminToken,
     adminMaxFailures: int('ADMIN_MAX_FAILURES', 10, 1, 100_000),
     publicBaseUrl: url('PUBLIC_BASE_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`) ?? '',

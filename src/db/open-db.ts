@@ -12,7 +12,7 @@ import { openPostgresDb } from './postgres-db.js';
  * and keeps private (files 0600, folders 0700: modes found wider are narrowed, and logged).
  */
 export async function openDb(
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'embeddedSharedBuffersMb'>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'embeddedSharedBuffersMb' | 'embeddedDbThread'>,
   opts: { log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void } } = {},
 ): Promise<Db> {
   if (config.databaseUrl !== null) return openPostgresDb(config.databaseUrl, config.dbPoolSize, opts);
@@ -27,6 +27,7 @@ export async function openDb(
       );
     const db = await openPgliteDb(path.join(config.dataDir, 'pgdata'), {
       sharedBuffersMb: config.embeddedSharedBuffersMb,
+      thread: config.embeddedDbThread,
     });
     // A new database's files come out of PGlite's initdb as 0666 whatever the umask (files the
     // database creates later honour it): narrowed as soon as it has opened.

@@ -1,5 +1,6 @@
-// Embedded driver. PGlite is one connection in this process: statements run one at a time
-// and a transaction holds the connection until it ends, so keep transactions short.
+// Embedded driver. PGlite is one connection in this process (on its main thread, or in a thread of
+// its own): statements run one at a time and a transaction holds the connection until it ends, so
+// keep transactions short.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,6 +9,7 @@ import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 
 import { createInFlightCounter, createNotifyCoalescer, type Db, type Queryable } from './db.js';
+import { openPgliteThread } from './pglite-thread.js';
 
 type PgliteLike = Pick<PGlite, 'query' | 'exec'>;
 
@@ -40,43 +42,68 @@ async function createInChild(dataDir: string): Promise<void> {
 }
 
 /**
+ * What both ways of running PGlite provide: one connection, whose transaction holds it until it
+ * ends (statements outside wait meanwhile), and PGlite's NOTIFY.
+ */
+export type PgliteConnection = Queryable & {
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+};
+
+/** PGlite on the calling thread. */
+async function openHere(dataDir: string | null, startParams: string[]): Promise<PgliteConnection> {
+  const pg = await PGlite.create(dataDir ?? undefined, { startParams });
+  return {
+    ...wrap(pg),
+    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    async listen(channel, onPayload) {
+      const unsubscribe = await pg.listen(channel, onPayload);
+      return async () => unsubscribe();
+    },
+    close: () => pg.close(),
+  };
+}
+
+/**
  * dataDir null keeps everything in memory (tests). `sharedBuffersMb`: PostgreSQL's page cache,
  * which lives in PGlite's WebAssembly memory (in this process, and WebAssembly memory never
  * shrinks): PGlite's default of 128 MB made most of the embedded service's footprint, while the
- * operating system caches the data files anyway. Unset: PGlite's default.
+ * operating system caches the data files anyway. Unset: PGlite's default. `thread`: PGlite runs
+ * in a worker thread of its own (pglite-thread.ts, decision 0058) rather than on the caller's.
  */
-export async function openPgliteDb(dataDir: string | null, opts: { sharedBuffersMb?: number } = {}): Promise<Db> {
+export async function openPgliteDb(
+  dataDir: string | null,
+  opts: { sharedBuffersMb?: number; thread?: boolean } = {},
+): Promise<Db> {
   if (dataDir !== null) {
     fs.mkdirSync(dataDir, { recursive: true });
     if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await createInChild(dataDir);
   }
   const settings = opts.sharedBuffersMb !== undefined ? ['-c', `shared_buffers=${opts.sharedBuffersMb}MB`] : [];
-  const pg = await PGlite.create(dataDir ?? undefined, { startParams: [...PGlite.defaultStartParams, ...settings] });
-  const base = wrap(pg);
+  const startParams = [...PGlite.defaultStartParams, ...settings];
+  const conn = opts.thread ? await openPgliteThread(dataDir, startParams) : await openHere(dataDir, startParams);
   const inFlight = createInFlightCounter(1);
   const notifier = createNotifyCoalescer((channel) =>
-    inFlight.track(() => base.query('SELECT pg_notify($1, $2)', [channel, ''])),
+    inFlight.track(() => conn.query('SELECT pg_notify($1, $2)', [channel, ''])),
   );
   return {
     kind: 'pglite',
-    query: (text, params) => inFlight.track(() => base.query(text, params)),
-    exec: (text) => inFlight.track(() => base.exec(text)),
+    query: (text, params) => inFlight.track(() => conn.query(text, params)),
+    exec: (text) => inFlight.track(() => conn.exec(text)),
     async transaction(fn) {
       const channels = new Set<string>();
       const result = await inFlight.track(() =>
-        pg.transaction((tx) => fn({ ...wrap(tx), notifyAfterCommit: (c) => void channels.add(c) })),
+        conn.transaction((tx) => fn({ ...tx, notifyAfterCommit: (c) => void channels.add(c) })),
       );
       for (const c of channels) notifier.ping(c);
       return result;
     },
     stats: inFlight.stats,
-    async listen(channel, onPayload) {
-      const unsubscribe = await pg.listen(channel, onPayload);
-      return async () => unsubscribe();
-    },
+    listen: (channel, onPayload) => conn.listen(channel, onPayload),
     close() {
       notifier.close();
-      return pg.close();
+      return conn.close();
     },
   };
 }

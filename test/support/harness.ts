@@ -23,10 +23,15 @@ recordSecret('encryption-key', ENCRYPTION_KEY);
 
 export type TestDatabase = { db: Db; url: string | null; drop(): Promise<void> };
 
-/** A fresh, empty database for one test file. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * A fresh, empty database for one test file. PGlite runs on the test's own thread unless `thread`
+ * (or EMBEDDED_DB_THREAD=true in the test run's environment) puts it in a thread of its own.
+ */
+export async function createTestDatabase(
+  opts: { thread?: boolean } = { thread: process.env.EMBEDDED_DB_THREAD === 'true' },
+): Promise<TestDatabase> {
   if (!serverUrl) {
-    const db = await openPgliteDb(null);
+    const db = await openPgliteDb(null, { thread: opts.thread });
     return { db, url: null, drop: () => db.close() };
   }
   const name = `chatgate_test_${crypto.randomBytes(6).toString('hex')}`;
@@ -77,8 +82,10 @@ export type Service = {
 export async function startService(
   opts: { env?: Record<string, string>; role?: Role; database?: TestDatabase; resolve?: Resolve } = {},
 ): Promise<Service> {
-  const database = opts.database ?? (await createTestDatabase());
   const config = testConfig(opts.env);
+  // EMBEDDED_DB_THREAD among a test's settings opens its database that way.
+  const thread = opts.env?.EMBEDDED_DB_THREAD === undefined ? undefined : config.embeddedDbThread;
+  const database = opts.database ?? (await createTestDatabase(thread === undefined ? undefined : { thread }));
   for (const name of ['PROVIDER_APP_SECRET', 'PROVIDER_VERIFY_TOKEN', 'ADMIN_TOKEN'] as const)
     recordSecret(name.toLowerCase().replaceAll('_', '-'), opts.env?.[name]);
   // Logged at info to a file of the run (TEST_LOG_LEVEL also shows them), with the service's own
