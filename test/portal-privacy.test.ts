@@ -93,6 +93,15 @@ describe('portal privacy between customers', () => {
     };
     expect(await whoAmI(second)).toBe(mine.customerId);
     expect(await whoAmI(PASSWORD)).toBe(theirs.customerId);
+    // A reset request mails a link for each of the address's accounts.
+    await new PortalClient(svc.url).submit('/portal/password-reset', '/portal/password-reset', {
+      email: elsewhere.email,
+    });
+    const mails = await eventually(async () => {
+      const m = sink.mails.filter((x) => x.to.includes(elsewhere.email));
+      return m.length === 2 && m;
+    }, 30_000);
+    expect(new Set(mails.map((m) => /\/portal\/password-reset\/\S+/.exec(m.text)?.[0])).size).toBe(2);
 
     // An email already in one's own team may still be reported: that is the customer's own data.
     const again = await c.submit('/portal/team', '/portal/team', { email: 'fresh@nobody.example', role: 'viewer' });
