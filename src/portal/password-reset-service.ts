@@ -1,5 +1,6 @@
 // Password reset by email (decision 0051), when SMTP is configured: a request answers the same
-// whether or not the address has an account (no enumeration; the mail is sent after the answer),
+// whether or not the address has an account (no enumeration; links are made and mailed after the
+// answer, decision 0056; an address with accounts at several customers gets a link for each),
 // is throttled per address and per client, and mails a single-use link (only its SHA-256 kept)
 // that works for RESET_MINUTES. Using it sets the password and ends every session of the user.
 import crypto from 'node:crypto';
@@ -11,7 +12,7 @@ import { sha256Hex } from '../shared/crypto.js';
 import { AppError } from '../shared/errors.js';
 import type { Mailer } from './mailer.js';
 import { hashPassword, passwordProblem } from './password.js';
-import { portalErrors, throttle } from './user-service.js';
+import { MAX_ACCOUNTS_PER_EMAIL, portalErrors, throttle } from './user-service.js';
 
 export const RESET_MINUTES = 30;
 /** Reset mails to one address within the login window (15 minutes): a mailbox is not flooded. */
@@ -34,9 +35,9 @@ type ResetDeps = { db: Db; log: Logger; publicBaseUrl: string; mailer: Mailer | 
 export type ResetUser = { id: string; customerId: string; email: string };
 export type PasswordResetService = ReturnType<typeof createPasswordResetService>;
 
-function mailText(link: string): string {
+function mailText(link: string, customerName: string): string {
   return [
-    'Someone (we hope you) asked to reset the password of your ChatGate portal account.',
+    `Someone (we hope you) asked to reset the password of your ChatGate portal account at ${customerName}.`,
     '',
     `Choose a new password here (the link works once, for ${RESET_MINUTES} minutes):`,
     link,
@@ -64,12 +65,12 @@ export function createPasswordResetService(deps: ResetDeps) {
     enabled: mailer !== null,
 
     /**
-     * Asks for a reset link. Throttled per client address and per email address (every request
-     * counts); then, only for an active user, a new link (earlier ones stop working) is mailed in
-     * the background. Returns the user the link is for (to audit), or null: the caller answers
-     * the same either way.
+     * Takes a reset request: throttled per client address and per email address (every request
+     * counts, known address or not). Nothing here depends on whether the address has an account:
+     * the caller answers, then runs `mailLinks` (decision 0056), so neither the database work for
+     * an account nor its mail can show in the answer's time. Returns the normalised address.
      */
-    async request(emailRaw: string, address: string): Promise<ResetUser | null> {
+    async request(emailRaw: string, address: string): Promise<string> {
       if (!mailer) throw resetErrors.notConfigured();
       const email = emailRaw.trim().toLowerCase().slice(0, 320);
       await throttle(
@@ -81,29 +82,42 @@ export function createPasswordResetService(deps: ResetDeps) {
         address,
         'password reset requests',
       );
-      const rows = await db.query<{ id: string; customer_id: string }>(
-        `SELECT id, customer_id FROM portal_users WHERE email = $1 AND disabled_at IS NULL AND password_hash IS NOT NULL`,
-        [email],
+      return email;
+    },
+
+    /**
+     * After the answer: for each active account of the address (one per customer it is a user
+     * at), a new link (earlier ones stop working), mailed; a failed send is logged without the
+     * link. Returns the users a link was made for (to audit); none for an unknown address.
+     */
+    async mailLinks(email: string): Promise<ResetUser[]> {
+      if (!mailer) return [];
+      const rows = await db.query<{ id: string; customer_id: string; name: string }>(
+        `SELECT u.id, u.customer_id, c.name FROM portal_users u JOIN customers c ON c.id = u.customer_id
+          WHERE u.email = $1 AND u.disabled_at IS NULL AND u.password_hash IS NOT NULL
+          ORDER BY u.created_at, u.id LIMIT $2`,
+        [email, MAX_ACCOUNTS_PER_EMAIL],
       );
-      const user = rows[0];
-      if (!user) return null;
-      const token = crypto.randomBytes(32).toString('base64url');
-      await db.transaction(async (tx) => {
-        await tx.query('UPDATE portal_password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [
-          user.id,
-        ]);
-        await tx.query(
-          `INSERT INTO portal_password_resets (token_hash, user_id, expires_at)
-           VALUES ($1, $2, now() + make_interval(mins => $3))`,
-          [sha256Hex(token), user.id, RESET_MINUTES],
-        );
-      });
-      const link = `${deps.publicBaseUrl}/portal/password-reset/${token}`;
-      // Not awaited: the answer must not take longer when the address has an account.
-      mailer
-        .send({ to: email, subject: 'Reset your ChatGate portal password', text: mailText(link) })
-        .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'portal: password reset mail not sent'));
-      return { id: user.id, customerId: user.customer_id, email };
+      const users: ResetUser[] = [];
+      for (const user of rows) {
+        const token = crypto.randomBytes(32).toString('base64url');
+        await db.transaction(async (tx) => {
+          await tx.query('UPDATE portal_password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [
+            user.id,
+          ]);
+          await tx.query(
+            `INSERT INTO portal_password_resets (token_hash, user_id, expires_at)
+             VALUES ($1, $2, now() + make_interval(mins => $3))`,
+            [sha256Hex(token), user.id, RESET_MINUTES],
+          );
+        });
+        users.push({ id: user.id, customerId: user.customer_id, email });
+        const link = `${deps.publicBaseUrl}/portal/password-reset/${token}`;
+        await mailer
+          .send({ to: email, subject: 'Reset your ChatGate portal password', text: mailText(link, user.name) })
+          .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'portal: password reset mail not sent'));
+      }
+      return users;
     },
 
     /** The user of a live link (the form is shown only for one). */

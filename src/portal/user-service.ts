@@ -22,6 +22,12 @@ export type PortalUser = {
 /** A throttle subject and its limit within the window: attempts, or distinct addresses. */
 export type Subject = { subject: string; limit: number; distinct?: boolean };
 
+/**
+ * The accounts one address can sign in to (at different customers, decision 0056): a bound on the
+ * password hashes one login attempt computes.
+ */
+export const MAX_ACCOUNTS_PER_EMAIL = 10;
+
 /** The login throttle's window: failures older than this no longer count. */
 export const LOGIN_WINDOW_MINUTES = 15;
 
@@ -155,6 +161,10 @@ async function invitationUser(db: Db, token: string): Promise<PortalUser> {
  * stopped at the limit and counts as one address. Past a limit within the window, even a right
  * password is refused until the window slides. A success takes back its own attempt and clears
  * the account's failures.
+ *
+ * An address may have an account at several customers (decision 0056): every account of it with
+ * a password is checked, all at once (so two cost about the time of one), and the password picks
+ * the account; one that fits several signs in to the one used last.
  */
 async function login(deps: UserDeps, emailRaw: string, password: string, address: string): Promise<PortalUser> {
   const { db } = deps;
@@ -168,10 +178,17 @@ async function login(deps: UserDeps, emailRaw: string, password: string, address
     ],
     address,
   );
-  const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM portal_users WHERE email = $1`, [email]);
-  const row = rows[0];
-  const ok = await verifyPassword(password, row?.password_hash ?? null);
-  if (!row || !ok || row.disabled_at) throw portalErrors.invalidLogin();
+  const rows = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM portal_users WHERE email = $1 AND password_hash IS NOT NULL
+      ORDER BY last_login_at DESC NULLS LAST, created_at, id LIMIT $2`,
+    [email, MAX_ACCOUNTS_PER_EMAIL],
+  );
+  // Without an account a hash is still computed (verifyPassword), so an unknown address costs the same.
+  const checked = await Promise.all(
+    rows.length > 0 ? rows.map((r) => verifyPassword(password, r.password_hash)) : [verifyPassword(password, null)],
+  );
+  const row = rows.find((r, i) => checked[i] && !r.disabled_at);
+  if (!row) throw portalErrors.invalidLogin();
   await db.query(
     `DELETE FROM portal_login_failures
       WHERE attempt = $1 OR subject = ANY($2::text[])`,
@@ -226,7 +243,11 @@ export function createUserService(deps: UserDeps) {
     login: (email: string, password: string, address: string) => login(deps, email, password, address),
     acceptInvitation: (token: string, password: string) => acceptInvitation(db, token, password),
 
-    /** Operator: a new user of a customer and their invitation link (shown once). */
+    /**
+     * A new user of a customer and their invitation link (shown once): the operator's, and an
+     * owner's on the Team page. An address may be a user at several customers, each a separate
+     * account with its own password (decision 0056).
+     */
     async create(customerId: string, input: { email: string; role: PortalRole }) {
       return db.transaction(async (tx) => {
         const c = await tx.query('SELECT 1 FROM customers WHERE id = $1', [customerId]);
@@ -234,10 +255,12 @@ export function createUserService(deps: UserDeps) {
         const email = input.email.trim().toLowerCase();
         const rows = await tx.query<Row>(
           `INSERT INTO portal_users (id, customer_id, email, role) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (email) DO NOTHING RETURNING ${COLUMNS}`,
+           ON CONFLICT (customer_id, email) DO NOTHING RETURNING ${COLUMNS}`,
           [crypto.randomUUID(), customerId, email, input.role],
         );
-        if (!rows[0]) throw operatorErrors.alreadyExists('a portal user with this email');
+        // Only this customer's own users conflict: another customer's user of the address is not
+        // looked at, so the answer tells nothing about them (decision 0056).
+        if (!rows[0]) throw operatorErrors.alreadyExists('a portal user with this email at this customer');
         const user = toUser(rows[0]);
         return { ...user, ...(await issueInvitation(deps, tx, user.id)) };
       });

@@ -13,13 +13,18 @@ function decodeBody(raw: string): string {
     .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
-export async function startSmtpSink() {
+/** `greetingDelayMs`: the server greets each connection only after that long (a slow mail server). */
+export async function startSmtpSink(options: { greetingDelayMs?: number } = {}) {
   const mails: SunkMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
     // Plain SMTP on loopback: no STARTTLS (a self-signed certificate nodemailer would refuse), no AUTH.
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    onConnect(_session, callback) {
+      if (options.greetingDelayMs) setTimeout(() => callback(), options.greetingDelayMs);
+      else callback();
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));

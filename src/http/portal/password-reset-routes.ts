@@ -61,6 +61,21 @@ function offPage(reply: FastifyReply, err: AppError = resetErrors.notConfigured(
   );
 }
 
+/** The background half of a reset request: links made and mailed, each audited; failures logged. */
+async function mailLinks(deps: PortalDeps, request: FastifyRequest, email: string): Promise<void> {
+  try {
+    for (const user of await deps.passwordResets.mailLinks(email))
+      await deps.audit.record(
+        { customerId: user.customerId, userId: user.id },
+        'password.reset_requested',
+        user.email,
+        request.ip,
+      );
+  } catch (err) {
+    request.log.error({ err }, 'portal: password reset links not made');
+  }
+}
+
 const linkOf = (request: FastifyRequest) => (request.params as { token: string }).token;
 
 export function registerPasswordResetRoutes(app: FastifyInstance, deps: PortalDeps): void {
@@ -76,14 +91,10 @@ export function registerPasswordResetRoutes(app: FastifyInstance, deps: PortalDe
   app.post('/password-reset', open, async (request, reply) => {
     if (!resets.enabled) return offPage(reply);
     try {
-      const user = await resets.request(str(request.body, 'email'), request.ip);
-      if (user)
-        await deps.audit.record(
-          { customerId: user.customerId, userId: user.id },
-          'password.reset_requested',
-          user.email,
-          request.ip,
-        );
+      const email = await resets.request(str(request.body, 'email'), request.ip);
+      // The links are made, audited and mailed once the answer is out: nothing the answer waits
+      // for depends on whether the address has an account (decision 0056).
+      reply.raw.once('close', () => void mailLinks(deps, request, email));
       return reply.redirect('/portal/password-reset?done=sent', 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
