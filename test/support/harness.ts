@@ -12,6 +12,7 @@ import { openPostgresDb } from '../../src/db/postgres-db.js';
 import type { Resolve } from '../../src/outbound/outbound-client.js';
 import { quotaMonth } from '../../src/plans/plans.js';
 import { checkAgainstDocument } from './openapi-check.js';
+import { newPgliteDataDir } from './pglite-template.js';
 import { logDestination, recordSecret, recordSecretsIn } from './test-logs.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -26,7 +27,7 @@ export type TestDatabase = { db: Db; url: string | null; drop(): Promise<void> }
 /** A fresh, empty database for one test file. */
 export async function createTestDatabase(): Promise<TestDatabase> {
   if (!serverUrl) {
-    const db = await openPgliteDb(null);
+    const db = await openPgliteDb(null, { from: await newPgliteDataDir() });
     return { db, url: null, drop: () => db.close() };
   }
   const name = `chatgate_test_${crypto.randomBytes(6).toString('hex')}`;
