@@ -17,10 +17,10 @@ import { LOGS, SECRETS } from './support/test-logs.js';
 const ROOT = path.join(os.tmpdir(), 'chatgate-test-logs');
 const KEEP_RUNS_MS = 24 * 3600 * 1000;
 
-function pruneOldRuns() {
-  if (!fs.existsSync(ROOT)) return;
-  for (const name of fs.readdirSync(ROOT)) {
-    const dir = path.join(ROOT, name);
+function pruneOldRuns(root: string) {
+  if (!fs.existsSync(root)) return;
+  for (const name of fs.readdirSync(root)) {
+    const dir = path.join(root, name);
     if (Date.now() - fs.statSync(dir).mtimeMs > KEEP_RUNS_MS) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -43,14 +43,16 @@ export function scanRun(runDir: string): { secrets: number; files: number; leaks
 }
 
 export default async function setup(project: TestProject) {
-  pruneOldRuns();
+  pruneOldRuns(ROOT);
   // The packaged chromium (no system one, or CHATGATE_BROWSER=packaged) is unpacked once, here.
   if (usePackagedChromium()) console.log(`browser: ${await browserExecutable()} (@sparticuz/chromium)`);
   const runDir = path.join(ROOT, `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`);
   fs.mkdirSync(runDir, { recursive: true, mode: 0o700 });
   project.provide('testLogRunDir', runDir);
   // Inside the project, so that the transpiled files find node_modules; one folder per run.
-  const cliDir = path.join('node_modules', '.cache', 'chatgate-test-cli', path.basename(runDir));
+  const cliRoot = path.join('node_modules', '.cache', 'chatgate-test-cli');
+  pruneOldRuns(cliRoot); // a run that did not reach its teardown leaves its folder
+  const cliDir = path.join(cliRoot, path.basename(runDir));
   // And the embedded database's initdb, once (test/support/pglite-template.ts); PostgreSQL needs none.
   const template = process.env.DATABASE_URL ? null : path.join(runDir, 'pglite-new-database.tar');
   const [cli] = await Promise.all([buildCli(cliDir), template && writePgliteTemplate(template)]);
