@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // chatgate: serve [--role all|api|worker] | migrate | emulator | admin ... | help | --version (settings from config.ts, which reads the environment)
+// The service, the database drivers and the emulator are imported by the commands that run them: help,
+// --version, a bad command line and `admin` (an HTTP client) answer without loading them (~1 s each).
 import path from 'node:path';
 
 import { adminHelp, runAdminCli } from './admin/admin-cli.js';
 import { chatgateVersion, parseCommandArgs, UsageError, wantsHelp } from './admin/cli-args.js';
 import { clearDevEnv, DEV_HELP, DEV_USAGE, devAdminToken, devEnv, devEnvFile, devSetup } from './admin/dev.js';
-import { createApp, createLogger, type Role } from './app.js';
+import type { Role } from './app.js';
 import {
   type Config,
   ConfigError,
@@ -16,9 +18,6 @@ import {
   readEnvironment,
 } from './config.js';
 import { DataDirLockedError } from './db/data-dir.js';
-import { migrate } from './db/migrate.js';
-import { openDb } from './db/open-db.js';
-import { createEmulator } from './emulator/emulator-server.js';
 import { EncryptionKeyError } from './secrets/key-check.js';
 
 const HELP: Record<string, string> = {
@@ -61,6 +60,7 @@ async function serve(args: string[], env: Env): Promise<void> {
 
 /** Starts the service; SIGTERM/SIGINT stop it (and `alsoStop`, e.g. the dev emulator) and exit. */
 async function startServing(config: Config, role: Role, alsoStop?: () => Promise<void>) {
+  const { createApp } = await import('./app.js');
   const app = await createApp(config, { role });
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -116,6 +116,7 @@ async function dev(args: string[], env: Env): Promise<number> {
       ...secrets,
       EMULATOR_CALLBACK_URL: env.EMULATOR_CALLBACK_URL ?? `http://${host}:${port}/provider/webhooks/app`,
     });
+    const { createEmulator } = await import('./emulator/emulator-server.js');
     const { app } = createEmulator(emulatorConfig);
     const address = await app.listen({ port: emulatorConfig.port, host: emulatorConfig.host });
     console.error(`chatgate dev: provider emulator at ${address}`);
@@ -167,6 +168,11 @@ async function main(argv: string[]): Promise<number> {
     case 'migrate': {
       noArgs('migrate');
       const config = loadConfig(readEnvironment());
+      const [{ createLogger }, { openDb }, { migrate }] = await Promise.all([
+        import('./app.js'),
+        import('./db/open-db.js'),
+        import('./db/migrate.js'),
+      ]);
       const log = createLogger(config);
       const db = await openDb(config, { log });
       const applied = await migrate(db);
@@ -177,6 +183,7 @@ async function main(argv: string[]): Promise<number> {
     case 'emulator': {
       noArgs('emulator');
       const config = loadEmulatorConfig(readEnvironment());
+      const { createEmulator } = await import('./emulator/emulator-server.js');
       const { app } = createEmulator(config);
       const address = await app.listen({ port: config.port, host: config.host });
       console.log(

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { chatgateArgs } from './support/cli-build.js';
 import { type Emulator, startLiveService } from './support/emulator.js';
 import { ADMIN_TOKEN, call, type Service, startService } from './support/harness.js';
 
@@ -124,7 +125,7 @@ describe('credential check when an account is linked or its token changes', () =
     const customerId = await customer(svc.url);
     const pn = await number();
     const admin = (...args: string[]) =>
-      run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'admin', 'accounts', 'create', customerId, ...args], {
+      run(process.execPath, chatgateArgs('admin', 'accounts', 'create', customerId, ...args), {
         env: { ...process.env, CHATGATE_URL: svc.url, ADMIN_TOKEN },
       }).then(
         (r) => ({ code: 0, out: r.stdout }),

@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { chatgateArgs } from './support/cli-build.js';
 import { ADMIN_TOKEN, call, createAccount, eventually, type Service, startService } from './support/harness.js';
 
 const run = promisify(execFile);
@@ -11,7 +12,7 @@ describe('chatgate admin', () => {
   let svc: Service;
   const admin = async (...args: string[]) => {
     try {
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'admin', ...args], {
+      const { stdout } = await run(process.execPath, chatgateArgs('admin', ...args), {
         env: { ...process.env, CHATGATE_URL: svc.url, ADMIN_TOKEN },
       });
       return { code: 0, out: stdout };

@@ -8,15 +8,16 @@ import { promisify } from 'node:util';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { chatgateArgs } from './support/cli-build.js';
 import { backend } from './support/harness.js';
 
 const run = promisify(execFile);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chatgate-cli-'));
 
-/** Runs `chatgate ...` from source; a command that starts something instead of answering is killed after 90 s. */
+/** Runs `chatgate ...` (src/, transpiled once per run); a command that starts something instead of answering is killed after 90 s. */
 async function chatgate(...args: string[]) {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    const { stdout, stderr } = await run(process.execPath, chatgateArgs(...args), {
       // Nothing to talk to and an empty data folder: a command that does more than print help shows it.
       env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', ADMIN_TOKEN: '', PORT: '1', EMULATOR_PORT: '0' },
       timeout: 90_000,
@@ -83,6 +84,17 @@ describe.skipIf(backend === 'postgres')('chatgate --help, help and --version', (
   it('--version prints the version of package.json', async () => {
     const { version } = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { version: string };
     expect(await chatgate('--version')).toMatchObject({ code: 0, stdout: `${version}\n` });
+  });
+
+  it('runs from source with tsx, as the README runs it (`npx tsx src/cli.ts …`)', async () => {
+    // The other tests run src/ as the test run transpiled it once (test/support/cli-build.ts).
+    const { version } = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { version: string };
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--version']);
+    expect(stdout).toBe(`${version}\n`);
+    const bad = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'frobnicate']).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringMatching(/^chatgate: unknown command "frobnicate"/) });
   });
 });
 

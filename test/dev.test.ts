@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { chatgateArgs } from './support/cli-build.js';
 import { backend, call, eventually } from './support/harness.js';
 import { type ChatgateProcess, spawnChatgate } from './support/processes.js';
 
@@ -30,7 +31,7 @@ const env = (extra: Record<string, string> = {}) => ({ DATA_DIR: dataDir, DATABA
 
 /** `chatgate dev env`: the export lines as variables. */
 async function devEnv(wait = '120') {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'dev', 'env', '--wait', wait], {
+  const { stdout } = await run(process.execPath, chatgateArgs('dev', 'env', '--wait', wait), {
     env: { ...process.env, ...env() },
   });
   return Object.fromEntries([...stdout.matchAll(/^export (\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
@@ -47,7 +48,7 @@ afterAll(async () => {
 // It runs on its own embedded database whatever the suite's backend: once per CI run (the PGlite one) is enough.
 describe.skipIf(backend === 'postgres')('chatgate dev', () => {
   it('says at once that no `chatgate dev` is running', async () => {
-    const r = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'dev', 'env', '--wait', '0'], {
+    const r = await run(process.execPath, chatgateArgs('dev', 'env', '--wait', '0'), {
       env: { ...process.env, ...env() },
     }).catch((e: { code: number; stderr: string }) => e);
     expect(r).toMatchObject({ code: 2 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createApp } from '../src/app.js';
 import { claimDue } from '../src/lifecycle/claim.js';
+import { chatgateArgs } from './support/cli-build.js';
 import {
   backend,
   call,
@@ -134,7 +135,7 @@ describe.runIf(backend === 'postgres')('worker processes on PostgreSQL', () => {
   const children: ChildProcess[] = [];
 
   const spawnWorker = () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--role', 'worker'], {
+    const child = spawn(process.execPath, chatgateArgs('serve', '--role', 'worker'), {
       env: {
         ...process.env,
         DATABASE_URL: database.url!,

@@ -1,6 +1,7 @@
 // Once per `vitest run`: a run folder for the services' logs and the secrets the tests created
 // (test/support/test-logs.ts); at the end, every log is scanned for every secret, and the run
 // fails if one shows. The report names the kind, the test that made it and the file, never the value.
+// And src/ transpiled once, for the tests that run `chatgate` as a program (test/support/cli-build.ts).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,16 +9,18 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 
 import { browserExecutable, usePackagedChromium } from './support/browser-path.js';
+import { buildCli } from './support/cli-build.js';
+import { writePgliteTemplate } from './support/pglite-template.js';
 import { createScanner, type Leak, type RecordedSecret } from './support/secret-scan.js';
 import { LOGS, SECRETS } from './support/test-logs.js';
 
 const ROOT = path.join(os.tmpdir(), 'chatgate-test-logs');
 const KEEP_RUNS_MS = 24 * 3600 * 1000;
 
-function pruneOldRuns() {
-  if (!fs.existsSync(ROOT)) return;
-  for (const name of fs.readdirSync(ROOT)) {
-    const dir = path.join(ROOT, name);
+function pruneOldRuns(root: string) {
+  if (!fs.existsSync(root)) return;
+  for (const name of fs.readdirSync(root)) {
+    const dir = path.join(root, name);
     if (Date.now() - fs.statSync(dir).mtimeMs > KEEP_RUNS_MS) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -40,14 +43,26 @@ export function scanRun(runDir: string): { secrets: number; files: number; leaks
 }
 
 export default async function setup(project: TestProject) {
-  pruneOldRuns();
+  pruneOldRuns(ROOT);
   // The packaged chromium (no system one, or CHATGATE_BROWSER=packaged) is unpacked once, here.
   if (usePackagedChromium()) console.log(`browser: ${await browserExecutable()} (@sparticuz/chromium)`);
   const runDir = path.join(ROOT, `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`);
   fs.mkdirSync(runDir, { recursive: true, mode: 0o700 });
   project.provide('testLogRunDir', runDir);
+  // Inside the project, so that the transpiled files find node_modules; one folder per run.
+  const cliRoot = path.join('node_modules', '.cache', 'chatgate-test-cli');
+  pruneOldRuns(cliRoot); // a run that did not reach its teardown leaves its folder
+  const cliDir = path.join(cliRoot, path.basename(runDir));
+  // And the embedded database's initdb, once (test/support/pglite-template.ts); PostgreSQL needs none.
+  const template = process.env.DATABASE_URL ? null : path.join(runDir, 'pglite-new-database.tar');
+  const [cli] = await Promise.all([buildCli(cliDir), template && writePgliteTemplate(template)]);
+  project.provide('chatgateCli', cli);
+  project.onTestsRerun(async () => void (await buildCli(cliDir))); // watch mode: src/ as it is now
+  project.provide('pgliteTemplate', template);
 
   return () => {
+    fs.rmSync(cliDir, { recursive: true, force: true });
+    if (template) fs.rmSync(template, { force: true });
     const { secrets, files, leaks } = scanRun(runDir);
     if (leaks.length === 0) {
       console.log(`test logs: ${runDir} (${files} files, checked for ${secrets} secrets: none found)`);

@@ -5,6 +5,7 @@ import crypto from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { chatgateArgs } from './support/cli-build.js';
 import {
   type Emulator,
   maxPerSecond,
@@ -34,15 +35,7 @@ describe.runIf(backend === 'postgres')('worker processes sharing one PostgreSQL'
   const children: ChildProcess[] = [];
 
   const spawnWorker = (env: Record<string, string> = {}, preload: string[] = []) => {
-    const args = [
-      ...preload.flatMap((p) => ['--import', p]),
-      '--import',
-      'tsx',
-      'src/cli.ts',
-      'serve',
-      '--role',
-      'worker',
-    ];
+    const args = [...preload.flatMap((p) => ['--import', p]), ...chatgateArgs('serve', '--role', 'worker')];
     const child = spawn(process.execPath, args, {
       env: {
         ...process.env,
@@ -100,7 +93,7 @@ describe.runIf(backend === 'postgres')('worker processes sharing one PostgreSQL'
 
   it('a key revoked through one API process stops working in another at once', async () => {
     const port = 20000 + Math.floor(Math.random() * 20000);
-    const other = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--role', 'api'], {
+    const other = spawn(process.execPath, chatgateArgs('serve', '--role', 'api'), {
       env: {
         ...process.env,
         ...providerEnv(emu),

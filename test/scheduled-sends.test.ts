@@ -242,7 +242,12 @@ describe('portal: scheduled messages and their cancel button', () => {
   });
 });
 
-describe('scheduled sends and cancel, through the dispatcher and the provider emulator', () => {
+// The last two blocks run side by side (each on its own service, its tests one after another):
+// the wake-up test's minute of waiting would otherwise come after the rest.
+const beside = { concurrent: true } as const;
+const inTurn = { concurrent: false } as const;
+
+describe('scheduled sends and cancel, through the dispatcher and the provider emulator', beside, () => {
   let live: Awaited<ReturnType<typeof startLiveService>>;
   let svc: Service;
   let emu: Emulator;
@@ -256,7 +261,7 @@ describe('scheduled sends and cancel, through the dispatcher and the provider em
   const cancel = (key: string, id: string) => call(svc.url, 'POST', `/messages/${id}/cancel`, { key });
   const sentTo = (messageId: string) => emu.sent().filter((s) => s.messageId === messageId).length;
 
-  it('is not sent before it is due, then sent once (live and sandbox)', async () => {
+  it('is not sent before it is due, then sent once (live and sandbox)', inTurn, async () => {
     await resetEmulator(emu);
     const t = await createTenant(svc.url);
     for (const key of [t.key, t.sandboxKey]) {
@@ -275,122 +280,140 @@ describe('scheduled sends and cancel, through the dispatcher and the provider em
     expect(sentTo(liveLater)).toBe(1);
   });
 
-  it('cancel of a scheduled message: failed CANCELLED with its event, upload released, quota back once', async () => {
-    await resetEmulator(emu);
-    const t = await createTenant(svc.url);
-    const media = await upload(svc.url, t.key, JPEG_BYTES, 'a.jpg', 'image/jpeg');
-    const res = await send(t.key, {
-      externalId: 'pic',
-      to: { type: 'phone', phoneE164: '+15551230000' },
-      content: { type: 'image', image: { mediaId: media.body.mediaId } },
-      sendAt: ahead(600),
-    });
-    expect(res.status).toBe(201);
-    expect(await usedOf(svc, t.customerId)).toBe(1);
-    const first = await cancel(t.key, 'pic');
-    expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ status: 'failed', error: { code: 'CANCELLED' }, lastErrorCode: 'CANCELLED' });
-    expect(first.body.failedAt).not.toBeNull();
-    expect(first.body.processing.nextAttemptAt).toBeNull();
-    expect(await usedOf(svc, t.customerId)).toBe(0);
-    const repeat = await cancel(t.key, res.body.messageId);
-    expect(repeat.status).toBe(200);
-    expect(repeat.body).toEqual(first.body);
-    expect(await usedOf(svc, t.customerId)).toBe(0);
-    const events = await svc.db.query<{ data: any }>(
-      `SELECT data FROM events WHERE customer_id = $1 AND type = 'message.status'`,
-      [t.customerId],
-    );
-    expect(events.map((e) => e.data)).toEqual([
-      expect.objectContaining({
-        status: 'failed',
-        previousStatus: 'pending',
-        error: expect.objectContaining({ code: 'CANCELLED' }),
-      }),
-    ]);
-    expect(await svc.db.query('SELECT 1 FROM media_files WHERE id = $1', [media.body.mediaId])).toHaveLength(0);
-  });
-
-  it('cancel while waiting for a retry (queued, tried once): cancelled, quota kept; sent and failed ones: 409', async () => {
-    await resetEmulator(emu);
-    const t = await createTenant(svc.url);
-    await emu.rule({ to: '15551239999', times: 1, httpStatus: 500 });
-    const retrying = await send(t.key, textMessage('retry', { to: { type: 'phone', phoneE164: '+15551239999' } }));
-    await eventually(async () => (await statusOf(svc, t.key, 'retry')).processing.queueState === 'retry_scheduled');
-    expect(await usedOf(svc, t.customerId)).toBe(1);
-    const c = await cancel(t.key, retrying.body.messageId);
-    expect(c.status).toBe(200);
-    expect(c.body).toMatchObject({ status: 'failed', attemptCount: 1, error: { code: 'CANCELLED' } });
-    expect(await usedOf(svc, t.customerId)).toBe(1);
-
-    const sent = await send(t.key, textMessage('sent'));
-    await reached(svc, t.key, sent.body.messageId, ['sent', 'delivered']);
-    const late = await cancel(t.key, 'sent');
-    expect(late.status).toBe(409);
-    expect(late.body).toMatchObject({ error: 'not_cancellable', status: expect.stringMatching(/^(sent|delivered)$/) });
-
-    const failed = await send(t.sandboxKey, textMessage('fails', { to: { type: 'phone', phoneE164: '+15551230099' } }));
-    await reached(svc, t.sandboxKey, failed.body.messageId, ['failed']);
-    expect((await cancel(t.sandboxKey, 'fails')).body).toMatchObject({ error: 'not_cancellable', status: 'failed' });
-    // A sandbox message may be cancelled with a sandbox key; it never used quota, so none comes back.
-    const sb = await send(t.sandboxKey, textMessage('sb-later', { sendAt: ahead(600) }));
-    expect((await cancel(t.sandboxKey, sb.body.messageId)).body.status).toBe('failed');
-    expect(await usedOf(svc, t.customerId)).toBe(2);
-  });
-
-  it('cancel against a slow send, 100 times: each message sent or cancelled, never both; one request at most', async () => {
-    await resetEmulator(emu, { latencyMs: 40 });
-    const t = await createTenant(svc.url);
-    const runs = Array.from({ length: 100 }, (_, i) => i);
-    const outcomes: { id: string; cancelled: boolean }[] = [];
-    // Ten at a time: scheduled, then all made due 150 ms from now, and each cancelled 0–400 ms
-    // from now, so cancels land before the claim, while the (40 ms) send is in flight, and after.
-    for (let i = 0; i < runs.length; i += 10) {
-      const batch = await Promise.all(
-        runs.slice(i, i + 10).map(async (n) => {
-          const res = await send(t.key, textMessage(`race-${n}`, { sendAt: ahead(600) }));
-          return { n, id: res.body.messageId as string };
+  it(
+    'cancel of a scheduled message: failed CANCELLED with its event, upload released, quota back once',
+    inTurn,
+    async () => {
+      await resetEmulator(emu);
+      const t = await createTenant(svc.url);
+      const media = await upload(svc.url, t.key, JPEG_BYTES, 'a.jpg', 'image/jpeg');
+      const res = await send(t.key, {
+        externalId: 'pic',
+        to: { type: 'phone', phoneE164: '+15551230000' },
+        content: { type: 'image', image: { mediaId: media.body.mediaId } },
+        sendAt: ahead(600),
+      });
+      expect(res.status).toBe(201);
+      expect(await usedOf(svc, t.customerId)).toBe(1);
+      const first = await cancel(t.key, 'pic');
+      expect(first.status).toBe(200);
+      expect(first.body).toMatchObject({ status: 'failed', error: { code: 'CANCELLED' }, lastErrorCode: 'CANCELLED' });
+      expect(first.body.failedAt).not.toBeNull();
+      expect(first.body.processing.nextAttemptAt).toBeNull();
+      expect(await usedOf(svc, t.customerId)).toBe(0);
+      const repeat = await cancel(t.key, res.body.messageId);
+      expect(repeat.status).toBe(200);
+      expect(repeat.body).toEqual(first.body);
+      expect(await usedOf(svc, t.customerId)).toBe(0);
+      const events = await svc.db.query<{ data: any }>(
+        `SELECT data FROM events WHERE customer_id = $1 AND type = 'message.status'`,
+        [t.customerId],
+      );
+      expect(events.map((e) => e.data)).toEqual([
+        expect.objectContaining({
+          status: 'failed',
+          previousStatus: 'pending',
+          error: expect.objectContaining({ code: 'CANCELLED' }),
         }),
+      ]);
+      expect(await svc.db.query('SELECT 1 FROM media_files WHERE id = $1', [media.body.mediaId])).toHaveLength(0);
+    },
+  );
+
+  it(
+    'cancel while waiting for a retry (queued, tried once): cancelled, quota kept; sent and failed ones: 409',
+    inTurn,
+    async () => {
+      await resetEmulator(emu);
+      const t = await createTenant(svc.url);
+      await emu.rule({ to: '15551239999', times: 1, httpStatus: 500 });
+      const retrying = await send(t.key, textMessage('retry', { to: { type: 'phone', phoneE164: '+15551239999' } }));
+      await eventually(async () => (await statusOf(svc, t.key, 'retry')).processing.queueState === 'retry_scheduled');
+      expect(await usedOf(svc, t.customerId)).toBe(1);
+      const c = await cancel(t.key, retrying.body.messageId);
+      expect(c.status).toBe(200);
+      expect(c.body).toMatchObject({ status: 'failed', attemptCount: 1, error: { code: 'CANCELLED' } });
+      expect(await usedOf(svc, t.customerId)).toBe(1);
+
+      const sent = await send(t.key, textMessage('sent'));
+      await reached(svc, t.key, sent.body.messageId, ['sent', 'delivered']);
+      const late = await cancel(t.key, 'sent');
+      expect(late.status).toBe(409);
+      expect(late.body).toMatchObject({
+        error: 'not_cancellable',
+        status: expect.stringMatching(/^(sent|delivered)$/),
+      });
+
+      const failed = await send(
+        t.sandboxKey,
+        textMessage('fails', { to: { type: 'phone', phoneE164: '+15551230099' } }),
       );
-      await svc.db.query(
-        `UPDATE messages SET due_at = now() + interval '150 milliseconds' WHERE id = ANY($1::uuid[])`,
-        [batch.map((b) => b.id)],
-      );
-      await Promise.all(
-        batch.map(async ({ n, id }) => {
-          await new Promise((r) => setTimeout(r, (n * 41) % 400));
-          const c = await cancel(t.key, id);
-          expect([200, 409]).toContain(c.status);
-          outcomes.push({ id, cancelled: c.status === 200 });
-        }),
-      );
-    }
-    for (const o of outcomes) {
-      const m = await reached(svc, t.key, o.id, ['sent', 'delivered', 'failed']);
-      if (o.cancelled) {
-        expect(m.error?.code).toBe('CANCELLED');
-        expect(m.sentAt).toBeNull();
-        expect(sentTo(o.id)).toBe(0);
-      } else {
-        expect(['sent', 'delivered']).toContain(m.status);
-        expect(sentTo(o.id)).toBe(1);
+      await reached(svc, t.sandboxKey, failed.body.messageId, ['failed']);
+      expect((await cancel(t.sandboxKey, 'fails')).body).toMatchObject({ error: 'not_cancellable', status: 'failed' });
+      // A sandbox message may be cancelled with a sandbox key; it never used quota, so none comes back.
+      const sb = await send(t.sandboxKey, textMessage('sb-later', { sendAt: ahead(600) }));
+      expect((await cancel(t.sandboxKey, sb.body.messageId)).body.status).toBe('failed');
+      expect(await usedOf(svc, t.customerId)).toBe(2);
+    },
+  );
+
+  it(
+    'cancel against a slow send, 100 times: each message sent or cancelled, never both; one request at most',
+    inTurn,
+    async () => {
+      await resetEmulator(emu, { latencyMs: 40 });
+      const t = await createTenant(svc.url);
+      const runs = Array.from({ length: 100 }, (_, i) => i);
+      const outcomes: { id: string; cancelled: boolean }[] = [];
+      // Ten at a time: scheduled, then all made due 150 ms from now, and each cancelled 0–400 ms
+      // from now, so cancels land before the claim, while the (40 ms) send is in flight, and after.
+      for (let i = 0; i < runs.length; i += 10) {
+        const batch = await Promise.all(
+          runs.slice(i, i + 10).map(async (n) => {
+            const res = await send(t.key, textMessage(`race-${n}`, { sendAt: ahead(600) }));
+            return { n, id: res.body.messageId as string };
+          }),
+        );
+        await svc.db.query(
+          `UPDATE messages SET due_at = now() + interval '150 milliseconds' WHERE id = ANY($1::uuid[])`,
+          [batch.map((b) => b.id)],
+        );
+        await Promise.all(
+          batch.map(async ({ n, id }) => {
+            await new Promise((r) => setTimeout(r, (n * 41) % 400));
+            const c = await cancel(t.key, id);
+            expect([200, 409]).toContain(c.status);
+            outcomes.push({ id, cancelled: c.status === 200 });
+          }),
+        );
       }
-    }
-    const sentCount = outcomes.filter((o) => !o.cancelled).length;
-    // Both sides of the race were run (cancels at 0 ms come before the due time, at 400 ms after the send).
-    expect(sentCount).toBeGreaterThan(0);
-    expect(sentCount).toBeLessThan(outcomes.length);
-    console.log('RACE', sentCount, outcomes.length - sentCount);
-    // Each cancelled one (never tried) gave its quota back exactly once.
-    expect(await usedOf(svc, t.customerId)).toBe(sentCount);
-    // Repeats change nothing.
-    for (const o of outcomes.filter((x) => x.cancelled).slice(0, 5)) await cancel(t.key, o.id);
-    expect(await usedOf(svc, t.customerId)).toBe(sentCount);
-    await resetEmulator(emu);
-  });
+      for (const o of outcomes) {
+        const m = await reached(svc, t.key, o.id, ['sent', 'delivered', 'failed']);
+        if (o.cancelled) {
+          expect(m.error?.code).toBe('CANCELLED');
+          expect(m.sentAt).toBeNull();
+          expect(sentTo(o.id)).toBe(0);
+        } else {
+          expect(['sent', 'delivered']).toContain(m.status);
+          expect(sentTo(o.id)).toBe(1);
+        }
+      }
+      const sentCount = outcomes.filter((o) => !o.cancelled).length;
+      // Both sides of the race were run (cancels at 0 ms come before the due time, at 400 ms after the send).
+      expect(sentCount).toBeGreaterThan(0);
+      expect(sentCount).toBeLessThan(outcomes.length);
+      console.log('RACE', sentCount, outcomes.length - sentCount);
+      // Each cancelled one (never tried) gave its quota back exactly once.
+      expect(await usedOf(svc, t.customerId)).toBe(sentCount);
+      // Repeats change nothing.
+      for (const o of outcomes.filter((x) => x.cancelled).slice(0, 5)) await cancel(t.key, o.id);
+      expect(await usedOf(svc, t.customerId)).toBe(sentCount);
+      await resetEmulator(emu);
+    },
+  );
 });
 
-describe('the dispatcher wakes at a due time far beyond its poll interval', () => {
+describe('the dispatcher wakes at a due time far beyond its poll interval', beside, () => {
   let live: Awaited<ReturnType<typeof startLiveService>>;
   // Polling once a minute: only the due-time wake-up can send a message due in 61 s on time.
   beforeAll(async () => {
@@ -398,7 +421,7 @@ describe('the dispatcher wakes at a due time far beyond its poll interval', () =
   });
   afterAll(() => live.stop());
 
-  it('sends a message scheduled 61 s ahead at its time', { timeout: 120_000 }, async () => {
+  it('sends a message scheduled 61 s ahead at its time', { ...inTurn, timeout: 120_000 }, async () => {
     const { svc, emu } = live;
     await resetEmulator(emu);
     const t = await createTenant(svc.url);

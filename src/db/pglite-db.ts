@@ -52,8 +52,8 @@ export type PgliteConnection = Queryable & {
 };
 
 /** PGlite on the calling thread. */
-async function openHere(dataDir: string | null, startParams: string[]): Promise<PgliteConnection> {
-  const pg = await PGlite.create(dataDir ?? undefined, { startParams });
+async function openHere(dataDir: string | null, startParams: string[], from?: Blob): Promise<PgliteConnection> {
+  const pg = await PGlite.create(dataDir ?? undefined, { startParams, ...(from ? { loadDataDir: from } : {}) });
   return {
     ...wrap(pg),
     transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
@@ -71,18 +71,24 @@ async function openHere(dataDir: string | null, startParams: string[]): Promise<
  * shrinks): PGlite's default of 128 MB made most of the embedded service's footprint, while the
  * operating system caches the data files anyway. Unset: PGlite's default. `thread`: PGlite runs
  * in a worker thread of its own (pglite-thread.ts, decision 0058) rather than on the caller's.
+ * `from` (in memory only): a data folder PGlite dumped (dumpDataDir), opened instead of a new
+ * database: initdb takes seconds (5–15 s on a busy 2-core machine), restoring its result under one;
+ * the test harness creates every test file's database this way.
  */
 export async function openPgliteDb(
   dataDir: string | null,
-  opts: { sharedBuffersMb?: number; thread?: boolean } = {},
+  opts: { sharedBuffersMb?: number; thread?: boolean; from?: Blob } = {},
 ): Promise<Db> {
+  if (opts.from && dataDir !== null) throw new Error('openPgliteDb: `from` is for a database in memory');
   if (dataDir !== null) {
     fs.mkdirSync(dataDir, { recursive: true });
     if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await createInChild(dataDir);
   }
   const settings = opts.sharedBuffersMb !== undefined ? ['-c', `shared_buffers=${opts.sharedBuffersMb}MB`] : [];
   const startParams = [...PGlite.defaultStartParams, ...settings];
-  const conn = opts.thread ? await openPgliteThread(dataDir, startParams) : await openHere(dataDir, startParams);
+  const conn = opts.thread
+    ? await openPgliteThread(dataDir, startParams, opts.from)
+    : await openHere(dataDir, startParams, opts.from);
   const inFlight = createInFlightCounter(1);
   const notifier = createNotifyCoalescer((channel) =>
     inFlight.track(() => conn.query('SELECT pg_notify($1, $2)', [channel, ''])),

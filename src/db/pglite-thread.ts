@@ -71,8 +71,13 @@ function connect(worker: Worker) {
 }
 
 /** Starts the thread and opens the database in it; rejects if PGlite does not open. */
-export async function openPgliteThread(dataDir: string | null, startParams: string[]): Promise<PgliteConnection> {
-  const worker = new Worker(workerUrl(), { workerData: { dataDir, startParams } satisfies WorkerData });
+export async function openPgliteThread(
+  dataDir: string | null,
+  startParams: string[],
+  from?: Blob,
+): Promise<PgliteConnection> {
+  const data: WorkerData = { dataDir, startParams, ...(from ? { from: await from.arrayBuffer() } : {}) };
+  const worker = new Worker(workerUrl(), { workerData: data });
   const { started, listeners, isGone, nextId, send, call } = connect(worker);
   try {
     await started;

@@ -6,7 +6,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 
-export type WorkerData = { dataDir: string | null; startParams: string[] };
+/** `from`: a dumped data folder's bytes, opened instead of a new database (in memory only). */
+export type WorkerData = { dataDir: string | null; startParams: string[]; from?: ArrayBuffer };
 
 /** `tx`: the id of the `begin` request whose transaction runs the statement; null outside one. */
 export type Request =
@@ -115,10 +116,13 @@ function answer(reply: Reply & { id: number }): void {
 }
 
 async function main(): Promise<void> {
-  const { dataDir, startParams } = workerData as WorkerData;
+  const { dataDir, startParams, from } = workerData as WorkerData;
   let pg: PGlite;
   try {
-    pg = await PGlite.create(dataDir ?? undefined, { startParams });
+    pg = await PGlite.create(dataDir ?? undefined, {
+      startParams,
+      ...(from ? { loadDataDir: new Blob([from]) } : {}),
+    });
   } catch (err) {
     port.postMessage({ id: 0, ok: false, error: serialize(err) } satisfies Reply);
     return;

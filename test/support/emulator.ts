@@ -4,6 +4,7 @@ import readline from 'node:readline';
 
 import { createEmulator } from '../../src/emulator/emulator-server.js';
 import type { FailureRule, ReceiptSettings, SentRecord, ThrottledRecord } from '../../src/emulator/emulator-state.js';
+import { chatgateArgs } from './cli-build.js';
 import { startService } from './harness.js';
 
 export const APP_SECRET = 'emulator-app-secret-0123456789';
@@ -78,7 +79,7 @@ export type ProcessEmulator = Awaited<ReturnType<typeof spawnEmulator>>;
  * times it records are then taken on an event loop that neither the test nor the service shares.
  */
 export async function spawnEmulator() {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'emulator'], {
+  const child = spawn(process.execPath, chatgateArgs('emulator'), {
     env: { ...process.env, EMULATOR_PORT: '0', EMULATOR_HOST: '127.0.0.1', PROVIDER_APP_SECRET: APP_SECRET },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -12,6 +12,7 @@ import { openPostgresDb } from '../../src/db/postgres-db.js';
 import type { Resolve } from '../../src/outbound/outbound-client.js';
 import { quotaMonth } from '../../src/plans/plans.js';
 import { checkAgainstDocument } from './openapi-check.js';
+import { newPgliteDataDir } from './pglite-template.js';
 import { logDestination, recordSecret, recordSecretsIn } from './test-logs.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -31,7 +32,7 @@ export async function createTestDatabase(
   opts: { thread?: boolean } = { thread: process.env.EMBEDDED_DB_THREAD === 'true' },
 ): Promise<TestDatabase> {
   if (!serverUrl) {
-    const db = await openPgliteDb(null, { thread: opts.thread });
+    const db = await openPgliteDb(null, { thread: opts.thread, from: await newPgliteDataDir() });
     return { db, url: null, drop: () => db.close() };
   }
   const name = `chatgate_test_${crypto.randomBytes(6).toString('hex')}`;

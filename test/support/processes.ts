@@ -1,9 +1,10 @@
-// `chatgate` as a real child process (from source, with tsx), its log (pino JSON on stdout, and
+// `chatgate` as a real child process (from source, transpiled once per run: cli-build.ts), its log (pino JSON on stdout, and
 // stderr) written to a log file of the run like the in-process services', and its lines readable.
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import readline from 'node:readline';
 
+import { chatgateArgs } from './cli-build.js';
 import { logFile, recordSecret } from './test-logs.js';
 
 export type LogLine = { msg?: string; level?: number; [k: string]: unknown };
@@ -20,7 +21,7 @@ export type ChatgateProcess = {
 export function spawnChatgate(args: string[], env: Record<string, string>, label: string): ChatgateProcess {
   for (const name of ['ADMIN_TOKEN', 'ENCRYPTION_KEY', 'PROVIDER_APP_SECRET', 'PROVIDER_VERIFY_TOKEN'])
     recordSecret(name.toLowerCase().replaceAll('_', '-'), env[name]);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  const child = spawn(process.execPath, chatgateArgs(...args), {
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
