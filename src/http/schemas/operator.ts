@@ -50,7 +50,7 @@ export const OperatorChatAccount = component(
         throughputMps: Type.Integer(),
         sendPace: Type.Number({
           description:
-            'The fraction of throughputMps the account sends at now: lowered after the provider refused the number\'s throughput (130429), climbing back to 1 after quiet intervals (decision 0055).',
+            "The fraction of throughputMps the account sends at now: lowered after the provider refused the number's throughput (130429), climbing back to 1 after quiet intervals (decision 0055).",
         }),
         marketingMessages: Type.Object(
           {
