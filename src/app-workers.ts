@@ -40,6 +40,7 @@ function createSendDispatcher(config: Config, deps: { db: Db; log: Logger }, s: 
     blockedMarkets: config.marketingBlockedMarkets,
     onLateSends: (outcome, n) => metrics.lateSends.inc({ outcome }, n),
     onPairHeld: (n) => metrics.pairHeldSends.inc(n),
+    onPaceLowered: (n) => metrics.paceLowered.inc(n),
     onPortfolioLimit: ({ refused, crossings }) => {
       if (refused > 0) metrics.portfolioLimit.inc({ outcome: 'refused', threshold: '' }, refused);
       for (const level of crossings) metrics.portfolioLimit.inc({ outcome: 'alert', threshold: String(level) });

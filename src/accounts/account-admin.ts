@@ -14,6 +14,7 @@ import { judgeProbe } from './account-probe-policy.js';
 import { ACCOUNT_COLUMNS, type AccountRow, toAccountRecord } from './account-record.js';
 import { toOperatorAccount } from './account-view.js';
 import { messagingLimitsOf, setMessagingLimit } from './portfolio-store.js';
+import { resetSendPace } from './send-pace.js';
 import { recordThroughputLevel, THROUGHPUT_LEVEL_MPS } from './throughput-level.js';
 
 type SealedColumn = 'access_token_enc' | 'app_secret_enc' | 'management_token_enc';
@@ -235,6 +236,8 @@ async function changeAccount(deps: AccountAdminDeps, id: string, input: AccountI
       }
       // After the portfolio moved, so the limit is the new portfolio's.
       if (input.messagingLimit !== undefined) await setMessagingLimit(tx, [id], input.messagingLimit, 'operator');
+      // A new ceiling starts at full pace (decision 0055): the fraction learned was of the old one.
+      if (input.throughputMps !== undefined) await resetSendPace(tx, id);
       await invalidate(tx, current.customer_id);
       return view(tx, publicBaseUrl, id);
     });

@@ -1,6 +1,7 @@
 // The chat account as the rest of the service sees it (secrets stay sealed until a sender needs them).
 import type { Sealer } from '../shared/crypto.js';
 import type { AccountStatus, AccountType, SendPolicyMode } from '../shared/vocab.js';
+import { currentPaceSql } from './send-pace.js';
 
 export type AccountRecord = {
   id: string;
@@ -22,6 +23,11 @@ export type AccountRecord = {
   sendPolicyMode: SendPolicyMode | null;
   testRecipients: string[];
   throughputMps: number;
+  /**
+   * The fraction of throughputMps the account sends at now: below 1 for a while after the provider
+   * refused the number's throughput (130429; decision 0055), 1 otherwise.
+   */
+  sendPace: number;
   /** Send MARKETING templates over the provider's Marketing Messages API (decision 0038; off by default). */
   marketingMessagesApi: boolean;
   /** Until when the provider is taken to refuse that API for this account (131055: not onboarded); null: not refused. */
@@ -33,9 +39,14 @@ export type AccountRecord = {
   createdAt: Date;
 };
 
+/**
+ * The account's columns, and its send pace from its pacing row (the subquery's bare `id` is the
+ * account's: account_pacing has no column of that name, so it works with or without an alias).
+ */
 export const ACCOUNT_COLUMNS = `id, customer_id, type, status, phone_number, display_name, connected_at, last_error_code,
   phone_number_id, waba_id, integration_id, management_token_enc IS NOT NULL AS has_management_token,
-  template_management_verified_at, waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, marketing_messages_api, marketing_messages_refused_until, probe_next_at, probe_attempts, created_at`;
+  template_management_verified_at, waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, marketing_messages_api, marketing_messages_refused_until, probe_next_at, probe_attempts, created_at,
+  coalesce((SELECT ${currentPaceSql('ap')} FROM account_pacing ap WHERE ap.account_id = id), 1) AS send_pace`;
 
 /** A row of ACCOUNT_COLUMNS as the database returns it. */
 export type AccountRow = {
@@ -57,6 +68,7 @@ export type AccountRow = {
   send_policy_mode: SendPolicyMode | null;
   test_recipients: string[] | null;
   throughput_mps: number;
+  send_pace: number;
   marketing_messages_api: boolean | null;
   marketing_messages_refused_until: Date | null;
   probe_next_at: Date | null;
@@ -84,6 +96,7 @@ export function toAccountRecord(r: AccountRow): AccountRecord {
     sendPolicyMode: r.send_policy_mode,
     testRecipients: r.test_recipients ?? [],
     throughputMps: r.throughput_mps,
+    sendPace: Number(r.send_pace),
     marketingMessagesApi: r.marketing_messages_api === true,
     marketingMessagesRefusedUntil: r.marketing_messages_refused_until,
     probeNextAt: r.probe_next_at,

@@ -103,6 +103,7 @@ export function toOperatorAccount(
     customerId: a.customerId,
     portfolioId: messagingLimit?.portfolioId ?? null,
     throughputMps: a.throughputMps,
+    sendPace: a.sendPace,
     marketingMessages: {
       enabled: a.marketingMessagesApi,
       refusedUntil: a.marketingMessagesRefusedUntil?.toISOString() ?? null,

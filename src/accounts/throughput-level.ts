@@ -4,6 +4,7 @@
 // wins until the level changes again.
 import type { Queryable } from '../db/db.js';
 import type { ThroughputLevel } from '../provider/phone-number.js';
+import { resetSendPace } from './send-pace.js';
 
 /** Messages per second of each documented level (docs/provider-protocol-2026.md, "Throughput level"). */
 export const THROUGHPUT_LEVEL_MPS: Record<ThroughputLevel, number> = { STANDARD: 80, HIGH: 1000 };
@@ -20,5 +21,7 @@ export async function recordThroughputLevel(
       RETURNING throughput_mps`,
     [accountId, level, THROUGHPUT_LEVEL_MPS[level]],
   );
-  return rows[0]?.throughput_mps ?? null;
+  if (rows.length === 0) return null;
+  await resetSendPace(q, accountId);
+  return rows[0]!.throughput_mps;
 }

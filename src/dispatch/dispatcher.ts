@@ -16,11 +16,11 @@ import type { ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createLeasedWorker } from '../shared/worker-loop.js';
 import { createThroughputRefresh } from './account-maintenance.js';
-import { createHeldSends, createLiveDispatch, earliest } from './live-dispatch.js';
+import { createHeldSends, createLiveDispatch, earliest, type HeldSends } from './live-dispatch.js';
 import { type Outcome, writeOutcomes } from './outcomes.js';
 import type { MediaPreparer } from './prepare-media.js';
 import { failRefusedRecipients, type RecipientChecks } from './recipient-checks.js';
-import { createPairPacing } from './recipient-pacing.js';
+import { createPairPacing, type PairPacing } from './recipient-pacing.js';
 import { resolveReplyTargets } from './reply-targets.js';
 import { simulateSandboxStep } from './sandbox-simulator.js';
 
@@ -60,6 +60,8 @@ export function createDispatcher(deps: {
   onLateSends?: (outcome: 'rebooked' | 'returned', n: number) => void;
   /** Counts sends held back by their recipient's pair-rate pacing. */
   onPairHeld?: (n: number) => void;
+  /** Counts accounts whose send pace was lowered after the provider's 130429 (decision 0055). */
+  onPaceLowered?: (n: number) => void;
   /** Counts the portfolio messaging limit's refusals and alerts (decision 0044). */
   onPortfolioLimit?: RecipientChecks['onPortfolioLimit'];
 }) {
@@ -75,22 +77,7 @@ export function createDispatcher(deps: {
   const worker = createLeasedWorker<Outcome>('dispatcher', loop, {
     pass,
     // Outcomes of sends are written together: one transaction for many messages.
-    write: (workerId, items) =>
-      writeOutcomes(
-        {
-          db,
-          log,
-          invalidateCustomer: deps.invalidateCustomer,
-          onMarked: held.block,
-          firstAccountProbeDelayMs: options.firstAccountProbeDelayMs,
-          pairSpacingMs: options.pairSpacingMs,
-          onPairLearned: pairPacing.learned,
-          maintenancePauseMs: options.maintenancePauseMs,
-          onPaused: (ids) => ids.forEach((id) => throughput.after(id, options.maintenancePauseMs)),
-        },
-        workerId,
-        items,
-      ),
+    write: (workerId, items) => writeOutcomes(outcomeDeps(deps, { held, pairPacing, throughput }), workerId, items),
     writeConcurrency: db.kind === 'pglite' ? 1 : 2,
     dropUnstarted: held.cancelTimers,
     releaseLeases: (workerId) => releaseLeases(db, workerId),
@@ -137,6 +124,26 @@ export function createDispatcher(deps: {
   }
 
   return { workerId: worker.workerId, start: worker.start, stop: worker.stop };
+}
+
+/** What the outcome writer needs, and what it tells the live path (blocked accounts, learned pairs, pauses). */
+function outcomeDeps(
+  deps: Parameters<typeof createDispatcher>[0],
+  parts: { held: HeldSends; pairPacing: PairPacing; throughput: ReturnType<typeof createThroughputRefresh> },
+): Parameters<typeof writeOutcomes>[0] {
+  const { options } = deps;
+  return {
+    db: deps.db,
+    log: deps.log,
+    invalidateCustomer: deps.invalidateCustomer,
+    onMarked: parts.held.block,
+    firstAccountProbeDelayMs: options.firstAccountProbeDelayMs,
+    pairSpacingMs: options.pairSpacingMs,
+    onPairLearned: parts.pairPacing.learned,
+    maintenancePauseMs: options.maintenancePauseMs,
+    onPaused: (ids) => ids.forEach((id) => parts.throughput.after(id, options.maintenancePauseMs)),
+    onSlowed: (slowed) => deps.onPaceLowered?.(slowed.length),
+  };
 }
 
 /**

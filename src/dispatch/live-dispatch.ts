@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 
 import { loadSendAccounts, type SendAccount } from '../accounts/send-accounts.js';
+import { pacedMps } from '../accounts/send-pace.js';
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { applyTransitions, logChanges } from '../lifecycle/apply-transitions.js';
@@ -86,6 +87,12 @@ export type HeldSends = {
    * sends go back to the queue, due then, without an attempt (decision 0042).
    */
   paused: Map<string, number>;
+  /**
+   * Accounts the provider refused for the number's throughput (130429), when this process last saw
+   * it (epoch ms): their sends booked before then, at the pace that was too high, go back to the
+   * queue with no attempt used and are booked again at the lowered pace (decision 0055).
+   */
+  slowed: Map<string, number>;
   /** Shutdown began: late sends are not booked again. */
   stopping: boolean;
   /** The account was just marked unusable: its booked sends go back to the queue. */
@@ -100,6 +107,7 @@ export function createHeldSends(onCancel: () => void = () => {}): HeldSends {
     timers: new Map(),
     blocked: new Set(),
     paused: new Map(),
+    slowed: new Map(),
     stopping: false,
     block: (accountId) => void held.blocked.add(accountId),
     cancelTimers() {
@@ -117,9 +125,10 @@ export function createHeldSends(onCancel: () => void = () => {}): HeldSends {
 
 /**
  * A send booked into its account's slots; `deadlineMs`: the last time a slot of it may start;
- * `route`: the provider endpoint it goes to (decision 0038; absent: /messages).
+ * `route`: the provider endpoint it goes to (decision 0038; absent: /messages); `bookedAtMs`: when
+ * it was first booked (at the account's pace then).
  */
-type Booked = { m: Claimed; account: SendAccount; deadlineMs: number; route?: ProviderRoute };
+type Booked = { m: Claimed; account: SendAccount; deadlineMs: number; route?: ProviderRoute; bookedAtMs: number };
 
 export const earliest = (ts: Transition[]) =>
   ts.reduce<Date | null>((min, t) => (t.nextDueAt && (!min || t.nextDueAt < min) ? t.nextDueAt : min), null);
@@ -190,8 +199,9 @@ async function bookSends(
   now: Date,
 ): Promise<Transition[]> {
   const wants = [...byAccount].map(([accountId, ms]) => {
-    const mps = accounts.get(accountId)!.throughputMps;
-    return { accountId, count: Math.min(ms.length, Math.max(1, mps)), mps };
+    // Below the ceiling for a while after the provider refused the number's throughput (decision 0055).
+    const mps = pacedMps(accounts.get(accountId)!);
+    return { accountId, count: Math.min(ms.length, Math.max(1, Math.floor(mps))), mps };
   });
   const reservations = await reserveSlots(live.db, wants, live.pacingHorizonMs, live.dbClock);
   const back: Transition[] = [];
@@ -203,7 +213,13 @@ async function bookSends(
       if (r && i < r.count)
         sendAt(
           live,
-          { m, account, deadlineMs: now.getTime() + live.pacingHorizonMs, route: routes.get(m.id) },
+          {
+            m,
+            account,
+            deadlineMs: now.getTime() + live.pacingHorizonMs,
+            route: routes.get(m.id),
+            bookedAtMs: now.getTime(),
+          },
           r.startMs + i * r.intervalMs,
         );
       else {
@@ -265,6 +281,9 @@ function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
   // Its account is paused after a maintenance refusal: back to the queue until the pause ends.
   const pausedUntil = live.held.paused.get(account.id) ?? 0;
   if (pausedUntil > Date.now()) return putBack(live, m, pausedUntil);
+  // Booked at a pace the number has since refused (130429): back to the queue, booked again at the
+  // lowered one, instead of meeting the same refusal at the old pace and using an attempt.
+  if ((live.held.slowed.get(account.id) ?? 0) >= booked.bookedAtMs) return putBack(live, m);
   if (Date.now() - slotMs > MAX_LATE_MS) return rebook(live, booked);
   return started(live, m, async () => {
     const { outcome, route } = await sendRouted(live, booked);
@@ -273,6 +292,8 @@ function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
     // every worker books from, is paused with the outcome).
     if (result.verdict?.action === 'retry' && result.verdict.pausesAccount)
       live.held.paused.set(account.id, Date.now() + live.maintenancePauseMs);
+    // Likewise its sends booked at the pace the number refused (the pace itself is lowered with the outcome).
+    if (result.verdict?.action === 'retry' && result.verdict.slowsAccount) live.held.slowed.set(account.id, Date.now());
     return result;
   }).catch((err: unknown) =>
     live.log.error(
@@ -361,8 +382,8 @@ async function rebookLate(live: Live): Promise<void> {
     reservations = await reserveSlots(
       live.db,
       [...byAccount].map(([accountId, bs]) => {
-        const mps = bs[0]!.account.throughputMps;
-        return { accountId, count: Math.min(bs.length, Math.max(1, mps)), mps };
+        const mps = pacedMps(bs[0]!.account);
+        return { accountId, count: Math.min(bs.length, Math.max(1, Math.floor(mps))), mps };
       }),
       horizonMs,
       live.dbClock,

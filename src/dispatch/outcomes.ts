@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 
 import { markAccountError } from '../accounts/send-accounts.js';
+import { lowerSendPace } from '../accounts/send-pace.js';
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { applyParkedReceipts } from '../lifecycle/apply-receipt.js';
@@ -44,6 +45,8 @@ export async function writeOutcomes(
     maintenancePauseMs: number;
     /** Accounts paused here: their throughput level is read again when the pause ends. */
     onPaused: (accountIds: string[]) => void;
+    /** Accounts whose send pace was lowered here after a 130429 (decision 0055), with their new pace. */
+    onSlowed: (slowed: { accountId: string; pace: number }[]) => void;
   },
   workerId: string,
   items: Outcome[],
@@ -56,7 +59,11 @@ export async function writeOutcomes(
         .map((o) => o.message.chatAccountId),
     ),
   ];
+  const throttled = items
+    .filter((o) => o.result.verdict?.action === 'retry' && o.result.verdict.slowsAccount)
+    .map((o) => o.message.chatAccountId);
   let changes: AppliedChange[] = [];
+  let slowed: { accountId: string; pace: number }[] = [];
   await retryOutcomes(() =>
     deps.db.transaction(async (tx) => {
       changes = await applyTransitions(
@@ -72,6 +79,7 @@ export async function writeOutcomes(
       await addSuppressions(tx, optOuts(items));
       await learnPairLimits(tx, pairLimited(items), deps.pairSpacingMs);
       await pauseAccountSends(tx, paused, deps.maintenancePauseMs);
+      slowed = await lowerSendPace(tx, throttled);
       for (const [accountId, mark] of [...marks].sort(([a], [b]) => (a < b ? -1 : 1))) {
         await markAccountError(tx, accountId, mark.status, mark.errorCode, deps.firstAccountProbeDelayMs);
         await deps.invalidateCustomer(tx, mark.customerId);
@@ -81,6 +89,11 @@ export async function writeOutcomes(
   logChanges(deps.log, changes, 'send attempt');
   if (pairLimited(items).length > 0) deps.onPairLearned();
   if (paused.length > 0) deps.onPaused(paused);
+  if (slowed.length > 0) {
+    deps.onSlowed(slowed);
+    for (const s of slowed)
+      deps.log.info(s, "the provider refused the number's throughput (130429): the account's send pace is lowered");
+  }
   for (const [accountId, mark] of marks) {
     deps.onMarked(accountId);
     deps.log.warn(

@@ -75,6 +75,11 @@ function sendMetrics(registers: Registry[], accountLabel: (id: string) => string
       help: "Sends held back (no provider call, no account slot) until their recipient's turn under the pacing learned from the provider's pair rate limit (131056)",
       registers,
     }),
+    paceLowered: new Counter({
+      name: 'chatgate_dispatch_pace_lowered_total',
+      help: "Times a chat account's send pace was lowered (halved, at most once a second) after the provider refused its number's throughput (130429); the refusals themselves are in chatgate_provider_throttled_total",
+      registers,
+    }),
     portfolioLimit: new Counter({
       name: 'chatgate_portfolio_limit_total',
       help: "The business portfolios' messaging limit (decision 0044): alerts (a portfolio's use crossed 80 or 100 %, threshold label) and refused sends (PORTFOLIO_LIMIT_REACHED, no provider call)",

@@ -13,6 +13,8 @@ export type Verdict =
       throttled?: boolean;
       /** The whole account is refused for a while (131057): its sends pause together (decision 0042). */
       pausesAccount?: boolean;
+      /** The number's throughput was exceeded (130429): the account's send pace is lowered (decision 0055). */
+      slowsAccount?: boolean;
     }
   | { action: 'fail'; errorCode: string; message?: string }
   | { action: 'account'; errorCode: string; accountStatus: AccountStatus };
@@ -61,7 +63,8 @@ const RULES: Record<number, Rule> = {
   // Throughput throttling clears within about a second: retried on the short schedule.
   4: retry('PROVIDER_RATE_LIMITED', { throttled: true }),
   80007: retry('PROVIDER_RATE_LIMITED', { throttled: true }),
-  130429: retry('PROVIDER_RATE_LIMITED', { throttled: true }),
+  // The number's own throughput exceeded: the account is sent slower for a while (decision 0055).
+  130429: retry('PROVIDER_RATE_LIMITED', { throttled: true, slowsAccount: true }),
   131056: retry('RECIPIENT_RATE_LIMITED', { perRecipient: true }),
   1: retry('PROVIDER_UNAVAILABLE'),
   2: retry('PROVIDER_UNAVAILABLE'),

@@ -1397,6 +1397,8 @@ export interface components {
         customerId: string;
         portfolioId: string | null;
         throughputMps: number;
+        /** @description The fraction of throughputMps the account sends at now: lowered after the provider refused the number's throughput (130429), climbing back to 1 after quiet intervals (decision 0055). */
+        sendPace: number;
         marketingMessages: {
           /** @description MARKETING templates go over the Marketing Messages API (decision 0038). */
           enabled: boolean;

@@ -48,6 +48,10 @@ export const OperatorChatAccount = component(
           Type.String({ description: 'The business portfolio sharing its messaging limit (null: the account alone).' }),
         ),
         throughputMps: Type.Integer(),
+        sendPace: Type.Number({
+          description:
+            "The fraction of throughputMps the account sends at now: lowered after the provider refused the number's throughput (130429), climbing back to 1 after quiet intervals (decision 0055).",
+        }),
         marketingMessages: Type.Object(
           {
             enabled: Type.Boolean({

@@ -1,0 +1,132 @@
+// An account configured above its number's real throughput (decision 0055), through the real
+// pipeline: the emulator refuses the number's sends over its throughput with 130429, as the
+// provider does; the service lowers the account's send pace instead of burning every message's
+// attempts, and each refusal still counts an attempt (the spec's transient-error transition).
+import crypto from 'node:crypto';
+
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+import { lowerSendPace, PACE_FLOOR, PACE_RECOVERY_INTERVAL_S, PACE_RECOVERY_STEP } from '../src/accounts/send-pace.js';
+import { type Emulator, resetEmulator, startLiveService } from './support/emulator.js';
+import { call, createAccount, createKey, eventually, type Service, textMessage } from './support/harness.js';
+import { metricSum } from './support/prometheus-text.js';
+
+const TOKEN = 'EAAG-pace-token';
+/** The operator's ceiling, eight times what the number really takes. */
+const CONFIGURED_MPS = 80;
+const REAL_MPS = 10;
+const MESSAGES = 100;
+
+describe('send pace after the number throughput refusal (130429)', () => {
+  let emu: Emulator;
+  let svc: Service;
+  let stop: () => Promise<void>;
+  let n = 0;
+
+  beforeAll(async () => {
+    ({ emu, svc, stop } = await startLiveService());
+  });
+  afterAll(() => stop());
+  beforeEach(() => resetEmulator(emu));
+
+  const tenant = async () => {
+    const customer = await call(svc.url, 'POST', '/admin/customers', { admin: true, body: { name: 'P', plan: 'pro' } });
+    const phoneNumberId = `pn${crypto.randomBytes(5).toString('hex')}`;
+    const accountId = await createAccount(svc.url, customer.body.id, {
+      official: { phoneNumberId, wabaId: 'w1', accessToken: TOKEN },
+      throughputMps: CONFIGURED_MPS,
+    });
+    await emu.number(phoneNumberId, { accessToken: TOKEN, throughputMps: REAL_MPS });
+    const key = await createKey(svc.url, customer.body.id, {});
+    return { customerId: customer.body.id as string, accountId, phoneNumberId, key };
+  };
+  const operatorAccount = async (customerId: string, accountId: string) => {
+    const res = await call(svc.url, 'GET', `/admin/customers/${customerId}/chat-accounts`, { admin: true });
+    const items = res.body.chatAccounts as { id: string; throughputMps: number; sendPace: number }[];
+    return items.find((a) => a.id === accountId)!;
+  };
+
+  it('slows the account down: every message delivered, few refusals, each refusal one attempt', async () => {
+    const t = await tenant();
+    expect(await operatorAccount(t.customerId, t.accountId)).toMatchObject({
+      throughputMps: CONFIGURED_MPS,
+      sendPace: 1,
+    });
+    const loweredBefore = await metricSum(svc.url, 'chatgate_dispatch_pace_lowered_total');
+    const ids = await Promise.all(
+      Array.from({ length: MESSAGES }, async (_, i) => {
+        const res = await call(svc.url, 'POST', '/messages', {
+          key: t.key,
+          body: textMessage(`pace-${n++}`, { to: { type: 'phone', phoneE164: `+1555999${String(1000 + i)}` } }),
+        });
+        expect(res.status).toBe(201);
+        return res.body.messageId as string;
+      }),
+    );
+
+    const msgs = await eventually(async () => {
+      const ms = await Promise.all(
+        ids.map(async (id) => (await call(svc.url, 'GET', `/messages/${id}`, { key: t.key })).body),
+      );
+      if (ms.some((m) => m.status === 'failed'))
+        throw new Error(`failed: ${JSON.stringify(ms.find((m) => m.status === 'failed'))}`);
+      return ms.every((m) => m.status === 'delivered') ? ms : undefined;
+    }, 40_000);
+
+    const refused = emu.state.throttled.filter((r) => r.phoneNumberId === t.phoneNumberId);
+    expect(refused.length).toBeGreaterThan(0);
+    // Without the lowered pace, nearly three sends in four were refused, again and again, until
+    // messages failed after five; with it, the account settles under the number's throughput.
+    expect(refused.length).toBeLessThanOrEqual(MESSAGES / 4);
+    // Each refusal still used an attempt (the spec: a transient error goes back to queued with
+    // attemptCount increased), and no message came near its limit.
+    const attempts = msgs.reduce((sum, m) => sum + (m.processing.attemptCount as number), 0);
+    expect(attempts).toBe(ids.length + refused.length);
+    expect(msgs.filter((m) => m.processing.attemptCount >= m.processing.maxAttempts)).toEqual([]);
+    expect(emu.state.sent.filter((s) => s.phoneNumberId === t.phoneNumberId)).toHaveLength(ids.length);
+
+    // The operator sees the lowered pace; the lowerings are counted beside the refusals.
+    const seen = await operatorAccount(t.customerId, t.accountId);
+    expect(seen.throughputMps).toBe(CONFIGURED_MPS);
+    expect(seen.sendPace).toBeLessThan(1);
+    expect(seen.sendPace).toBeGreaterThan(0);
+    expect(await metricSum(svc.url, 'chatgate_dispatch_pace_lowered_total')).toBeGreaterThan(loweredBefore);
+  });
+
+  it('halves at most once a second, stops at the floor, climbs back after quiet intervals, and restarts with a new ceiling', async () => {
+    const t = await tenant();
+    const pace = async () => (await operatorAccount(t.customerId, t.accountId)).sendPace;
+    const lower = () => svc.db.transaction((tx) => lowerSendPace(tx, [t.accountId]));
+    expect(await lower()).toEqual([{ accountId: t.accountId, pace: 0.5 }]);
+    // Refusals within the second met sends booked before the lowering: not lowered again.
+    expect(await lower()).toEqual([]);
+    expect(await pace()).toBe(0.5);
+    const ago = (s: number) =>
+      svc.db.query(`UPDATE account_pacing SET throttled_at = now() - make_interval(secs => $2) WHERE account_id = $1`, [
+        t.accountId,
+        s,
+      ]);
+    for (let i = 0; i < 8; i++) {
+      await ago(2);
+      await lower();
+    }
+    expect(await pace()).toBe(PACE_FLOOR);
+    // Quiet for two and a half intervals: two steps back up.
+    await ago(PACE_RECOVERY_INTERVAL_S * 2.5);
+    expect(await pace()).toBeCloseTo(PACE_FLOOR + 2 * PACE_RECOVERY_STEP, 6);
+    // A refusal then halves the pace reached, not the one stored.
+    await lower();
+    expect(await pace()).toBeCloseTo((PACE_FLOOR + 2 * PACE_RECOVERY_STEP) / 2, 6);
+    await ago(PACE_RECOVERY_INTERVAL_S * 100);
+    expect(await pace()).toBe(1);
+    // The operator sets a new ceiling: full pace at once.
+    await ago(0);
+    await lower();
+    expect(await pace()).toBeLessThan(1);
+    const patched = await call(svc.url, 'PATCH', `/admin/chat-accounts/${t.accountId}`, {
+      admin: true,
+      body: { throughputMps: REAL_MPS },
+    });
+    expect(patched.body).toMatchObject({ throughputMps: REAL_MPS, sendPace: 1 });
+  });
+});
