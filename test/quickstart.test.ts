@@ -45,7 +45,11 @@ it.skipIf(backend === 'postgres')(
       'set -euo pipefail',
       // The repository is installed already: this suite runs from it.
       'npm() { if [ "$1" = ci ]; then return 0; fi; command npm "$@"; }',
-      "trap 'kill %1 2>/dev/null || true; wait' EXIT",
+      // The page's background `npx tsx src/cli.ts dev` is npx → tsx → node: job control gives it a
+      // process group of its own, and the whole group is stopped at the end (killing npx alone
+      // left the service running after the test, holding a CPU share and 350 MB).
+      'set -m',
+      "trap 'kill -- -$(jobs -p %1) 2>/dev/null || true; wait' EXIT",
       scriptOf(fs.readFileSync('docs/quickstart.md', 'utf8')),
     ].join('\n');
     const { stdout } = await run('bash', ['-c', script], {
