@@ -225,32 +225,30 @@ export async function recordOutcomes(
        SELECT a.*, row_number() OVER (PARTITION BY a.delivery_id ORDER BY a.attempted_at, a.ord) AS nth
          FROM unnest($7::uuid[], $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[]) WITH ORDINALITY
               AS a(delivery_id, attempted_at, status_code, duration_ms, response_body, error, ord)),
-     first_tries AS (
-       -- A delivery's first try ever goes into its own row (decision 0057).
-       SELECT f.* FROM tries f JOIN webhook_deliveries d ON d.id = f.delivery_id
-        WHERE f.nth = 1 AND d.first_attempt_at IS NULL AND d.locked_by = $1),
      outcomes AS (
+       -- A delivery's first try ever goes into its own row (decision 0057): the SET reads the row
+       -- as it was, so a row with no first try yet takes this one; RETURNING reads it as written.
        UPDATE webhook_deliveries d SET status = t.status, attempt_count = t.attempts, next_attempt_at = t.next,
               last_status_code = COALESCE(t.code, d.last_status_code), locked_by = NULL, locked_until = NULL,
               completed_at = CASE WHEN t.status = 'pending' THEN NULL ELSE now() END,
               first_attempt_at = COALESCE(d.first_attempt_at, f.attempted_at),
-              first_status_code = CASE WHEN f.delivery_id IS NULL THEN d.first_status_code ELSE f.status_code END,
-              first_duration_ms = CASE WHEN f.delivery_id IS NULL THEN d.first_duration_ms ELSE f.duration_ms END,
-              first_response_body = CASE WHEN f.delivery_id IS NULL THEN d.first_response_body ELSE f.response_body END,
-              first_error = CASE WHEN f.delivery_id IS NULL THEN d.first_error ELSE f.error END
+              first_status_code = CASE WHEN d.first_attempt_at IS NULL THEN f.status_code ELSE d.first_status_code END,
+              first_duration_ms = CASE WHEN d.first_attempt_at IS NULL THEN f.duration_ms ELSE d.first_duration_ms END,
+              first_response_body = CASE WHEN d.first_attempt_at IS NULL THEN f.response_body ELSE d.first_response_body END,
+              first_error = CASE WHEN d.first_attempt_at IS NULL THEN f.error ELSE d.first_error END
          FROM unnest($2::uuid[], $3::text[], $4::int[], $5::timestamptz[], $6::int[]) AS t(id, status, attempts, next, code)
-              LEFT JOIN first_tries f ON f.delivery_id = t.id
+              LEFT JOIN tries f ON f.delivery_id = t.id AND f.nth = 1
         WHERE d.id = t.id AND d.locked_by = $1
-       RETURNING d.id, f.delivery_id IS NOT NULL AS took_first),
+       RETURNING d.id, d.first_attempt_at IS NOT DISTINCT FROM f.attempted_at AND f.delivery_id IS NOT NULL AS took_first),
      attempts AS (
        -- The other tries. Only for deliveries still there: one deleted with its endpoint during the
        -- POST (a portal delete) would fail the foreign key and with it every outcome of the batch.
        -- Those this statement updated are locked by it (a delete waits); one whose lease was lost is checked.
        INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body, error)
-       SELECT a.delivery_id, a.attempted_at, a.status_code, a.duration_ms, a.response_body, a.error FROM tries a
-        WHERE NOT (a.nth = 1 AND EXISTS (SELECT 1 FROM outcomes o WHERE o.id = a.delivery_id AND o.took_first))
-          AND (a.delivery_id IN (SELECT id FROM outcomes)
-               OR EXISTS (SELECT 1 FROM webhook_deliveries kept WHERE kept.id = a.delivery_id))
+       SELECT a.delivery_id, a.attempted_at, a.status_code, a.duration_ms, a.response_body, a.error
+         FROM tries a LEFT JOIN outcomes o ON o.id = a.delivery_id
+        WHERE NOT (a.nth = 1 AND o.took_first IS TRUE)
+          AND (o.id IS NOT NULL OR EXISTS (SELECT 1 FROM webhook_deliveries kept WHERE kept.id = a.delivery_id))
        RETURNING 1),
      health AS (
        UPDATE webhook_endpoints e SET
