@@ -106,6 +106,15 @@ describe('send pace after the number throughput refusal (130429)', () => {
         t.accountId,
         s,
       ]);
+    // A refusal within the guard does not restart it: refusals more often than once a second
+    // would otherwise never lower the pace again.
+    await ago(0.6);
+    expect(await lower()).toEqual([]);
+    const [since] = await svc.db.query<{ s: number }>(
+      `SELECT extract(epoch FROM now() - throttled_at)::float8 AS s FROM account_pacing WHERE account_id = $1`,
+      [t.accountId],
+    );
+    expect(Number(since!.s)).toBeGreaterThanOrEqual(0.5);
     for (let i = 0; i < 8; i++) {
       await ago(2);
       await lower();

@@ -52,7 +52,10 @@ export async function lowerSendPace(
        ON CONFLICT (account_id) DO UPDATE SET
          pace = CASE WHEN p.throttled_at > now() - make_interval(secs => $4) THEN p.pace
                      ELSE greatest($3::float8, ${currentPaceSql('p')} * $2::float8) END,
-         throttled_at = now()
+         -- The time of the last lowering: a refusal within the guard leaves it, or refusals
+         -- arriving more often than the guard would hold the pace at its first halving for good.
+         throttled_at = CASE WHEN p.throttled_at > now() - make_interval(secs => $4) THEN p.throttled_at
+                             ELSE now() END
        RETURNING p.account_id, p.pace)
      SELECT up.account_id, up.pace,
             coalesce(b.throttled_at <= now() - make_interval(secs => $4), true) AS lowered
