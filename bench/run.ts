@@ -4,6 +4,7 @@
 //   BENCH_DURATION (s, default 10)  BENCH_WARMUP (s, default 3)  BENCH_CONNECTIONS (default 100)
 //   BENCH_CUSTOMERS (default 20)    BENCH_BACKENDS (default postgres,pglite)
 //   BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres)
+//   BENCH_SERVICE_ROOT: another checkout whose build (npm run build) is ours (default: this one)
 //   BENCH_CPU_PROF=1 writes a V8 CPU profile of each server to bench/results/<timestamp>-prof/
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -56,8 +57,9 @@ function startServer(server: Server, db: BenchDatabase, port: number): Child {
     const secrets = { ADMIN_TOKEN, ENCRYPTION_KEY: crypto.randomBytes(32).toString('base64') };
     // As `npm start` runs it (the built service, default log level), the API role alone: the
     // workers would be sending what is accepted, and this run measures acceptance.
-    const cli = path.join(here, '..', 'dist', 'src', 'cli.js');
-    return startNode('chatgate', [...nodeArgs, cli, 'serve', '--role', 'api'], { ...env, ...secrets });
+    const root = path.resolve(process.env.BENCH_SERVICE_ROOT ?? path.join(here, '..'));
+    const cli = path.join(root, 'dist', 'src', 'cli.js');
+    return startNode('chatgate', [...nodeArgs, cli, 'serve', '--role', 'api'], { ...env, ...secrets }, root);
   }
   return startTs(`baseline-${server}`, path.join(here, 'baseline-server.ts'), { ...env, MODE: server }, nodeArgs);
 }
