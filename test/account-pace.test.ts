@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { lowerSendPace, PACE_FLOOR, PACE_RECOVERY_INTERVAL_S, PACE_RECOVERY_STEP } from '../src/accounts/send-pace.js';
 import { type Emulator, resetEmulator, startLiveService } from './support/emulator.js';
-import { call, createAccount, createKey, eventually, type Service, textMessage } from './support/harness.js';
+import { backend, call, createAccount, createKey, eventually, type Service, textMessage } from './support/harness.js';
 import { metricSum } from './support/prometheus-text.js';
 
 const TOKEN = 'EAAG-pace-token';
@@ -16,6 +16,7 @@ const TOKEN = 'EAAG-pace-token';
 const CONFIGURED_MPS = 80;
 const REAL_MPS = 10;
 const MESSAGES = 100;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('send pace after the number throughput refusal (130429)', () => {
   let emu: Emulator;
@@ -138,4 +139,50 @@ describe('send pace after the number throughput refusal (130429)', () => {
     });
     expect(patched.body).toMatchObject({ throughputMps: REAL_MPS, sendPace: 1 });
   });
+
+  // Outcome batches commit side by side on PostgreSQL. A send put back before the refusal's
+  // outcome (which lowers the pace) is written would be claimed again and booked at the old pace.
+  // The refusal's outcome is held here (it alone writes message_retries): while it is held, no
+  // send of the account may reach the provider again.
+  it.skipIf(backend !== 'postgres')(
+    'puts booked sends back only once the lowered pace is written',
+    async () => {
+      const t = await tenant();
+      let release = () => {};
+      const released = new Promise<void>((r) => (release = r));
+      let locked = () => {};
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holder = svc.db.transaction(async (tx) => {
+        await tx.query('LOCK TABLE message_retries IN EXCLUSIVE MODE');
+        locked();
+        await released;
+      });
+      await isLocked;
+      try {
+        // One broadcast: its messages are claimed and booked together, at the configured pace.
+        const recipients = Array.from({ length: 30 }, (_, i) => ({ phoneE164: `+1555888${String(1000 + i)}` }));
+        const res = await call(svc.url, 'POST', '/messages/broadcast', {
+          key: t.key,
+          body: { externalId: `pace-b-${n++}`, content: { type: 'text', text: 'hi' }, recipients },
+        });
+        expect(res.status).toBe(201);
+        const mine = (list: { phoneNumberId: string; at: number }[]) =>
+          list.filter((r) => r.phoneNumberId === t.phoneNumberId);
+        const first = await eventually(async () => mine(emu.state.throttled)[0], 20_000);
+        await sleep(1500);
+        // Sends already on their way when the refusal came back arrive within milliseconds of it.
+        const later = [...mine(emu.state.sent), ...mine(emu.state.throttled)].filter((r) => r.at > first.at + 100);
+        expect(later).toEqual([]);
+      } finally {
+        release();
+        await holder;
+      }
+      // Once written, every message goes out at the lowered pace.
+      await eventually(async () => {
+        const sent = emu.state.sent.filter((s) => s.phoneNumberId === t.phoneNumberId);
+        return sent.length === 30 ? sent : undefined;
+      }, 40_000);
+    },
+    90_000,
+  );
 });

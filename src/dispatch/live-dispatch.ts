@@ -89,10 +89,11 @@ export type HeldSends = {
   paused: Map<string, number>;
   /**
    * Accounts the provider refused for the number's throughput (130429), when this process last saw
-   * it (epoch ms): their sends booked before then, at the pace that was too high, go back to the
-   * queue with no attempt used and are booked again at the lowered pace (decision 0055).
+   * it (epoch ms), and when the refusal's outcome (which lowers the pace) is written: their sends
+   * booked before then, at the pace that was too high, go back to the queue with no attempt used
+   * once the lowered pace is in the database, and are booked again at it (decision 0055).
    */
-  slowed: Map<string, number>;
+  slowed: Map<string, { atMs: number; lowered: Promise<void> }>;
   /** Shutdown began: late sends are not booked again. */
   stopping: boolean;
   /** The account was just marked unusable: its booked sends go back to the queue. */
@@ -282,9 +283,13 @@ function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
   const pausedUntil = live.held.paused.get(account.id) ?? 0;
   if (pausedUntil > Date.now()) return putBack(live, m, pausedUntil);
   // Booked at a pace the number has since refused (130429): back to the queue, booked again at the
-  // lowered one, instead of meeting the same refusal at the old pace and using an attempt.
-  if ((live.held.slowed.get(account.id) ?? 0) >= booked.bookedAtMs) return putBack(live, m);
+  // lowered one, instead of meeting the same refusal at the old pace and using an attempt. Put back
+  // only once the refusal's outcome is written: outcome batches commit side by side, and a send
+  // back in the queue before the lowered pace would be claimed and booked at the old one again.
+  const slowed = live.held.slowed.get(account.id);
+  if (slowed && slowed.atMs >= booked.bookedAtMs) return slowed.lowered.then(() => putBack(live, m));
   if (Date.now() - slotMs > MAX_LATE_MS) return rebook(live, booked);
+  let outcomeWritten = () => {};
   return started(live, m, async () => {
     const { outcome, route } = await sendRouted(live, booked);
     const result = recordAttempt(m, outcome, new Date(), live.retryTimeScale, route);
@@ -293,14 +298,19 @@ function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
     if (result.verdict?.action === 'retry' && result.verdict.pausesAccount)
       live.held.paused.set(account.id, Date.now() + live.maintenancePauseMs);
     // Likewise its sends booked at the pace the number refused (the pace itself is lowered with the outcome).
-    if (result.verdict?.action === 'retry' && result.verdict.slowsAccount) live.held.slowed.set(account.id, Date.now());
+    if (result.verdict?.action === 'retry' && result.verdict.slowsAccount) {
+      const lowered = new Promise<void>((resolve) => (outcomeWritten = resolve));
+      live.held.slowed.set(account.id, { atMs: Date.now(), lowered });
+    }
     return result;
-  }).catch((err: unknown) =>
-    live.log.error(
-      { err, ...messageIds(m) },
-      'recording a send outcome failed; the lease will expire and the message be retried',
-    ),
-  );
+  })
+    .catch((err: unknown) =>
+      live.log.error(
+        { err, ...messageIds(m) },
+        'recording a send outcome failed; the lease will expire and the message be retried',
+      ),
+    )
+    .finally(() => outcomeWritten());
 }
 
 /**
