@@ -16,6 +16,7 @@ import { createStatusServer } from './http/status-server.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { Resolve } from './outbound/outbound-client.js';
 import { apiVersionSummary, apiVersionWarning } from './provider/api-versions.js';
+import { CENSOR, redactSecrets } from './shared/log-redact.js';
 import { prettyStream } from './shared/pretty-log.js';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -30,17 +31,10 @@ export function createLogger(
 ): Logger {
   const options: pino.LoggerOptions = {
     level: config.logLevel,
-    redact: {
-      paths: [
-        'req.headers["x-api-key"]',
-        'req.headers.authorization',
-        '*.accessToken',
-        '*.appSecret',
-        '*.managementToken',
-        '*.key',
-      ],
-      censor: '[redacted]',
-    },
+    // Request headers by path; secret fields one level down in any logged object by the
+    // formatters (log-redact.ts: a path starting with `*` costs its redactor on every value).
+    redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: CENSOR },
+    formatters: { log: redactSecrets },
     // A parse error from Node's HTTP server carries the raw request bytes (`rawPacket`): keys,
     // cookies and Authorization headers past the redaction above. No error is logged with them.
     serializers: {

@@ -292,4 +292,33 @@ describe('malformed requests at debug level', () => {
     expect(seen[0]!.err).toMatchObject({ message: 'Parse Error', code: 'HPE_X' });
     expect(JSON.stringify(seen)).not.toContain('rawPacket');
   });
+
+  it('redacts secret fields one level down in any logged object and leaves the object alone', () => {
+    const seen: Record<string, unknown>[] = [];
+    const account = { id: 'acc-1', accessToken: 'EAAG-logged-token', wabaId: 'w1' };
+    const err = Object.assign(new Error('refused'), { appSecret: 'logged-app-secret', code: 'X' });
+    const log = serviceLogger(seen, 'info');
+    log.info(
+      {
+        account,
+        endpoint: { url: 'https://example.com', key: 'logged-endpoint-key' },
+        err,
+        req: { headers: { 'x-api-key': 'logged-api-key', authorization: 'Bearer logged-bearer', accept: '*/*' } },
+        settings: { managementToken: 'logged-mgmt-token', on: true },
+        key: 'top-level-is-not-a-secret-field',
+      },
+      'line',
+    );
+    const [line] = seen as any[];
+    expect(line.account).toEqual({ id: 'acc-1', accessToken: '[redacted]', wabaId: 'w1' });
+    expect(line.endpoint).toEqual({ url: 'https://example.com', key: '[redacted]' });
+    expect(line.err).toMatchObject({ message: 'refused', code: 'X', appSecret: '[redacted]', type: 'Error' });
+    expect(line.err.stack).toContain('refused');
+    expect(line.req.headers).toEqual({ 'x-api-key': '[redacted]', authorization: '[redacted]', accept: '*/*' });
+    expect(line.settings).toEqual({ managementToken: '[redacted]', on: true });
+    expect(line.key).toBe('top-level-is-not-a-secret-field');
+    // The caller's objects are not changed by logging them.
+    expect(account.accessToken).toBe('EAAG-logged-token');
+    expect(err.appSecret).toBe('logged-app-secret');
+  });
 });

@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 
 export function sha256Hex(value: string | Buffer): string {
-  return crypto.createHash('sha256').update(value).digest('hex');
+  return crypto.hash('sha256', value, 'hex'); // one-shot: no Hash object per call
 }
 
 export function randomHex(bytes: number): string {
@@ -123,12 +123,22 @@ export function createSealer(keys: Buffer | { current: Buffer; previous?: Buffer
   };
 }
 
-/** Canonical JSON (sorted keys) so equal payloads hash equally whatever the key order. */
+/**
+ * Canonical JSON (sorted keys, undefined members left out) so equal payloads hash equally whatever
+ * the key order. Its output is what stored payload hashes were computed from: it must not change.
+ */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
+    return out + ']';
+  }
+  const record = value as Record<string, unknown>;
+  let out = '';
+  for (const key of Object.keys(record).sort()) {
+    const member = record[key];
+    if (member !== undefined) out += `,${JSON.stringify(key)}:${canonicalJson(member)}`;
+  }
+  return `{${out.slice(1)}}`;
 }

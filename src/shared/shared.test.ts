@@ -17,6 +17,26 @@ describe('canonicalJson', () => {
     );
     expect(canonicalJson({ b: 1, a: [{ d: 1, c: 2 }] })).toBe('{"a":[{"c":2,"d":1}],"b":1}');
   });
+
+  // Stored payload hashes were computed with this first version: any rewrite must give its bytes.
+  const firstVersion = (value: unknown): string => {
+    if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+    if (Array.isArray(value)) return `[${value.map(firstVersion).join(',')}]`;
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${firstVersion(v)}`).join(',')}}`;
+  };
+  it('gives the bytes stored hashes were made from', () => {
+    const withUndefined = fc.oneof(fc.jsonValue(), fc.constant(undefined));
+    fc.assert(
+      fc.property(fc.anything({ values: [withUndefined], withObjectString: false }), (value) => {
+        expect(canonicalJson(value)).toBe(firstVersion(value));
+      }),
+      { numRuns: 500 },
+    );
+    expect(canonicalJson({ 10: 'a', 9: 'b', b: undefined, a: [undefined, 1] })).toBe('{"10":"a","9":"b","a":[null,1]}');
+  });
 });
 
 describe('sealer', () => {
