@@ -1,6 +1,6 @@
 // Secrets kept out of log lines by field name, one level down (a logged account's `accessToken`,
 // an endpoint's `key`): what pino's `redact` paths `*.accessToken` … did. Done here, as pino's
-// log and bindings formatters, because a path that starts with `*` made pino run its redactor on
+// log formatter, because a path that starts with `*` made pino run its redactor on
 // every value of every line, parsing each path again per value (about 8 µs of CPU per request
 // line, measured; docs/benchmarks.md §23). Only an object that holds such a field is copied.
 // Child loggers' bindings are not passed through it (pino formats them once, without the log
