@@ -8,7 +8,16 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { lowerSendPace, PACE_FLOOR, PACE_RECOVERY_INTERVAL_S, PACE_RECOVERY_STEP } from '../src/accounts/send-pace.js';
 import { type Emulator, resetEmulator, startLiveService } from './support/emulator.js';
-import { backend, call, createAccount, createKey, eventually, type Service, textMessage } from './support/harness.js';
+import {
+  allDelivered,
+  backend,
+  call,
+  createAccount,
+  createKey,
+  eventually,
+  type Service,
+  textMessage,
+} from './support/harness.js';
 import { metricSum } from './support/prometheus-text.js';
 
 const TOKEN = 'EAAG-pace-token';
@@ -65,14 +74,7 @@ describe('send pace after the number throughput refusal (130429)', () => {
       }),
     );
 
-    const msgs = await eventually(async () => {
-      const ms = await Promise.all(
-        ids.map(async (id) => (await call(svc.url, 'GET', `/messages/${id}`, { key: t.key })).body),
-      );
-      if (ms.some((m) => m.status === 'failed'))
-        throw new Error(`failed: ${JSON.stringify(ms.find((m) => m.status === 'failed'))}`);
-      return ms.every((m) => m.status === 'delivered') ? ms : undefined;
-    }, 40_000);
+    const msgs = await allDelivered(svc.url, t.key, ids, 40_000);
 
     const refused = emu.state.throttled.filter((r) => r.phoneNumberId === t.phoneNumberId);
     expect(refused.length).toBeGreaterThan(0);

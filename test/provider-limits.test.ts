@@ -5,7 +5,15 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { type Emulator, resetEmulator, startLiveService } from './support/emulator.js';
-import { call, createAccount, createKey, eventually, type Service, textMessage } from './support/harness.js';
+import {
+  allDelivered,
+  call,
+  createAccount,
+  createKey,
+  eventually,
+  type Service,
+  textMessage,
+} from './support/harness.js';
 import { officialCustomer } from './support/official-customer.js';
 import { metricSum } from './support/prometheus-text.js';
 
@@ -45,15 +53,7 @@ describe('limits that are not per second', () => {
     expect(res.status).toBe(201);
     return res.body.messageId as string;
   };
-  const waitDelivered = (key: string, ids: string[]) =>
-    eventually(async () => {
-      const ms = await Promise.all(
-        ids.map(async (id) => (await call(svc.url, 'GET', `/messages/${id}`, { key })).body),
-      );
-      if (ms.some((m) => m.status === 'failed'))
-        throw new Error(`failed: ${JSON.stringify(ms.find((m) => m.status === 'failed'))}`);
-      return ms.every((m) => m.status === 'delivered') ? ms : undefined;
-    }, 20_000);
+  const waitDelivered = (key: string, ids: string[]) => allDelivered(svc.url, key, ids, 20_000);
 
   describe('pair rate limit (131056)', () => {
     it('paces the limited recipient from what it learned, retries it later, and lets the others flow', async () => {

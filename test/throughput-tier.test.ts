@@ -6,7 +6,15 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { type Emulator, resetEmulator, startLiveService } from './support/emulator.js';
-import { call, createAccount, createKey, eventually, type Service, textMessage } from './support/harness.js';
+import {
+  allDelivered,
+  call,
+  createAccount,
+  createKey,
+  eventually,
+  type Service,
+  textMessage,
+} from './support/harness.js';
 
 /** The service's account-wide pause after a 131057: longer than the emulator's maintenance window, so one pause. */
 const PAUSE_MS = 1500;
@@ -59,14 +67,7 @@ describe('throughput tier', () => {
     const phones = Array.from({ length: 30 }, (_, i) => `+1555888${String(1000 + i)}`);
     const ids = await Promise.all(phones.map((p) => send(t.key, p)));
 
-    const msgs = await eventually(async () => {
-      const ms = await Promise.all(
-        ids.map(async (id) => (await call(svc.url, 'GET', `/messages/${id}`, { key: t.key })).body),
-      );
-      if (ms.some((m) => m.status === 'failed'))
-        throw new Error(`failed: ${JSON.stringify(ms.find((m) => m.status === 'failed'))}`);
-      return ms.every((m) => m.status === 'delivered') ? ms : undefined;
-    }, 30_000);
+    const msgs = await allDelivered(svc.url, t.key, ids, 30_000);
 
     const refused = emu.state.maintenanceRefused.filter((r) => r.phoneNumberId === t.phoneNumberId);
     expect(refused.length).toBeGreaterThan(0);

@@ -218,6 +218,19 @@ export function textMessage(externalId: string, extra: Record<string, unknown> =
   };
 }
 
+/**
+ * Polls GET /messages/{id} for every id until all are delivered (their bodies, in order); a failed
+ * one is named in the timeout's error.
+ */
+export function allDelivered(url: string, key: string, ids: string[], timeoutMs: number): Promise<any[]> {
+  return eventually(async () => {
+    const ms = await Promise.all(ids.map(async (id) => (await call(url, 'GET', `/messages/${id}`, { key })).body));
+    const failed = ms.find((m) => m.status === 'failed');
+    if (failed) throw new Error(`failed: ${JSON.stringify(failed)}`);
+    return ms.every((m) => m.status === 'delivered') ? ms : undefined;
+  }, timeoutMs);
+}
+
 /** Polls until check returns a value (not undefined/false) or the deadline passes. */
 export async function eventually<T>(
   check: () => Promise<T | undefined | false>,
