@@ -94,6 +94,17 @@ export const errors = {
     }),
   payloadTooLarge: () => new AppError(413, 'payload_too_large'),
   unsupportedMediaType: () => new AppError(415, 'unsupported_media_type'),
+  /**
+   * The database (or its disk) cannot do the work now: answered for every database fault
+   * (db/db-errors.ts), never a 500. `reason` names the fault; the request may be sent again.
+   */
+  databaseUnavailable: (reason: string, retryAfterSeconds = 5) =>
+    new AppError(
+      503,
+      'database_unavailable',
+      { reason, message: 'the database cannot take this request now; try again shortly' },
+      { 'retry-after': String(retryAfterSeconds) },
+    ),
   limitReached: (what: string, limit: number) =>
     new AppError(409, 'limit_reached', { message: `at most ${limit} ${what}` }),
 } as const;
