@@ -18,6 +18,7 @@ import type { Logger } from 'pino';
 
 import type { Caller } from '../auth/caller.js';
 import type { Principal, Tenant } from '../auth/directory.js';
+import { databaseFault } from '../db/db-errors.js';
 import { AppError, errors } from '../shared/errors.js';
 import { answerClientError } from './client-error.js';
 import { settleBodyBeforeAnswer } from './drain-body.js';
@@ -177,9 +178,18 @@ function logRequest(request: FastifyRequest, reply: FastifyReply, done: () => vo
   done();
 }
 
-/** The one error mapping: AppErrors as they say, framework and parse errors as 4xx, the rest 500. */
+/**
+ * The one error mapping: AppErrors as they say, database faults as 503 database_unavailable,
+ * framework and parse errors as 4xx, the rest 500.
+ */
 function answerError(err: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) {
   if (err instanceof AppError) return reply.code(err.status).headers(err.headers).send(err.body());
+  const fault = databaseFault(err);
+  if (fault !== null) {
+    request.log.warn({ err, reason: fault }, 'database unavailable: answered 503');
+    const e = errors.databaseUnavailable(fault);
+    return reply.code(e.status).headers(e.headers).send(e.body());
+  }
   if (err.validation) {
     return reply.code(400).send(errors.validation(toProblems(err.validation as never)).body());
   }

@@ -8,9 +8,10 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
+import { databaseFault } from '../../db/db-errors.js';
 import type { Session } from '../../portal/session-service.js';
 import { safeEqual } from '../../shared/crypto.js';
-import { AppError } from '../../shared/errors.js';
+import { AppError, errors } from '../../shared/errors.js';
 import { registerAccountRoutes } from './accounts-routes.js';
 import { registerAuditRoutes } from './audit-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
@@ -185,11 +186,21 @@ function readOnlyPage(): Html {
   );
 }
 
-/** AppErrors as their page; other client errors as "Bad request"; anything else logged, as a 500 page. */
+/**
+ * AppErrors as their page; a database fault as a 503 "try again" page; other client errors as
+ * "Bad request"; anything else logged, as a 500 page.
+ */
 function portalError(err: unknown, request: FastifyRequest, reply: FastifyReply) {
   if (err instanceof AppError) {
     if (err.status === 404) return sendPage(reply, notFoundPage(), 404);
     return sendPage(reply, publicPage('Error', errorBox(err)), err.status);
+  }
+  const fault = databaseFault(err);
+  if (fault !== null) {
+    request.log.warn({ err, reason: fault }, 'portal: database unavailable: answered 503');
+    const e = errors.databaseUnavailable(fault);
+    void reply.headers(e.headers);
+    return sendPage(reply, publicPage('Try again shortly', errorBox(e)), 503);
   }
   const status = (err as { statusCode?: number }).statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500)
