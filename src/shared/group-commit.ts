@@ -3,7 +3,12 @@
 // a batch starts on setImmediate: requests already read in this turn of the event loop join it,
 // and a lone request waits only for that turn. (Starting at once would make 1-row batches on
 // PGlite, whose queries resolve in microtasks: no socket is read while a batch is "in flight".)
-export type GroupCommit<I, O> = { submit(item: I): Promise<O>; drain(): Promise<void> };
+export type GroupCommit<I, O> = {
+  submit(item: I): Promise<O>;
+  drain(): Promise<void>;
+  /** How long the oldest batch now being written has been in flight (ms; 0 when none is): a stuck write path shows here. */
+  oldestInFlightMs(): number;
+};
 
 type Pending<I, O> = { item: I; resolve: (o: O) => void; reject: (e: unknown) => void };
 
@@ -13,6 +18,8 @@ export function createGroupCommit<I, O>(
 ): GroupCommit<I, O> {
   let queue: Pending<I, O>[] = [];
   let inFlight = 0;
+  /** Start times (Date.now) of the batches in flight, oldest first. */
+  const startedAt: number[] = [];
   let idle: (() => void)[] = [];
   let scheduled = false;
 
@@ -30,6 +37,8 @@ export function createGroupCommit<I, O>(
       const batch = queue.slice(0, opts.maxBatch);
       queue = queue.slice(batch.length);
       inFlight++;
+      const at = Date.now();
+      startedAt.push(at);
       flush(batch.map((p) => p.item))
         .then(
           (results) => batch.forEach((p, i) => p.resolve(results[i] as O)),
@@ -37,6 +46,7 @@ export function createGroupCommit<I, O>(
         )
         .finally(() => {
           inFlight--;
+          startedAt.splice(startedAt.indexOf(at), 1);
           schedule();
           if (inFlight === 0 && queue.length === 0) {
             const waiters = idle;
@@ -57,6 +67,9 @@ export function createGroupCommit<I, O>(
     drain() {
       if (inFlight === 0 && queue.length === 0) return Promise.resolve();
       return new Promise((r) => idle.push(r));
+    },
+    oldestInFlightMs() {
+      return startedAt.length === 0 ? 0 : Date.now() - startedAt[0]!;
     },
   };
 }

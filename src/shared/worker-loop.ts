@@ -1,18 +1,39 @@
 // A worker is a plain loop over the database: do a pass; if it found work, go again at once;
 // else sleep until woken (NOTIFY), until the next known due time, or until the poll interval.
-// createLeasedWorker is the shape of a worker over leased rows (messages, webhook deliveries):
-// claim due rows under a lease, act on them, record the outcomes in group-committed batches.
+// A failed pass (the database gone, a connection reset) is tried again after a short backoff that
+// never grows past PASS_RETRY_CAP_MS, for as long as it takes: a loop is never given up, and it is
+// back within seconds of the database. createLeasedWorker is the shape of a worker over leased
+// rows (messages, webhook deliveries): claim due rows under a lease, act on them, record the
+// outcomes in group-committed batches.
 import crypto from 'node:crypto';
 import os from 'node:os';
 
 import type { Logger } from 'pino';
 
 import type { Db } from '../db/db.js';
+import { databaseFault } from '../db/db-errors.js';
+import { backoffDelayMs, doublingScheduleMs } from './backoff.js';
 import { createGroupCommit } from './group-commit.js';
 
 export type PassResult = { didWork: boolean; nextDueAt?: Date | null };
 
-export type WorkerLoop = { start(): Promise<void>; wake(at?: Date): void; stop(): Promise<void> };
+export type WorkerLoop = {
+  start(): Promise<void>;
+  wake(at?: Date): void;
+  stop(): Promise<void>;
+  /**
+   * How long the loop has wanted a pass to complete and none has (ms; 0 while it sleeps after a
+   * completed pass): a pass that hangs, or passes failing one after another, show here.
+   */
+  stalledMs(): number;
+};
+
+/**
+ * The wait before a failed pass is tried again: 200 ms doubling to at most 5 s (±20 %). Short, so a
+ * loop is back within seconds of the database; bounded, so a long outage costs a try per loop
+ * every few seconds, not a storm.
+ */
+export const PASS_RETRY_SCHEDULE_MS = doublingScheduleMs(200, 5_000);
 
 export function createWorkerLoop(opts: {
   name: string;
@@ -27,18 +48,23 @@ export function createWorkerLoop(opts: {
   let earliest: number | null = null;
   let unlisten: (() => Promise<void>) | null = null;
   const sleeper = createSleeper();
+  /** When the loop began wanting a pass that has not completed yet (null: the last one completed). */
+  let wantedSince: number | null = null;
 
   async function run() {
     let failures = 0;
     while (running) {
       let result: PassResult = { didWork: false };
+      wantedSince ??= Date.now();
       try {
         result = await opts.pass();
+        wantedSince = null;
+        if (failures > 0) opts.log.info({ worker: opts.name, failures }, 'worker passes complete again');
         failures = 0;
       } catch (err) {
         failures++;
-        opts.log.error({ err, worker: opts.name }, 'worker pass failed');
-        await sleeper.sleep(Math.min(30_000, 250 * 2 ** Math.min(failures, 7)));
+        logFailedPass(opts, err, failures);
+        await sleeper.sleep(backoffDelayMs(failures, PASS_RETRY_SCHEDULE_MS, { scale: 1 }));
         continue;
       }
       if (result.nextDueAt) earliest = Math.min(earliest ?? Infinity, result.nextDueAt.getTime());
@@ -87,8 +113,26 @@ export function createWorkerLoop(opts: {
       await unlisten?.();
       if (wasRunning) opts.log.info({ worker: opts.name }, 'worker stopped');
     },
+    stalledMs() {
+      return running && wantedSince !== null ? Date.now() - wantedSince : 0;
+    },
   };
   return loop;
+}
+
+/**
+ * A failed pass: an error of ours is logged every time; a database fault (the database, its disk
+ * or the way to it cannot do the work now) once when the failures begin, as they repeat every
+ * few seconds until it is back (the faults themselves are counted and logged by health/).
+ */
+function logFailedPass(opts: { name: string; log: Logger }, err: unknown, failures: number): void {
+  const reason = databaseFault(err);
+  if (reason === null) opts.log.error({ err, worker: opts.name, failures }, 'worker pass failed');
+  else if (failures === 1)
+    opts.log.warn(
+      { err, worker: opts.name, reason },
+      'worker pass failed: database unavailable; retrying until it is back',
+    );
 }
 
 /** A sleep that a wake-up ends early; a wake-up while awake makes the next sleep return at once. */
@@ -137,6 +181,8 @@ export type LeasedWorker<R> = {
   inFlight(): number;
   /** Queues an outcome; outcomes are written together, many to a transaction. */
   record(outcome: R): Promise<void>;
+  /** The longer of the loop's stall (WorkerLoop.stalledMs) and the age of the oldest outcome batch being written. */
+  stalledMs(): number;
 };
 
 export function createLeasedWorker<R>(
@@ -181,6 +227,7 @@ export function createLeasedWorker<R>(
     },
     inFlight: () => inFlight,
     record: (outcome) => outcomes.submit(outcome),
+    stalledMs: () => Math.max(worker.stalledMs(), outcomes.oldestInFlightMs()),
     async stop() {
       await worker.stop();
       opts.dropUnstarted();
