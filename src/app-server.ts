@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Services } from './app-services.js';
 import type { Config } from './config.js';
 import type { Db } from './db/db.js';
+import type { DatabaseFaults } from './health/database-faults.js';
 import type { ReadinessCheck } from './health/readiness.js';
 import { registerCrossFieldValidation } from './http/cross-field.js';
 import { createOperatorAuth } from './http/operator-auth.js';
@@ -32,7 +33,7 @@ import { createRekey } from './secrets/rekey.js';
 /** The API role's server, with every route registered (not listening yet). */
 export function createApiServer(
   config: Config,
-  deps: { db: Db; log: Logger; readiness: ReadinessCheck; checkResponses?: boolean },
+  deps: { db: Db; log: Logger; readiness: ReadinessCheck; faults?: DatabaseFaults; checkResponses?: boolean },
   s: Services,
 ): Server {
   const { log, readiness } = deps;
@@ -46,6 +47,7 @@ export function createApiServer(
     maxConnections: config.maxConnections,
     trustProxy: config.trustProxy,
     checkResponses: deps.checkResponses,
+    reportDatabaseFault: deps.faults ? (err) => void deps.faults!.report(err) : undefined,
   });
   registerMetaRoutes(server, { readiness, publicBaseUrl: config.publicBaseUrl });
   registerMetricsRoute(server, { metrics, token: config.metricsToken });

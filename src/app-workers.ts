@@ -14,9 +14,10 @@ import { createPurger } from './purge/purger.js';
 import { createParkedReceiptSweep } from './receipts/parked-sweep.js';
 import { createDeliverer } from './webhooks/deliverer.js';
 
-/** The worker role's loops (each with start and stop), not started yet. */
+/** The worker role's loops (each with start and stop), not started yet; the dispatcher also apart (/readyz watches it). */
 export function createWorkers(config: Config, deps: { db: Db; log: Logger }, s: Services) {
-  return [createSendDispatcher(config, deps, s), ...createBackgroundWorkers(config, deps, s)];
+  const dispatcher = createSendDispatcher(config, deps, s);
+  return { dispatcher, all: [dispatcher, ...createBackgroundWorkers(config, deps, s)] };
 }
 
 function createSendDispatcher(config: Config, deps: { db: Db; log: Logger }, s: Services) {

@@ -3,17 +3,19 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 
 import { createApiServer } from './app-server.js';
-import { createServices } from './app-services.js';
+import { createServices, type Services } from './app-services.js';
 import { createWorkers } from './app-workers.js';
 import type { Config } from './config.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { openDb } from './db/open-db.js';
-import { createReadiness } from './health/readiness.js';
+import { createDatabaseFaults, type DatabaseFaults, watchDb } from './health/database-faults.js';
+import { createReadiness, type WritePathStall } from './health/readiness.js';
 import { closeServer } from './http/close-server.js';
 import type { Server } from './http/server.js';
 import { createStatusServer } from './http/status-server.js';
 import type { Metrics } from './metrics/metrics.js';
+import { registerWritePathGauge } from './metrics/write-path-gauge.js';
 import type { Resolve } from './outbound/outbound-client.js';
 import { apiVersionSummary, apiVersionWarning } from './provider/api-versions.js';
 import { CENSOR, redactSecrets } from './shared/log-redact.js';
@@ -74,24 +76,28 @@ export async function createApp(
 ): Promise<App> {
   const role = opts.role ?? 'all';
   const log = opts.log ?? createLogger(config);
-  const db = opts.db ?? (await openDb(config, { log }));
-  const applied = await migrate(db);
+  const opened = opts.db ?? (await openDb(config, { log }));
+  const applied = await migrate(opened);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   warnAboutSettings(config, log);
+  // Every database fault of this process (requests, pages, workers) is counted, logged once per
+  // period and seen by /readyz: the seam reports them all (health/database-faults.ts).
+  let countFault: (reason: string) => void = () => {};
+  const faults = createDatabaseFaults({ log, count: (reason) => countFault(reason) });
+  const db = watchDb(opened, faults);
   const s = await createServices(config, { db, log, resolve: opts.resolve });
+  countFault = (reason) => s.metrics.databaseFaults.inc({ reason });
 
-  const readiness = createReadiness({
-    db,
-    log,
-    details: () => ({ provider: apiVersionSummary(config.providerApiVersion) }),
-  });
+  const workers = role === 'api' ? null : createWorkers(config, { db, log }, s);
+  const readiness = createHealth(config, { db, log, faults, role }, s, workers?.dispatcher ?? null);
   const statusServer =
     role === 'worker' && config.workerStatusPort !== null
       ? createStatusServer({ log, readiness, metrics: s.metrics, metricsToken: config.metricsToken })
       : null;
   const server =
-    role !== 'worker' ? createApiServer(config, { db, log, readiness, checkResponses: opts.checkResponses }, s) : null;
-  const workers = role === 'api' ? [] : createWorkers(config, { db, log }, s);
+    role !== 'worker'
+      ? createApiServer(config, { db, log, readiness, faults, checkResponses: opts.checkResponses }, s)
+      : null;
 
   let stopListening: (() => Promise<void>) | null = null;
   let stopped = false;
@@ -103,7 +109,7 @@ export async function createApp(
     server,
     async start() {
       stopListening = await s.directory.start();
-      for (const w of workers) await w.start();
+      for (const w of workers?.all ?? []) await w.start();
       if (statusServer) {
         const address = await statusServer.listen({ port: config.workerStatusPort ?? 0, host: config.host });
         log.info({ address, role, database: db.kind }, 'worker status listening');
@@ -129,14 +135,38 @@ export async function createApp(
           await s.sends.drain();
           await s.keyUsage.drain();
         })(),
-        ...workers.map((w) => w.stop()),
+        ...(workers?.all ?? []).map((w) => w.stop()),
       ]);
       await stopListening?.();
       await s.provider.close();
       await s.outbound.close();
-      if (!opts.db) await db.close();
+      if (!opts.db) await opened.close();
     },
   };
+}
+
+/**
+ * Readiness over the database, the faults this process met and the parts of the write path it
+ * runs (accept: the API's batches; dispatcher: the worker's), which the stall gauge shows too.
+ */
+function createHealth(
+  config: Config,
+  deps: { db: Db; log: Logger; faults: DatabaseFaults; role: Role },
+  s: Services,
+  dispatcher: { stalledMs(): number } | null,
+) {
+  const stalls = (): WritePathStall[] => [
+    ...(deps.role !== 'worker' ? [{ part: 'accept' as const, stalledMs: s.sends.oldestBatchMs() }] : []),
+    ...(dispatcher ? [{ part: 'dispatcher' as const, stalledMs: dispatcher.stalledMs() }] : []),
+  ];
+  registerWritePathGauge(s.metrics, stalls);
+  return createReadiness({
+    db: deps.db,
+    log: deps.log,
+    details: () => ({ provider: apiVersionSummary(config.providerApiVersion) }),
+    faults: deps.faults,
+    stalls,
+  });
 }
 
 /** Settings that start the service but deserve a line in its log. */

@@ -123,7 +123,7 @@ export function createDispatcher(deps: {
     return { didWork: true, nextDueAt };
   }
 
-  return { workerId: worker.workerId, start: worker.start, stop: worker.stop };
+  return { workerId: worker.workerId, start: worker.start, stop: worker.stop, stalledMs: worker.stalledMs };
 }
 
 /** What the outcome writer needs, and what it tells the live path (blocked accounts, learned pairs, pauses). */

@@ -35,6 +35,13 @@ declare module 'fastify' {
     /** The principal's customer: plan, default country, accounts (set with the principal). */
     tenant: Tenant | null;
   }
+  interface FastifyInstance {
+    /**
+     * Counts and logs (once per period per reason) a database fault answered 503 (health/database-faults.ts);
+     * the request's own log line carries its 503.
+     */
+    reportDatabaseFault(err: unknown): void;
+  }
 }
 
 export type LogIds = { messageId?: string; accountId?: string };
@@ -65,6 +72,8 @@ export function createServer(opts: {
   trustProxy?: boolean | number | string[];
   /** Tests: fail any answer that serialization changed (response-check.ts). */
   checkResponses?: boolean;
+  /** Database faults answered 503 (API and portal): counted and logged once per period (health/database-faults.ts). */
+  reportDatabaseFault?: (err: unknown) => void;
 }): Server {
   const app = Fastify({
     // A hop count trusts that many proxies nearest to us (what Fastify does with a number at run time,
@@ -116,6 +125,11 @@ export function createServer(opts: {
   app.decorateRequest('principal', null);
   app.decorateRequest('logIds', null);
   app.decorateRequest('tenant', null);
+  app.decorate(
+    'reportDatabaseFault',
+    opts.reportDatabaseFault ??
+      ((err: unknown) => opts.log.warn({ err, reason: databaseFault(err) }, 'database unavailable: answered 503')),
+  );
 
   // Hooks that run on every request are plain functions calling done (no promise per hook per
   // request); the one that may have to wait (an answer before its body arrived) waits only then.
@@ -186,7 +200,7 @@ function answerError(err: FastifyError | AppError, request: FastifyRequest, repl
   if (err instanceof AppError) return reply.code(err.status).headers(err.headers).send(err.body());
   const fault = databaseFault(err);
   if (fault !== null) {
-    request.log.warn({ err, reason: fault }, 'database unavailable: answered 503');
+    request.server.reportDatabaseFault(err);
     const e = errors.databaseUnavailable(fault);
     return reply.code(e.status).headers(e.headers).send(e.body());
   }

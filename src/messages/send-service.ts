@@ -84,6 +84,8 @@ export function createSendService(deps: {
 
     /** Waits for batches in flight (graceful shutdown). */
     drain: () => group.drain(),
+    /** How long the batch being written has been in flight (ms; 0 when none is): /readyz's accept-path check. */
+    oldestBatchMs: () => group.oldestInFlightMs(),
   };
 }
 

@@ -28,6 +28,19 @@ export function createMetrics(opts: MetricsOptions = { maxIdLabels: 1000 }) {
     ...sendMetrics(registers, cappedLabel(opts.maxIdLabels)),
     ...inboundMetrics(registers),
     ...webhookMetrics(registers, cappedLabel(opts.maxIdLabels)),
+    ...healthMetrics(registers),
+  };
+}
+
+/** The database as this process meets it (health/database-faults.ts). */
+function healthMetrics(registers: Registry[]) {
+  return {
+    databaseFaults: new Counter({
+      name: 'chatgate_database_faults_total',
+      help: 'Database faults seen by this process (requests answered 503 database_unavailable, worker passes retried, readiness), by reason (deadline, connection, disk_full, read_only, too_many_connections, out_of_resources, shutdown, io_error)',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
   };
 }
 

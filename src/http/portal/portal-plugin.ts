@@ -197,7 +197,7 @@ function portalError(err: unknown, request: FastifyRequest, reply: FastifyReply)
   }
   const fault = databaseFault(err);
   if (fault !== null) {
-    request.log.warn({ err, reason: fault }, 'portal: database unavailable: answered 503');
+    request.server.reportDatabaseFault(err);
     const e = errors.databaseUnavailable(fault);
     void reply.headers(e.headers);
     return sendPage(reply, publicPage('Try again shortly', errorBox(e)), 503);

@@ -5,7 +5,12 @@ import type { ReadinessCheck } from '../../health/readiness.js';
 import type { Server } from '../server.js';
 
 /** What a 503 says first, kept from before the reasons list existed. */
-const SUMMARY = { database: 'database unreachable', migrations: 'migrations pending' } as const;
+const SUMMARY = {
+  database: 'database unreachable',
+  migrations: 'migrations pending',
+  database_fault: 'database unavailable',
+  write_path: 'write path stuck',
+} as const;
 
 export function registerHealthRoutes(app: Server, deps: { readiness: ReadinessCheck }) {
   const hidden = { schema: { hide: true } };
