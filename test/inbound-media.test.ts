@@ -277,6 +277,17 @@ describe('inbound files and read marks', () => {
     expect(await call(svc.url, 'GET', `/inbound-messages/${img.id}/media`, { key: t.sandboxKey })).toMatchObject({
       status: 404,
     });
+    // A sandbox key's read mark: 404 for an id that is not its customer's (issue #32: it answered 200 for any id).
+    for (const path of [`/inbound-messages/${img.id}/read`, `/inbound-messages/${crypto.randomUUID()}/read`])
+      expect(await call(svc.url, 'POST', path, { key: other.sandboxKey }), path).toMatchObject({
+        status: 404,
+        body: { error: 'inbound_message_not_found' },
+      });
+    const scopedSandbox = await createKey(svc.url, t.customerId, { sandbox: true, chatAccountId: otherAccount });
+    expect(await call(svc.url, 'POST', `/inbound-messages/${img.id}/read`, { key: scopedSandbox })).toMatchObject({
+      status: 404,
+      body: { error: 'inbound_message_not_found' },
+    });
     const starter = await customer('starter');
     expect(await call(svc.url, 'GET', `/inbound-messages/${img.id}`, { key: starter.key })).toMatchObject({
       status: 403,

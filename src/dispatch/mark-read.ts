@@ -3,8 +3,8 @@
 // readAt before it calls the provider (a concurrent second call sees it and calls nothing) and
 // takes it back if the provider refuses; later calls answer what was recorded. The call takes a
 // slot of the account's pacing (pacing.ts), so it counts against the account's rate with its
-// sends. For the caller's customer and key scope only; a sandbox key simulates (nothing is read
-// or sent: inbound messages are live data).
+// sends. For the caller's customer and key scope only (any other id: 404); a sandbox key
+// simulates for such an id (nothing is recorded or sent: inbound messages are live data).
 import { loadSendAccounts } from '../accounts/send-accounts.js';
 import { type Caller, readScope, requirePlan } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
@@ -37,10 +37,6 @@ export function createReadMarker(deps: Deps) {
     async markRead(caller: Caller, id: string, typing: boolean): Promise<ReadMark> {
       requirePlan(caller, 'inbox');
       const scope = readScope(caller);
-      if (scope.sandboxOnly) {
-        deps.metrics.markRead.inc({ result: 'simulated' });
-        return { inboundMessageId: id.toLowerCase(), readAt: new Date().toISOString(), typing, sandbox: true };
-      }
       const [row] = await db.query<{
         chat_account_id: string;
         provider_message_id: string;
@@ -51,7 +47,12 @@ export function createReadMarker(deps: Deps) {
           WHERE customer_id = $1 AND id = $2::uuid AND ($3::uuid IS NULL OR chat_account_id = $3::uuid)`,
         [scope.customerId, id.toLowerCase(), scope.accountId],
       );
+      // An id that is not the caller's is not found, for a sandbox key as for a live one (issue #32).
       if (!row) throw errors.inboundMessageNotFound();
+      if (scope.sandboxOnly) {
+        deps.metrics.markRead.inc({ result: 'simulated' });
+        return { inboundMessageId: id.toLowerCase(), readAt: new Date().toISOString(), typing, sandbox: true };
+      }
       const inboundMessageId = id.toLowerCase();
       const already = (r: { read_at: Date; read_typing: boolean | null }): ReadMark => {
         deps.metrics.markRead.inc({ result: 'already' });

@@ -22,7 +22,7 @@ import { databaseFault } from '../db/db-errors.js';
 import { AppError, errors } from '../shared/errors.js';
 import { answerClientError } from './client-error.js';
 import { settleBodyBeforeAnswer } from './drain-body.js';
-import { findInputProblem } from './input-guard.js';
+import { checkRequestInput } from './input-guard.js';
 import { swaggerOptions } from './openapi/document.js';
 import { registerResponseCheck } from './response-check.js';
 import { toProblems, validatorCompiler } from './validation.js';
@@ -133,7 +133,7 @@ export function createServer(opts: {
 
   // Hooks that run on every request are plain functions calling done (no promise per hook per
   // request); the one that may have to wait (an answer before its body arrived) waits only then.
-  app.addHook('preValidation', checkInput);
+  app.addHook('preValidation', checkRequestInput);
 
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
@@ -155,21 +155,6 @@ export function createServer(opts: {
 
   void app.register(swagger, swaggerOptions());
   return app;
-}
-
-// Only what the route reads: its path parameters, the query it declares (a cursor is checked
-// by its own decoder: invalid_cursor), and a parsed JSON body.
-function checkInput(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
-  if (request.is404) return done();
-  const declaresQuery = request.routeOptions.schema?.querystring !== undefined;
-  const query = declaresQuery
-    ? Object.fromEntries(Object.entries(request.query as Record<string, unknown>).filter(([k]) => k !== 'cursor'))
-    : null;
-  const problem =
-    findInputProblem(request.params, '') ??
-    findInputProblem(query, '') ??
-    (Buffer.isBuffer(request.body) ? null : findInputProblem(request.body, ''));
-  done(problem ? errors.validation([problem]) : undefined);
 }
 
 /** The one log line of a request (at debug for quietRequest's); nothing is built when that level is off. */

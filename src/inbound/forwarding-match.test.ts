@@ -118,6 +118,32 @@ describe('forwarding conditions', () => {
     expect(order.indexOf('light')).toBeLessThanOrEqual(1);
   });
 
+  it("keeps a slow pattern per customer: one customer's stopped job does not switch off another's same rule", async () => {
+    // A budget a short text's job (a fresh worker compiling the pattern) meets on a loaded machine,
+    // and a job of the same pattern 20,000 times over the longest text does not.
+    const matcherOf = createRuleMatcher({ budgetMs: 1000 });
+    try {
+      const pattern = regex('(?:\\pL|\\pN)*\\pL(?:\\pL|\\pN){60}!');
+      const flood = Array.from({ length: 20_000 }, () => pattern);
+      const a = await matcherOf.match('tenant-a', flood, adversarial());
+      expect(a.exceeded).toBe(true);
+      expect(matcherOf.restarts()).toBe(1);
+      // Tenant A's pattern is skipped for A now …
+      expect(await matcherOf.match('tenant-a', [pattern], `${'ж'.repeat(61)}!`)).toEqual({
+        matched: [false],
+        exceeded: true,
+      });
+      // … but tenant B's rule with the same pattern text still runs and matches.
+      expect(await matcherOf.match('tenant-b', [pattern], `${'ж'.repeat(61)}!`)).toEqual({
+        matched: [true],
+        exceeded: false,
+      });
+      expect(matcherOf.restarts()).toBe(1);
+    } finally {
+      await matcherOf.close();
+    }
+  });
+
   it('stops a job past its budget, keeps what it found, and goes on with a fresh worker', async () => {
     const tight = createRuleMatcher({ budgetMs: 50 });
     try {

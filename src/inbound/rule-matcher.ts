@@ -86,20 +86,23 @@ export type MatchResult = {
 };
 
 // Patterns whose job was stopped while they ran: skipped until the time kept, so that one costly
-// rule does not cost a stopped job and a new worker on every message.
+// rule does not cost a stopped job and a new worker on every message. Kept per customer: the
+// pattern's cost was met on that customer's messages and budget, and another customer with the
+// same pattern text must not have its rule switched off by it (issue #32).
 function slowPatterns() {
   const slow = new Map<string, number>();
-  const slowKey = (c: Condition) => `${c.caseSensitive ? 1 : 0}:${c.pattern}`;
-  const isSlow = (c: Condition) => {
-    const until = slow.get(slowKey(c));
+  const slowKey = (customerId: string, c: Condition) => `${customerId}:${c.caseSensitive ? 1 : 0}:${c.pattern}`;
+  const isSlow = (customerId: string, c: Condition) => {
+    const key = slowKey(customerId, c);
+    const until = slow.get(key);
     if (until === undefined) return false;
     if (until > Date.now()) return true;
-    slow.delete(slowKey(c));
+    slow.delete(key);
     return false;
   };
-  const markSlow = (c: Condition) => {
+  const markSlow = (customerId: string, c: Condition) => {
     if (slow.size >= 10_000) slow.delete(slow.keys().next().value!);
-    slow.set(slowKey(c), Date.now() + SLOW_PATTERN_MS);
+    slow.set(slowKey(customerId, c), Date.now() + SLOW_PATTERN_MS);
   };
   return { isSlow, markSlow };
 }
@@ -120,7 +123,7 @@ async function matchConditions(
   let exceeded = false;
   const regex = conditions.flatMap((c, i) => {
     if (c.type !== 'regex') return [];
-    if (!isSlow(c)) return [i];
+    if (!isSlow(customerId, c)) return [i];
     exceeded = true;
     return [];
   });
@@ -134,7 +137,7 @@ async function matchConditions(
   const done = Atomics.load(progress, 0);
   regex.forEach((ci, k) => (matched[ci] = k < done && progress[1 + k] === 1));
   if (done < regex.length || rules.some((r) => r.skip)) exceeded = true;
-  if (answer === 'stopped' && done < regex.length) markSlow(conditions[regex[done]!]!);
+  if (answer === 'stopped' && done < regex.length) markSlow(customerId, conditions[regex[done]!]!);
   return { matched, exceeded };
 }
 
@@ -260,7 +263,7 @@ export function createRuleMatcher(opts: { budgetMs?: number; cacheSize?: number;
       finish('stopped');
     }, budgetMs);
     current = { id, done, timer };
-    if (job.kind === 'match') for (const r of job.rules) r.skip = isSlow({ type: 'regex', ...r });
+    if (job.kind === 'match') for (const r of job.rules) r.skip = isSlow(key, { type: 'regex', ...r });
     worker!.postMessage({ id, ...job });
   }
 

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { BroadcastRequest } from '../../broadcasts/broadcast-request.js';
 import { parseRecipients, type RecipientRow } from '../../portal/recipients-csv.js';
 import { AppError, errors } from '../../shared/errors.js';
+import { findInputProblem } from '../input-guard.js';
 import { BROADCAST_LABELS, checkedView, checkRows, problemsOf } from './broadcast-check.js';
 import { type Catalog, composePage, loadCatalog } from './broadcast-compose.js';
 import { broadcastFields, broadcastList, progressBlock } from './broadcast-views.js';
@@ -90,7 +91,9 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       return sendPage(reply, (await compose(deps, a, '', { ...body, contentType: 'template' })).page);
     let rows: RecipientRow[];
     try {
-      rows = parseRecipients(recipientsText(body));
+      const text = recipientsText(body);
+      if (findInputProblem(text, '')) throw new Error('it must not contain NUL characters');
+      rows = parseRecipients(text);
     } catch (err) {
       const problem = errors.validation([
         { path: 'recipients', message: `is not readable CSV: ${(err as Error).message}` },
@@ -119,7 +122,9 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
     }
     try {
       deps.broadcasts.checkAllowed(a.caller);
-      const problems = problemsOf(req, deps.allowPrivateUrls);
+      // The form's `request` field is JSON parsed here: the input guard looks at what it holds.
+      const unstorable = findInputProblem(req, '');
+      const problems = unstorable ? [unstorable] : problemsOf(req, deps.allowPrivateUrls);
       if (problems.length > 0) throw errors.validation(problems);
       const result = await deps.broadcasts.create(a.caller, req as BroadcastRequest);
       await audit(deps, request, a.session, 'broadcast.create', broadcastWords(req as BroadcastRequest));

@@ -88,9 +88,11 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
 
   void app.register(
     async (portal) => {
-      // Pages for people, not API operations: none of them belongs in the OpenAPI document.
+      // Pages for people, not API operations: none of them belongs in the OpenAPI document. A page
+      // reads its query with pageQuery, undeclared: the input guard checks every parameter.
       portal.addHook('onRoute', (route) => {
         route.schema = { ...route.schema, hide: true };
+        route.config = { ...route.config, readsAnyQuery: true };
       });
       await portal.register(cookie);
       // Form bodies up to BODY_LIMIT_BYTES (the server's limit). Multipart is registered only

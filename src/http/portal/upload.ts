@@ -3,6 +3,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 
+import { checkRequestInput } from '../input-guard.js';
 import { html } from './html.js';
 import { publicPage } from './layout.js';
 import { sendPage } from './reply.js';
@@ -29,6 +30,9 @@ export function registerUploadRoutes(app: FastifyInstance, routes: (upload: Fast
         headerPairs: 20,
       },
     });
+    // Multipart attaches its fields in a preValidation hook of its own, after the server's input
+    // guard ran: the guard looks again once they are there (a file's bytes are the route's to read).
+    upload.addHook('preValidation', checkRequestInput);
     upload.addHook('onRequest', async (request, reply) => {
       if (!request.headers['content-type']?.toLowerCase().startsWith('multipart/')) return;
       const declared = request.headers['content-length'];

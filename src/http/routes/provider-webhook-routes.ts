@@ -1,9 +1,11 @@
 // The provider's webhook (each account's webhook.callbackUrl): the GET verification handshake and
-// signed POSTs of receipts. Bodies are kept raw: the signature covers the exact bytes.
+// signed POSTs of receipts. Bodies are kept raw: the signature covers the exact bytes, checked
+// before the body is parsed.
 import { Type } from '@sinclair/typebox';
 
 import type { ReceiptService, WebhookChannel } from '../../receipts/receipt-service.js';
 import { safeEqual } from '../../shared/crypto.js';
+import { dropUnstorableItems } from '../input-guard.js';
 import type { Server } from '../server.js';
 
 /**
@@ -62,7 +64,21 @@ export function registerProviderWebhookRoutes(
           .code(400)
           .send({ error: 'validation_error', details: [{ path: '', message: 'body must be a valid JSON document' }] });
       }
-      const counts = await deps.receipts.ingest(channel, payload);
+      // Text the database can never store (NUL, unpaired surrogates) would fail its items on every
+      // delivery, and the provider retries any answer but 200 for days: those items are ignored,
+      // the rest applied, and the webhook answered 200 (decision 0062).
+      const { kept, dropped } = dropUnstorableItems(payload);
+      if (dropped.length > 0)
+        request.log.warn(
+          {
+            dropped: dropped.slice(0, 20).map((p) => p.slice(0, 200)),
+            droppedCount: dropped.length,
+            whole: kept === null,
+          },
+          'provider webhook items holding text the database cannot store (NUL, unpaired surrogates) ignored',
+        );
+      if (kept === null) return reply.code(200).send({ received: true });
+      const counts = await deps.receipts.ingest(channel, kept);
       // A failure of ours (not of the payload) asks the provider to deliver again.
       return reply.code(counts.failed > 0 ? 500 : 200).send({ received: true });
     });
