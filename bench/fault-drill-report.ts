@@ -57,8 +57,9 @@ export function requestFigures(records: RequestRecord[], tl: Timeline, timeoutMs
     }
   }
   const all = mine.map(elapsed).sort((a, b) => a - b);
+  // An instant fault (reset) has no "while": null.
   const duringFault = mine
-    .filter((r) => r.start >= tl.faultStart && r.start < Math.max(tl.faultEnd, tl.faultStart + 1))
+    .filter((r) => r.start >= tl.faultStart && r.start < tl.faultEnd && tl.faultEnd - tl.faultStart >= 1000)
     .map(elapsed)
     .sort((a, b) => a - b);
   const over = (ms: number) => mine.filter((r) => r.ms === null || r.ms > ms || r.outcome?.kind === 'timeout').length;
@@ -127,6 +128,8 @@ export type ScenarioReport = {
   readyz: { api: ReturnType<typeof readyFigures>; worker: ReturnType<typeof readyFigures> };
   sends: ReturnType<typeof sendFigures> & { peakOpenAtProvider: number | null };
   inFlightAtFault: { leasedMessages: number | null; openAtProvider: number | null };
+  /** The provider's accept rate during the fault and watch (null: no limit), and the most connections waiting for it. */
+  providerAccept: { perSecond: number | null; peakWaiting: number };
   recovery: { ok: boolean; afterWindowMs: number; restarted: boolean; detail: string };
   messages: {
     accepted: number;
@@ -172,7 +175,7 @@ export function printTable(reports: ScenarioReport[]): string[] {
     ['p99 while the fault lasts (ms)', (r) => r.requests.p99DuringFaultMs, 'slow provider < 500'],
     ['not answered within 15 s', (r) => r.requests.notAnsweredWithin15s, 'reset 0'],
     ['not answered within 30 s', (r) => r.requests.notAnsweredWithin30s, 'stall 0'],
-    ['5xx (503)', (r) => `${r.requests.fiveXx} (${r.requests.status503})`, 'reset: 503 allowed'],
+    ['5xx (503)', (r) => `${r.requests.fiveXx} (${r.requests.status503})`, 'reset: 503 allowed; disk: 503 + code'],
     ['5xx codes', (r) => codes(r.requests.fiveXxCodes), ''],
     ['5xx from 10 s after the fault', (r) => r.requests.fiveXxFrom10sAfter, 'stall 0'],
     ['  any failure from 10 s after', (r) => r.requests.failedFrom10sAfter, ''],
@@ -190,15 +193,20 @@ export function printTable(reports: ScenarioReport[]): string[] {
     ['longest silence of sends (ms)', (r) => r.sends.longestSendGapMs, 'reset ≤ 10000'],
     ['most sends open at the provider', (r) => r.sends.peakOpenAtProvider, ''],
     [
+      'provider accepts/s (most conns waiting)',
+      (r) => `${r.providerAccept.perSecond ?? 'no limit'} (${r.providerAccept.peakWaiting})`,
+      '',
+    ],
+    [
       'api /readyz s not-200 / 200 from fault',
       (r) => `${r.readyz.api.not200Seconds} / ${r.readyz.api.ok200Seconds}`,
-      '503 while stuck',
+      '503 while stuck or disk full',
     ],
     ['  api /readyz changes (s from fault)', (r) => r.readyz.api.changes, ''],
     [
       'worker /readyz s not-200 / 200',
       (r) => `${r.readyz.worker.not200Seconds} / ${r.readyz.worker.ok200Seconds}`,
-      '503 while stuck',
+      '503 while stuck or disk full',
     ],
     ['  worker /readyz changes', (r) => r.readyz.worker.changes, ''],
     ['accepted', (r) => r.messages.accepted, ''],

@@ -1,37 +1,40 @@
 // npm run bench:faults — issue #32's fault drill, run from outside against the built service as
-// the README starts it: a fresh PostgreSQL database, `chatgate serve --role api` and
-// `chatgate serve --role worker` (its /readyz on WORKER_STATUS_PORT), both reaching PostgreSQL
-// through a fault-injection TCP proxy (test/support/fault-proxy.ts), `chatgate emulator` as the
-// provider, customers made through the operator API. A steady open-loop load of POST /messages
-// runs throughout (bench/fault-drill-load.ts) while these scenarios run one after another, each
-// with a lead of normal load, the fault, a watch window, then a recovery check (one probe
-// message accepted and sent; if none within the recovery time, both processes are restarted so
-// the next scenario starts healthy, and that is reported):
-//   reset   every connection through the proxy gets an RST once (a failover);
-//   stall   no byte either way through the proxy for 20 s, then normal (a partition);
-//   slow    the provider answers each send after 10 s, for 60 s (the emulator's latency).
+// the README starts it (bench/fault-drill-stacks.ts): on PostgreSQL, `serve --role api` and
+// `serve --role worker` reaching a fresh database through a fault-injection TCP proxy; on the
+// embedded database, `serve` with DATA_DIR on a small tmpfs; `chatgate emulator` as the provider
+// behind an accept gate (bench/accept-gate.ts); customers made through the operator API. A steady
+// open-loop load of POST /messages (bench/fault-drill-load.ts) runs while these scenarios run one
+// after another, each with a lead of normal load, the fault, a watch window, then a recovery
+// check (a probe message accepted and sent; if none within the recovery time, the processes are
+// restarted so that the next scenario starts healthy, and the table says so):
+//   reset   every PostgreSQL connection gets an RST once (a failover);
+//   stall   no byte either way to PostgreSQL for 20 s, then normal (a partition);
+//   slow    the provider answers each send after 10 s, for 60 s (the emulator's latency);
+//   disk    the embedded database's filesystem written full for 20 s, then freed (as root: the
+//           drill re-runs itself under `unshare --mount`; skipped with a note otherwise).
+// During stall and slow the provider also accepts new connections slowly (20 a second), as a
+// loaded provider or machine does: the hazard behind the issue's duplicates (--slow-accept none: off).
 // Figures per scenario (bench/fault-drill-report.ts): requests by answer, longest and p99, not
 // answered within 15 s / 30 s, 5xx and their codes, 5xx from 10 s after the fault, duplicate
-// sends (the emulator's GET /__emulator/send-counts), sends in flight when the fault began, the
-// first send after it and the longest silence of sends, /readyz of both processes every 500 ms,
-// messages not sent at the end. Printed as a table and written to bench/results/*-fault-drill.json.
+// sends (GET /__emulator/send-counts), sends in flight when the fault began, the first send after
+// it and the longest silence of sends, /readyz of each process every 500 ms, messages not sent at
+// the end, warn+ log lines. Printed as a table; JSON in bench/results/<time>-fault-drill.json.
 //
-// Flags (or environment): --scale 0.35 (FAULT_DRILL_SCALE: multiplies the faults' and windows'
-// lengths; about 2 minutes of drill at 0.35), --rate 100 (FAULT_DRILL_RATE, requests/s),
-// --concurrency 1000 (open requests at most), --scenarios reset,stall,slow, --provider-delay-ms
-// 10000, --account-mps 1000 (each account's and provider number's throughput), --database-url
-// (FAULT_DRILL_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres), --out FILE.
+// Flags (or FAULT_DRILL_* environment): --scale 1 (multiplies the faults' and windows' lengths;
+// 0.35: a smoke run of about 3 minutes), --rate 100 (requests/s), --concurrency 1000 (open
+// requests at most; more are counted as not offered), --scenarios reset,stall,slow,disk,
+// --provider-delay-ms 10000, --slow-accept stall,slow, --provider-accepts-per-sec 20,
+// --account-mps 1000 (each account's and provider number's throughput), --tmpfs-mb 96,
+// --database-url (default postgres://postgres@127.0.0.1:5432/postgres), --out FILE.
 // Needs the build (npm run build): the service runs from dist/ as in production.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import postgres from 'postgres';
-
-import { type FaultProxy, startFaultProxy } from '../test/support/fault-proxy.js';
-import { createDatabase, postgresReachable } from './databases.js';
+import { postgresReachable } from './databases.js';
 import { startLoad } from './fault-drill-load.js';
 import {
   printTable,
@@ -42,379 +45,376 @@ import {
   sendFigures,
   type Timeline,
 } from './fault-drill-report.js';
-import { ADMIN_TOKEN, benchAccount, ENCRYPTION_KEY, json } from './live-stack.js';
-import { type Child, freePort, startNode, stop, stopAll, waitHealthy } from './processes.js';
+import {
+  cli,
+  type Emulator,
+  logCounts,
+  pollReady,
+  type Stack,
+  startEmbeddedStack,
+  startEmulator,
+  startPostgresStack,
+} from './fault-drill-stacks.js';
+import { json } from './live-stack.js';
+import { stopAll } from './processes.js';
 import { writeJson } from './report.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
-const cli = path.join(root, 'dist', 'src', 'cli.js');
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const SCENARIOS = ['reset', 'stall', 'slow', 'disk'] as const;
+type ScenarioName = (typeof SCENARIOS)[number];
 
 const { values: flags } = parseArgs({
-  options: {
-    scale: { type: 'string' },
-    rate: { type: 'string' },
-    concurrency: { type: 'string' },
-    scenarios: { type: 'string' },
-    'provider-delay-ms': { type: 'string' },
-    'account-mps': { type: 'string' },
-    'database-url': { type: 'string' },
-    out: { type: 'string' },
-  },
+  options: Object.fromEntries(
+    [
+      'scale',
+      'rate',
+      'concurrency',
+      'scenarios',
+      'provider-delay-ms',
+      'account-mps',
+      'slow-accept',
+      'provider-accepts-per-sec',
+      'tmpfs-mb',
+      'database-url',
+      'out',
+    ].map((name) => [name, { type: 'string' as const }]),
+  ),
 });
-const num = (flag: string | undefined, env: string, def: number) => {
-  const v = Number(flag ?? process.env[env] ?? def);
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`${env} / its flag must be a positive number`);
+const envName = (flag: string) => `FAULT_DRILL_${flag.toUpperCase().replace(/-/g, '_')}`;
+const text = (flag: string, def: string) => (flags[flag] as string | undefined) ?? process.env[envName(flag)] ?? def;
+const num = (flag: string, def: number) => {
+  const v = Number(text(flag, String(def)));
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`--${flag} (${envName(flag)}) must be a positive number`);
   return v;
 };
-const settings = {
-  scale: num(flags.scale, 'FAULT_DRILL_SCALE', 1),
-  ratePerSec: num(flags.rate, 'FAULT_DRILL_RATE', 100),
-  concurrency: num(flags.concurrency, 'FAULT_DRILL_CONCURRENCY', 1000),
-  clientTimeoutMs: 40_000,
-  scenarios: (flags.scenarios ?? process.env.FAULT_DRILL_SCENARIOS ?? 'reset,stall,slow')
+const names = (flag: string, def: string) =>
+  text(flag, def)
     .split(',')
-    .map((s) => s.trim()),
-  providerDelayMs: num(flags['provider-delay-ms'], 'FAULT_DRILL_PROVIDER_DELAY_MS', 10_000),
+    .map((s) => s.trim())
+    .filter((s) => s !== '' && s !== 'none');
+const settings = {
+  scale: num('scale', 1),
+  ratePerSec: num('rate', 100),
+  concurrency: num('concurrency', 1000),
+  clientTimeoutMs: 40_000,
+  scenarios: names('scenarios', SCENARIOS.join(',')) as ScenarioName[],
+  providerDelayMs: num('provider-delay-ms', 10_000),
   providerLatencyMs: 100,
-  accountMps: num(flags['account-mps'], 'FAULT_DRILL_ACCOUNT_MPS', 1000),
-  databaseUrl:
-    flags['database-url'] ?? process.env.FAULT_DRILL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-  out: flags.out ?? null,
+  /** Scenarios during whose fault and watch the provider accepts new connections slowly. */
+  slowAccept: names('slow-accept', 'stall,slow'),
+  providerAcceptsPerSec: num('provider-accepts-per-sec', 20),
+  accountMps: num('account-mps', 1000),
+  tmpfsMb: num('tmpfs-mb', 96),
+  databaseUrl: text('database-url', 'postgres://postgres@127.0.0.1:5432/postgres'),
+  out: (flags.out as string | undefined) ?? null,
 };
 for (const s of settings.scenarios)
-  if (!['reset', 'stall', 'slow'].includes(s)) throw new Error(`--scenarios: "${s}"? (reset, stall, slow)`);
+  if (!SCENARIOS.includes(s)) throw new Error(`--scenarios: "${s}"? (${SCENARIOS.join(', ')})`);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const scaled = (ms: number, min: number) => Math.max(min, Math.round(ms * settings.scale));
 const LEAD_MS = 5000;
 /** Lengths of each scenario's fault and of the watch after it (scaled). */
-const PLAN = {
+const PLAN: Record<ScenarioName, { faultMs: number; afterMs: number }> = {
   reset: { faultMs: 0, afterMs: scaled(45_000, 20_000) },
   stall: { faultMs: scaled(20_000, 5000), afterMs: scaled(40_000, 20_000) },
   slow: { faultMs: scaled(60_000, 15_000), afterMs: scaled(30_000, 20_000) },
-} as const;
-type ScenarioName = keyof typeof PLAN;
+  disk: { faultMs: scaled(20_000, 10_000), afterMs: scaled(30_000, 20_000) },
+};
 const RECOVERY_MS = scaled(60_000, 30_000);
 /** A pro customer's monthly quota is 20,000 messages: the load takes one customer per 15,000. */
 const PER_CUSTOMER = 15_000;
+const loadAt = () => os.loadavg().map((n) => Math.round(n * 10) / 10);
 
-/** Polls `url` every 500 ms (2 s timeout: a probe that hangs is not ready). */
-function pollReady(url: string, samples: ReadySample[]) {
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      const t = Date.now();
-      let status: ReadySample['status'];
-      try {
-        const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) });
-        await res.arrayBuffer();
-        status = res.status;
-      } catch (err) {
-        status = (err as Error).name === 'TimeoutError' ? 'timeout' : 'error';
-      }
-      samples.push({ t, status });
-      await sleep(Math.max(0, t + 500 - Date.now()));
+/** A message accepted and then sent, within 5 s and 10 s; throws with what failed. */
+async function probe(stack: Stack, i: number) {
+  const call = async (url: string, init: RequestInit = {}) => {
+    try {
+      const res = await fetch(url, {
+        ...init,
+        headers: { 'content-type': 'application/json', 'x-api-key': stack.keys[0]! },
+        signal: AbortSignal.timeout(5000),
+      });
+      return { status: res.status, body: (await res.json()) as { messageId?: string; status?: string } };
+    } catch (err) {
+      throw new Error(
+        `probe: ${(err as Error).name === 'TimeoutError' ? 'no answer within 5 s' : (err as Error).message}`,
+      );
+    }
+  };
+  const accepted = await call(`${stack.apiUrl}/messages`, {
+    method: 'POST',
+    body: JSON.stringify({
+      externalId: `probe-${stamp}-${i}`,
+      to: { type: 'phone', phoneE164: '+15551234567' },
+      content: { type: 'text', text: 'probe' },
+    }),
+  });
+  const id = accepted.body.messageId;
+  if (accepted.status !== 201 || !id) throw new Error(`probe answered ${accepted.status}`);
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(250)) {
+    const seen = await call(`${stack.apiUrl}/messages/${id}`).catch(() => null);
+    if (seen && ['sent', 'delivered', 'read'].includes(seen.body.status ?? '')) return;
+  }
+  throw new Error('probe accepted but not sent within 10 s');
+}
+
+/** Begins a scenario's fault; answers the function that ends it. */
+async function beginFault(name: ScenarioName, stack: Stack, emu: Emulator): Promise<() => Promise<void>> {
+  const latency = (ms: number) =>
+    json(`${emu.url}/__emulator/settings`, { method: 'PUT', body: JSON.stringify({ latencyMs: ms }) });
+  switch (name) {
+    case 'reset':
+      stack.proxy!.resetAll();
+      return async () => {};
+    case 'stall':
+      stack.proxy!.setMode({ kind: 'stall' });
+      return async () => stack.proxy!.setMode({ kind: 'pass' });
+    case 'slow':
+      await latency(settings.providerDelayMs);
+      return async () => void (await latency(settings.providerLatencyMs));
+    case 'disk':
+      stack.disk!.fill();
+      return async () => stack.disk!.free();
+  }
+}
+
+/** Runs `scenarios` on `stack` under one steady load; answers a report per scenario. */
+async function runPhase(stack: Stack, scenarios: ScenarioName[], emu: Emulator): Promise<ScenarioReport[]> {
+  console.log(`  ${stack.label}`);
+  let probes = 0;
+  await probe(stack, probes++);
+  const ready = { api: [] as ReadySample[], worker: [] as ReadySample[] };
+  const stopPolls = [pollReady(stack.readyUrls.api, ready.api), pollReady(stack.readyUrls.worker, ready.worker)];
+  const providerOpen: { t: number; peak: number }[] = [];
+  let polling = true;
+  const later = () => `since=${Date.now() + 3_600_000}`; // counts without arrivals
+  const providerPoll = (async () => {
+    while (polling) {
+      const c = await json(`${emu.url}/__emulator/send-counts?${later()}`).catch(() => null);
+      if (c) providerOpen.push({ t: Date.now(), peak: c.peakOpen as number });
+      await sleep(1000);
     }
   })();
-  return async () => {
-    running = false;
-    await done;
-  };
-}
+  const load = startLoad({
+    url: stack.apiUrl,
+    keys: stack.keys,
+    ratePerSec: settings.ratePerSec,
+    concurrency: settings.concurrency,
+    timeoutMs: settings.clientTimeoutMs,
+    prefix: `drill-${stamp}-${scenarios[0]}`,
+  });
+  const phaseStart = Date.now();
+  await sleep(LEAD_MS);
 
-/** warn and error lines of a process's log (pino JSON) in [from, to), counted by message. */
-function logCounts(child: Child, from: number, to: number): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const line of child.output.join('').split('\n')) {
-    if (!line.startsWith('{')) continue;
-    try {
-      const l = JSON.parse(line) as { time?: number; level?: number; msg?: string; err?: { code?: string } };
-      if ((l.time ?? 0) < from || (l.time ?? 0) >= to || (l.level ?? 0) < 40) continue;
-      const key = `${l.msg ?? '?'}${l.err?.code ? ` (${l.err.code})` : ''}`;
-      counts[key] = (counts[key] ?? 0) + 1;
-    } catch {
-      /* a partial line */
+  const partial: Pick<
+    ScenarioReport,
+    'name' | 'timeline' | 'inFlightAtFault' | 'recovery' | 'loadAvg' | 'providerAccept'
+  >[] = [];
+  for (const name of scenarios) {
+    const plan = PLAN[name];
+    const loadAvg = loadAt();
+    process.stdout.write(`    ${name} (load ${loadAvg.join(' ')}) ... `);
+    const windowStart = Date.now();
+    await sleep(LEAD_MS);
+    const inFlightAtFault = {
+      leasedMessages: await stack.leased().catch(() => null),
+      openAtProvider: (await json(`${emu.url}/__emulator/send-counts?${later()}`)).open as number,
+    };
+    const slowAccept = settings.slowAccept.includes(name);
+    emu.gate.counts(); // its peak starts again
+    const faultStart = Date.now();
+    if (slowAccept) emu.gate.setRate(settings.providerAcceptsPerSec);
+    const endFault = await beginFault(name, stack, emu);
+    await sleep(plan.faultMs);
+    await endFault();
+    const faultEnd = Date.now();
+    await sleep(plan.afterMs);
+    const windowEnd = Date.now();
+    emu.gate.setRate(null);
+    const gatePeak = emu.gate.counts().peakWaiting;
+    // Recovery: a probe accepted and sent, tried until RECOVERY_MS; else restart the processes.
+    let recovery = { ok: false, afterWindowMs: 0, restarted: false, detail: '' };
+    for (const deadline = windowEnd + RECOVERY_MS; Date.now() < deadline;) {
+      try {
+        await probe(stack, probes++);
+        recovery = { ok: true, afterWindowMs: Date.now() - windowEnd, restarted: false, detail: '' };
+        break;
+      } catch (err) {
+        recovery.detail = (err as Error).message;
+        await sleep(1000);
+      }
     }
+    if (!recovery.ok) {
+      recovery = { ...recovery, afterWindowMs: Date.now() - windowEnd, restarted: true };
+      await stack.restart();
+    }
+    partial.push({
+      name,
+      timeline: { name, windowStart, faultStart, faultEnd, windowEnd },
+      inFlightAtFault,
+      recovery,
+      loadAvg,
+      providerAccept: { perSecond: slowAccept ? settings.providerAcceptsPerSec : null, peakWaiting: gatePeak },
+    });
+    console.log(
+      `${Math.round((Date.now() - windowStart) / 1000)} s${recovery.ok ? '' : ' (NOT RECOVERED: restarted)'}`,
+    );
   }
-  return Object.fromEntries(
-    Object.entries(counts)
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 6),
+
+  // The end: stop offering, let open requests end, let the worker send what it accepted (until
+  // the provider has received nothing new for 5 s, at most RECOVERY_MS).
+  await load.stop();
+  let received = -1;
+  for (const deadline = Date.now() + RECOVERY_MS; Date.now() < deadline; await sleep(5000)) {
+    const now = (await json(`${emu.url}/__emulator/send-counts?${later()}`)).received as number;
+    if (now === received) break;
+    received = now;
+  }
+  polling = false;
+  await providerPoll;
+  for (const s of stopPolls) await s();
+
+  const counts = await json(`${emu.url}/__emulator/send-counts?since=${phaseStart}`);
+  const sentIds = new Set(
+    ((await json(`${emu.url}/__emulator/sent`)).sent as { messageId: string | null }[]).map((s) => s.messageId),
   );
+  const times = new Map<string, number>(
+    (counts.duplicated as { messageId: string; times: number }[]).map((d) => [d.messageId, d.times]),
+  );
+  const idsOf = (tl: Timeline) =>
+    load.records
+      .filter((r) => r.start >= tl.windowStart && r.start < tl.windowEnd)
+      .flatMap((r) => (r.outcome?.kind === 'answered' && r.outcome.id ? [r.outcome.id] : []));
+  const reports: ScenarioReport[] = [];
+  const statesBy = new Map<string, Awaited<ReturnType<Stack['states']>>>();
+  for (const p of partial) statesBy.set(p.name, await stack.states(idsOf(p.timeline)));
+  for (const p of partial) {
+    const tl = p.timeline;
+    const ids = idsOf(tl);
+    const states = statesBy.get(p.name)!;
+    const failedCodes: Record<string, number> = {};
+    for (const s of states.filter((s) => s.status === 'failed')) failedCodes[s.code ?? '?'] = s.n;
+    const logs: Record<string, Record<string, number>> = {};
+    for (const c of stack.processes) {
+      const found = logCounts(c, tl.windowStart, tl.windowEnd + p.recovery.afterWindowMs);
+      if (Object.keys(found).length) logs[`${c.name} ${c.pid}`] = found;
+    }
+    const peaks = providerOpen.filter((o) => o.t >= tl.windowStart && o.t < tl.windowEnd).map((o) => o.peak);
+    reports.push({
+      ...p,
+      requests: requestFigures(load.records, tl, settings.clientTimeoutMs),
+      notOffered: load.notOffered.filter((t) => t >= tl.windowStart && t < tl.windowEnd).length,
+      readyz: { api: readyFigures(ready.api, tl), worker: readyFigures(ready.worker, tl) },
+      sends: {
+        ...sendFigures(counts.arrivals as number[], tl, tl.windowEnd),
+        peakOpenAtProvider: peaks.length ? Math.max(...peaks) : null,
+      },
+      messages: {
+        accepted: ids.length,
+        duplicated: ids.filter((id) => times.has(id)).length,
+        extraSends: ids.reduce((n, id) => n + (times.get(id) ?? 1) - 1, 0),
+        notSent: states.filter((s) => s.status === 'pending' || s.status === 'queued').reduce((n, s) => n + s.n, 0),
+        failed: states.filter((s) => s.status === 'failed').reduce((n, s) => n + s.n, 0),
+        failedCodes,
+        neverReachedProvider: ids.filter((id) => !sentIds.has(id)).length,
+      },
+      logs,
+    });
+  }
+  return reports;
 }
 
-async function startService(env: Record<string, string>, proxy: FaultProxy, dbUrl: string) {
-  const apiPort = await freePort();
-  const workerPort = await freePort();
-  const common = { ...env, DATABASE_URL: proxy.via(dbUrl) };
-  const apiUrl = `http://127.0.0.1:${apiPort}`;
-  const workerUrl = `http://127.0.0.1:${workerPort}`;
-  const procs = { api: null as Child | null, worker: null as Child | null };
-  const start = async () => {
-    procs.api = startNode('api', [cli, 'serve', '--role', 'api'], { ...common, PORT: String(apiPort) }, root);
-    await waitHealthy(procs.api, apiUrl); // first: it runs the migrations
-    procs.worker = startNode(
-      'worker',
-      [cli, 'serve', '--role', 'worker'],
-      { ...common, WORKER_STATUS_PORT: String(workerPort) },
-      root,
-    );
-    await waitHealthy(procs.worker, workerUrl);
-  };
-  await start();
-  const all: Child[] = [procs.api!, procs.worker!];
-  return {
-    apiUrl,
-    workerUrl,
-    procs,
-    /** Every process started, restarts included (for their logs). */
-    all,
-    async restart() {
-      await Promise.all([stop(procs.worker!, 5000), stop(procs.api!, 5000)]);
-      await start();
-      all.push(procs.api!, procs.worker!);
-    },
-  };
+/** The disk scenario needs root in a private mount namespace: re-run this drill inside one. */
+function reRunInMountNamespace(): boolean {
+  if (process.env.FAULT_DRILL_IN_MOUNT_NS === '1' || !settings.scenarios.includes('disk')) return false;
+  if (process.getuid?.() !== 0 || spawnSync('unshare', ['--version']).status !== 0) {
+    console.log('disk scenario skipped: it needs root and unshare (a tmpfs in a private mount namespace)');
+    settings.scenarios = settings.scenarios.filter((s) => s !== 'disk');
+    return false;
+  }
+  const args = ['--mount', '--propagation', 'private', process.execPath, ...process.execArgv, ...process.argv.slice(1)];
+  const run = spawnSync('unshare', args, { stdio: 'inherit', env: { ...process.env, FAULT_DRILL_IN_MOUNT_NS: '1' } });
+  process.exit(run.status ?? 1);
 }
 
 async function main() {
+  if (reRunInMountNamespace()) return;
   if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: npm run build first`);
-  if (!(await postgresReachable(settings.databaseUrl)))
+  const onPostgres = settings.scenarios.filter((s) => s !== 'disk');
+  if (onPostgres.length && !(await postgresReachable(settings.databaseUrl)))
     throw new Error(`PostgreSQL is not reachable at ${settings.databaseUrl}`);
   const startedAt = new Date().toISOString();
-  const loadAt = () => os.loadavg().map((n) => Math.round(n * 10) / 10);
   console.log(
     `Fault drill (issue #32): scale ${settings.scale}, ${settings.ratePerSec} req/s, at most ${settings.concurrency} open, scenarios ${settings.scenarios.join(', ')}; ${os.cpus().length} CPUs, load average ${loadAt().join(' ')}`,
   );
-
-  const db = await createDatabase('postgres', settings.databaseUrl);
-  const dbUrl = db.env.DATABASE_URL!;
-  const direct = postgres(dbUrl, { max: 2, onnotice: () => {} });
-  const target = new URL(dbUrl);
-  const proxy = await startFaultProxy({ host: target.hostname, port: Number(target.port || 5432) });
-  const cleanup = async () => {
-    await stopAll();
-    await proxy.close().catch(() => {});
-    await direct.end({ timeout: 1 }).catch(() => {});
-    await db.drop().catch(() => {});
+  const customersFor = (scenarios: ScenarioName[]) => {
+    const ms = scenarios.reduce(
+      (t, s) => t + LEAD_MS + PLAN[s].faultMs + PLAN[s].afterMs + RECOVERY_MS,
+      2 * RECOVERY_MS,
+    );
+    return Math.ceil(((ms / 1000) * settings.ratePerSec) / PER_CUSTOMER) + 1;
   };
+  const stacks: Stack[] = [];
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
-    process.once(signal, () => void cleanup().finally(() => process.exit(130)));
-
-  try {
-    // The provider.
-    const emuPort = await freePort();
-    const emuUrl = `http://127.0.0.1:${emuPort}`;
-    const emu = startNode(
-      'emulator',
-      [cli, 'emulator'],
-      { EMULATOR_PORT: String(emuPort), EMULATOR_LATENCY_MS: String(settings.providerLatencyMs), LOG_LEVEL: 'warn' },
-      root,
-    );
-    for (let i = 0; ; i++) {
-      if ((await fetch(`${emuUrl}/__emulator/stats`).catch(() => null))?.ok) break;
-      if (i > 300 || emu.proc.exitCode !== null) throw new Error(`emulator did not start:\n${emu.output.join('')}`);
-      await sleep(100);
-    }
-    await json(`${emuUrl}/__emulator/settings`, { method: 'PUT', body: JSON.stringify({ enabled: false }) }); // no receipts
-
-    // The service, as the README starts it (one api, one worker), on PostgreSQL through the proxy.
-    const service = await startService(
-      { ADMIN_TOKEN, ENCRYPTION_KEY, PROVIDER_BASE_URL: emuUrl, LOG_LEVEL: 'warn', HOST: '127.0.0.1' },
-      proxy,
-      dbUrl,
-    );
-    const planned = settings.scenarios.reduce(
-      (ms, s) => ms + LEAD_MS + PLAN[s as ScenarioName].faultMs + PLAN[s as ScenarioName].afterMs + RECOVERY_MS,
-      10_000,
-    );
-    const customers = Math.ceil((planned / 1000) * (settings.ratePerSec / PER_CUSTOMER)) + 1;
-    const keys: string[] = [];
-    for (let c = 0; c < customers; c++)
-      keys.push((await benchAccount(service.apiUrl, emuUrl, settings.accountMps)).key);
-
-    const probe = async (i: number) => {
-      const res = await fetch(`${service.apiUrl}/messages`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': keys[0]! },
-        body: JSON.stringify({
-          externalId: `probe-${stamp}-${i}`,
-          to: { type: 'phone', phoneE164: '+15551234567' },
-          content: { type: 'text', text: 'probe' },
-        }),
-        signal: AbortSignal.timeout(5000),
-      });
-      const body = (await res.json()) as { messageId?: string };
-      if (res.status !== 201 || !body.messageId) throw new Error(`probe answered ${res.status}`);
-      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(200)) {
-        const [row] = await direct<{ status: string }[]>`SELECT status FROM messages WHERE id = ${body.messageId}`;
-        if (row && ['sent', 'delivered', 'read'].includes(row.status)) return;
-      }
-      throw new Error('probe accepted but not sent within 10 s');
-    };
-    await probe(0);
-
-    // Recording for the whole run.
-    const ready = { api: [] as ReadySample[], worker: [] as ReadySample[] };
-    const stopPolls = [pollReady(service.apiUrl, ready.api), pollReady(service.workerUrl, ready.worker)];
-    const providerOpen: { t: number; peak: number }[] = [];
-    let polling = true;
-    const providerPoll = (async () => {
-      while (polling) {
-        const c = await json(`${emuUrl}/__emulator/send-counts?since=${Date.now() + 3_600_000}`).catch(() => null);
-        if (c) providerOpen.push({ t: Date.now(), peak: c.peakOpen as number });
-        await sleep(1000);
-      }
-    })();
-    const load = startLoad({
-      url: service.apiUrl,
-      keys,
-      ratePerSec: settings.ratePerSec,
-      concurrency: settings.concurrency,
-      timeoutMs: settings.clientTimeoutMs,
-      prefix: `drill-${stamp}`,
+    process.once(signal, () => {
+      void Promise.all(stacks.map((s) => s.close().catch(() => {})))
+        .then(() => stopAll())
+        .finally(() => process.exit(130));
     });
-    const runStart = Date.now();
-    await sleep(LEAD_MS);
 
-    const partial: Omit<ScenarioReport, 'requests' | 'readyz' | 'sends' | 'messages' | 'logs' | 'notOffered'>[] = [];
-    let probes = 1;
-    for (const name of settings.scenarios as ScenarioName[]) {
-      const plan = PLAN[name];
-      const loadAvg = loadAt();
-      process.stdout.write(`  ${name} (load ${loadAvg.join(' ')}) ... `);
-      const windowStart = Date.now();
-      await sleep(LEAD_MS);
-      const inFlight = async () => ({
-        leasedMessages: Number(
-          (
-            await direct<{ n: number }[]>`SELECT count(*)::int AS n FROM messages
-              WHERE status IN ('pending', 'queued') AND locked_until > now()`
-          )[0]!.n,
-        ),
-        openAtProvider: (await json(`${emuUrl}/__emulator/send-counts?since=${Date.now() + 3_600_000}`)).open as number,
+  const emu = await startEmulator(settings.providerLatencyMs);
+  const reports: ScenarioReport[] = [];
+  const phases: { stack: string; scenarios: string[] }[] = [];
+  try {
+    const common = { emu, accountMps: settings.accountMps };
+    if (onPostgres.length) {
+      const stack = await startPostgresStack({
+        ...common,
+        adminUrl: settings.databaseUrl,
+        customers: customersFor(onPostgres),
       });
-      const inFlightAtFault = await inFlight();
-      const faultStart = Date.now();
-      if (name === 'reset') proxy.resetAll();
-      if (name === 'stall') proxy.setMode({ kind: 'stall' });
-      if (name === 'slow')
-        await json(`${emuUrl}/__emulator/settings`, {
-          method: 'PUT',
-          body: JSON.stringify({ latencyMs: settings.providerDelayMs }),
-        });
-      await sleep(plan.faultMs);
-      if (name === 'stall') proxy.setMode({ kind: 'pass' });
-      if (name === 'slow')
-        await json(`${emuUrl}/__emulator/settings`, {
-          method: 'PUT',
-          body: JSON.stringify({ latencyMs: settings.providerLatencyMs }),
-        });
-      const faultEnd = Date.now();
-      await sleep(plan.afterMs);
-      const windowEnd = Date.now();
-      // Recovery: a probe accepted and sent, tried until RECOVERY_MS; else restart both processes.
-      let recovery = { ok: false, afterWindowMs: 0, restarted: false, detail: '' };
-      for (const deadline = windowEnd + RECOVERY_MS; Date.now() < deadline;) {
-        try {
-          await probe(probes++);
-          recovery = { ok: true, afterWindowMs: Date.now() - windowEnd, restarted: false, detail: '' };
-          break;
-        } catch (err) {
-          recovery.detail = (err as Error).message;
-          await sleep(1000);
-        }
-      }
-      if (!recovery.ok) {
-        recovery = { ...recovery, afterWindowMs: Date.now() - windowEnd, restarted: true };
-        await service.restart();
-      }
-      const timeline: Timeline = { name, windowStart, faultStart, faultEnd, windowEnd };
-      partial.push({ name, timeline, inFlightAtFault, recovery, loadAvg });
-      console.log(
-        `${Math.round((Date.now() - windowStart) / 1000)} s${recovery.ok ? '' : ' (NOT RECOVERED: restarted)'}`,
-      );
+      stacks.push(stack);
+      reports.push(...(await runPhase(stack, onPostgres, emu)));
+      phases.push({ stack: stack.label, scenarios: onPostgres });
+      await stacks.pop()!.close();
     }
-
-    // The end: stop offering, let open requests end, give the worker time to send what it accepted.
-    await load.stop();
-    const drainStart = Date.now();
-    for (; Date.now() - drainStart < RECOVERY_MS; await sleep(1000)) {
-      const [row] = await direct<{ n: number }[]>`SELECT count(*)::int AS n FROM messages
-        WHERE status IN ('pending', 'queued') AND due_at <= now() + interval '5 seconds'`;
-      if (row!.n === 0) break;
-    }
-    polling = false;
-    await providerPoll;
-    for (const s of stopPolls) await s();
-
-    const counts = await json(`${emuUrl}/__emulator/send-counts?since=${runStart}`);
-    const sentIds = new Set(
-      ((await json(`${emuUrl}/__emulator/sent`)).sent as { messageId: string | null }[]).map((s) => s.messageId),
-    );
-    const times = new Map<string, number>(
-      (counts.duplicated as { messageId: string; times: number }[]).map((d) => [d.messageId, d.times]),
-    );
-    const reports: ScenarioReport[] = [];
-    for (const p of partial) {
-      const tl = p.timeline;
-      const mine = load.records.filter((r) => r.start >= tl.windowStart && r.start < tl.windowEnd);
-      const ids = mine.flatMap((r) => (r.outcome?.kind === 'answered' && r.outcome.id ? [r.outcome.id] : []));
-      const states = await direct<{ status: string; code: string | null; n: number }[]>`
-        SELECT status, error->>'code' AS code, count(*)::int AS n FROM messages
-         WHERE id = ANY(${ids}::uuid[]) GROUP BY 1, 2`;
-      const failedCodes: Record<string, number> = {};
-      for (const s of states.filter((s) => s.status === 'failed')) failedCodes[s.code ?? '?'] = s.n;
-      const logs: Record<string, Record<string, number>> = {};
-      for (const c of service.all) {
-        const found = logCounts(c, tl.windowStart, tl.windowEnd + p.recovery.afterWindowMs);
-        if (Object.keys(found).length) logs[`${c.name} ${c.pid}`] = found;
-      }
-      const peaks = providerOpen.filter((o) => o.t >= tl.windowStart && o.t < tl.windowEnd).map((o) => o.peak);
-      reports.push({
-        ...p,
-        requests: requestFigures(load.records, tl, settings.clientTimeoutMs),
-        notOffered: load.notOffered.filter((t) => t >= tl.windowStart && t < tl.windowEnd).length,
-        readyz: { api: readyFigures(ready.api, tl), worker: readyFigures(ready.worker, tl) },
-        sends: {
-          ...sendFigures(counts.arrivals as number[], tl, tl.windowEnd),
-          peakOpenAtProvider: peaks.length ? Math.max(...peaks) : null,
-        },
-        messages: {
-          accepted: ids.length,
-          duplicated: ids.filter((id) => times.has(id)).length,
-          extraSends: ids.reduce((n, id) => n + (times.get(id) ?? 1) - 1, 0),
-          notSent: states.filter((s) => s.status === 'pending' || s.status === 'queued').reduce((n, s) => n + s.n, 0),
-          failed: states.filter((s) => s.status === 'failed').reduce((n, s) => n + s.n, 0),
-          failedCodes,
-          neverReachedProvider: ids.filter((id) => !sentIds.has(id)).length,
-        },
-        logs,
+    if (settings.scenarios.includes('disk')) {
+      const stack = await startEmbeddedStack({
+        ...common,
+        customers: customersFor(['disk']),
+        sizeMb: settings.tmpfsMb,
       });
+      stacks.push(stack);
+      reports.push(...(await runPhase(stack, ['disk'], emu)));
+      phases.push({ stack: stack.label, scenarios: ['disk'] });
+      await stacks.pop()!.close();
     }
-    const lines = printTable(reports);
-    console.log('');
-    for (const l of lines) console.log(l);
-    const data = {
-      startedAt,
-      finishedAt: new Date().toISOString(),
-      settings,
-      machine: { cpus: os.cpus().length, node: process.version, loadAvgAtEnd: os.loadavg() },
-      totals: { duplicatedMessages: times.size, emulatorReceived: counts.received },
-      reports,
-      table: lines,
-    };
-    let file: string;
-    if (settings.out) {
-      file = settings.out;
-      fs.writeFileSync(file, JSON.stringify(data, null, 2) + '\n');
-    } else file = writeJson(path.join(here, 'results'), `${stamp}-fault-drill`, data);
-    console.log(`\nResults: ${path.relative(process.cwd(), file)}`);
   } finally {
-    await cleanup();
+    for (const s of stacks) await s.close().catch(() => {});
+    await emu.gate.close();
+    await stopAll();
   }
+
+  const lines = printTable(reports);
+  console.log('');
+  for (const l of lines) console.log(l);
+  const data = {
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    settings,
+    phases,
+    machine: { cpus: os.cpus().length, node: process.version, loadAvgAtEnd: os.loadavg() },
+    reports,
+    table: lines,
+  };
+  let file: string;
+  if (settings.out) {
+    file = settings.out;
+    fs.writeFileSync(file, JSON.stringify(data, null, 2) + '\n');
+  } else file = writeJson(path.join(here, 'results'), `${stamp}-fault-drill`, data);
+  console.log(`\nResults: ${path.relative(process.cwd(), file)}`);
 }
 
 main().catch(async (err: unknown) => {
