@@ -127,37 +127,63 @@ const RECOVERY_MS = scaled(60_000, 30_000);
 const PER_CUSTOMER = 15_000;
 const loadAt = () => os.loadavg().map((n) => Math.round(n * 10) / 10);
 
-/** A message accepted and then sent, within 5 s and 10 s; throws with what failed. */
-async function probe(stack: Stack, i: number) {
-  const call = async (url: string, init: RequestInit = {}) => {
-    try {
-      const res = await fetch(url, {
-        ...init,
-        headers: { 'content-type': 'application/json', 'x-api-key': stack.keys[0]! },
-        signal: AbortSignal.timeout(5000),
-      });
-      return { status: res.status, body: (await res.json()) as { messageId?: string; status?: string } };
-    } catch (err) {
-      throw new Error(
-        `probe: ${(err as Error).name === 'TimeoutError' ? 'no answer within 5 s' : (err as Error).message}`,
-      );
-    }
-  };
-  const accepted = await call(`${stack.apiUrl}/messages`, {
-    method: 'POST',
-    body: JSON.stringify({
-      externalId: `probe-${stamp}-${i}`,
-      to: { type: 'phone', phoneE164: '+15551234567' },
-      content: { type: 'text', text: 'probe' },
-    }),
-  });
-  const id = accepted.body.messageId;
-  if (accepted.status !== 201 || !id) throw new Error(`probe answered ${accepted.status}`);
-  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(250)) {
-    const seen = await call(`${stack.apiUrl}/messages/${id}`).catch(() => null);
-    if (seen && ['sent', 'delivered', 'read'].includes(seen.body.status ?? '')) return;
+/** One call of the recovery probe, with a 5 s deadline; throws with what failed. */
+async function probeCall(stack: Stack, url: string, init: RequestInit = {}) {
+  try {
+    const res = await fetch(url, {
+      ...init,
+      headers: { 'content-type': 'application/json', 'x-api-key': stack.keys[0]! },
+      signal: AbortSignal.timeout(5000),
+    });
+    return { status: res.status, body: (await res.json()) as { messageId?: string; status?: string } };
+  } catch (err) {
+    throw new Error(
+      `probe: ${(err as Error).name === 'TimeoutError' ? 'no answer within 5 s' : (err as Error).message}`,
+    );
   }
-  throw new Error('probe accepted but not sent within 10 s');
+}
+
+type Recovery = ScenarioReport['recovery'];
+
+/**
+ * Recovered: a probe message accepted and then sent, within RECOVERY_MS of `from`; past that only
+ * while the provider keeps receiving sends (a backlog ahead of the probe, not a stuck worker), at
+ * most 3 × RECOVERY_MS.
+ */
+async function recover(stack: Stack, emu: Emulator, from: number, tag: string): Promise<Recovery> {
+  let id: string | null = null;
+  let detail = '';
+  while (Date.now() < from + 3 * RECOVERY_MS) {
+    try {
+      if (id === null) {
+        const accepted = await probeCall(stack, `${stack.apiUrl}/messages`, {
+          method: 'POST',
+          body: JSON.stringify({
+            externalId: `probe-${stamp}-${tag}`,
+            to: { type: 'phone', phoneE164: '+15551234567' },
+            content: { type: 'text', text: 'probe' },
+          }),
+        });
+        // 200: a replay of this probe's externalId (an earlier try that timed out was accepted after all).
+        if (![200, 201].includes(accepted.status) || !accepted.body.messageId)
+          throw new Error(`probe answered ${accepted.status}`);
+        id = accepted.body.messageId;
+      }
+      const seen = await probeCall(stack, `${stack.apiUrl}/messages/${id}`);
+      if (['sent', 'delivered', 'read'].includes(seen.body.status ?? ''))
+        return { ok: true, afterWindowMs: Date.now() - from, restarted: false, detail: '' };
+      detail = 'probe accepted, not sent';
+    } catch (err) {
+      detail = (err as Error).message;
+    }
+    if (Date.now() > from + RECOVERY_MS) {
+      const c = await json(`${emu.url}/__emulator/send-counts?since=${Date.now() - 5000}`).catch(() => null);
+      const recent = (c?.arrivals as number[] | undefined)?.length ?? 0;
+      if (id === null || recent === 0) break;
+    }
+    await sleep(500);
+  }
+  return { ok: false, afterWindowMs: Date.now() - from, restarted: false, detail };
 }
 
 /** Begins a scenario's fault; answers the function that ends it. */
@@ -183,8 +209,8 @@ async function beginFault(name: ScenarioName, stack: Stack, emu: Emulator): Prom
 /** Runs `scenarios` on `stack` under one steady load; answers a report per scenario. */
 async function runPhase(stack: Stack, scenarios: ScenarioName[], emu: Emulator): Promise<ScenarioReport[]> {
   console.log(`  ${stack.label}`);
-  let probes = 0;
-  await probe(stack, probes++);
+  const first = await recover(stack, emu, Date.now(), 'start');
+  if (!first.ok) throw new Error(`${stack.label}: not sending before any fault (${first.detail})`);
   const ready = { api: [] as ReadySample[], worker: [] as ReadySample[] };
   const stopPolls = [pollReady(stack.readyUrls.api, ready.api), pollReady(stack.readyUrls.worker, ready.worker)];
   const providerOpen: { t: number; peak: number }[] = [];
@@ -234,20 +260,10 @@ async function runPhase(stack: Stack, scenarios: ScenarioName[], emu: Emulator):
     const windowEnd = Date.now();
     emu.gate.setRate(null);
     const gatePeak = emu.gate.counts().peakWaiting;
-    // Recovery: a probe accepted and sent, tried until RECOVERY_MS; else restart the processes.
-    let recovery = { ok: false, afterWindowMs: 0, restarted: false, detail: '' };
-    for (const deadline = windowEnd + RECOVERY_MS; Date.now() < deadline;) {
-      try {
-        await probe(stack, probes++);
-        recovery = { ok: true, afterWindowMs: Date.now() - windowEnd, restarted: false, detail: '' };
-        break;
-      } catch (err) {
-        recovery.detail = (err as Error).message;
-        await sleep(1000);
-      }
-    }
+    // Recovery: a probe accepted and sent; if not, restart the processes for the next scenario.
+    const recovery = await recover(stack, emu, windowEnd, `${name}`);
     if (!recovery.ok) {
-      recovery = { ...recovery, afterWindowMs: Date.now() - windowEnd, restarted: true };
+      recovery.restarted = true;
       await stack.restart();
     }
     partial.push({
