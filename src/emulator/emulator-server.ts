@@ -11,6 +11,7 @@ import { registerMediaRoute } from './emulator-media.js';
 import { registerMessageRoute } from './emulator-messages.js';
 import { registerPhoneNumberRoute } from './emulator-phone-numbers.js';
 import { registerPortfolioControls } from './emulator-portfolios.js';
+import { registerSendCounts } from './emulator-send-counts.js';
 import { registerSettingsControl } from './emulator-settings.js';
 import { createEmulatorState, type EmulatorState } from './emulator-state.js';
 import { registerTemplateControls, registerTemplateRoutes } from './emulator-templates.js';
@@ -51,6 +52,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
 
   // ---- control API ----
   registerStateControls(app, state, sender.queue);
+  registerSendCounts(app, state);
   registerSettingsControl(app, state, sender.target);
   registerTemplateControls(app, state, (wabaId, payload) =>
     sender.post(payload, [...state.numbers].find(([, n]) => n.wabaId === wabaId && n.callbackUrl)?.[0]),
