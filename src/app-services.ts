@@ -92,13 +92,14 @@ function createPlatform(config: Config, deps: { db: Db; metrics: Metrics; resolv
   const media = createMediaService({ db, store: mediaStore, unusedTtlSeconds: config.mediaUnusedTtlSeconds });
   const sends = createSendService({ db, maxSendAttempts: config.maxSendAttempts, media, metrics });
   const outbound = createOutboundClient({ allowPrivate: config.unsafeAllowPrivateUrls, resolve });
-  // Every live send in flight may be waiting on the provider: as many connections (opened only
-  // when needed), so undici never queues a send behind the in-flight cap.
+  // A bounded pool (PROVIDER_CONNECTIONS, opened only when needed): sends beyond it wait in this
+  // process for a connection, and the wait does not count against their response deadline (0061).
   const provider = createProviderClient({
     baseUrl: config.providerBaseUrl,
     apiVersion: config.providerApiVersion,
     timeoutMs: config.providerTimeoutMs,
-    connections: config.workerMaxInFlight,
+    connectTimeoutMs: config.providerConnectTimeoutMs,
+    connections: config.providerConnections,
     observe: providerObserver(metrics),
   });
   return { directory, mediaStore, media, sends, resolve, outbound, provider };

@@ -52,6 +52,8 @@ function createSendDispatcher(config: Config, deps: { db: Db; log: Logger }, s: 
       pollMs: config.workerPollMs,
       sandboxStepMs: config.sandboxStepMs,
       retryTimeScale: config.retryTimeScale,
+      // Scaled like every retry delay (RETRY_TIME_SCALE), so tests wait milliseconds.
+      confirmWaitMs: Math.max(1, Math.round(config.sendConfirmWaitMs * config.retryTimeScale)),
       maxInFlight: config.workerMaxInFlight,
       maxMediaSteps: config.maxMediaSteps,
       pacingHorizonMs: config.dispatchPacingHorizonMs,

@@ -30,6 +30,12 @@ export type Config = {
   providerApiVersion: string;
   providerAppSecret: string | null;
   providerTimeoutMs: number;
+  /** PROVIDER_CONNECT_TIMEOUT_MS: TCP and TLS connect to the provider; a send that fails there was never sent (decision 0061). */
+  providerConnectTimeoutMs: number;
+  /** PROVIDER_CONNECTIONS: connections to the provider per origin; more requests wait in this process. */
+  providerConnections: number;
+  /** SEND_CONFIRM_WAIT_MS: how long a send that may have reached the provider waits for its receipt before failing (decision 0061). */
+  sendConfirmWaitMs: number;
   providerVerifyToken: string | null;
   unsafeAllowPrivateUrls: boolean;
   retryTimeScale: number;
@@ -257,6 +263,9 @@ function readServerSettings(r: Readers, problems: string[]) {
     providerApiVersion: str('PROVIDER_API_VERSION') ?? DEFAULT_API_VERSION,
     providerAppSecret: str('PROVIDER_APP_SECRET'),
     providerTimeoutMs: int('PROVIDER_TIMEOUT_MS', 15000, 100, 120000),
+    providerConnectTimeoutMs: int('PROVIDER_CONNECT_TIMEOUT_MS', 5000, 100, 60000),
+    providerConnections: int('PROVIDER_CONNECTIONS', 512, 1, 20000),
+    sendConfirmWaitMs: int('SEND_CONFIRM_WAIT_MS', 600_000, 10, 7 * 86400_000),
     providerVerifyToken: str('PROVIDER_VERIFY_TOKEN'),
     unsafeAllowPrivateUrls: bool('UNSAFE_ALLOW_PRIVATE_URLS'),
     retryTimeScale: num('RETRY_TIME_SCALE', 1, 0, 1000),

@@ -63,7 +63,7 @@ describe(`an attempt is counted when it starts (${backend})`, () => {
     svc = await startService({
       env: {
         ...providerEnv(emu),
-        PROVIDER_TIMEOUT_MS: '1500', // the held send times out and is retried
+        PROVIDER_TIMEOUT_MS: '1500', // the held send times out (and is not sent again)
         WORKER_POLL_MS: '50',
         UNSAFE_ALLOW_PRIVATE_URLS: 'true', // the webhook receiver is on loopback
       },
@@ -89,19 +89,24 @@ describe(`an attempt is counted when it starts (${backend})`, () => {
     expect(during.body.processing).toMatchObject({ attemptCount: 1, queueState: 'in_flight' });
     expect(during.body.processing.lastAttemptAt).not.toBeNull();
 
-    // It times out (attempt 1 recorded as PROVIDER_TIMEOUT), then goes at the second attempt.
+    // It times out (attempt 1 recorded as PROVIDER_TIMEOUT): the provider may have it, so it is
+    // not sent again, and with no receipt it fails after its wait (decision 0061).
     const done = await eventually(
       async () => {
         const r = await call(svc.url, 'GET', `/messages/${id}`, { key: t.key });
-        return r.body.status === 'sent' ? r.body : undefined;
+        return r.body.status === 'failed' ? r.body : undefined;
       },
       30_000,
       50,
     );
-    // Two provider requests, two attempts: none counted twice.
-    expect(emu.sent().filter((s) => s.messageId === id)).toHaveLength(1);
+    // One provider request, one attempt: not counted twice, not sent twice.
+    expect(emu.sent().filter((s) => s.messageId === id)).toHaveLength(0);
     expect(heldFor(emu, id)).toHaveLength(1);
-    expect(done).toMatchObject({ attemptCount: 2, lastErrorCode: 'PROVIDER_TIMEOUT', error: null });
+    expect(done).toMatchObject({
+      attemptCount: 1,
+      lastErrorCode: 'PROVIDER_TIMEOUT',
+      error: { code: 'PROVIDER_TIMEOUT' },
+    });
   }, 60_000);
 
   it('a message claimed with every attempt counted and no outcome fails with SEND_INTERRUPTED, without a call', async () => {

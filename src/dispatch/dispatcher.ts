@@ -30,6 +30,8 @@ export type DispatcherOptions = {
   pollMs: number;
   sandboxStepMs: number;
   retryTimeScale: number;
+  /** How long a send that may have reached the provider waits for its receipt (SEND_CONFIRM_WAIT_MS; decision 0061). */
+  confirmWaitMs: number;
   /** Live sends in flight at once in this process. */
   maxInFlight: number;
   /** How far ahead an account's send slots may be booked: inside the lease, with room for the send. */
@@ -60,6 +62,8 @@ export function createDispatcher(deps: {
   onLateSends?: (outcome: 'rebooked' | 'returned', n: number) => void;
   /** Counts sends held back by their recipient's pair-rate pacing. */
   onPairHeld?: (n: number) => void;
+  /** Counts send outcomes kept after a failed write: written later, or lost with the lease (decision 0061). */
+  onKeptOutcome?: (result: 'written' | 'lost') => void;
   /** Counts accounts whose send pace was lowered after the provider's 130429 (decision 0055). */
   onPaceLowered?: (n: number) => void;
   /** Counts the portfolio messaging limit's refusals and alerts (decision 0044). */
@@ -91,6 +95,9 @@ export function createDispatcher(deps: {
     media,
     sealer,
     retryTimeScale,
+    confirmWaitMs: options.confirmWaitMs,
+    leaseSeconds: options.leaseSeconds,
+    onKeptOutcome: deps.onKeptOutcome,
     pacingHorizonMs,
     maxMediaSteps,
     worker,

@@ -15,6 +15,7 @@ import type { ProviderClient, ProviderRoute, SendOutcome } from '../provider/clo
 import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit, type GroupCommit } from '../shared/group-commit.js';
 import type { LeasedWorker } from '../shared/worker-loop.js';
+import { writeKept } from './kept-outcomes.js';
 import { type AttemptResult, recordAttempt, refuseBeforeSending } from './live-send.js';
 import { holdMarketingRoute, marketingRoutes, notOnboarded } from './marketing-route.js';
 import type { Outcome } from './outcomes.js';
@@ -41,6 +42,12 @@ type Live = {
   media: MediaPreparer;
   sealer: Sealer;
   retryTimeScale: number;
+  /** How long a send that may have reached the provider waits for its receipt (SEND_CONFIRM_WAIT_MS; decision 0061). */
+  confirmWaitMs: number;
+  /** The claim's lease, extended while an outcome that could not be written is kept (decision 0061). */
+  leaseSeconds: number;
+  /** Counts kept outcomes written late, and those given up because the lease was lost. */
+  onKeptOutcome?: (result: 'written' | 'lost') => void;
   /** How far ahead an account's send slots may be booked. */
   pacingHorizonMs: number;
   /** Media steps (fetch, upload) at once in this process (MAX_MEDIA_STEPS). */
@@ -264,7 +271,8 @@ function putBack(live: Live, m: Claimed, dueMs?: number): Promise<void> {
 
 /**
  * Counts the attempt (startAttempts, with the others starting now), then runs `step`; its outcome
- * is recorded as counted. Not run when the lease was lost (the message's new holder sends it).
+ * is recorded as counted, and kept and written again while that fails (kept-outcomes.ts). Not run
+ * when the lease was lost (the message's new holder sends it).
  */
 async function started(live: Live, m: Claimed, step: () => Promise<AttemptResult>): Promise<void> {
   if (!(await live.starts.submit(m.id))) {
@@ -272,7 +280,15 @@ async function started(live: Live, m: Claimed, step: () => Promise<AttemptResult
     return;
   }
   const result = await step();
-  await live.worker.record({ message: m, result: { ...result, transition: countedAtStart(result.transition) } });
+  const outcome = { message: m, result: { ...result, transition: countedAtStart(result.transition) } };
+  const kept = {
+    db: live.db,
+    log: live.log,
+    workerId: live.worker.workerId,
+    leaseSeconds: live.leaseSeconds,
+    onKept: live.onKeptOutcome,
+  };
+  await writeKept(kept, m, () => live.worker.record(outcome));
 }
 
 function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
@@ -292,7 +308,8 @@ function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
   let outcomeWritten = () => {};
   return started(live, m, async () => {
     const { outcome, route } = await sendRouted(live, booked);
-    const result = recordAttempt(m, outcome, new Date(), live.retryTimeScale, route);
+    const timing = { retryTimeScale: live.retryTimeScale, confirmWaitMs: live.confirmWaitMs };
+    const result = recordAttempt(m, outcome, new Date(), timing, route);
     // The sends this process booked for the account stop at once (the database's schedule, which
     // every worker books from, is paused with the outcome).
     if (result.verdict?.action === 'retry' && result.verdict.pausesAccount)
@@ -305,10 +322,7 @@ function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
     return result;
   })
     .catch((err: unknown) =>
-      live.log.error(
-        { err, ...messageIds(m) },
-        'recording a send outcome failed; the lease will expire and the message be retried',
-      ),
+      live.log.error({ err, ...messageIds(m) }, 'starting a send failed; not sent, its lease will expire'),
     )
     .finally(() => outcomeWritten());
 }
@@ -320,6 +334,9 @@ function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
  */
 async function sendRouted(live: Live, booked: Booked): Promise<{ outcome: SendOutcome; route: ProviderRoute }> {
   const { m, account } = booked;
+  // The send must have its connection by the end of its booking's room in the lease, so that its
+  // answer (PROVIDER_TIMEOUT_MS from then) still comes inside the lease; waiting is not sending.
+  const limits = { startBy: booked.deadlineMs };
   const send = (route: ProviderRoute) =>
     live.provider.send(
       { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken!, accountId: account.id },
@@ -329,6 +346,7 @@ async function sendRouted(live: Live, booked: Booked): Promise<{ outcome: SendOu
       m.providerMedia,
       m.replyTarget?.providerMessageId ?? null,
       route,
+      limits,
     );
   const route = booked.route ?? 'messages';
   const outcome = await send(route);

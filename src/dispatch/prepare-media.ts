@@ -116,8 +116,15 @@ async function fromUpload(p: Preparer, m: Claimed, account: SendAccount, mediaId
   const outcome = await upload;
   if (outcome === 'gone') return unavailable(m, 'the uploaded file was deleted before the message was sent');
   if (outcome.ok) return ready(m, { id: outcome.providerMediaId, filename: file.filename });
-  return recordAttempt(m, outcome, new Date(), p.retryTimeScale);
+  return uploadFailed(p, m, outcome);
 }
+
+/**
+ * A failed upload is retried on the send schedule, even one that may have reached the provider:
+ * an upload sends nothing to the recipient, so a second one is harmless (decision 0061).
+ */
+const uploadFailed = (p: Preparer, m: Claimed, outcome: Extract<UploadOutcome, { ok: false }>) =>
+  recordAttempt(m, { ...outcome, sent: false }, new Date(), { retryTimeScale: p.retryTimeScale, confirmWaitMs: 0 });
 
 /** A broadcast message's URL: the first message's outcome serves the others (success only). */
 async function fromBroadcastUrl(
@@ -168,5 +175,5 @@ async function fromUrl(p: Preparer, m: Claimed, account: SendAccount, media: Url
     { data: fetched.data, mimetype, filename: name },
   );
   if (outcome.ok) return ready(m, { id: outcome.providerMediaId });
-  return recordAttempt(m, outcome, new Date(), p.retryTimeScale);
+  return uploadFailed(p, m, outcome);
 }

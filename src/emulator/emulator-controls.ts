@@ -28,6 +28,8 @@ export function registerStateControls(
     return { ok: true };
   });
   app.get('/__emulator/sent', async () => ({ sent: state.sent.map(({ payload: _p, ...rest }) => rest) }));
+  /** Messages (our id in biz_opaque_callback_data) the emulator accepted more than once, with their count. */
+  app.get('/__emulator/duplicates', async () => ({ duplicates: duplicateSends(state) }));
   app.get('/__emulator/media', async () => ({ media: [...state.media].map(([id, m]) => ({ id, ...m })) }));
   app.get('/__emulator/throttled', async () => ({ throttled: state.throttled }));
   app.get('/__emulator/pair-limited', async () => ({ pairLimited: state.pairLimited }));
@@ -52,4 +54,11 @@ export function registerStateControls(
     Object.assign(state.webhookStats, { posts: 0, retries: 0, failures: 0, firstPostAt: 0, lastAnsweredAt: 0 });
     return { ok: true };
   });
+}
+
+/** Our message ids accepted more than once, each with how many times. */
+export function duplicateSends(state: EmulatorState): { messageId: string; count: number }[] {
+  const counts = new Map<string, number>();
+  for (const s of state.sent) if (s.messageId !== null) counts.set(s.messageId, (counts.get(s.messageId) ?? 0) + 1);
+  return [...counts].filter(([, count]) => count > 1).map(([messageId, count]) => ({ messageId, count }));
 }

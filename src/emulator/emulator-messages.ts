@@ -88,12 +88,9 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
       payload: body,
       route,
     });
-    const setting = state.receipts.pricing === undefined ? 'derived' : state.receipts.pricing;
-    const pricing = setting === 'derived' ? defaultPricing(state, phoneNumberId, body) : setting;
-    const accepted = { phoneNumberId, to: userId ? '' : to, userId, wamid, messageId, pricing };
-    const receipts = sendReceipts(state, sender, accepted, asyncFailure ?? rule?.asyncFailure, { ...state.receipts });
-    if (state.receipts.beforeResponse) await receipts;
-    else receipts.catch((err: unknown) => request.log.warn({ err }, 'posting receipts failed'));
+    const accepted = { phoneNumberId, to: userId ? '' : to, userId, wamid, messageId };
+    await postReceipts(state, sender, request, { accepted, body, failure: asyncFailure ?? rule?.asyncFailure });
+    if (rule?.answerAfterMs !== undefined) await sleep(rule.answerAfterMs);
     return {
       messaging_product: 'whatsapp',
       contacts: [userId ? { input: userId, user_id: userId } : { input: String(body.to), wa_id: to }],
@@ -104,6 +101,24 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
   app.post('/:version/:phoneNumberId/marketing_messages', (request: SendRequest, reply) =>
     handle(request, reply, 'marketing_messages'),
   );
+}
+
+/** The receipts of an accepted send: posted (and awaited when they must beat the answer). */
+async function postReceipts(
+  state: EmulatorState,
+  sender: WebhookSender,
+  request: SendRequest,
+  send: {
+    accepted: { phoneNumberId: string; to: string; userId: string | null; wamid: string; messageId: string | null };
+    body: Record<string, unknown>;
+    failure: Parameters<typeof sendReceipts>[3];
+  },
+) {
+  const setting = state.receipts.pricing === undefined ? 'derived' : state.receipts.pricing;
+  const pricing = setting === 'derived' ? defaultPricing(state, send.accepted.phoneNumberId, send.body) : setting;
+  const receipts = sendReceipts(state, sender, { ...send.accepted, pricing }, send.failure, { ...state.receipts });
+  if (state.receipts.beforeResponse) await receipts;
+  else receipts.catch((err: unknown) => request.log.warn({ err }, 'posting receipts failed'));
 }
 
 /** A send to a number in its maintenance window (a throughput upgrade): refused with 131057. */

@@ -17,6 +17,11 @@ export type FailureRule = {
   error?: { code: number; subcode?: number; message?: string };
   /** Accept the connection and never answer (the client times out). */
   hang?: boolean;
+  /**
+   * Accept the send (recorded, its receipts posted) and answer only after this many ms: a slow
+   * provider that has the message although the client may time out first.
+   */
+  answerAfterMs?: number;
   /** Accept the send, then report it failed in a receipt with this error. */
   asyncFailure?: { code: number; title?: string };
   /**

@@ -27,6 +27,8 @@ export type Claimed = {
   requireReplyWindow: boolean;
   /** The earlier message it replies or reacts to (decision 0032), or null. */
   replyTarget: ReplyTarget | null;
+  /** The code of its last send error, if any: an unconfirmed send is never sent again (decision 0061). */
+  lastErrorCode: string | null;
 };
 
 export async function claimDue(
@@ -44,7 +46,7 @@ export async function claimDue(
       WHERE m.id = d.id
       RETURNING m.id, m.status, m.recipient, m.sandbox, m.customer_id, m.chat_account_id, m.content, m.attempt_count, m.max_attempts,
                 m.media_id, m.provider_media, m.broadcast_id, m.created_at, m.require_reply_window,
-                m.reply_target`,
+                m.reply_target, m.last_error_code`,
     [workerId, leaseSeconds, limit],
   );
   return rows.map((r) => ({
@@ -63,6 +65,7 @@ export async function claimDue(
     createdAt: r.created_at as Date,
     requireReplyWindow: r.require_reply_window === true,
     replyTarget: (r.reply_target as ReplyTarget | null) ?? null,
+    lastErrorCode: (r.last_error_code as string | null) ?? null,
   }));
 }
 
@@ -80,6 +83,27 @@ export async function startAttempts(db: Pick<Db, 'query'>, workerId: string, ids
       WHERE id = ANY($1::uuid[]) AND locked_by = $2 AND locked_until > now() AND status IN ('pending', 'queued')
       RETURNING id`,
     [ids, workerId],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Extends this worker's lease on these messages to `leaseSeconds` from now, while no other worker
+ * holds them (even past its end: a message nobody claimed since is still ours). Returns the ids
+ * still held. Used while an outcome that could not be written is kept and written again, so that
+ * no other worker claims a message already sent and sends it twice (decision 0061).
+ */
+export async function extendLeases(
+  db: Pick<Db, 'query'>,
+  workerId: string,
+  ids: string[],
+  leaseSeconds: number,
+): Promise<Set<string>> {
+  const rows = await db.query<{ id: string }>(
+    `UPDATE messages SET locked_until = now() + make_interval(secs => $3)
+      WHERE id = ANY($1::uuid[]) AND locked_by = $2
+      RETURNING id`,
+    [ids, workerId, leaseSeconds],
   );
   return new Set(rows.map((r) => r.id));
 }

@@ -22,7 +22,8 @@ export function providerObserver(
       }
       const verdict = classifySendFailure(outcome);
       metrics.sendAttempts.inc({
-        outcome: verdict.action === 'retry' ? 'transient' : 'permanent',
+        outcome:
+          verdict.action === 'retry' ? 'transient' : verdict.action === 'unconfirmed' ? 'unconfirmed' : 'permanent',
         code: verdict.errorCode,
         content_type,
       });

@@ -1,13 +1,13 @@
 // The provider's Cloud API client: sends, media uploads and phone-number reads by phone-number id
 // with the account's bearer token, and management calls (templates) by WABA id with the management token.
 // Tokens stay in the Authorization header: never in a URL, a log line or an error we keep.
-import { Agent, FormData, request } from 'undici';
+import { Agent, FormData } from 'undici';
 
-import { deadline } from '../shared/deadline.js';
 import { type DownloadOutcome, downloadWithToken, trustedMediaUrl } from './media-download.js';
 import type { ProviderMediaRef, SendContent } from './payload.js';
 import { buildSendPayload, readPayload } from './payload.js';
 import { type ThroughputLevel, throughputLevelOf } from './phone-number.js';
+import { type Exchange, type ExchangeLimits, exchangeOnce } from './provider-exchange.js';
 
 export type ProviderErrorDetail = {
   code: number | null;
@@ -24,6 +24,11 @@ export type SendOutcome =
       httpStatus: number | null;
       detail: ProviderErrorDetail | null;
       summary: string;
+      /**
+       * A transport failure after the request was handed to a connection: the provider may have
+       * received it (decision 0061). Absent or false: it never left this process.
+       */
+      sent?: boolean;
     };
 
 export type UploadOutcome = { ok: true; providerMediaId: string } | Extract<SendOutcome, { ok: false }>;
@@ -80,7 +85,6 @@ export type ProviderObserver = {
 export type ProviderAccount = { phoneNumberId: string; accessToken: string; accountId?: string };
 
 const MAX_ERROR_TEXT = 500;
-const MAX_BODY_BYTES = 256 * 1024;
 
 const num = (v: unknown): number | null => {
   const n = typeof v === 'string' ? Number(v) : v;
@@ -105,17 +109,7 @@ export function parseGraphError(body: unknown): ProviderErrorDetail | null {
   };
 }
 
-function transportFailure(err: unknown): 'timeout' | 'network' {
-  const name = (err as { name?: string }).name ?? '';
-  return name === 'TimeoutError' || name === 'AbortError' || /TIMEOUT/.test((err as { code?: string }).code ?? '')
-    ? 'timeout'
-    : 'network';
-}
-
 type Failure = Extract<SendOutcome, { ok: false }>;
-type Exchange =
-  | { ok: true; status: number; body: unknown; headers: Record<string, string | string[] | undefined> }
-  | { ok: false; transport: 'network' | 'timeout'; status: number | null };
 
 /** What every Graph API call uses: the connection pool, the timeout, the observer, where to call. */
 type Transport = {
@@ -126,16 +120,6 @@ type Transport = {
   apiVersion: string;
 };
 
-async function readJson(body: { text(): Promise<string> }, length: string | string[] | undefined): Promise<unknown> {
-  if (Number(length) > MAX_BODY_BYTES) return null;
-  const raw = await body.text();
-  try {
-    return raw.length <= MAX_BODY_BYTES ? JSON.parse(raw) : null;
-  } catch {
-    return null;
-  }
-}
-
 /** One request to the Graph API with a bearer token: the parsed answer, or a transport failure. */
 async function exchange(
   t: Transport,
@@ -144,50 +128,13 @@ async function exchange(
   url: string,
   token: string,
   body?: string | FormData,
+  limits: ExchangeLimits = {},
 ): Promise<Exchange> {
   const started = performance.now();
   try {
-    return await exchangeOnce(t, method, url, token, body);
+    return await exchangeOnce(t, method, url, token, body, limits);
   } finally {
     t.observe?.request(operation, (performance.now() - started) / 1000);
-  }
-}
-
-async function exchangeOnce(
-  t: Transport,
-  method: 'GET' | 'POST',
-  url: string,
-  token: string,
-  body?: string | FormData,
-): Promise<Exchange> {
-  let res;
-  const limit = deadline(t.timeoutMs);
-  try {
-    res = await request(url, {
-      method,
-      dispatcher: t.agent,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}),
-      },
-      body,
-      signal: limit.signal,
-    });
-  } catch (err) {
-    limit.clear();
-    return { ok: false, transport: transportFailure(err), status: null };
-  }
-  try {
-    return {
-      ok: true,
-      status: res.statusCode,
-      body: await readJson(res.body, res.headers['content-length']),
-      headers: res.headers,
-    };
-  } catch (err) {
-    return { ok: false, transport: transportFailure(err), status: res.statusCode };
-  } finally {
-    limit.clear();
   }
 }
 
@@ -199,17 +146,18 @@ async function call(
   path: string,
   accessToken: string,
   body?: string | FormData,
+  limits: ExchangeLimits = {},
 ): Promise<{ ok: true; body: unknown; httpStatus: number } | Failure> {
-  const res = await exchange(t, operation, method, `${t.baseUrl}/${t.apiVersion}/${path}`, accessToken, body);
-  if (!res.ok) {
-    const summary =
-      res.status !== null
-        ? 'provider connection lost while reading the answer'
-        : res.transport === 'timeout'
-          ? 'provider request timed out'
-          : 'provider unreachable';
-    return { ok: false, transport: res.transport, httpStatus: res.status, detail: null, summary };
-  }
+  const res = await exchange(t, operation, method, `${t.baseUrl}/${t.apiVersion}/${path}`, accessToken, body, limits);
+  if (!res.ok)
+    return {
+      ok: false,
+      transport: res.transport,
+      httpStatus: res.status,
+      detail: null,
+      summary: transportSummary(res),
+      sent: res.sent,
+    };
   if (res.status >= 200 && res.status < 300) return { ok: true, body: res.body, httpStatus: res.status };
   const detail = parseGraphError(res.body);
   return {
@@ -219,6 +167,17 @@ async function call(
     detail,
     summary: detail?.message ?? `provider answered HTTP ${res.status}`,
   };
+}
+
+function transportSummary(res: Extract<Exchange, { ok: false }>): string {
+  if (res.status !== null) return 'provider connection lost while reading the answer';
+  if (!res.sent)
+    return res.transport === 'timeout'
+      ? 'no provider connection in time (not sent)'
+      : 'provider unreachable (not sent)';
+  return res.transport === 'timeout'
+    ? 'the provider did not answer in time (it may have the message)'
+    : 'provider connection lost after the request was sent (it may have the message)';
 }
 
 function sendAnswer(res: Awaited<ReturnType<typeof call>>): SendOutcome {
@@ -329,17 +288,25 @@ async function mediaInfo(t: Transport, account: ProviderAccount, mediaId: string
   };
 }
 
-export function createProviderClient(opts: {
+export type ProviderClientOptions = {
   baseUrl: string;
   apiVersion: string;
+  /** The response deadline of each request, from its first byte on a connection (decision 0061). */
   timeoutMs?: number;
+  /** Connections at most per origin (PROVIDER_CONNECTIONS): requests beyond them wait here, in undici's queue. */
   connections?: number;
+  /** TCP and TLS connect (PROVIDER_CONNECT_TIMEOUT_MS): a request that fails there was never sent. */
+  connectTimeoutMs?: number;
   observe?: ProviderObserver;
-}) {
+};
+
+export function createProviderClient(opts: ProviderClientOptions) {
   const observe = opts.observe;
   const timeoutMs = opts.timeoutMs ?? 15_000;
+  // Bounded per origin: a burst waits here for a connection, not in the provider's accept backlog.
   const agent = new Agent({
     connections: opts.connections ?? 512,
+    connectTimeout: opts.connectTimeoutMs ?? 5_000,
     pipelining: 1,
     keepAliveTimeout: 30_000,
     // undici 8 would negotiate HTTP/2 over TLS by default; the connection counts and timeouts here are
@@ -363,14 +330,18 @@ export function createProviderClient(opts: {
       /** The provider's id of the message it replies or reacts to (payload.ts). */
       targetProviderId: string | null = null,
       route: ProviderRoute = 'messages',
+      limits: ExchangeLimits = {},
     ): Promise<SendOutcome> {
       // The Marketing Messages API takes the same payload as /messages, on its own path.
       const outcome = sendAnswer(
-        await post(
+        await call(
+          t,
           'send',
+          'POST',
           `${encodeURIComponent(account.phoneNumberId)}/${route}`,
           account.accessToken,
           JSON.stringify(buildSendPayload(to, content, messageId, providerMedia, targetProviderId)),
+          limits,
         ),
       );
       observe?.sendOutcome(outcome, account.accountId, content.type);

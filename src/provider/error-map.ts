@@ -17,7 +17,12 @@ export type Verdict =
       slowsAccount?: boolean;
     }
   | { action: 'fail'; errorCode: string; message?: string }
-  | { action: 'account'; errorCode: string; accountStatus: AccountStatus };
+  | { action: 'account'; errorCode: string; accountStatus: AccountStatus }
+  /**
+   * The request reached a connection and no answer came: the provider may have the message. It is
+   * never sent again; it waits for the provider's receipt (decision 0061).
+   */
+  | { action: 'unconfirmed'; errorCode: string };
 
 type Rule = Verdict | ((subcode: number | null) => Verdict);
 
@@ -124,10 +129,25 @@ export function classifyProviderError(code: number | null, subcode: number | nul
   return fail('PROVIDER_ERROR');
 }
 
-/** What to do after a failed send: transport failures are retried, provider answers go through the table. */
+/**
+ * The codes of a send that may have reached the provider without our learning its answer: no
+ * answer within PROVIDER_TIMEOUT_MS of the request's first byte, or the connection lost after it.
+ */
+export const UNCONFIRMED_CODES = { timeout: 'PROVIDER_TIMEOUT', network: 'PROVIDER_CONNECTION_LOST' } as const;
+export const isUnconfirmedCode = (code: string | null): boolean =>
+  code === UNCONFIRMED_CODES.timeout || code === UNCONFIRMED_CODES.network;
+
+/**
+ * What to do after a failed send. A transport failure before the request had a connection (pool
+ * wait, connect refused or timed out) sent nothing: retried as PROVIDER_UNREACHABLE. One after it
+ * may have reached the provider: unconfirmed, never sent again (decision 0061). Provider answers go
+ * through the table.
+ */
 export function classifySendFailure(outcome: Extract<SendOutcome, { ok: false }>): Verdict {
   if (outcome.transport !== null)
-    return retry(outcome.transport === 'timeout' ? 'PROVIDER_TIMEOUT' : 'PROVIDER_UNREACHABLE');
+    return outcome.sent === true
+      ? { action: 'unconfirmed', errorCode: UNCONFIRMED_CODES[outcome.transport] }
+      : retry('PROVIDER_UNREACHABLE');
   return classifyProviderError(outcome.detail?.code ?? null, outcome.detail?.subcode ?? null, outcome.httpStatus);
 }
 

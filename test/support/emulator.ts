@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
 
+import { duplicateSends } from '../../src/emulator/emulator-controls.js';
 import { createEmulator } from '../../src/emulator/emulator-server.js';
 import type { FailureRule, ReceiptSettings, SentRecord, ThrottledRecord } from '../../src/emulator/emulator-state.js';
 import { chatgateArgs } from './cli-build.js';
@@ -44,6 +45,10 @@ export async function startEmulator(opts: { latencyMs?: number; now?: () => Date
     clearRules: () => control('DELETE', '/rules'),
     number: (phoneNumberId: string, s: Record<string, unknown>) => control('PUT', `/numbers/${phoneNumberId}`, s),
     sent: () => state.sent,
+    /** Messages the emulator accepted more than once (our id in biz_opaque_callback_data), with their count. */
+    duplicates: () => duplicateSends(state),
+    /** How many times the emulator accepted this message. */
+    sendsOf: (messageId: string) => state.sent.filter((s) => s.messageId === messageId).length,
     waba: (wabaId: string, s: { managementToken?: string | null; forceCategory?: string | null }) =>
       control('PUT', `/wabas/${wabaId}`, s),
     seedTemplates: (wabaId: string, templates: Record<string, unknown>[]) =>
