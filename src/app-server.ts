@@ -44,6 +44,7 @@ export function createApiServer(
     headersTimeoutMs: config.headersTimeoutMs,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     maxConnections: config.maxConnections,
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
     trustProxy: config.trustProxy,
     checkResponses: deps.checkResponses,
   });
