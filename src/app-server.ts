@@ -45,6 +45,7 @@ export function createApiServer(
     headersTimeoutMs: config.headersTimeoutMs,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     maxConnections: config.maxConnections,
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
     trustProxy: config.trustProxy,
     checkResponses: deps.checkResponses,
     reportDatabaseFault: deps.faults ? (err) => void deps.faults!.report(err) : undefined,

@@ -82,6 +82,8 @@ export type Config = {
   keepAliveTimeoutMs: number;
   /** Open client connections per API process (Node's server.maxConnections); more are closed at once. */
   maxConnections: number;
+  /** Open connections from one client address (an IPv6 /64) per API process; more are closed at once; 0: no limit. */
+  maxConnectionsPerAddress: number;
   shutdownTimeoutMs: number;
   /** Portal sessions end after this long without a request, and at the absolute limit in any case. */
   portalSessionIdleMinutes: number;
@@ -308,6 +310,8 @@ function readWorkSettings(r: Readers, problems: string[]) {
     headersTimeoutMs: int('HEADERS_TIMEOUT_MS', 10_000, 500, 120_000),
     keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
     maxConnections: int('MAX_CONNECTIONS', 1024, 1, 1_000_000),
+    // A quarter of MAX_CONNECTIONS' default: one address never holds them all (decision 0062).
+    maxConnectionsPerAddress: int('MAX_CONNECTIONS_PER_ADDRESS', 256, 0, 1_000_000),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 20000, 0, 600000),
     portalSessionIdleMinutes: int('PORTAL_SESSION_IDLE_MINUTES', 30, 1, 1440),
     portalSessionAbsoluteHours: int('PORTAL_SESSION_ABSOLUTE_HOURS', 12, 1, 720),

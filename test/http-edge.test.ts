@@ -112,9 +112,9 @@ describe('provider webhooks', () => {
 });
 
 /** A raw connection to `url`: what it received so far, and a promise of everything once it closes. */
-function rawConnection(url: string) {
+function rawConnection(url: string, localAddress?: string) {
   const { hostname, port } = new URL(url);
-  const socket = net.connect(Number(port), hostname);
+  const socket = net.connect({ port: Number(port), host: hostname, localAddress });
   const chunks: Buffer[] = [];
   socket.on('data', (c: Buffer) => chunks.push(c));
   socket.on('error', () => {});
@@ -127,9 +127,14 @@ function rawConnection(url: string) {
 const GET_HEALTHZ = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
 
 describe('connection limits', () => {
-  it('default to a 10 s head, 5 s idle keep-alive and 1,024 connections', () => {
+  it('default to a 10 s head, 5 s idle keep-alive, 1,024 connections and 256 from one address', () => {
     const config = loadConfig({});
-    expect([config.headersTimeoutMs, config.keepAliveTimeoutMs, config.maxConnections]).toEqual([10_000, 5_000, 1024]);
+    expect([
+      config.headersTimeoutMs,
+      config.keepAliveTimeoutMs,
+      config.maxConnections,
+      config.maxConnectionsPerAddress,
+    ]).toEqual([10_000, 5_000, 1024, 256]);
     const server = svc.app.server!.server;
     expect([server.headersTimeout, server.keepAliveTimeout, server.requestTimeout]).toEqual([1000, 1000, 60_000]);
     expect(server.maxConnections).toBe(1024);
@@ -193,6 +198,47 @@ describe('connection cap', () => {
     next.socket.write(GET_HEALTHZ);
     await eventually(async () => next.text().startsWith('HTTP/1.1 200 '));
     for (const c of [...open, next]) c.socket.destroy();
+  });
+});
+
+describe('connection limit per address', () => {
+  let limited: Service;
+  beforeAll(async () => {
+    limited = await startService({
+      role: 'api',
+      env: { MAX_CONNECTIONS_PER_ADDRESS: '3', KEEP_ALIVE_TIMEOUT_MS: '600000' },
+    });
+  });
+  afterAll(async () => limited?.stop());
+
+  /** Whether a new connection (from `localAddress`) gets /healthz answered, or is closed unanswered. */
+  const served = (localAddress?: string) => {
+    const c = rawConnection(limited.url, localAddress);
+    c.socket.write(GET_HEALTHZ);
+    const answered = new Promise<boolean>((resolve) => {
+      c.socket.once('data', () => resolve(c.text().startsWith('HTTP/1.1 200 ')));
+      void c.closed.then((text) => resolve(text.startsWith('HTTP/1.1 200 ')));
+    });
+    return { c, answered };
+  };
+
+  it("closes an address's connections beyond MAX_CONNECTIONS_PER_ADDRESS at once while other addresses are served", async () => {
+    // Tests all come from loopback; 127.0.0.2 is another loopback address, another client here.
+    const held = [served(), served(), served()];
+    for (const h of held) expect(await h.answered).toBe(true);
+    const extra = served();
+    expect(await extra.answered).toBe(false);
+    expect(await extra.c.closed).toBe('');
+    const other = served('127.0.0.2');
+    expect(await other.answered).toBe(true);
+    // A place given back is taken again.
+    held[0]!.c.socket.destroy();
+    await eventually(async () => {
+      const next = served();
+      if (await next.answered) return (held[0] = next);
+      return undefined;
+    });
+    for (const h of [...held, other]) h.c.socket.destroy();
   });
 });
 

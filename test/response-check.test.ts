@@ -17,6 +17,7 @@ async function serve(checkResponses: boolean): Promise<{ app: Server; url: strin
     headersTimeoutMs: 5000,
     keepAliveTimeoutMs: 1000,
     maxConnections: 10,
+    maxConnectionsPerAddress: 0,
     checkResponses,
   });
   const schema = { response: { 200: Thing } };

@@ -21,6 +21,7 @@ import type { Principal, Tenant } from '../auth/directory.js';
 import { databaseFault } from '../db/db-errors.js';
 import { AppError, errors } from '../shared/errors.js';
 import { answerClientError } from './client-error.js';
+import { limitConnectionsPerAddress } from './connection-limit.js';
 import { settleBodyBeforeAnswer } from './drain-body.js';
 import { checkRequestInput } from './input-guard.js';
 import { swaggerOptions } from './openapi/document.js';
@@ -68,6 +69,8 @@ export function createServer(opts: {
   headersTimeoutMs: number;
   keepAliveTimeoutMs: number;
   maxConnections: number;
+  /** Open connections from one client address (an IPv6 /64); 0: no limit (connection-limit.ts). */
+  maxConnectionsPerAddress: number;
   /** Proxies believed about the client's address (X-Forwarded-For): see TRUST_PROXY. */
   trustProxy?: boolean | number | string[];
   /** Tests: fail any answer that serialization changed (response-check.ts). */
@@ -93,7 +96,7 @@ export function createServer(opts: {
     // The head must come sooner (HEADERS_TIMEOUT_MS): a connection that sends nothing, or a head
     // byte by byte, is answered 408 and closed then. An idle keep-alive connection is closed after
     // KEEP_ALIVE_TIMEOUT_MS (Fastify's own default holds it 72 s), and at most MAX_CONNECTIONS
-    // are open at once (below).
+    // are open at once, MAX_CONNECTIONS_PER_ADDRESS from one client address (below).
     requestTimeout: opts.bodyReadTimeoutMs,
     keepAliveTimeout: opts.keepAliveTimeoutMs,
     http: {
@@ -121,6 +124,7 @@ export function createServer(opts: {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Server;
 
   app.server.maxConnections = opts.maxConnections;
+  limitConnectionsPerAddress(app.server, { max: opts.maxConnectionsPerAddress, log: opts.log });
   app.setValidatorCompiler(validatorCompiler);
   app.decorateRequest('principal', null);
   app.decorateRequest('logIds', null);
