@@ -2135,6 +2135,28 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    /** @description The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+    DatabaseUnavailableError: {
+      /** @constant */
+      error: 'database_unavailable';
+      /**
+       * @description What failed (for operators; clients treat every reason alike).
+       * @enum {string}
+       */
+      reason:
+        | 'deadline'
+        | 'connection'
+        | 'disk_full'
+        | 'read_only'
+        | 'too_many_connections'
+        | 'out_of_resources'
+        | 'shutdown'
+        | 'io_error';
+      /** @description Explanation. */
+      message?: string;
+    } & {
+      [key: string]: unknown;
+    };
     /** @description Unexpected error; retrying a send with the same `externalId` is safe. */
     InternalServerError: {
       /** @constant */
@@ -2491,6 +2513,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   sendMessage: {
@@ -2789,6 +2822,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   getMessage: {
@@ -2853,6 +2897,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -2939,6 +2994,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   listChatAccounts: {
@@ -2988,6 +3054,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -3280,6 +3357,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   listBroadcasts: {
@@ -3342,6 +3430,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -3408,6 +3507,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -3483,6 +3593,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -3569,6 +3690,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -3678,6 +3810,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   listInboundMessages: {
@@ -3777,6 +3920,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   getInboundMessage: {
@@ -3871,6 +4025,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   getInboxFilter: {
@@ -3962,6 +4127,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -4082,6 +4258,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   listForwardingRules: {
@@ -4154,6 +4341,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -4284,6 +4482,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   getForwardingRule: {
@@ -4364,6 +4573,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   deleteForwardingRule: {
@@ -4440,6 +4660,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -4563,6 +4794,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   getInboundMedia: {
@@ -4659,6 +4901,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -4760,13 +5013,20 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
-      /** @description `provider_unavailable`: The provider failed a template operation, or did not mark an inbound message read (nothing was recorded; try again). */
+      /**
+       * @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice.
+       *
+       *     `provider_unavailable`: The provider failed a template operation, or did not mark an inbound message read (nothing was recorded; try again).
+       */
       503: {
         headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ProviderUnavailableError'];
+          'application/json':
+            components['schemas']['DatabaseUnavailableError'] | components['schemas']['ProviderUnavailableError'];
         };
       };
     };
@@ -4850,6 +5110,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -4967,6 +5238,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   removeSuppression: {
@@ -5052,6 +5334,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   getOptOutKeywords: {
@@ -5130,6 +5423,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -5236,6 +5540,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   listWebhookEndpoints: {
@@ -5299,6 +5614,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -5418,6 +5744,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   getWebhookEndpoint: {
@@ -5498,6 +5835,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   deleteWebhookEndpoint: {
@@ -5574,6 +5922,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -5705,6 +6064,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   rotateWebhookSecret: {
@@ -5785,6 +6155,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   testWebhookEndpoint: {
@@ -5863,6 +6244,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -5953,6 +6345,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   redeliverWebhookDelivery: {
@@ -6038,6 +6441,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -6155,17 +6569,23 @@ export interface operations {
         };
       };
       /**
-       * @description `provider_unavailable`: The provider failed a template operation, or did not mark an inbound message read (nothing was recorded; try again).
+       * @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice.
+       *
+       *     `provider_unavailable`: The provider failed a template operation, or did not mark an inbound message read (nothing was recorded; try again).
        *
        *     `provider_unreachable`: The provider could not be reached for a template operation.
        */
       503: {
         headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
           [name: string]: unknown;
         };
         content: {
           'application/json':
-            components['schemas']['ProviderUnavailableError'] | components['schemas']['ProviderUnreachableError'];
+            | components['schemas']['DatabaseUnavailableError']
+            | components['schemas']['ProviderUnavailableError']
+            | components['schemas']['ProviderUnreachableError'];
         };
       };
     };
@@ -6323,17 +6743,23 @@ export interface operations {
         };
       };
       /**
-       * @description `provider_unavailable`: The provider failed a template operation, or did not mark an inbound message read (nothing was recorded; try again).
+       * @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice.
+       *
+       *     `provider_unavailable`: The provider failed a template operation, or did not mark an inbound message read (nothing was recorded; try again).
        *
        *     `provider_unreachable`: The provider could not be reached for a template operation.
        */
       503: {
         headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
           [name: string]: unknown;
         };
         content: {
           'application/json':
-            components['schemas']['ProviderUnavailableError'] | components['schemas']['ProviderUnreachableError'];
+            | components['schemas']['DatabaseUnavailableError']
+            | components['schemas']['ProviderUnavailableError']
+            | components['schemas']['ProviderUnreachableError'];
         };
       };
     };
@@ -6391,6 +6817,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -6487,6 +6924,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   listCustomers: {
@@ -6557,6 +7005,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -6647,6 +7106,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   getCustomer: {
@@ -6718,6 +7188,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -6819,6 +7300,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   getCustomerUsage: {
@@ -6892,6 +7384,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -6973,6 +7476,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -7113,6 +7627,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   updateChatAccount: {
@@ -7247,6 +7772,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   listApiKeys: {
@@ -7318,6 +7854,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -7438,6 +7985,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   ingestInboundMessage: {
@@ -7542,6 +8100,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   revokeApiKey: {
@@ -7613,6 +8182,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   rekey: {
@@ -7680,6 +8260,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   getProviderSettings: {
@@ -7736,6 +8327,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -7809,6 +8411,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };
@@ -7918,6 +8531,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   resetPortalUserPassword: {
@@ -7991,6 +8615,17 @@ export interface operations {
           'application/json': components['schemas']['InternalServerError'];
         };
       };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
     };
   };
   disablePortalUser: {
@@ -8062,6 +8697,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
         };
       };
     };

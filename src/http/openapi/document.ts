@@ -110,6 +110,7 @@ function standardErrors(path: string, op: Json): ErrorCode[] {
       ? (['unauthorized', 'too_many_attempts'] as const)
       : (['Missing x-api-key header', 'Invalid API key'] as const)),
     ...(op.requestBody !== undefined ? (['payload_too_large', 'unsupported_media_type'] as const) : []),
+    'database_unavailable',
     'Internal server error',
   ];
 }

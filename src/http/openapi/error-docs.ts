@@ -332,6 +332,35 @@ const DOCS = {
     description: 'The provider could not be reached for a template operation.',
     extra: { message: str('Explanation.') },
   },
+  database_unavailable: {
+    status: 503,
+    schema: 'DatabaseUnavailableError',
+    description:
+      'The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice.',
+    extra: {
+      reason: {
+        type: 'string',
+        enum: [
+          'deadline',
+          'connection',
+          'disk_full',
+          'read_only',
+          'too_many_connections',
+          'out_of_resources',
+          'shutdown',
+          'io_error',
+        ],
+        description: 'What failed (for operators; clients treat every reason alike).',
+      },
+      message: str('Explanation.'),
+    },
+    example: {
+      error: 'database_unavailable',
+      reason: 'deadline',
+      message: 'the database cannot take this request now; try again shortly',
+    },
+    headers: { 'retry-after': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+  },
   'Internal server error': {
     status: 500,
     schema: 'InternalServerError',
