@@ -3,13 +3,18 @@
 // a batch starts on setImmediate: requests already read in this turn of the event loop join it,
 // and a lone request waits only for that turn. (Starting at once would make 1-row batches on
 // PGlite, whose queries resolve in microtasks: no socket is read while a batch is "in flight".)
+//
+// A batch fails only its own requests, whether its flush fails or (with `deadline`) has not settled
+// in time; the next batch goes on at once. A flush past its deadline is left to finish on its own:
+// its outcome is no longer anyone's (the database seam destroys the connection it ran on, so the
+// deadline here is a backstop set just above the seam's own bound).
 export type GroupCommit<I, O> = { submit(item: I): Promise<O>; drain(): Promise<void> };
 
 type Pending<I, O> = { item: I; resolve: (o: O) => void; reject: (e: unknown) => void };
 
 export function createGroupCommit<I, O>(
   flush: (items: I[]) => Promise<O[]>,
-  opts: { maxBatch: number; maxInFlight: number },
+  opts: { maxBatch: number; maxInFlight: number; deadline?: { ms: number; error: () => unknown } },
 ): GroupCommit<I, O> {
   let queue: Pending<I, O>[] = [];
   let inFlight = 0;
@@ -30,20 +35,34 @@ export function createGroupCommit<I, O>(
       const batch = queue.slice(0, opts.maxBatch);
       queue = queue.slice(batch.length);
       inFlight++;
-      flush(batch.map((p) => p.item))
+      let done = false;
+      const settle = (outcome: () => void) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        outcome();
+        release();
+      };
+      const deadline = opts.deadline;
+      const timer = deadline
+        ? setTimeout(() => settle(() => batch.forEach((p) => p.reject(deadline.error()))), deadline.ms)
+        : undefined;
+      Promise.resolve()
+        .then(() => flush(batch.map((p) => p.item)))
         .then(
-          (results) => batch.forEach((p, i) => p.resolve(results[i] as O)),
-          (err: unknown) => batch.forEach((p) => p.reject(err)),
-        )
-        .finally(() => {
-          inFlight--;
-          schedule();
-          if (inFlight === 0 && queue.length === 0) {
-            const waiters = idle;
-            idle = [];
-            waiters.forEach((w) => w());
-          }
-        });
+          (results) => settle(() => batch.forEach((p, i) => p.resolve(results[i] as O))),
+          (err: unknown) => settle(() => batch.forEach((p) => p.reject(err))),
+        );
+    }
+  }
+
+  function release() {
+    inFlight--;
+    schedule();
+    if (inFlight === 0 && queue.length === 0) {
+      const waiters = idle;
+      idle = [];
+      waiters.forEach((w) => w());
     }
   }
 
