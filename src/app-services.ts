@@ -90,7 +90,13 @@ function createPlatform(config: Config, deps: { db: Db; metrics: Metrics; resolv
   const directory = createDirectory(db);
   const mediaStore = createDbMediaStore(db);
   const media = createMediaService({ db, store: mediaStore, unusedTtlSeconds: config.mediaUnusedTtlSeconds });
-  const sends = createSendService({ db, maxSendAttempts: config.maxSendAttempts, media, metrics });
+  const sends = createSendService({
+    db,
+    maxSendAttempts: config.maxSendAttempts,
+    media,
+    metrics,
+    batchDeadlineMs: config.dbConnectTimeoutMs + config.dbTransactionTimeoutMs + 1_000,
+  });
   const outbound = createOutboundClient({ allowPrivate: config.unsafeAllowPrivateUrls, resolve });
   // Every live send in flight may be waiting on the provider: as many connections (opened only
   // when needed), so undici never queues a send behind the in-flight cap.
