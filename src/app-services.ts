@@ -90,7 +90,13 @@ function createPlatform(config: Config, deps: { db: Db; metrics: Metrics; resolv
   const directory = createDirectory(db);
   const mediaStore = createDbMediaStore(db);
   const media = createMediaService({ db, store: mediaStore, unusedTtlSeconds: config.mediaUnusedTtlSeconds });
-  const sends = createSendService({ db, maxSendAttempts: config.maxSendAttempts, media, metrics });
+  const sends = createSendService({
+    db,
+    maxSendAttempts: config.maxSendAttempts,
+    media,
+    metrics,
+    batchDeadlineMs: config.dbConnectTimeoutMs + config.dbTransactionTimeoutMs + 1_000,
+  });
   const outbound = createOutboundClient({ allowPrivate: config.unsafeAllowPrivateUrls, resolve });
   // A bounded pool (PROVIDER_CONNECTIONS, opened only when needed): sends beyond it wait in this
   // process for a connection, and the wait does not count against their response deadline (0061).

@@ -18,6 +18,12 @@ export type Config = {
   databaseUrl: string | null;
   dataDir: string;
   dbPoolSize: number;
+  /** PostgreSQL: a statement's bound (the server's statement_timeout; the client gives up 0.5 s later). */
+  dbStatementTimeoutMs: number;
+  /** PostgreSQL: a whole transaction's bound (and the server's idle_in_transaction_session_timeout). */
+  dbTransactionTimeoutMs: number;
+  /** PostgreSQL: getting a connection, from the pool or a new one. */
+  dbConnectTimeoutMs: number;
   /** Embedded database only: PostgreSQL's shared_buffers inside PGlite, in MB (its page cache, in this process's memory). */
   embeddedSharedBuffersMb: number;
   /** Embedded database only: PGlite runs in a worker thread of its own, off the thread that serves HTTP (0058). */
@@ -255,6 +261,9 @@ function readServerSettings(r: Readers, problems: string[]) {
     databaseUrl,
     dataDir: path.resolve(str('DATA_DIR') ?? './data'),
     dbPoolSize: int('DB_POOL_SIZE', 20, 2, 500),
+    dbStatementTimeoutMs: int('DATABASE_STATEMENT_TIMEOUT_MS', 10_000, 100, 600_000),
+    dbTransactionTimeoutMs: int('DATABASE_TRANSACTION_TIMEOUT_MS', 15_000, 100, 600_000),
+    dbConnectTimeoutMs: int('DATABASE_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
     embeddedSharedBuffersMb: int('EMBEDDED_SHARED_BUFFERS_MB', 32, 1, 4096),
     // On unless set false: measured faster and cheaper per message than PGlite on the main thread (0058).
     embeddedDbThread: str('EMBEDDED_DB_THREAD') === null || bool('EMBEDDED_DB_THREAD'),

@@ -16,6 +16,11 @@ describe('databaseFault', () => {
     expect(databaseFault(new DatabaseDeadlineError(5000))).toBe('deadline');
     expect(databaseFault({ name: 'ErrnoError', errno: 28 })).toBe('disk_full');
     expect(databaseFault(new Error('Connection terminated unexpectedly'))).toBe('connection');
+    expect(databaseFault(new Error('Client has encountered a connection error and is not queryable'))).toBe(
+      'connection',
+    );
+    expect(databaseFault(new Error('Client was closed and is not queryable'))).toBe('connection');
+    expect(databaseFault(new Error('timeout exceeded when trying to connect'))).toBe('deadline');
     expect(databaseFault(new Error('outer', { cause: { code: '53100' } }))).toBe('disk_full');
   });
 

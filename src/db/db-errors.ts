@@ -66,6 +66,8 @@ const BY_CLIENT_CODE: Record<string, DatabaseFaultReason> = {
 };
 
 const SQLSTATE = /^[0-9A-Z]{5}$/;
+const NODE_POSTGRES_LOST =
+  /^Connection terminated|^Query read timeout|timeout exceeded when trying to connect|^Client has encountered a connection error|^Client was closed and is not queryable/;
 
 /** The fault an error reports, or null when it is not a database fault (a bug, a constraint, bad input). */
 export function databaseFault(err: unknown): DatabaseFaultReason | null {
@@ -83,13 +85,11 @@ export function databaseFault(err: unknown): DatabaseFaultReason | null {
       const byErrno: Record<number, DatabaseFaultReason> = { 28: 'disk_full', 69: 'read_only', 29: 'io_error' };
       if (byErrno[errno]) return byErrno[errno];
     }
-    // node-postgres reports a lost connection by message only.
+    // node-postgres reports a lost connection by message only (also to a statement sent after the
+    // loss on a client it still holds, as in a transaction between two statements).
     const message = (e as { message?: unknown }).message;
-    if (
-      typeof message === 'string' &&
-      /^Connection terminated|^Query read timeout|timeout exceeded when trying to connect/.test(message)
-    )
-      return message.startsWith('Connection') ? 'connection' : 'deadline';
+    if (typeof message === 'string' && NODE_POSTGRES_LOST.test(message))
+      return /timeout/.test(message) ? 'deadline' : 'connection';
   }
   return null;
 }

@@ -23,7 +23,11 @@ export type DbStats = { size: number; inUse: number; waiting: number };
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   stats(): DbStats;
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * `deadlineMs`: this transaction's own bound, instead of the configured one (PostgreSQL), for the
+   * rare long one (migrations); its statements then have no per-statement bound either.
+   */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: { deadlineMs?: number }): Promise<T>;
   /**
    * Subscribes to NOTIFY on a channel; the returned function unsubscribes. `onListen` runs each
    * time the subscription is (re)established: notifications sent while it was down are lost.

@@ -4,7 +4,16 @@ import type { Config } from '../config.js';
 import { lockDataDir, prepareDataDir, secureDataDir } from './data-dir.js';
 import type { Db } from './db.js';
 import { openPgliteDb } from './pglite-db.js';
-import { openPostgresDb } from './postgres-db.js';
+import { type DbDeadlines, openPostgresDb } from './postgres-db.js';
+
+/** The configured bounds of every PostgreSQL call (README: DATABASE_*_TIMEOUT_MS). */
+export const dbDeadlines = (
+  config: Pick<Config, 'dbStatementTimeoutMs' | 'dbTransactionTimeoutMs' | 'dbConnectTimeoutMs'>,
+): DbDeadlines => ({
+  statementMs: config.dbStatementTimeoutMs,
+  transactionMs: config.dbTransactionTimeoutMs,
+  connectMs: config.dbConnectTimeoutMs,
+});
 
 /**
  * PostgreSQL when DATABASE_URL is set; otherwise the embedded database under DATA_DIR, which this
@@ -12,10 +21,21 @@ import { openPostgresDb } from './postgres-db.js';
  * and keeps private (files 0600, folders 0700: modes found wider are narrowed, and logged).
  */
 export async function openDb(
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'embeddedSharedBuffersMb' | 'embeddedDbThread'>,
+  config: Pick<
+    Config,
+    | 'databaseUrl'
+    | 'dataDir'
+    | 'dbPoolSize'
+    | 'embeddedSharedBuffersMb'
+    | 'embeddedDbThread'
+    | 'dbStatementTimeoutMs'
+    | 'dbTransactionTimeoutMs'
+    | 'dbConnectTimeoutMs'
+  >,
   opts: { log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void } } = {},
 ): Promise<Db> {
-  if (config.databaseUrl !== null) return openPostgresDb(config.databaseUrl, config.dbPoolSize, opts);
+  if (config.databaseUrl !== null)
+    return openPostgresDb(config.databaseUrl, config.dbPoolSize, { ...opts, deadlines: dbDeadlines(config) });
   prepareDataDir(config.dataDir);
   const lock = lockDataDir(config.dataDir);
   try {

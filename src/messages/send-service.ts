@@ -2,6 +2,7 @@
 import type { Caller } from '../auth/caller.js';
 import type { Principal } from '../auth/directory.js';
 import type { Db } from '../db/db.js';
+import { DatabaseDeadlineError } from '../db/db-errors.js';
 import type { MediaService } from '../media/media-service.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { errors } from '../shared/errors.js';
@@ -23,13 +24,22 @@ export function createSendService(deps: {
   maxSendAttempts: number;
   media: Pick<MediaService, 'forContent'>;
   metrics: Pick<Metrics, 'messagesAccepted'>;
+  /**
+   * The longest a batch's insert may take before its requests are answered 503 database_unavailable
+   * and the next batch goes on: a backstop above the database seam's own bound (connect + transaction).
+   */
+  batchDeadlineMs?: number;
 }) {
   const { db } = deps;
+  const batchDeadlineMs = deps.batchDeadlineMs;
   const group = createGroupCommit<NewMessage, InsertOutcome>((items) => insertBatch(db, items), {
     maxBatch: 500,
     // One batch at a time: concurrent batches would hold the same customers' quota rows and
     // only queue behind each other (PGlite is one connection anyway).
     maxInFlight: 1,
+    ...(batchDeadlineMs === undefined
+      ? {}
+      : { deadline: { ms: batchDeadlineMs, error: () => new DatabaseDeadlineError(batchDeadlineMs) } }),
   });
 
   return {

@@ -217,4 +217,24 @@ describe('group commit', () => {
     await expect(group.submit(2)).resolves.toBe(2);
     await group.drain();
   });
+  it('fails a batch that has not settled by its deadline (its callers only), and the next batch goes on', async () => {
+    const batches: number[][] = [];
+    const group = createGroupCommit<number, number>(
+      (items) => {
+        batches.push(items);
+        // The first batch never settles, as a query left pending by a lost connection.
+        return batches.length === 1 ? new Promise<number[]>(() => {}) : Promise.resolve(items);
+      },
+      { maxBatch: 10, maxInFlight: 1, deadline: { ms: 20, error: () => new Error('deadline') } },
+    );
+    const stuck = [group.submit(1), group.submit(2)];
+    await expect(Promise.all(stuck)).rejects.toThrow('deadline');
+    await expect(Promise.allSettled(stuck)).resolves.toEqual([
+      { status: 'rejected', reason: new Error('deadline') },
+      { status: 'rejected', reason: new Error('deadline') },
+    ]);
+    await expect(group.submit(3)).resolves.toBe(3);
+    expect(batches).toEqual([[1, 2], [3]]);
+    await group.drain();
+  });
 });

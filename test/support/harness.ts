@@ -2,7 +2,7 @@
 // new PostgreSQL database when DATABASE_URL is set (created here, dropped on close).
 import crypto from 'node:crypto';
 
-import postgres from 'postgres';
+import pg from 'pg';
 
 import { type App, createApp, createLogger, type Role } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
@@ -30,23 +30,25 @@ export type TestDatabase = { db: Db; url: string | null; drop(): Promise<void> }
  */
 export async function createTestDatabase(
   opts: { thread?: boolean } = { thread: process.env.EMBEDDED_DB_THREAD === 'true' },
-): Promise<TestDatabase> {
+): Promise<TestDatabase & { name?: string }> {
   if (!serverUrl) {
     const db = await openPgliteDb(null, { thread: opts.thread, from: await newPgliteDataDir() });
     return { db, url: null, drop: () => db.close() };
   }
   const name = `chatgate_test_${crypto.randomBytes(6).toString('hex')}`;
-  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE DATABASE ${name}`);
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const db = await openPostgresDb(url.toString(), 10);
   return {
     db,
     url: url.toString(),
+    name,
     async drop() {
       await db.close();
-      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.end();
     },
   };
