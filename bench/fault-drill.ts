@@ -297,7 +297,7 @@ async function runPhase(stack: Stack, scenarios: ScenarioName[], emu: Emulator):
     ((await json(`${emu.url}/__emulator/sent`)).sent as { messageId: string | null }[]).map((s) => s.messageId),
   );
   const times = new Map<string, number>(
-    (counts.duplicated as { messageId: string; times: number }[]).map((d) => [d.messageId, d.times]),
+    (counts.duplicated as { messageId: string; count: number }[]).map((d) => [d.messageId, d.count]),
   );
   const idsOf = (tl: Timeline) =>
     load.records

@@ -35,7 +35,7 @@ describe('emulator send counts', () => {
     const before = Date.now();
     for (const id of ['m1', 'm2', 'm1', 'm3', 'm1']) expect((await send(app, id)).statusCode).toBe(200);
     const c = await counts(app, before);
-    expect(c).toMatchObject({ received: 5, distinct: 3, duplicated: [{ messageId: 'm1', times: 3 }], open: 0 });
+    expect(c).toMatchObject({ received: 5, distinct: 3, duplicated: [{ messageId: 'm1', count: 3 }], open: 0 });
     expect(c.arrivals).toHaveLength(5);
     expect((await counts(app, Date.now() + 60_000)).arrivals).toEqual([]);
   });

@@ -4,6 +4,7 @@
 // flight"), and when sends arrived (to see when a worker stopped and started sending again).
 import type { FastifyInstance } from 'fastify';
 
+import { duplicateSends } from './emulator-controls.js';
 import type { EmulatorState } from './emulator-state.js';
 
 const SEND_ROUTES = new Set(['/:version/:phoneNumberId/messages', '/:version/:phoneNumberId/marketing_messages']);
@@ -30,9 +31,7 @@ export function registerSendCounts(app: FastifyInstance, state: EmulatorState): 
 
   app.get<{ Querystring: { since?: string } }>('/__emulator/send-counts', async (request) => {
     const since = Number(request.query.since ?? 0) || 0;
-    const times = new Map<string, number>();
-    for (const s of state.sent) if (s.messageId !== null) times.set(s.messageId, (times.get(s.messageId) ?? 0) + 1);
-    const duplicated = [...times].filter(([, n]) => n > 1).map(([messageId, n]) => ({ messageId, times: n }));
+    const duplicated = duplicateSends(state);
     const at = Date.now();
     // The reset of peakOpen lets a caller measure the peak over its own window.
     const peak = peakOpen;
@@ -42,7 +41,7 @@ export function registerSendCounts(app: FastifyInstance, state: EmulatorState): 
       /** Sends accepted (recorded in GET /__emulator/sent). */
       received: state.sent.length,
       /** Distinct message ids among them. */
-      distinct: times.size,
+      distinct: new Set(state.sent.flatMap((s) => (s.messageId === null ? [] : [s.messageId]))).size,
       duplicated,
       /** Send requests arrived and not yet answered, now and at most since the previous call. */
       open,
