@@ -29,6 +29,8 @@ const MEDIA_STEP_RETRY_MS = 250;
 
 /** How late a timer may fire and still send (see sendAt). */
 const MAX_LATE_MS = 25;
+/** How long after its booking's last slot a send may still wait for a provider connection (of the lease's 1 s spare). */
+const CONNECTION_WAIT_SPARE_MS = 500;
 /** Room left, when a late send is booked again, for one second of the account's slots. */
 const REBOOK_SPAN_MS = 1000;
 
@@ -334,9 +336,10 @@ function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
  */
 async function sendRouted(live: Live, booked: Booked): Promise<{ outcome: SendOutcome; route: ProviderRoute }> {
   const { m, account } = booked;
-  // The send must have its connection by the end of its booking's room in the lease, so that its
-  // answer (PROVIDER_TIMEOUT_MS from then) still comes inside the lease; waiting is not sending.
-  const limits = { startBy: booked.deadlineMs };
+  // The send must have its connection soon enough for its answer (PROVIDER_TIMEOUT_MS from then)
+  // to come inside the lease: the booking leaves that and 1 s after its last slot, half of which
+  // a send at that slot may spend waiting for a connection. Waiting is not sending (decision 0061).
+  const limits = { startBy: booked.deadlineMs + CONNECTION_WAIT_SPARE_MS };
   const send = (route: ProviderRoute) =>
     live.provider.send(
       { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken!, accountId: account.id },
