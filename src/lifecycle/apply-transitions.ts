@@ -37,6 +37,8 @@ export type AppliedChange = {
   retry?: { attempt: number; at: string | null };
 };
 
+const UNCONFIRMED_CODES = new Set(['PROVIDER_TIMEOUT', 'PROVIDER_CONNECTION_LOST']);
+
 /**
  * One line per changed message, after the commit that made the change: a failure at info and a
  * send to be retried at warn (an operator looks for those), every other change at debug
@@ -51,7 +53,14 @@ export function logChanges(
     if (c.to === 'failed') log.info(c, `message failed (${action})`);
     else if (c.retry) {
       const { retry, ...ids } = c;
-      log.warn({ ...ids, attempt: retry.attempt, retryAt: retry.at }, `send failed, will retry (${action})`);
+      const fields = { ...ids, attempt: retry.attempt, retryAt: retry.at };
+      // An unconfirmed send (decision 0061) is not tried again: at retryAt it fails unless a receipt came.
+      if (UNCONFIRMED_CODES.has(c.errorCode ?? ''))
+        log.warn(
+          fields,
+          `send unanswered, may have reached the provider: waiting for its receipt, not sent again (${action})`,
+        );
+      else log.warn(fields, `send failed, will retry (${action})`);
     } else log.debug(c, `message ${c.from} → ${c.to} (${action})`);
   }
 }
