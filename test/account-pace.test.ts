@@ -25,8 +25,6 @@ const TOKEN = 'EAAG-pace-token';
 const CONFIGURED_MPS = 80;
 const REAL_MPS = 10;
 const MESSAGES = 100;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe('send pace after the number throughput refusal (130429)', () => {
   let emu: Emulator;
   let svc: Service;
@@ -50,6 +48,14 @@ describe('send pace after the number throughput refusal (130429)', () => {
     const key = await createKey(svc.url, customer.body.id, {});
     return { customerId: customer.body.id as string, accountId, phoneNumberId, key };
   };
+  /** Waits until every message of the list is recorded sent or delivered. */
+  const allSent = (key: string, ids: string[]) =>
+    eventually(async () => {
+      const ms = await Promise.all(
+        ids.map(async (id) => (await call(svc.url, 'GET', `/messages/${id}`, { key })).body),
+      );
+      return ms.every((m) => m.status === 'sent' || m.status === 'delivered');
+    }, 20_000);
   const operatorAccount = async (customerId: string, accountId: string) => {
     const res = await call(svc.url, 'GET', `/admin/customers/${customerId}/chat-accounts`, { admin: true });
     const items = res.body.chatAccounts as { id: string; throughputMps: number; sendPace: number }[];
@@ -168,10 +174,35 @@ describe('send pace after the number throughput refusal (130429)', () => {
           body: { externalId: `pace-b-${n++}`, content: { type: 'text', text: 'hi' }, recipients },
         });
         expect(res.status).toBe(201);
-        const mine = (list: { phoneNumberId: string; at: number }[]) =>
+        const mine = <T extends { phoneNumberId: string; at: number }>(list: T[]) =>
           list.filter((r) => r.phoneNumberId === t.phoneNumberId);
         const first = await eventually(async () => mine(emu.state.throttled)[0], 20_000);
-        await sleep(1500);
+        // Instead of a fixed wait, three signals that come after what must not happen would have:
+        // the refusal's outcome (the write that lowers the pace) waits for the held lock;
+        await eventually(
+          async () =>
+            (
+              await svc.db.query(
+                `SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+                  WHERE c.relname = 'message_retries' AND NOT l.granted`,
+              )
+            ).length > 0,
+          20_000,
+        );
+        // the sends that reached the provider are recorded sent (the outcome batches after the
+        // refusal's, which once carried the put-back, have committed);
+        const accepted = mine(emu.state.sent)
+          .map((r) => r.messageId)
+          .filter((id): id is string => id !== null);
+        await allSent(t.key, accepted);
+        // and a dispatcher pass after those: a message of another account sent and recorded.
+        const other = await tenant();
+        const marker = await call(svc.url, 'POST', '/messages', {
+          key: other.key,
+          body: textMessage(`pace-marker-${n++}`),
+        });
+        expect(marker.status).toBe(201);
+        await allSent(other.key, [marker.body.messageId as string]);
         // Sends already on their way when the refusal came back arrive within milliseconds of it.
         const later = [...mine(emu.state.sent), ...mine(emu.state.throttled)].filter((r) => r.at > first.at + 100);
         expect(later).toEqual([]);

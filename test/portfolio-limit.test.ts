@@ -130,9 +130,24 @@ describe('portfolio messaging limit', () => {
     for (const m of beyond) expect(atProvider.has(m.messageId)).toBe(false);
     expect(emu.state.portfolioRefused.filter((r) => t.phoneNumberIds.includes(r.phoneNumberId))).toEqual([]);
 
-    const events = await eventually(async () => (limitEvents(t).length >= 2 ? limitEvents(t) : undefined));
-    await new Promise((r) => setTimeout(r, 300));
-    expect(limitEvents(t)).toHaveLength(2);
+    // Every send has settled, so every crossing is written (in the admission's transaction): the
+    // events table holds two, and once none of the customer's deliveries is pending, the receiver
+    // has had every one of them (no fixed wait for a third that should not come).
+    const written = await svc.db.query<{ data: Record<string, unknown> }>(
+      `SELECT data FROM events WHERE customer_id = $1 AND type = 'account.messaging_limit'
+        ORDER BY (data->>'thresholdPercent')::int`,
+      [t.customerId],
+    );
+    expect(written.map((e) => e.data.thresholdPercent)).toEqual([80, 100]);
+    await eventually(async () => {
+      const [row] = await svc.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM webhook_deliveries WHERE customer_id = $1 AND status = 'pending'`,
+        [t.customerId],
+      );
+      return row!.n === 0;
+    });
+    const events = limitEvents(t);
+    expect(events).toHaveLength(2);
     expect(events.map((e) => e.thresholdPercent)).toEqual([80, 100]);
     expect(events[1]).toMatchObject({
       portfolioId,

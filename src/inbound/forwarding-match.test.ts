@@ -163,7 +163,10 @@ describe('forwarding conditions', () => {
         expect((await tight.match('c', conditions, text)).exceeded).toBe(true);
       }
       expect(rounds).toBeLessThan(15);
-      expect(tight.restarts()).toBeLessThanOrEqual(heavies.length);
+      // Each stop skips the rule it stopped on, so there is at most one per regex rule. The light
+      // rule counts too: on a busy machine the matcher's thread can lose the CPU for 50 ms on any
+      // rule (the bound was heavies.length, and failed under load at 11).
+      expect(tight.restarts()).toBeLessThanOrEqual(conditions.filter((c) => c.type === 'regex').length);
     } finally {
       await tight.close();
     }
