@@ -57,6 +57,7 @@ function createSendDispatcher(config: Config, deps: { db: Db; log: Logger }, s: 
       maxInFlight: config.workerMaxInFlight,
       maxMediaSteps: config.maxMediaSteps,
       pacingHorizonMs: config.dispatchPacingHorizonMs,
+      sendStartRoomMs: config.dispatchSendStartRoomMs,
       firstAccountProbeDelayMs: config.accountProbeFirstDelayScaledMs,
       pairSpacingMs: config.pairRateSpacingMs,
       maintenancePauseMs: config.maintenancePauseMs,

@@ -117,6 +117,11 @@ export type Config = {
 export type DerivedSettings = {
   /** PACING_HORIZON_MS, capped so a booked send fires, and its request ends, inside its claim's lease (1 s to spare). */
   dispatchPacingHorizonMs: number;
+  /**
+   * How long after its booking a send may still get its provider connection: the lease less
+   * PROVIDER_TIMEOUT_MS (its answer's deadline from then) and 0.5 s to write its outcome (decision 0061).
+   */
+  dispatchSendStartRoomMs: number;
   /** How long a media URL may take to answer, redirects included: 10 s, less when the lease leaves no room for the upload after it (at least 1 s). */
   mediaFetchTimeoutMs: number;
   /** The prober's claim on an account: one provider request, and 5 s to record its answer. */
@@ -365,6 +370,7 @@ function deriveSettings(c: Omit<Config, keyof DerivedSettings>): DerivedSettings
   const leaseMs = c.workerLeaseSeconds * 1000;
   return {
     dispatchPacingHorizonMs: Math.min(c.pacingHorizonMs, leaseMs - c.providerTimeoutMs - 1000),
+    dispatchSendStartRoomMs: leaseMs - c.providerTimeoutMs - 500,
     mediaFetchTimeoutMs: Math.max(1000, Math.min(10_000, leaseMs - c.providerTimeoutMs - 2000)),
     accountProbeLeaseSeconds: Math.ceil(c.providerTimeoutMs / 1000) + 5,
     inboundMediaLeaseSeconds: Math.ceil((2 * c.providerTimeoutMs) / 1000) + 10,

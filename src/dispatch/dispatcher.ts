@@ -36,6 +36,8 @@ export type DispatcherOptions = {
   maxInFlight: number;
   /** How far ahead an account's send slots may be booked: inside the lease, with room for the send. */
   pacingHorizonMs: number;
+  /** How long after its booking a send may still get its provider connection (decision 0061). */
+  sendStartRoomMs: number;
   /** Media steps (fetch, upload) at once in this process. */
   maxMediaSteps: number;
   /** When an account marked after a rejected token is first probed (scaled; see accounts/account-prober.ts). */
@@ -99,6 +101,7 @@ export function createDispatcher(deps: {
     leaseSeconds: options.leaseSeconds,
     onKeptOutcome: deps.onKeptOutcome,
     pacingHorizonMs,
+    sendStartRoomMs: options.sendStartRoomMs,
     maxMediaSteps,
     worker,
     held,

@@ -29,8 +29,6 @@ const MEDIA_STEP_RETRY_MS = 250;
 
 /** How late a timer may fire and still send (see sendAt). */
 const MAX_LATE_MS = 25;
-/** How long after its booking's last slot a send may still wait for a provider connection (of the lease's 1 s spare). */
-const CONNECTION_WAIT_SPARE_MS = 500;
 /** Room left, when a late send is booked again, for one second of the account's slots. */
 const REBOOK_SPAN_MS = 1000;
 
@@ -52,6 +50,8 @@ type Live = {
   onKeptOutcome?: (result: 'written' | 'lost') => void;
   /** How far ahead an account's send slots may be booked. */
   pacingHorizonMs: number;
+  /** How long after its booking a send may still get its provider connection (decision 0061). */
+  sendStartRoomMs: number;
   /** Media steps (fetch, upload) at once in this process (MAX_MEDIA_STEPS). */
   maxMediaSteps: number;
   worker: Pick<LeasedWorker<Outcome>, 'workerId' | 'begin' | 'record'>;
@@ -139,6 +139,12 @@ export function createHeldSends(onCancel: () => void = () => {}): HeldSends {
  * it was first booked (at the account's pace then).
  */
 type Booked = { m: Claimed; account: SendAccount; deadlineMs: number; route?: ProviderRoute; bookedAtMs: number };
+
+/**
+ * The latest time a booked send may get its provider connection: its answer (PROVIDER_TIMEOUT_MS
+ * from then) and its outcome's write still come inside the claim's lease. Waiting is not sending.
+ */
+const startByMs = (live: Live, booked: Booked) => booked.bookedAtMs + live.sendStartRoomMs;
 
 export const earliest = (ts: Transition[]) =>
   ts.reduce<Date | null>((min, t) => (t.nextDueAt && (!min || t.nextDueAt < min) ? t.nextDueAt : min), null);
@@ -336,10 +342,7 @@ function fire(live: Live, booked: Booked, slotMs: number): Promise<void> {
  */
 async function sendRouted(live: Live, booked: Booked): Promise<{ outcome: SendOutcome; route: ProviderRoute }> {
   const { m, account } = booked;
-  // The send must have its connection soon enough for its answer (PROVIDER_TIMEOUT_MS from then)
-  // to come inside the lease: the booking leaves that and 1 s after its last slot, half of which
-  // a send at that slot may spend waiting for a connection. Waiting is not sending (decision 0061).
-  const limits = { startBy: booked.deadlineMs + CONNECTION_WAIT_SPARE_MS };
+  const limits = { startBy: startByMs(live, booked) };
   const send = (route: ProviderRoute) =>
     live.provider.send(
       { phoneNumberId: account.phoneNumberId!, accessToken: account.accessToken!, accountId: account.id },
