@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 
 import type { Queryable } from '../db/db.js';
 import { writeEvents } from '../events/outbox.js';
+import { isUnconfirmedCode } from '../provider/error-map.js';
 import type { MessageStatus } from '../shared/vocab.js';
 import { releaseMedia } from './media-lifecycle.js';
 import { recordRetries, type Retry } from './message-retries.js';
@@ -37,8 +38,6 @@ export type AppliedChange = {
   retry?: { attempt: number; at: string | null };
 };
 
-const UNCONFIRMED_CODES = new Set(['PROVIDER_TIMEOUT', 'PROVIDER_CONNECTION_LOST']);
-
 /**
  * One line per changed message, after the commit that made the change: a failure at info and a
  * send to be retried at warn (an operator looks for those), every other change at debug
@@ -55,7 +54,7 @@ export function logChanges(
       const { retry, ...ids } = c;
       const fields = { ...ids, attempt: retry.attempt, retryAt: retry.at };
       // An unconfirmed send (decision 0061) is not tried again: at retryAt it fails unless a receipt came.
-      if (UNCONFIRMED_CODES.has(c.errorCode ?? ''))
+      if (isUnconfirmedCode(c.errorCode))
         log.warn(
           fields,
           `send unanswered, may have reached the provider: waiting for its receipt, not sent again (${action})`,
