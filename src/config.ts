@@ -325,7 +325,7 @@ function readWorkSettings(r: Readers, problems: string[]) {
     keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
     maxConnections: int('MAX_CONNECTIONS', 1024, 1, 1_000_000),
     // A quarter of MAX_CONNECTIONS' default: one address never holds them all (decision 0062).
-    maxConnectionsPerAddress: int('MAX_CONNECTIONS_PER_ADDRESS', 256, 0, 1_000_000),
+    maxConnectionsPerAddress: int('MAX_CONNECTIONS_PER_ADDRESS', 512, 0, 1_000_000),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 20000, 0, 600000),
     portalSessionIdleMinutes: int('PORTAL_SESSION_IDLE_MINUTES', 30, 1, 1440),
     portalSessionAbsoluteHours: int('PORTAL_SESSION_ABSOLUTE_HOURS', 12, 1, 720),

@@ -127,14 +127,14 @@ function rawConnection(url: string, localAddress?: string) {
 const GET_HEALTHZ = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
 
 describe('connection limits', () => {
-  it('default to a 10 s head, 5 s idle keep-alive, 1,024 connections and 256 from one address', () => {
+  it('default to a 10 s head, 5 s idle keep-alive, 1,024 connections and 512 from one address', () => {
     const config = loadConfig({});
     expect([
       config.headersTimeoutMs,
       config.keepAliveTimeoutMs,
       config.maxConnections,
       config.maxConnectionsPerAddress,
-    ]).toEqual([10_000, 5_000, 1024, 256]);
+    ]).toEqual([10_000, 5_000, 1024, 512]);
     const server = svc.app.server!.server;
     expect([server.headersTimeout, server.keepAliveTimeout, server.requestTimeout]).toEqual([1000, 1000, 60_000]);
     expect(server.maxConnections).toBe(1024);
