@@ -82,6 +82,21 @@ describe.skipIf(backend !== 'postgres')('the database seam under faults (postgre
     expect(await pidOf(db)).not.toBe(first);
   });
 
+  it("keeps the connection of a transaction that failed in the caller's code and rolled back", async () => {
+    await database.db.exec('CREATE TABLE IF NOT EXISTS fault_probe (n int)');
+    const before = await pidOf(db);
+    const refused = new Error('refused by the caller');
+    const failed = await db
+      .transaction(async (tx) => {
+        await tx.query('INSERT INTO fault_probe (n) VALUES (2)');
+        throw refused;
+      })
+      .catch((err: unknown) => err);
+    expect(failed).toBe(refused);
+    expect(await pidOf(db)).toBe(before);
+    expect(await database.db.query('SELECT n FROM fault_probe WHERE n = 2')).toEqual([]);
+  });
+
   it('bounds a whole transaction: past its deadline it fails, rolls back and its connection is destroyed', async () => {
     await database.db.exec('CREATE TABLE IF NOT EXISTS fault_probe (n int)');
     const before = await pidOf(db);

@@ -116,7 +116,7 @@ function destroy(client: pg.PoolClient, err: Error) {
 async function onConnection<T>(
   pool: pg.Pool,
   deadlineMs: number,
-  work: (client: pg.PoolClient, broken: () => void) => Promise<T>,
+  work: (client: pg.PoolClient, broken: () => void, rolledBack: () => void) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
   let timer: NodeJS.Timeout | undefined;
@@ -124,15 +124,21 @@ async function onConnection<T>(
     timer = setTimeout(() => reject(new DatabaseDeadlineError(deadlineMs)), deadlineMs);
   });
   let isBroken = false;
-  const running = work(client, () => (isBroken = true));
+  // A transaction that failed in the caller's code and rolled back cleanly left a healthy connection.
+  let isRolledBack = false;
+  const running = work(
+    client,
+    () => (isBroken = true),
+    () => (isRolledBack = true),
+  );
   running.catch(() => {}); // after a missed deadline it fails on the destroyed connection: seen by nobody
   try {
     const result = await Promise.race([running, missed]);
     client.release();
     return result;
   } catch (err) {
-    if (isBroken || err instanceof DatabaseDeadlineError || databaseFault(err) !== null || !isServerError(err))
-      destroy(client, err as Error);
+    const suspect = err instanceof DatabaseDeadlineError || databaseFault(err) !== null || !isServerError(err);
+    if (isBroken || (suspect && !isRolledBack)) destroy(client, err as Error);
     else client.release();
     throw err;
   } finally {
@@ -177,7 +183,7 @@ export async function openPostgresDb(url: string, poolSize: number, opts: Postgr
     async transaction<T>(fn: (tx: Queryable) => Promise<T>, txOpts?: { deadlineMs?: number }) {
       const channels = new Set<string>();
       const result = await inFlight.track(() =>
-        onConnection(pool, txOpts?.deadlineMs ?? deadlines.transactionMs, async (client, broken) => {
+        onConnection(pool, txOpts?.deadlineMs ?? deadlines.transactionMs, async (client, broken, rolledBack) => {
           const tx = wrap(client);
           await tx.exec('BEGIN');
           // A longer transaction (migrations) lifts the server's per-statement bound for itself.
@@ -188,7 +194,7 @@ export async function openPostgresDb(url: string, poolSize: number, opts: Postgr
           } catch (err) {
             // A broken connection is destroyed by onConnection; a healthy one is rolled back here,
             // and destroyed if even that fails. The caller sees its own error either way.
-            if (databaseFault(err) === null) await tx.exec('ROLLBACK').catch(broken);
+            if (databaseFault(err) === null) await tx.exec('ROLLBACK').then(rolledBack, broken);
             throw err;
           }
           await tx.exec('COMMIT');
