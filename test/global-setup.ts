@@ -10,7 +10,8 @@ import type { TestProject } from 'vitest/node';
 
 import { browserExecutable, usePackagedChromium } from './support/browser-path.js';
 import { buildCli } from './support/cli-build.js';
-import { writePgliteTemplate } from './support/pglite-template.js';
+import { type PgliteTemplates, writePgliteTemplates } from './support/pglite-template.js';
+import { createPostgresTemplate } from './support/postgres-template.js';
 import { createScanner, type Leak, type RecordedSecret } from './support/secret-scan.js';
 import { LOGS, SECRETS } from './support/test-logs.js';
 
@@ -53,16 +54,25 @@ export default async function setup(project: TestProject) {
   const cliRoot = path.join('node_modules', '.cache', 'chatgate-test-cli');
   pruneOldRuns(cliRoot); // a run that did not reach its teardown leaves its folder
   const cliDir = path.join(cliRoot, path.basename(runDir));
-  // And the embedded database's initdb, once (test/support/pglite-template.ts); PostgreSQL needs none.
-  const template = process.env.DATABASE_URL ? null : path.join(runDir, 'pglite-new-database.tar');
-  const [cli] = await Promise.all([buildCli(cliDir), template && writePgliteTemplate(template)]);
+  // And the databases a test starts from, made and migrated once: PGlite's as files
+  // (test/support/pglite-template.ts), PostgreSQL's as a template database (postgres-template.ts).
+  const templates: PgliteTemplates | null = process.env.DATABASE_URL
+    ? null
+    : { empty: path.join(runDir, 'pglite-empty.tar'), migrated: path.join(runDir, 'pglite-migrated.tar') };
+  const [cli, pgTemplate] = await Promise.all([
+    buildCli(cliDir),
+    process.env.DATABASE_URL ? createPostgresTemplate(process.env.DATABASE_URL) : null,
+    templates && writePgliteTemplates(templates),
+  ]);
   project.provide('chatgateCli', cli);
   project.onTestsRerun(async () => void (await buildCli(cliDir))); // watch mode: src/ as it is now
-  project.provide('pgliteTemplate', template);
+  project.provide('pgliteTemplates', templates);
+  project.provide('postgresTemplate', pgTemplate?.name ?? null);
 
-  return () => {
+  return async () => {
     fs.rmSync(cliDir, { recursive: true, force: true });
-    if (template) fs.rmSync(template, { force: true });
+    if (templates) for (const file of Object.values(templates)) fs.rmSync(file, { force: true });
+    await pgTemplate?.drop();
     const { secrets, files, leaks } = scanRun(runDir);
     if (leaks.length === 0) {
       console.log(`test logs: ${runDir} (${files} files, checked for ${secrets} secrets: none found)`);

@@ -150,7 +150,8 @@ describe.skipIf(backend !== 'postgres')('storage faults on PostgreSQL', () => {
       // Past the 10 s bound (the accept batch or the dispatcher, whichever /readyz saw stalled
       // first), or as the deadline fault once the 10 s statement deadline ended the accept batch.
       const stuck = (ready.body.reasons as Record<string, unknown>[]).filter(
-        (r) => (r.check === 'write_path' && ['accept', 'dispatcher'].includes(String(r.part))) || r.reason === 'deadline',
+        (r) =>
+          (r.check === 'write_path' && ['accept', 'dispatcher'].includes(String(r.part))) || r.reason === 'deadline',
       );
       expect(stuck.length).toBeGreaterThan(0);
       if (ready.body.error === 'write path stuck')

@@ -41,7 +41,7 @@ describe('the embedded database', () => {
 describe('migrations', () => {
   let database: TestDatabase;
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await createTestDatabase({ empty: true }); // as initdb leaves it: every migration to apply
   });
   afterAll(() => database.drop());
 

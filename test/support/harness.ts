@@ -13,6 +13,7 @@ import type { Resolve } from '../../src/outbound/outbound-client.js';
 import { quotaMonth } from '../../src/plans/plans.js';
 import { checkAgainstDocument } from './openapi-check.js';
 import { newPgliteDataDir } from './pglite-template.js';
+import { postgresTemplate } from './postgres-template.js';
 import { logDestination, recordSecret, recordSecretsIn } from './test-logs.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -25,20 +26,25 @@ recordSecret('encryption-key', ENCRYPTION_KEY);
 export type TestDatabase = { db: Db; url: string | null; drop(): Promise<void> };
 
 /**
- * A fresh, empty database for one test file. PGlite runs on the test's own thread unless `thread`
- * (or EMBEDDED_DB_THREAD=true in the test run's environment) puts it in a thread of its own.
+ * A fresh database for one test file, with every migration applied (a copy of the run's template:
+ * test/support/pglite-template.ts, postgres-template.ts), or, with `empty`, as initdb leaves it.
+ * PGlite runs on the test's own thread unless `thread` (or EMBEDDED_DB_THREAD=true in the test
+ * run's environment) puts it in a thread of its own.
  */
 export async function createTestDatabase(
-  opts: { thread?: boolean } = { thread: process.env.EMBEDDED_DB_THREAD === 'true' },
+  opts: { thread?: boolean; empty?: boolean } = {},
 ): Promise<TestDatabase & { name?: string }> {
+  const thread = opts.thread ?? process.env.EMBEDDED_DB_THREAD === 'true';
   if (!serverUrl) {
-    const db = await openPgliteDb(null, { thread: opts.thread, from: await newPgliteDataDir() });
+    const from = await newPgliteDataDir(opts.empty ? 'empty' : 'migrated');
+    const db = await openPgliteDb(null, { thread, from });
     return { db, url: null, drop: () => db.close() };
   }
   const name = `chatgate_test_${crypto.randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  const template = opts.empty ? null : postgresTemplate();
+  await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const db = await openPostgresDb(url.toString(), 10);
