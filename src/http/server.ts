@@ -26,7 +26,7 @@ import { settleBodyBeforeAnswer } from './drain-body.js';
 import { checkRequestInput } from './input-guard.js';
 import { swaggerOptions } from './openapi/document.js';
 import { registerResponseCheck } from './response-check.js';
-import { toProblems, validatorCompiler } from './validation.js';
+import { serializerCompiler, toProblems, validatorCompiler } from './validation.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -126,6 +126,7 @@ export function createServer(opts: {
   app.server.maxConnections = opts.maxConnections;
   limitConnectionsPerAddress(app.server, { max: opts.maxConnectionsPerAddress, log: opts.log });
   app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('principal', null);
   app.decorateRequest('logIds', null);
   app.decorateRequest('tenant', null);

@@ -1,8 +1,9 @@
-// Request validation: two Ajv instances (bodies as sent; query strings and path params coerced
+// Request validation and response serialization. Validation: two Ajv instances (bodies as sent; query strings and path params coerced
 // from text), every problem collected and answered as validation_error with details[{path,message}].
 import Ajv, { type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifySchemaCompiler } from 'fastify';
+import fastJsonStringify, { type Schema } from 'fast-json-stringify';
+import type { FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify';
 
 import { type Problem } from '../shared/errors.js';
 import { PATTERN_MESSAGES } from '../shared/schemas.js';
@@ -24,9 +25,22 @@ function makeAjv(coerce: boolean) {
 const bodyAjv = makeAjv(false);
 const textAjv = makeAjv(true);
 
+// A validator is a function of its schema's JSON alone; Fastify hands each server its own copy of a
+// route's schema, so the compiled function is kept by the schema's text: a second server in the
+// process (the API and the status server, the tests' many) compiles nothing again. Bounded by the
+// routes' schemas, a few hundred.
+const compiled = { body: new Map<string, Validator>(), text: new Map<string, Validator>() };
+type Validator = ReturnType<FastifySchemaCompiler<unknown>>;
+
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
-  const ajv = httpPart === 'body' ? bodyAjv : textAjv;
-  return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  const kind = httpPart === 'body' ? 'body' : 'text';
+  const key = JSON.stringify(schema);
+  let validate = compiled[kind].get(key);
+  if (!validate) {
+    validate = (kind === 'body' ? bodyAjv : textAjv).compile(schema as object) as Validator;
+    compiled[kind].set(key, validate);
+  }
+  return validate;
 };
 
 function joinPath(instancePath: string, extra?: string): string {
@@ -112,3 +126,17 @@ export function toProblems(errs: readonly ErrorObject[]): Problem[] {
   }
   return [...byPath.values()].map((v) => v.problem);
 }
+
+// Response serializers, kept by schema text for the same reason as the validators above (Fastify's
+// own compiler, fast-json-stringify, with Fastify's defaults: no shared schemas, no options).
+const serializers = new Map<string, (doc: unknown) => string>();
+
+export const serializerCompiler: FastifySerializerCompiler<unknown> = ({ schema }) => {
+  const key = JSON.stringify(schema);
+  let serialize = serializers.get(key);
+  if (!serialize) {
+    serialize = fastJsonStringify(schema as Schema);
+    serializers.set(key, serialize);
+  }
+  return serialize;
+};

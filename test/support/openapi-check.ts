@@ -10,13 +10,21 @@ type Route = { method: string; template: string; pattern: RegExp; operation: Jso
 type Checker = { routes: Route[]; ajv: Ajv2020; validators: Map<string, ValidateFunction> };
 
 const checkers = new Map<string, Promise<Checker>>();
+/** By the document's text: every server of a test file serves the same one, compiled once. */
+const byDocument = new Map<string, Checker>();
 
 async function load(url: string): Promise<Checker> {
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats.default(ajv);
   // Not every server the tests call is ours (the emulator, a receiver): those have no document.
   const res = await fetch(`${url}/openapi.json`);
-  const doc = (res.ok ? await res.json() : { paths: {} }) as Json;
+  const text = res.ok ? await res.text() : '{"paths":{}}';
+  let checker = byDocument.get(text);
+  if (!checker) byDocument.set(text, (checker = compile(JSON.parse(text) as Json)));
+  return checker;
+}
+
+function compile(doc: Json): Checker {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
   if (doc.openapi === undefined) return { routes: [], ajv, validators: new Map() };
   ajv.addSchema(doc, 'openapi');
   const routes: Route[] = [];
