@@ -10,7 +10,7 @@ import type { TestProject } from 'vitest/node';
 
 import { browserExecutable, usePackagedChromium } from './support/browser-path.js';
 import { buildCli } from './support/cli-build.js';
-import { type PgliteTemplates, writePgliteTemplates } from './support/pglite-template.js';
+import { pgliteTemplates } from './support/pglite-template.js';
 import { createPostgresTemplate } from './support/postgres-template.js';
 import { createScanner, type Leak, type RecordedSecret } from './support/secret-scan.js';
 import { LOGS, SECRETS } from './support/test-logs.js';
@@ -56,13 +56,10 @@ export default async function setup(project: TestProject) {
   const cliDir = path.join(cliRoot, path.basename(runDir));
   // And the databases a test starts from, made and migrated once: PGlite's as files
   // (test/support/pglite-template.ts), PostgreSQL's as a template database (postgres-template.ts).
-  const templates: PgliteTemplates | null = process.env.DATABASE_URL
-    ? null
-    : { empty: path.join(runDir, 'pglite-empty.tar'), migrated: path.join(runDir, 'pglite-migrated.tar') };
-  const [cli, pgTemplate] = await Promise.all([
+  const [cli, pgTemplate, templates] = await Promise.all([
     buildCli(cliDir),
     process.env.DATABASE_URL ? createPostgresTemplate(process.env.DATABASE_URL) : null,
-    templates && writePgliteTemplates(templates),
+    process.env.DATABASE_URL ? null : pgliteTemplates(),
   ]);
   project.provide('chatgateCli', cli);
   project.onTestsRerun(async () => void (await buildCli(cliDir))); // watch mode: src/ as it is now
@@ -71,7 +68,6 @@ export default async function setup(project: TestProject) {
 
   return async () => {
     fs.rmSync(cliDir, { recursive: true, force: true });
-    if (templates) for (const file of Object.values(templates)) fs.rmSync(file, { force: true });
     await pgTemplate?.drop();
     const { secrets, files, leaks } = scanRun(runDir);
     if (leaks.length === 0) {

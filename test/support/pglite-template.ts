@@ -3,16 +3,20 @@
 // same with every migration applied (`migrated`, what a test's new database is by default). Each
 // database a test creates is a restore of one (openPgliteDb's `from`). initdb took 5–15 s per
 // database on a busy 2-core machine and the 37 migrations about 0.2 CPU-s more; a restore takes
-// well under a second.
+// well under a second. The two files are kept between runs in node_modules/.cache, named by what
+// makes them (PGlite's version and every migration's checksum), so that a run of one file does
+// not pay initdb again (about 10 CPU-s).
 import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import { promisify } from 'node:util';
 
 import { PGlite } from '@electric-sql/pglite';
 import { inject } from 'vitest';
 
 import type { Db } from '../../src/db/db.js';
-import { migrate } from '../../src/db/migrate.js';
+import { migrate, readMigrations } from '../../src/db/migrate.js';
 
 export type PgliteTemplates = { empty: string; migrated: string };
 
@@ -20,6 +24,39 @@ declare module 'vitest' {
   export interface ProvidedContext {
     pgliteTemplates: PgliteTemplates | null;
   }
+}
+
+const CACHE = path.join('node_modules', '.cache', 'chatgate-test-databases');
+
+/**
+ * The run's two files, from the cache when they are there (made and put there first when not);
+ * older versions are removed. Several runs at once each write their own temporary file and rename
+ * it into place, so none reads a half-written one.
+ */
+export async function pgliteTemplates(): Promise<PgliteTemplates> {
+  const manifest = path.join('node_modules', '@electric-sql', 'pglite', 'package.json'); // not among its exports
+  const { version } = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { version: string };
+  const key = crypto
+    .createHash('sha256')
+    .update([version, ...readMigrations().map((m) => `${m.name}:${m.checksum}`)].join('\n'))
+    .digest('hex')
+    .slice(0, 16);
+  const dir = path.join(CACHE, key);
+  const files = { empty: path.join(dir, 'empty.tar'), migrated: path.join(dir, 'migrated.tar') };
+  if (fs.existsSync(files.empty) && fs.existsSync(files.migrated)) return files;
+  fs.mkdirSync(dir, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(dir, 'making-'));
+  try {
+    const made = { empty: path.join(tmp, 'empty.tar'), migrated: path.join(tmp, 'migrated.tar') };
+    await writePgliteTemplates(made);
+    fs.renameSync(made.empty, files.empty);
+    fs.renameSync(made.migrated, files.migrated);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  for (const old of fs.readdirSync(CACHE))
+    if (old !== key) fs.rmSync(path.join(CACHE, old), { recursive: true, force: true });
+  return files;
 }
 
 /**
