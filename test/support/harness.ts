@@ -69,7 +69,10 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     DATA_DIR: '/nonexistent-chatgate-test-dir',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     SANDBOX_STEP_MS: '50',
-    WORKER_POLL_MS: '200',
+    // The product's default: every worker wakes on NOTIFY, and the poll is only its fallback (a
+    // lease that ran out, a missed wake-up); at 200 ms an idle service cost ~65 ms CPU a second on
+    // PGlite, five loops polling. Tests that wait on the fallback set their own.
+    WORKER_POLL_MS: '1000',
     RETRY_TIME_SCALE: '0.001',
     PUBLIC_BASE_URL: 'https://chatgate.test',
     // Nothing listens there: tests that send live start an emulator and point here themselves.
