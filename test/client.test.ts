@@ -12,8 +12,8 @@ import {
   verifyWebhookSignature,
   WEBHOOK_EVENT_TYPES,
 } from '../packages/client/src/index.js';
+import { checkedFetch } from './support/checked-fetch.js';
 import { createTenant, eventually, type Service, startService, type Tenant } from './support/harness.js';
-import { checkAgainstDocument } from './support/openapi-check.js';
 import { type Receiver, startReceiver } from './support/receiver.js';
 
 const to = (phoneE164: string) => ({ type: 'phone' as const, phoneE164 });
@@ -24,25 +24,6 @@ const failure = (call: Promise<unknown>) =>
     () => expect.fail('the call succeeded'),
     (e: unknown) => e as ChatGateError,
   );
-
-/** fetch, with every answer of our service checked against its OpenAPI document (as call() does). */
-const checkedFetch: typeof fetch = async (input, init) => {
-  const res = await fetch(input, init);
-  const url = new URL(input instanceof Request ? input.url : String(input));
-  const text = await res.clone().text();
-  let body: unknown = text;
-  try {
-    body = text === '' ? null : JSON.parse(text);
-  } catch {
-    /* not JSON */
-  }
-  await checkAgainstDocument(url.origin, init?.method ?? 'GET', url.pathname + url.search, {
-    status: res.status,
-    body,
-    contentType: res.headers.get('content-type'),
-  });
-  return res;
-};
 
 /** A fetch that sends each request, then loses the first `lose` answers (the request did arrive). */
 function losingFetch(lose: number) {
