@@ -88,7 +88,7 @@ export class Transport {
       const deadline = AbortSignal.timeout(timeoutMs);
       const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
       let res: Response;
-      let body: unknown;
+      let text: string;
       try {
         res = await this.#fetch(url, { method, headers, body: payload, signal });
         if (res.ok && call.binary) {
@@ -98,8 +98,7 @@ export class Transport {
           };
           return { status: res.status, body: file as T };
         }
-        const text = await res.text();
-        body = text === '' ? null : parseJson(text);
+        text = await res.text();
       } catch (err) {
         throwIfAborted(options.signal, where);
         if (attempt < attempts) {
@@ -110,13 +109,14 @@ export class Transport {
         const message = timeout ? `no answer within ${timeoutMs} ms ${where}` : `${describeCause(err)} ${where}`;
         throw new ChatGateError(0, timeout ? 'timeout' : 'network_error', { message }, null, { cause: err });
       }
+      const body = text === '' ? null : parseJson(text);
       if (res.ok) return { status: res.status, body: body as T };
       if (attempt < attempts && RETRYABLE_STATUS.has(res.status)) {
         await this.#pause(attempt, options.signal, where);
         continue;
       }
       const errorBody =
-        body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : { message: body ?? '' };
+        body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : { message: text };
       const code = typeof errorBody.error === 'string' ? errorBody.error : `http_${res.status}`;
       throw new ChatGateError(res.status, code as ErrorCode, errorBody, res.headers.get('x-request-id'));
     }
