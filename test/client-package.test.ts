@@ -56,7 +56,7 @@ describe('@chatgate/client types', () => {
 describe('npm pack of @chatgate/client', () => {
   let dir: string;
   let app: string;
-  let manifest: { dependencies?: object; files: { path: string }[] };
+  let manifest: { dependencies?: object; scripts?: Record<string, string>; files: { path: string }[] };
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chatgate-client-pack-'));
     const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dir], {
@@ -74,11 +74,11 @@ describe('npm pack of @chatgate/client', () => {
       ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', path.join(dir, packed[0]!.filename)],
       { cwd: app, stdio: 'pipe' },
     );
-    manifest.dependencies = (
-      JSON.parse(fs.readFileSync(path.join(app, 'node_modules/@chatgate/client/package.json'), 'utf8')) as {
-        dependencies?: object;
-      }
-    ).dependencies;
+    const installed = JSON.parse(
+      fs.readFileSync(path.join(app, 'node_modules/@chatgate/client/package.json'), 'utf8'),
+    ) as { dependencies?: object; scripts?: Record<string, string> };
+    manifest.dependencies = installed.dependencies;
+    manifest.scripts = installed.scripts;
   }, 120_000);
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -92,8 +92,21 @@ describe('npm pack of @chatgate/client', () => {
     expect(fs.readdirSync(path.join(app, 'node_modules'))).toEqual(['.package-lock.json', '@chatgate']);
   });
 
+  it('runs nothing when installed: no install-time script, in the source manifest or the packed one', () => {
+    const source = JSON.parse(fs.readFileSync(path.join(root, 'packages/client/package.json'), 'utf8')) as {
+      scripts?: Record<string, string>;
+    };
+    const installTime = ['preinstall', 'install', 'postinstall', 'prepare'];
+    for (const scripts of [source.scripts, manifest.scripts])
+      expect(Object.keys(scripts ?? {}).filter((s) => installTime.includes(s))).toEqual([]);
+    // It is built before packing instead (prepack, which npm pack and npm publish run).
+    expect(source.scripts?.prepack).toBe('npm run build');
+  });
+
   it('loads with import and with require', () => {
-    const check = `const t = m.WEBHOOK_EVENT_TYPES.length + ':' + typeof m.ChatGate + ':' + typeof m.verifyWebhookSignature;
+    const check = `const w = m.createTestWebhook({ type: 'webhook.test', data: { webhookEndpointId: 'w', message: 'hi' } }, 's');
+      const t = m.WEBHOOK_EVENT_TYPES.length + ':' + typeof m.ChatGate + ':' + typeof m.ChatGateOperator + ':'
+        + typeof m.verifyWebhookSignature + ':' + m.constructEvent(w.body, w.headers, 's').type;
       const e = new m.ChatGateError(400, 'validation_error', { error: 'validation_error', details: [{ path: 'to', message: 'bad' }] });
       console.log(t + ':' + (e instanceof Error) + ':' + e.message);`;
     const esm = execFileSync(
@@ -112,7 +125,9 @@ describe('npm pack of @chatgate/client', () => {
         encoding: 'utf8',
       },
     );
-    expect(esm.trim()).toBe(`${EVENT_TYPES.length}:function:function:true:400 validation_error: to: bad`);
+    expect(esm.trim()).toBe(
+      `${EVENT_TYPES.length}:function:function:function:webhook.test:true:400 validation_error: to: bad`,
+    );
     expect(cjs.trim()).toBe(esm.trim());
   });
 

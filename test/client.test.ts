@@ -8,12 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ChatGate,
   ChatGateError,
+  ChatGateOperator,
   isChatGateError,
   verifyWebhookSignature,
   WEBHOOK_EVENT_TYPES,
 } from '../packages/client/src/index.js';
-import { createTenant, eventually, type Service, startService, type Tenant } from './support/harness.js';
-import { checkAgainstDocument } from './support/openapi-check.js';
+import { EVENT_TYPES } from '../src/shared/vocab.js';
+import { checkedFetch } from './support/checked-fetch.js';
+import { ADMIN_TOKEN, createTenant, eventually, type Service, startService, type Tenant } from './support/harness.js';
 import { type Receiver, startReceiver } from './support/receiver.js';
 
 const to = (phoneE164: string) => ({ type: 'phone' as const, phoneE164 });
@@ -24,25 +26,6 @@ const failure = (call: Promise<unknown>) =>
     () => expect.fail('the call succeeded'),
     (e: unknown) => e as ChatGateError,
   );
-
-/** fetch, with every answer of our service checked against its OpenAPI document (as call() does). */
-const checkedFetch: typeof fetch = async (input, init) => {
-  const res = await fetch(input, init);
-  const url = new URL(input instanceof Request ? input.url : String(input));
-  const text = await res.clone().text();
-  let body: unknown = text;
-  try {
-    body = text === '' ? null : JSON.parse(text);
-  } catch {
-    /* not JSON */
-  }
-  await checkAgainstDocument(url.origin, init?.method ?? 'GET', url.pathname + url.search, {
-    status: res.status,
-    body,
-    contentType: res.headers.get('content-type'),
-  });
-  return res;
-};
 
 /** A fetch that sends each request, then loses the first `lose` answers (the request did arrive). */
 function losingFetch(lose: number) {
@@ -308,28 +291,196 @@ describe('@chatgate/client', () => {
       error: 'webhook_endpoint_not_found',
     });
   });
-});
 
-describe('@chatgate/client covers the OpenAPI document', () => {
-  // The committed document (npm run client:check, in CI, fails when it differs from the routes).
-  const doc = JSON.parse(fs.readFileSync('packages/client/openapi.json', 'utf8')) as {
-    paths: Record<string, Record<string, { operationId: string }>>;
-    webhooks: Record<string, unknown>;
-  };
-
-  it('has a method named after every operationId of the public API (the operator API excepted)', () => {
-    const operationIds = Object.entries(doc.paths)
-      .filter(([path]) => !path.startsWith('/admin/'))
-      .flatMap(([, item]) => Object.values(item).map((op) => op.operationId));
-    expect(operationIds.length).toBeGreaterThanOrEqual(37);
-    const missing = operationIds.filter(
-      (id) => typeof (ChatGate.prototype as unknown as Record<string, unknown>)[id] !== 'function',
-    );
-    expect(missing, 'operations without a client method').toEqual([]);
+  it('covers every operation and event type of the document the running service serves', async () => {
+    const served = (await (await fetch(`${svc.url}/openapi.json`)).json()) as OpenApiDocument;
+    const { operations, missing } = uncovered(served);
+    expect(operations).toBeGreaterThanOrEqual(58);
+    expect(Object.keys(served.paths).filter((p) => p.startsWith('/admin/')).length).toBeGreaterThan(0);
+    expect(missing, 'operations, lists or events the client misses').toEqual([]);
   });
 
-  it('lists every event type of the document (the WebhookEvent union is derived from the same section)', () => {
+  it('takes per-request options: headers, a timeout, and a signal that aborts the call and its retries', async () => {
+    // Headers: the client's and the call's (the call's win), never in place of the credential.
+    const cg = client(tenant.sandboxKey, { headers: { 'x-request-id': 'client-wide', 'x-api-key': 'ak_test_nope' } });
+    const err = await failure(cg.getMessage('no-such-message'));
+    expect(err).toMatchObject({ status: 404, requestId: 'client-wide' }); // authenticated: our key went
+    const own = await failure(cg.getMessage('no-such-message', { headers: { 'x-request-id': 'this-call-1' } }));
+    expect(own.requestId).toBe('this-call-1');
+
+    // A timeout for this call only, against a server that never answers.
+    const silent = await startReceiver();
+    try {
+      silent.hangNext(1);
+      const slow = client(tenant.key, { baseUrl: silent.url, timeoutMs: 60_000, retries: 0 });
+      const timedOut = await failure(slow.getUsage({}, { timeoutMs: 300 }));
+      expect(timedOut).toMatchObject({ status: 0, error: 'timeout' });
+      expect(timedOut.message).toMatch(/^timeout: no answer within 300 ms \(GET http:\/\/127\.0\.0\.1:\d+\/usage\)$/);
+
+      // A signal: aborted while the request waits for its answer, then before it is sent at all.
+      silent.hangNext(1);
+      const controller = new AbortController();
+      const pending = failure(slow.getUsage({}, { signal: controller.signal }));
+      await silent.waitForRequests(2);
+      controller.abort(new Error('user gave up'));
+      const aborted = await pending;
+      expect(aborted).toMatchObject({ status: 0, error: 'aborted' });
+      expect((aborted.cause as Error).message).toBe('user gave up');
+      const before = silent.requests.length;
+      await expect(slow.getUsage({}, { signal: AbortSignal.abort() })).rejects.toMatchObject({ error: 'aborted' });
+      expect(silent.requests.length).toBe(before);
+    } finally {
+      await silent.close();
+    }
+
+    // Aborted during the wait between two retries: no further attempt, at once.
+    let attempts = 0;
+    const refusing: typeof fetch = () => {
+      attempts++;
+      return Promise.reject(new TypeError('fetch failed'));
+    };
+    const patient = client(tenant.key, { fetch: refusing, retries: 5, retryDelayMs: 60_000 });
+    const controller = new AbortController();
+    const waiting = failure(patient.getUsage({}, { signal: controller.signal }));
+    await eventually(async () => attempts === 1);
+    const t0 = Date.now();
+    controller.abort();
+    expect(await waiting).toMatchObject({ error: 'aborted' });
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    expect(attempts).toBe(1);
+  });
+
+  it('gives every list as an async iterator, paged lists page by page', async () => {
+    const own = await createTenant(svc.url, { plan: 'pro' });
+    const cg = client(own.key);
+    const phones = ['+15551230301', '+15551230302', '+15551230303'];
+    for (const phone of phones) await cg.addSuppression(own.accountId, { phone });
+    const suppressed = [];
+    for await (const s of cg.iterateSuppressions(own.accountId, { limit: 1 })) suppressed.push(s.phone);
+    expect(suppressed.sort()).toEqual(phones);
+
+    const ids = [];
+    for (const n of [1, 2]) {
+      const ack = await cg.sendBroadcast({
+        externalId: `iterate-${n}`,
+        name: `Iterate ${n}`,
+        content: { type: 'text', text: 'To all' },
+        recipients: [{ phoneE164: '+15551230310' }],
+      });
+      ids.push(ack.broadcastId);
+    }
+    const broadcasts = [];
+    for await (const b of cg.iterateBroadcasts({ limit: 1 })) broadcasts.push(b.broadcastId);
+    expect(broadcasts.sort()).toEqual(ids.sort());
+
+    const op = new ChatGateOperator({ adminToken: ADMIN_TOKEN, baseUrl: svc.url, fetch: checkedFetch });
+    for (const n of [1, 2, 3])
+      await op.ingestInboundMessage(own.accountId, {
+        providerMessageId: `wamid.iterate-${n}`,
+        from: '+15551230320',
+        text: `m${n}`,
+      });
+    const texts = await eventually(async () => {
+      const all = [];
+      for await (const m of cg.iterateInboundMessages({ limit: 2 })) all.push(m.text);
+      return all.length === 3 && all;
+    });
+    expect(texts.sort()).toEqual(['m1', 'm2', 'm3']);
+
+    const endpoint = await cg.createWebhookEndpoint({ url: `${rx.url}/iterate` });
+    for (let i = 0; i < 2; i++) await cg.testWebhookEndpoint(endpoint.id);
+    const deliveries = await eventually(async () => {
+      const all = [];
+      for await (const d of cg.iterateWebhookDeliveries(endpoint.id, { limit: 1 })) all.push(d.eventType);
+      return all.length === 2 && all;
+    });
+    expect(deliveries).toEqual(['webhook.test', 'webhook.test']);
+
+    const rule = await cg.createForwardingRule({
+      name: 'iterate',
+      condition: { type: 'contains', pattern: 'x' },
+      destination: { type: 'http', url: `${rx.url}/forward` },
+    });
+    const collect = async <T>(items: AsyncIterable<T>) => {
+      const all: T[] = [];
+      for await (const item of items) all.push(item);
+      return all;
+    };
+    expect((await collect(cg.iterateChatAccounts())).map((a) => a.id)).toEqual([own.accountId]);
+    expect((await collect(cg.iterateWebhookEndpoints())).map((e) => e.id)).toEqual([endpoint.id]);
+    expect((await collect(cg.iterateForwardingRules())).map((r) => r.id)).toEqual([rule.id]);
+    // Templates are read live from the provider, which nothing plays here: the iterator ends with
+    // the list call's error, as the list call would.
+    await expect(collect(cg.iterateTemplates(own.accountId))).rejects.toBeInstanceOf(ChatGateError);
+  });
+});
+
+type Operation = { operationId: string; responses?: Record<string, { content?: Record<string, { schema?: Schema }> }> };
+type Schema = { $ref?: string; properties?: Record<string, unknown> };
+type OpenApiDocument = {
+  paths: Record<string, Record<string, Operation>>;
+  webhooks: Record<string, unknown>;
+  components: { schemas: Record<string, Schema> };
+};
+
+const methodsOf = (cls: { prototype: object }) =>
+  new Set(Object.getOwnPropertyNames(cls.prototype).filter((n) => n !== 'constructor'));
+
+/**
+ * What the client misses of a document: an operation without its method (the operator API's on
+ * ChatGateOperator, the others on ChatGate), a list without its iterator (`listX` → `iterateX`; a
+ * paged answer, one with `nextCursor`, must be a `listX`), an event type without its place in
+ * WEBHOOK_EVENT_TYPES (and so in the WebhookEvent union, derived from the same section).
+ */
+function uncovered(doc: OpenApiDocument) {
+  const clients = { public: methodsOf(ChatGate), operator: methodsOf(ChatGateOperator) };
+  const missing: string[] = [];
+  let operations = 0;
+  for (const [path, item] of Object.entries(doc.paths))
+    for (const [method, op] of Object.entries(item)) {
+      operations++;
+      const methods = path.startsWith('/admin/') ? clients.operator : clients.public;
+      const id = op.operationId;
+      if (!methods.has(id)) missing.push(`${method.toUpperCase()} ${path}: method ${id}`);
+      if (id.startsWith('list') && !methods.has(`iterate${id.slice(4)}`))
+        missing.push(`${method.toUpperCase()} ${path}: iterator iterate${id.slice(4)}`);
+      const ref = op.responses?.['200']?.content?.['application/json']?.schema?.$ref;
+      const answer = ref ? doc.components.schemas[ref.split('/').pop()!] : undefined;
+      if (answer?.properties && 'nextCursor' in answer.properties && !id.startsWith('list'))
+        missing.push(`${method.toUpperCase()} ${path}: a paged list not named list…`);
+    }
+  for (const type of Object.keys(doc.webhooks))
+    if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(type)) missing.push(`event ${type}`);
+  return { operations, missing };
+}
+
+describe('@chatgate/client covers the OpenAPI document', () => {
+  // The committed document (npm run client:check, in CI, fails when it differs from the routes);
+  // the served one is checked too, in the suite above.
+  const doc = JSON.parse(fs.readFileSync('packages/client/openapi.json', 'utf8')) as OpenApiDocument;
+
+  it('has a method for every operationId (the operator API on ChatGateOperator) and an iterator for every list', () => {
+    const { operations, missing } = uncovered(doc);
+    expect(operations).toBeGreaterThanOrEqual(58);
+    expect(missing, 'operations, lists or events the client misses').toEqual([]);
+  });
+
+  it('notices what it misses: an operation, a list iterator, an event type', () => {
+    const extra = structuredClone(doc);
+    extra.paths['/admin/new-thing'] = { get: { operationId: 'listNewThings' } };
+    extra.paths['/new-thing'] = { post: { operationId: 'makeNewThing' } };
+    extra.webhooks['thing.happened'] = {};
+    expect(uncovered(extra).missing).toEqual([
+      'GET /admin/new-thing: method listNewThings',
+      'GET /admin/new-thing: iterator iterateNewThings',
+      'POST /new-thing: method makeNewThing',
+      'event thing.happened',
+    ]);
+  });
+
+  it('lists every event type of the document and of the service (src/shared/vocab.ts, the one list the service sends from)', () => {
     expect([...WEBHOOK_EVENT_TYPES].sort()).toEqual(Object.keys(doc.webhooks).sort());
+    expect([...WEBHOOK_EVENT_TYPES].sort()).toEqual([...EVENT_TYPES].sort());
   });
 });
 

@@ -10,8 +10,8 @@ export type ApiErrorCode = {
   [K in keyof Schemas]: Schemas[K] extends { error: infer E extends string } ? (string extends E ? never : E) : never;
 }[keyof Schemas];
 
-/** The codes of a ChatGateError: the API's, and `network_error` / `timeout` when no answer came. */
-export type ErrorCode = ApiErrorCode | 'network_error' | 'timeout';
+/** The codes of a ChatGateError: the API's; `network_error`, `timeout` or `aborted` (the caller's signal) when no answer came. */
+export type ErrorCode = ApiErrorCode | 'network_error' | 'timeout' | 'aborted';
 
 /** `details` of a 400 validation_error: one entry per problem. */
 export type Problem = { path: string; message: string };
@@ -19,7 +19,7 @@ export type Problem = { path: string; message: string };
 export class ChatGateError extends Error {
   override readonly name = 'ChatGateError';
   constructor(
-    /** HTTP status; 0 when no answer arrived (network error or timeout, after the retries). */
+    /** HTTP status; 0 when no answer arrived (network error or timeout after the retries, or aborted). */
     readonly status: number,
     /**
      * The body's `error` code; `network_error` or `timeout` when status is 0. A newer service may

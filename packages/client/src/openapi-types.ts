@@ -8721,7 +8721,7 @@ export interface operations {
         /** @description The `eventId`; deduplicate on it. */
         'x-svc-event-id': string;
         /**
-         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `verifyWebhookSignature` of `@chatgate/client` does all this.
+         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `constructEvent` of `@chatgate/client` does all this and returns the typed event (`verifyWebhookSignature` only checks).
          * @example t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
          */
         'x-svc-signature': string;
@@ -8771,7 +8771,7 @@ export interface operations {
         /** @description The `eventId`; deduplicate on it. */
         'x-svc-event-id': string;
         /**
-         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `verifyWebhookSignature` of `@chatgate/client` does all this.
+         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `constructEvent` of `@chatgate/client` does all this and returns the typed event (`verifyWebhookSignature` only checks).
          * @example t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
          */
         'x-svc-signature': string;
@@ -8803,7 +8803,7 @@ export interface operations {
         /** @description The `eventId`; deduplicate on it. */
         'x-svc-event-id': string;
         /**
-         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `verifyWebhookSignature` of `@chatgate/client` does all this.
+         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `constructEvent` of `@chatgate/client` does all this and returns the typed event (`verifyWebhookSignature` only checks).
          * @example t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
          */
         'x-svc-signature': string;
@@ -8835,7 +8835,7 @@ export interface operations {
         /** @description The `eventId`; deduplicate on it. */
         'x-svc-event-id': string;
         /**
-         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `verifyWebhookSignature` of `@chatgate/client` does all this.
+         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `constructEvent` of `@chatgate/client` does all this and returns the typed event (`verifyWebhookSignature` only checks).
          * @example t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
          */
         'x-svc-signature': string;
@@ -8867,7 +8867,7 @@ export interface operations {
         /** @description The `eventId`; deduplicate on it. */
         'x-svc-event-id': string;
         /**
-         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `verifyWebhookSignature` of `@chatgate/client` does all this.
+         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `constructEvent` of `@chatgate/client` does all this and returns the typed event (`verifyWebhookSignature` only checks).
          * @example t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
          */
         'x-svc-signature': string;
@@ -8912,7 +8912,7 @@ export interface operations {
         /** @description The `eventId`; deduplicate on it. */
         'x-svc-event-id': string;
         /**
-         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `verifyWebhookSignature` of `@chatgate/client` does all this.
+         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `constructEvent` of `@chatgate/client` does all this and returns the typed event (`verifyWebhookSignature` only checks).
          * @example t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
          */
         'x-svc-signature': string;
@@ -8944,7 +8944,7 @@ export interface operations {
         /** @description The `eventId`; deduplicate on it. */
         'x-svc-event-id': string;
         /**
-         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `verifyWebhookSignature` of `@chatgate/client` does all this.
+         * @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `constructEvent` of `@chatgate/client` does all this and returns the typed event (`verifyWebhookSignature` only checks).
          * @example t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
          */
         'x-svc-signature': string;

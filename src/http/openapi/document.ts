@@ -21,7 +21,7 @@ const DESCRIPTION = `Chat message delivery: queue text, template, image and docu
 
 **Events.** On plans Basic and Pro, register an HTTPS endpoint (\`POST /webhook-endpoints\`) to receive the events of the Webhooks section, signed in \`x-svc-signature\`.
 
-**Client.** \`@chatgate/client\` (packages/client in the repository) is a typed client generated from this document.`;
+**Client.** \`@chatgate/client\` (packages/client in the repository) is a typed client generated from this document: \`ChatGate\` for this API, \`ChatGateOperator\` for the operator API, \`constructEvent\` for the events.`;
 
 const TAGS = [
   { name: 'messages', description: 'Send one message, read messages.' },

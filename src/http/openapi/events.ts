@@ -238,7 +238,7 @@ const headers = [
     in: 'header',
     required: true,
     description:
-      "`t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `verifyWebhookSignature` of `@chatgate/client` does all this.",
+      "`t=<unix seconds>,v1=<hex HMAC-SHA256>`: the HMAC of `<t>.<raw body bytes>` keyed with the endpoint's `whsec_` secret. Reject when |now − t| > 300 s; compare in constant time; check the raw bytes before parsing. For 24 hours after a rotation there are two `v1=` values (new and old secret): accept when any matches. `constructEvent` of `@chatgate/client` does all this and returns the typed event (`verifyWebhookSignature` only checks).",
     schema: { type: 'string', pattern: '^t=\\d+(,v1=[0-9a-f]{64})+$' },
     example: 't=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd',
   },
