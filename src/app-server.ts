@@ -49,6 +49,7 @@ export function createApiServer(
     trustProxy: config.trustProxy,
     checkResponses: deps.checkResponses,
     reportDatabaseFault: deps.faults ? (err) => void deps.faults!.report(err) : undefined,
+    observeRequest: metrics.observeRequest,
   });
   registerMetaRoutes(server, { readiness, publicBaseUrl: config.publicBaseUrl });
   registerMetricsRoute(server, { metrics, token: config.metricsToken });

@@ -15,6 +15,7 @@ import { closeServer } from './http/close-server.js';
 import type { Server } from './http/server.js';
 import { createStatusServer } from './http/status-server.js';
 import type { Metrics } from './metrics/metrics.js';
+import { registerReadinessGauge } from './metrics/readiness-gauge.js';
 import { registerWritePathGauge } from './metrics/write-path-gauge.js';
 import type { Resolve } from './outbound/outbound-client.js';
 import { apiVersionSummary, apiVersionWarning } from './provider/api-versions.js';
@@ -160,13 +161,15 @@ function createHealth(
     ...(dispatcher ? [{ part: 'dispatcher' as const, stalledMs: dispatcher.stalledMs() }] : []),
   ];
   registerWritePathGauge(s.metrics, stalls);
-  return createReadiness({
+  const readiness = createReadiness({
     db: deps.db,
     log: deps.log,
     details: () => ({ provider: apiVersionSummary(config.providerApiVersion) }),
     faults: deps.faults,
     stalls,
   });
+  registerReadinessGauge(s.metrics, async () => (await readiness.check()).ready);
+  return readiness;
 }
 
 /** Settings that start the service but deserve a line in its log. */
