@@ -154,6 +154,8 @@ function registerOperatorApi(api: Server, config: Config, deps: { db: Db; log: L
       registerAdminPortalRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), { operatorAuth, users, audit: s.audit }),
     );
   } else {
-    log.info('ADMIN_TOKEN is not set: the operator API is off');
+    log.info(
+      'ADMIN_TOKEN is not set: the operator API is off (set it, 16 characters or more, e.g. `openssl rand -hex 24`; on the embedded database `chatgate serve` makes one in DATA_DIR/admin-token)',
+    );
   }
 }

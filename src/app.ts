@@ -118,7 +118,10 @@ export async function createApp(
       }
       if (!server) return null;
       const address = await server.listen({ port: config.port, host: config.host });
-      log.info({ address, role, database: db.kind }, 'chatgate listening');
+      log.info(
+        { address, role, database: db.kind, docs: `${address}/docs`, portal: `${address}/portal` },
+        'chatgate listening',
+      );
       return address;
     },
     async stop() {
