@@ -73,7 +73,7 @@ describe('ops/ dashboard and alert rules', () => {
 
   beforeAll(async () => {
     // The dashboard and the alert rules use the per-account and per-endpoint series, which only a
-    // scrape with METRICS_TOKEN gets (README, "Metrics").
+    // scrape with METRICS_TOKEN gets (docs/operations.md, "Metrics").
     svc = await startService({ role: 'api', env: { METRICS_TOKEN: TOKEN } });
     names = exposedNames(
       await (await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text(),
