@@ -7,7 +7,7 @@ import path from 'node:path';
 import { adminHelp, runAdminCli } from './admin/admin-cli.js';
 import { chatgateVersion, parseCommandArgs, UsageError, wantsHelp } from './admin/cli-args.js';
 import { clearDevEnv, DEV_HELP, DEV_USAGE, devAdminToken, devEnv, devEnvFile, devSetup } from './admin/dev.js';
-import { dataDirOperatorToken, firstStartHelp, laterStartHelp } from './admin/operator-token.js';
+import { dataDirOperatorToken, firstStartHelp, laterStartHelp, readOperatorToken } from './admin/operator-token.js';
 import type { Role } from './app.js';
 import {
   type Config,
@@ -212,8 +212,14 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'dev':
       return dev(rest, readEnvironment());
-    case 'admin':
-      return runAdminCli(rest, loadAdminCliConfig(readEnvironment()));
+    case 'admin': {
+      const env = readEnvironment();
+      const config = loadAdminCliConfig(env);
+      // Embedded, no ADMIN_TOKEN: the token `serve` made in the data folder (decision 0065).
+      if (!config.adminToken && !env.DATABASE_URL)
+        config.adminToken = readOperatorToken(path.resolve(env.DATA_DIR ?? './data'));
+      return runAdminCli(rest, config);
+    }
     default:
       throw new UsageError(
         command === 'help'

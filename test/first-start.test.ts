@@ -4,14 +4,19 @@
 // are; a later start prints where the file is, never the token; ADMIN_TOKEN set still wins. `GET /`
 // sends a browser to the portal and tells a JSON client where things are. Real processes on the
 // embedded database only (with a DATABASE_URL there is no data folder and nothing is made).
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { chatgateArgs } from './support/cli-build.js';
 import { backend, eventually } from './support/harness.js';
 import { type ChatgateProcess, spawnChatgate } from './support/processes.js';
+
+const run = promisify(execFile);
 
 // Three starts, the first on a new data folder (initdb): more than vitest's 60 s on a busy machine.
 const STARTS_TIMEOUT_MS = 300_000;
@@ -56,6 +61,10 @@ describe.skipIf(backend === 'postgres')('the first start on a new data folder', 
   const customers = (url: string, token: string) =>
     fetch(`${url}/admin/customers`, { headers: { authorization: `Bearer ${token}` } });
   const tokenFile = () => path.join(dataDir, 'admin-token');
+  const admin = (url: string, ...args: string[]) =>
+    run(process.execPath, chatgateArgs('admin', ...args), {
+      env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', ADMIN_TOKEN: '', CHATGATE_URL: url },
+    });
 
   it(
     'makes a token, keeps it 0600, prints it once with /docs and /portal; later starts say where it is; ADMIN_TOKEN wins',
@@ -84,6 +93,10 @@ describe.skipIf(backend === 'postgres')('the first start on a new data folder', 
 
       const second = await serve('first-start-2');
       expect((await customers(second.url, token)).status).toBe(200);
+      // `chatgate admin` with no ADMIN_TOKEN uses the data folder's token too.
+      const made = await admin(second.url, 'customers', 'create', '--name', 'First', '--plan', 'pro', '--quiet');
+      expect(made.stdout.trim()).toMatch(/^[0-9a-f-]{36}$/);
+      expect((await admin(second.url, 'customers', 'list', '--json')).stdout).toContain(made.stdout.trim());
       await second.stop();
       expect(second.err.text).toContain(`the operator token is in ${tokenFile()}`);
       expect(second.err.text).not.toContain(token);
