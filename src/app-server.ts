@@ -49,6 +49,7 @@ export function createApiServer(
     trustProxy: config.trustProxy,
     checkResponses: deps.checkResponses,
     reportDatabaseFault: deps.faults ? (err) => void deps.faults!.report(err) : undefined,
+    observeRequest: metrics.observeRequest,
   });
   registerMetaRoutes(server, { readiness, publicBaseUrl: config.publicBaseUrl });
   registerMetricsRoute(server, { metrics, token: config.metricsToken });
@@ -153,6 +154,8 @@ function registerOperatorApi(api: Server, config: Config, deps: { db: Db; log: L
       registerAdminPortalRoutes(plain.withTypeProvider<TypeBoxTypeProvider>(), { operatorAuth, users, audit: s.audit }),
     );
   } else {
-    log.info('ADMIN_TOKEN is not set: the operator API is off');
+    log.info(
+      'ADMIN_TOKEN is not set: the operator API is off (set it, 16 characters or more, e.g. `openssl rand -hex 24`; on the embedded database `chatgate serve` makes one in DATA_DIR/admin-token)',
+    );
   }
 }

@@ -61,6 +61,7 @@ function createSendDispatcher(config: Config, deps: { db: Db; log: Logger }, s: 
       firstAccountProbeDelayMs: config.accountProbeFirstDelayScaledMs,
       pairSpacingMs: config.pairRateSpacingMs,
       maintenancePauseMs: config.maintenancePauseMs,
+      activityLogMs: config.workerActivityLogMs,
     },
   });
 }

@@ -15,6 +15,7 @@ import { closeServer } from './http/close-server.js';
 import type { Server } from './http/server.js';
 import { createStatusServer } from './http/status-server.js';
 import type { Metrics } from './metrics/metrics.js';
+import { registerReadinessGauge } from './metrics/readiness-gauge.js';
 import { registerWritePathGauge } from './metrics/write-path-gauge.js';
 import type { Resolve } from './outbound/outbound-client.js';
 import { apiVersionSummary, apiVersionWarning } from './provider/api-versions.js';
@@ -117,7 +118,10 @@ export async function createApp(
       }
       if (!server) return null;
       const address = await server.listen({ port: config.port, host: config.host });
-      log.info({ address, role, database: db.kind }, 'chatgate listening');
+      log.info(
+        { address, role, database: db.kind, docs: `${address}/docs`, portal: `${address}/portal` },
+        'chatgate listening',
+      );
       return address;
     },
     async stop() {
@@ -160,13 +164,15 @@ function createHealth(
     ...(dispatcher ? [{ part: 'dispatcher' as const, stalledMs: dispatcher.stalledMs() }] : []),
   ];
   registerWritePathGauge(s.metrics, stalls);
-  return createReadiness({
+  const readiness = createReadiness({
     db: deps.db,
     log: deps.log,
     details: () => ({ provider: apiVersionSummary(config.providerApiVersion) }),
     faults: deps.faults,
     stalls,
   });
+  registerReadinessGauge(s.metrics, async () => (await readiness.check()).ready);
+  return readiness;
 }
 
 /** Settings that start the service but deserve a line in its log. */

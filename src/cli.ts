@@ -7,6 +7,7 @@ import path from 'node:path';
 import { adminHelp, runAdminCli } from './admin/admin-cli.js';
 import { chatgateVersion, parseCommandArgs, UsageError, wantsHelp } from './admin/cli-args.js';
 import { clearDevEnv, DEV_HELP, DEV_USAGE, devAdminToken, devEnv, devEnvFile, devSetup } from './admin/dev.js';
+import { dataDirOperatorToken, firstStartHelp, laterStartHelp, readOperatorToken } from './admin/operator-token.js';
 import type { Role } from './app.js';
 import {
   type Config,
@@ -23,7 +24,9 @@ import { EncryptionKeyError } from './secrets/key-check.js';
 const HELP: Record<string, string> = {
   serve: `usage: chatgate serve [--role all|api|worker]
   runs the HTTP API and the workers (all, the default), only the API, or only the workers;
-  applies pending migrations first. Settings come from the environment or .env (README: Configuration).`,
+  applies pending migrations first. Settings come from the environment or .env (docs/configuration.md).
+  With the embedded database and no ADMIN_TOKEN, the first start makes an operator token, keeps it
+  in DATA_DIR/admin-token (0600) and prints it once; later starts use it and print where it is.`,
   migrate: `usage: chatgate migrate
   applies the database's pending migrations and exits (DATABASE_URL, or the embedded database in DATA_DIR).`,
   emulator: `usage: chatgate emulator
@@ -55,7 +58,15 @@ async function serve(args: string[], env: Env): Promise<void> {
   const role = values.role as Role;
   if (!['all', 'api', 'worker'].includes(role))
     throw new ConfigError([`--role must be all, api or worker (got "${role}")`]);
-  await startServing(loadConfig(env), role);
+  const config = loadConfig(env);
+  // Embedded, no ADMIN_TOKEN: the data folder's own token, made on the first start (decision 0065).
+  const kept =
+    role !== 'worker' && config.adminToken === null && config.databaseUrl === null
+      ? dataDirOperatorToken(config.dataDir)
+      : null;
+  const address = await startServing(kept ? { ...config, adminToken: kept.token } : config, role);
+  if (kept && address)
+    console.error(kept.created ? firstStartHelp(address, kept.file, kept.token) : laterStartHelp(address, kept.file));
 }
 
 /** Starts the service; SIGTERM/SIGINT stop it (and `alsoStop`, e.g. the dev emulator) and exit. */
@@ -201,8 +212,14 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'dev':
       return dev(rest, readEnvironment());
-    case 'admin':
-      return runAdminCli(rest, loadAdminCliConfig(readEnvironment()));
+    case 'admin': {
+      const env = readEnvironment();
+      const config = loadAdminCliConfig(env);
+      // Embedded, no ADMIN_TOKEN: the token `serve` made in the data folder (decision 0065).
+      if (!config.adminToken && !env.DATABASE_URL)
+        config.adminToken = readOperatorToken(path.resolve(env.DATA_DIR ?? './data'));
+      return runAdminCli(rest, config);
+    }
     default:
       throw new UsageError(
         command === 'help'

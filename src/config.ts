@@ -62,6 +62,8 @@ export type Config = {
   workerBatchSize: number;
   workerLeaseSeconds: number;
   workerPollMs: number;
+  /** WORKER_ACTIVITY_LOG_MS: the period of each dispatcher's activity line (sent, failed, retried, backlog); 0: none. */
+  workerActivityLogMs: number;
   workerMaxInFlight: number;
   /** The longest a dispatcher books pacing slots ahead (never past what its lease allows). */
   pacingHorizonMs: number;
@@ -305,6 +307,7 @@ function readWorkSettings(r: Readers, problems: string[]) {
     workerBatchSize: int('WORKER_BATCH_SIZE', 200, 1, 5000),
     workerLeaseSeconds: int('WORKER_LEASE_SECONDS', 30, 1, 3600),
     workerPollMs: int('WORKER_POLL_MS', 1000, 10, 60000),
+    workerActivityLogMs: int('WORKER_ACTIVITY_LOG_MS', 60_000, 0, 86_400_000),
     workerMaxInFlight: int('WORKER_MAX_IN_FLIGHT', 1000, 1, 20000),
     pacingHorizonMs: int('PACING_HORIZON_MS', 10_000, 100, 600_000),
     maxMediaSteps: int('MAX_MEDIA_STEPS', 4, 1, 256),

@@ -127,7 +127,7 @@ const COMMANDS: Record<string, Command> = {
 
 const usageLine = (name: string) => `chatgate admin ${name} ${COMMANDS[name]!.usage}`;
 
-const USAGE = `usage: chatgate admin <command> [options]   (needs ADMIN_TOKEN; CHATGATE_URL defaults to http://127.0.0.1:$PORT)
+const USAGE = `usage: chatgate admin <command> [options]   (needs ADMIN_TOKEN, else the embedded service's DATA_DIR/admin-token; CHATGATE_URL defaults to http://127.0.0.1:$PORT)
 
 ${Object.entries(COMMANDS)
   .map(([name, c]) => `  ${name} ${c.usage}`)
@@ -149,7 +149,7 @@ function helpFor(words: string[]): string {
       `  ${command.about}`,
       ...(command.usage.includes('account options') ? ['', ACCOUNT_HELP] : []),
       '',
-      'needs ADMIN_TOKEN; CHATGATE_URL defaults to http://127.0.0.1:$PORT',
+      "needs ADMIN_TOKEN, else the embedded service's DATA_DIR/admin-token; CHATGATE_URL defaults to http://127.0.0.1:$PORT",
     ].join('\n');
   const group = Object.keys(COMMANDS).filter((n) => words.length > 0 && n.split(' ')[0] === words[0]);
   if (words.length === 1 && group.length > 0)
@@ -285,7 +285,9 @@ export async function runAdminCli(
   }
   const { name, command, id, v } = parseCommandLine(argv);
   if (!env.adminToken) {
-    console.error('chatgate admin: ADMIN_TOKEN is not set (the operator token the service was started with; see .env)');
+    console.error(
+      'chatgate admin: ADMIN_TOKEN is not set (the operator token the service was started with; see .env) and DATA_DIR holds no admin-token',
+    );
     return 2;
   }
   const [method, path, body] = routeOf(name, id, v);

@@ -6,7 +6,7 @@ import type { Db } from './db.js';
 import { openPgliteDb } from './pglite-db.js';
 import { type DbDeadlines, openPostgresDb } from './postgres-db.js';
 
-/** The configured bounds of every PostgreSQL call (README: DATABASE_*_TIMEOUT_MS). */
+/** The configured bounds of every PostgreSQL call (docs/configuration.md: DATABASE_*_TIMEOUT_MS). */
 export const dbDeadlines = (
   config: Pick<Config, 'dbStatementTimeoutMs' | 'dbTransactionTimeoutMs' | 'dbConnectTimeoutMs'>,
 ): DbDeadlines => ({

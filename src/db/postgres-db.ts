@@ -14,7 +14,7 @@ import { createInFlightCounter, createNotifyCoalescer, type Db, type Queryable }
 import { DatabaseDeadlineError, databaseFault } from './db-errors.js';
 import { createPgListener, type PgListener } from './pg-listener.js';
 
-/** The bounds of every database call (DATABASE_*_TIMEOUT_MS, README). */
+/** The bounds of every database call (DATABASE_*_TIMEOUT_MS, docs/configuration.md). */
 export type DbDeadlines = {
   /** A statement outside a transaction; the server's statement_timeout for every statement. */
   statementMs: number;

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { findCancelled } from '../broadcasts/cancel-messages.js';
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
-import { applyTransitions, logChanges } from '../lifecycle/apply-transitions.js';
+import { applyTransitions, type ChangeTally, logChanges } from '../lifecycle/apply-transitions.js';
 import { claimDue, type Claimed, nextDueTime, releaseLeases } from '../lifecycle/claim.js';
 import { MESSAGES_READY } from '../lifecycle/create-messages.js';
 import { failUnsent, lockQuotaForRefund } from '../lifecycle/fail-unsent.js';
@@ -23,6 +23,7 @@ import { failRefusedRecipients, type RecipientChecks } from './recipient-checks.
 import { createPairPacing, type PairPacing } from './recipient-pacing.js';
 import { resolveReplyTargets } from './reply-targets.js';
 import { simulateSandboxStep } from './sandbox-simulator.js';
+import { createWorkerActivity } from './worker-activity.js';
 
 export type DispatcherOptions = {
   batchSize: number;
@@ -46,6 +47,8 @@ export type DispatcherOptions = {
   pairSpacingMs: number;
   /** How long an account's sends pause after the provider's maintenance refusal, 131057 (PROVIDER_MAINTENANCE_PAUSE_MS). */
   maintenancePauseMs: number;
+  /** The period of the worker's activity line (WORKER_ACTIVITY_LOG_MS; 0: none). */
+  activityLogMs?: number;
 };
 
 export function createDispatcher(deps: {
@@ -79,11 +82,15 @@ export function createDispatcher(deps: {
   const throughput = createThroughputRefresh({ db, log, sealer: deps.sealer, provider: deps.provider });
   const held = createHeldSends(throughput.stop);
   const pairPacing = createPairPacing(db);
+  const everyMs = options.activityLogMs ?? 60_000;
+  const activity = createWorkerActivity({ db, log, workerId: () => worker.workerId, everyMs });
+  const tally = activity.tally;
   const loop = { db, log, pollMs: options.pollMs, channel: MESSAGES_READY };
   const worker = createLeasedWorker<Outcome>('dispatcher', loop, {
     pass,
     // Outcomes of sends are written together: one transaction for many messages.
-    write: (workerId, items) => writeOutcomes(outcomeDeps(deps, { held, pairPacing, throughput }), workerId, items),
+    write: (workerId, items) =>
+      writeOutcomes(outcomeDeps(deps, { held, pairPacing, throughput, tally }), workerId, items),
     writeConcurrency: db.kind === 'pglite' ? 1 : 2,
     dropUnstarted: held.cancelTimers,
     releaseLeases: (workerId) => releaseLeases(db, workerId),
@@ -110,6 +117,7 @@ export function createDispatcher(deps: {
     categories: deps.categories,
     pairPacing,
     maintenancePauseMs: options.maintenancePauseMs,
+    tally,
   });
 
   /** Claim, then move each message one step: sandbox ones simulated, live ones refused, booked or sent. */
@@ -119,11 +127,12 @@ export function createDispatcher(deps: {
     const claimed = await claimDue(db, worker.workerId, Math.min(options.batchSize, room), options.leaseSeconds);
     // Idle: sleep no later than the next due time (a scheduled send leaves on time).
     if (claimed.length === 0) return { didWork: false, nextDueAt: await nextDueTime(db) };
+    activity.logTakeovers(claimed);
     const now = new Date();
     const sandbox = claimed.filter((m) => m.sandbox);
-    const targets = await liveReady(deps, worker.workerId, claimed);
+    const targets = await liveReady({ ...deps, tally }, worker.workerId, claimed);
     const liveOnes = targets.ready;
-    const simulatedDue = await simulate(db, log, worker.workerId, sandbox, now, options.sandboxStepMs);
+    const simulatedDue = await simulate({ db, log, tally }, worker.workerId, sandbox, now, options.sandboxStepMs);
     const liveDue = liveOnes.length > 0 ? await live.dispatch(liveOnes) : null;
     const nextDueAt = [liveDue, simulatedDue, targets.nextDueAt].reduce<Date | null>(
       (min, d) => (d && (!min || d < min) ? d : min),
@@ -133,13 +142,18 @@ export function createDispatcher(deps: {
     return { didWork: true, nextDueAt };
   }
 
-  return { workerId: worker.workerId, start: worker.start, stop: worker.stop, stalledMs: worker.stalledMs };
+  return { workerId: worker.workerId, ...activity.around(worker), stalledMs: worker.stalledMs };
 }
 
 /** What the outcome writer needs, and what it tells the live path (blocked accounts, learned pairs, pauses). */
 function outcomeDeps(
   deps: Parameters<typeof createDispatcher>[0],
-  parts: { held: HeldSends; pairPacing: PairPacing; throughput: ReturnType<typeof createThroughputRefresh> },
+  parts: {
+    held: HeldSends;
+    pairPacing: PairPacing;
+    throughput: ReturnType<typeof createThroughputRefresh>;
+    tally: ChangeTally;
+  },
 ): Parameters<typeof writeOutcomes>[0] {
   const { options } = deps;
   return {
@@ -153,6 +167,7 @@ function outcomeDeps(
     maintenancePauseMs: options.maintenancePauseMs,
     onPaused: (ids) => ids.forEach((id) => parts.throughput.after(id, options.maintenancePauseMs)),
     onSlowed: (slowed) => deps.onPaceLowered?.(slowed.length),
+    tally: parts.tally,
   };
 }
 
@@ -165,11 +180,12 @@ async function liveReady(
   workerId: string,
   claimed: Claimed[],
 ) {
-  const { db, log } = deps;
+  const { db, log, tally } = deps;
   const refusedOrNot = await failRefusedRecipients(
     {
       db,
       log,
+      tally,
       categories: deps.categories,
       blockedMarkets: deps.blockedMarkets,
       ...(deps.onPortfolioLimit ? { onPortfolioLimit: deps.onPortfolioLimit } : {}),
@@ -181,17 +197,25 @@ async function liveReady(
       claimed.filter((m) => !m.sandbox),
     ),
   );
-  return resolveReplyTargets({ db, log }, workerId, refusedOrNot);
+  return resolveReplyTargets({ db, log, tally }, workerId, refusedOrNot);
 }
 
 /** Sandbox messages take their simulated step; returns when the next one is due, if any. */
-async function simulate(db: Db, log: Logger, workerId: string, sandbox: Claimed[], now: Date, stepMs: number) {
+async function simulate(
+  deps: { db: Db; log: Logger; tally: ChangeTally },
+  workerId: string,
+  sandbox: Claimed[],
+  now: Date,
+  stepMs: number,
+) {
+  const { db } = deps;
   const simulated = sandbox.map((m) => simulateSandboxStep(m, now, stepMs)).filter((t): t is Transition => t !== null);
   if (simulated.length > 0)
     logChanges(
-      log,
+      deps.log,
       await retryTransient(() => db.transaction((tx) => applyTransitions(tx, workerId, simulated))),
       'sandbox',
+      deps.tally,
     );
   return earliest(simulated);
 }

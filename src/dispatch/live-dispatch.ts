@@ -7,7 +7,7 @@ import { loadSendAccounts, type SendAccount } from '../accounts/send-accounts.js
 import { pacedMps } from '../accounts/send-pace.js';
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
-import { applyTransitions, logChanges } from '../lifecycle/apply-transitions.js';
+import { applyTransitions, type ChangeTally, logChanges } from '../lifecycle/apply-transitions.js';
 import { type Claimed, startAttempts } from '../lifecycle/claim.js';
 import * as transition from '../lifecycle/transitions.js';
 import { countedAtStart, type Transition } from '../lifecycle/transitions.js';
@@ -66,6 +66,8 @@ type Live = {
   maintenancePauseMs: number;
   /** The booked sends and blocked accounts, which the worker's outcome writer and its stop act on too. */
   held: HeldSends;
+  /** Told of the changes this path writes (the worker's activity line). */
+  tally?: ChangeTally;
   mediaSteps: number;
   /** Sends whose timer fired late, waiting (one event-loop turn) to be booked again together. */
   late: (Booked & { settle: () => void })[];
@@ -199,6 +201,7 @@ async function dispatchLive(live: Live, messages: Claimed[]): Promise<Date | nul
         live.db.transaction((tx) => applyTransitions(tx, live.worker.workerId, [...refused, ...deferred])),
       ),
       'refused or put back before sending',
+      live.tally,
     );
   return earliest(deferred);
 }

@@ -8,7 +8,7 @@ import { lowerSendPace } from '../accounts/send-pace.js';
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { applyParkedReceipts } from '../lifecycle/apply-receipt.js';
-import { type AppliedChange, applyTransitions, logChanges } from '../lifecycle/apply-transitions.js';
+import { type AppliedChange, applyTransitions, type ChangeTally, logChanges } from '../lifecycle/apply-transitions.js';
 import type { Claimed } from '../lifecycle/claim.js';
 import { type AccountStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
 import { addSuppressions } from '../suppressions/suppression-store.js';
@@ -43,6 +43,8 @@ export async function writeOutcomes(
     onPairLearned: () => void;
     /** How long an account's sends pause after the provider's maintenance refusal (131057; decision 0042). */
     maintenancePauseMs: number;
+    /** Told of the changes written (the worker's activity line). */
+    tally?: ChangeTally;
     /** Accounts paused here: their throughput level is read again when the pause ends. */
     onPaused: (accountIds: string[]) => void;
     /** Accounts whose send pace was lowered here after a 130429 (decision 0055), with their new pace. */
@@ -86,7 +88,7 @@ export async function writeOutcomes(
       }
     }),
   );
-  logChanges(deps.log, changes, 'send attempt');
+  logChanges(deps.log, changes, 'send attempt', deps.tally);
   if (pairLimited(items).length > 0) deps.onPairLearned();
   if (paused.length > 0) deps.onPaused(paused);
   if (slowed.length > 0) {

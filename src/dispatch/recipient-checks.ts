@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { admitConversationStarts, writeCrossingEvents } from '../accounts/portfolio-store.js';
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
-import { logChanges } from '../lifecycle/apply-transitions.js';
+import { type ChangeTally, logChanges } from '../lifecycle/apply-transitions.js';
 import type { Claimed } from '../lifecycle/claim.js';
 import { failUnsent, lockQuotaForRefund } from '../lifecycle/fail-unsent.js';
 import type { SendErrorDetail } from '../lifecycle/transitions.js';
@@ -41,6 +41,8 @@ export type RecipientChecks = {
   blockedMarkets: readonly string[];
   /** Counts portfolio-limit outcomes (decision 0044): sends refused, alert crossings by level. */
   onPortfolioLimit?: (what: { refused: number; crossings: number[] }) => void;
+  /** Told of the messages failed here (the worker's activity line). */
+  tally?: ChangeTally;
 };
 
 const marketBlocked = (market: string): SendErrorDetail => ({
@@ -137,7 +139,7 @@ export async function failRefusedRecipients(
       return applied;
     }),
   );
-  logChanges(deps.log, changes, 'recipient refused before sending');
+  logChanges(deps.log, changes, 'recipient refused before sending', deps.tally);
   return live.filter((m) => !refusals.has(m.id));
 }
 

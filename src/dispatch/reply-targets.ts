@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
-import { applyTransitions, logChanges } from '../lifecycle/apply-transitions.js';
+import { applyTransitions, type ChangeTally, logChanges } from '../lifecycle/apply-transitions.js';
 import type { Claimed } from '../lifecycle/claim.js';
 import { failUnsent, lockQuotaForRefund } from '../lifecycle/fail-unsent.js';
 import type { SendErrorDetail, Transition } from '../lifecycle/transitions.js';
@@ -34,7 +34,7 @@ type TargetRow = { id: string; status: string; provider_message_id: string | nul
  * their target's provider id filled in) and when the ones put back are due again.
  */
 export async function resolveReplyTargets(
-  deps: { db: Db; log: Logger },
+  deps: { db: Db; log: Logger; tally?: ChangeTally },
   workerId: string,
   live: Claimed[],
   now = new Date(),
@@ -76,7 +76,7 @@ export async function resolveReplyTargets(
       ];
     }),
   );
-  logChanges(deps.log, changes, 'reply target not sent yet, or unavailable');
+  logChanges(deps.log, changes, 'reply target not sent yet, or unavailable', deps.tally);
   const nextDueAt = waits.reduce<Date | null>((min, w) => (!min || w.nextDueAt! < min ? w.nextDueAt : min), null);
   return { ready: live.filter((m) => !held.has(m.id)), nextDueAt };
 }

@@ -77,6 +77,8 @@ export function createServer(opts: {
   checkResponses?: boolean;
   /** Database faults answered 503 (API and portal): counted and logged once per period (health/database-faults.ts). */
   reportDatabaseFault?: (err: unknown) => void;
+  /** Each answered request, by route template (null: no route matched) and status (metrics). */
+  observeRequest?: (method: string, route: string | null, status: number, seconds: number) => void;
 }): Server {
   const app = Fastify({
     // A hop count trusts that many proxies nearest to us (what Fastify does with a number at run time,
@@ -151,6 +153,7 @@ export function createServer(opts: {
   });
   if (opts.checkResponses) registerResponseCheck(app);
   app.addHook('onResponse', logRequest);
+  if (opts.observeRequest) app.addHook('onResponse', observeRequest(opts.observeRequest));
 
   app.setNotFoundHandler((_request, reply) => {
     void reply.code(404).send({ error: 'not_found' });
@@ -160,6 +163,19 @@ export function createServer(opts: {
 
   void app.register(swagger, swaggerOptions());
   return app;
+}
+
+/** Reports each answered request by the template the router matched (`/messages/:id`), never the URL. */
+function observeRequest(observe: NonNullable<Parameters<typeof createServer>[0]['observeRequest']>) {
+  return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    observe(
+      request.method,
+      request.is404 ? null : (request.routeOptions.url ?? null),
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
+    done();
+  };
 }
 
 /** The one log line of a request (at debug for quietRequest's); nothing is built when that level is off. */

@@ -38,6 +38,9 @@ export type AppliedChange = {
   retry?: { attempt: number; at: string | null };
 };
 
+/** Told of every change a worker logs (dispatch/worker-activity.ts counts them for its summary line). */
+export type ChangeTally = (changes: AppliedChange[]) => void;
+
 /**
  * One line per changed message, after the commit that made the change: a failure at info and a
  * send to be retried at warn (an operator looks for those), every other change at debug
@@ -47,7 +50,9 @@ export function logChanges(
   log: Pick<Logger, 'debug' | 'info' | 'warn'>,
   changes: AppliedChange[],
   action: string,
+  tally?: ChangeTally,
 ): void {
+  tally?.(changes);
   for (const c of changes) {
     if (c.to === 'failed') log.info(c, `message failed (${action})`);
     else if (c.retry) {

@@ -29,6 +29,12 @@ export type Claimed = {
   replyTarget: ReplyTarget | null;
   /** The code of its last send error, if any: an unconfirmed send is never sent again (decision 0061). */
   lastErrorCode: string | null;
+  /**
+   * The holder of the lease this claim replaced, or null: every step that finishes with a message
+   * clears its lease, so a holder here is one whose lease expired with the message unfinished (a
+   * worker that died, hung or lost its database): another worker's is a takeover.
+   */
+  previousHolder: string | null;
 };
 
 export async function claimDue(
@@ -40,11 +46,11 @@ export async function claimDue(
   const rows = await db.query<Record<string, unknown>>(
     `UPDATE messages m SET locked_by = $1, locked_until = now() + make_interval(secs => $2),
             status = CASE WHEN m.status = 'pending' THEN 'queued' ELSE m.status END
-       FROM (SELECT id FROM messages
+       FROM (SELECT id, locked_by AS previous_holder FROM messages
               WHERE due_at <= now() AND (locked_until IS NULL OR locked_until < now())
               ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED) d
       WHERE m.id = d.id
-      RETURNING m.id, m.status, m.recipient, m.sandbox, m.customer_id, m.chat_account_id, m.content, m.attempt_count, m.max_attempts,
+      RETURNING d.previous_holder, m.id, m.status, m.recipient, m.sandbox, m.customer_id, m.chat_account_id, m.content, m.attempt_count, m.max_attempts,
                 m.media_id, m.provider_media, m.broadcast_id, m.created_at, m.require_reply_window,
                 m.reply_target, m.last_error_code`,
     [workerId, leaseSeconds, limit],
@@ -66,7 +72,14 @@ export async function claimDue(
     requireReplyWindow: r.require_reply_window === true,
     replyTarget: (r.reply_target as ReplyTarget | null) ?? null,
     lastErrorCode: (r.last_error_code as string | null) ?? null,
+    previousHolder: (r.previous_holder as string | null) ?? null,
   }));
+}
+
+/** Messages due now and not finished (claimed or not): the queue a worker's activity line reports. */
+export async function countDue(db: Pick<Db, 'query'>): Promise<number> {
+  const rows = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM messages WHERE due_at <= now()');
+  return Number(rows[0]?.n ?? 0);
 }
 
 /**

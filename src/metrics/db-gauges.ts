@@ -17,6 +17,8 @@ import {
   readFailingEndpoints,
   readQueue,
   readTopQuota,
+  readWebhookBacklog,
+  type WebhookBacklog,
 } from './snapshot-store.js';
 
 export const SNAPSHOT_CACHE_MS = 5000;
@@ -28,6 +30,7 @@ type Snapshot = {
   accounts: Map<string, number>;
   inError: AccountInError[];
   failingEndpoints: number;
+  webhookBacklog: WebhookBacklog;
   quota: QuotaRow[];
 };
 
@@ -42,6 +45,7 @@ type ReadSnapshot = () => Promise<Snapshot | null>;
 export function registerDbGauges(metrics: Pick<Metrics, 'registry'>, deps: DbGaugesDeps): void {
   const snapshot = snapshotReader(deps);
   registerStateGauges(metrics, snapshot);
+  registerWebhookGauges(metrics, snapshot);
   registerQuotaGauges(metrics, snapshot);
   registerPoolGauges(metrics, deps.db);
 }
@@ -60,6 +64,7 @@ function snapshotReader(deps: DbGaugesDeps): ReadSnapshot {
         accounts: await readAccountStatuses(db),
         inError: await readAccountsInError(db, ACCOUNTS_IN_ERROR_SERIES),
         failingEndpoints: await readFailingEndpoints(db),
+        webhookBacklog: await readWebhookBacklog(db),
         quota: deps.quotaTopN > 0 ? await readTopQuota(db, deps.quotaTopN) : [],
       };
     } catch (err) {
@@ -131,6 +136,34 @@ function registerStateGauges(metrics: Pick<Metrics, 'registry'>, snapshot: ReadS
     async (g) => {
       const s = await snapshot();
       if (s) g.set(s.failingEndpoints);
+    },
+  );
+}
+
+/** The webhook deliveries the delivery workers have not caught up with. */
+function registerWebhookGauges(metrics: Pick<Metrics, 'registry'>, snapshot: ReadSnapshot): void {
+  scrapedGauge(
+    metrics,
+    {
+      name: 'chatgate_webhook_backlog_deliveries',
+      help: 'Webhook deliveries past their due time and not delivered yet (a retry counts once due again)',
+      labelNames: [],
+    },
+    async (g) => {
+      const s = await snapshot();
+      if (s) g.set(s.webhookBacklog.due);
+    },
+  );
+  scrapedGauge(
+    metrics,
+    {
+      name: 'chatgate_webhook_backlog_oldest_due_age_seconds',
+      help: 'How long the oldest webhook delivery past its due time has waited (0 when none): the delivery workers falling behind',
+      labelNames: [],
+    },
+    async (g) => {
+      const s = await snapshot();
+      if (s) g.set(s.webhookBacklog.oldestDueSeconds);
     },
   );
 }

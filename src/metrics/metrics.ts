@@ -10,6 +10,8 @@ import { cappedLabel } from './capped-label.js';
 const PROVIDER_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
 /** From an event to its receiver's 2xx: retries stretch it to hours (the schedule ends near 11 h). */
 const WEBHOOK_LATENCY_BUCKETS = [0.1, 0.5, 1, 5, 15, 60, 300, 1800, 3600, 4 * 3600, 12 * 3600];
+/** Our own answers: most in milliseconds, a send batch's commit in tens, a slow database in seconds. */
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export type MetricsOptions = {
   /** Distinct endpoint or account ids kept as label values; later ones are counted as "other". */
@@ -29,6 +31,36 @@ export function createMetrics(opts: MetricsOptions = { maxIdLabels: 1000 }) {
     ...inboundMetrics(registers),
     ...webhookMetrics(registers, cappedLabel(opts.maxIdLabels)),
     ...healthMetrics(registers),
+    ...httpMetrics(registers),
+  };
+}
+
+/**
+ * The API's own requests (API, portal, operator API, provider webhook), labelled by the route's
+ * template (`/messages/:id`, never the raw URL: ids and query strings would make a series each)
+ * or "unmatched" for an answer no route gave (404), by method and status.
+ */
+function httpMetrics(registers: Registry[]) {
+  const requests = new Counter({
+    name: 'chatgate_http_requests_total',
+    help: 'HTTP requests answered, by method, route template ("unmatched": no route) and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'chatgate_http_request_duration_seconds',
+    help: 'Time from a request arriving to its answer being sent, by method and route template',
+    labelNames: ['method', 'route'] as const,
+    buckets: HTTP_BUCKETS,
+    registers,
+  });
+  return {
+    /** One answered request; `route` is the template the router matched, or null. */
+    observeRequest(method: string, route: string | null, status: number, seconds: number) {
+      const labels = { method, route: route ?? 'unmatched' };
+      requests.inc({ ...labels, status: String(status) });
+      duration.observe(labels, seconds);
+    },
   };
 }
 
@@ -107,7 +139,7 @@ function inboundMetrics(registers: Registry[]) {
   return {
     receipts: new Counter({
       name: 'chatgate_receipts_total',
-      help: 'Provider status receipts by result (applied, parked, ignored, unknown_account, failed, skipped)',
+      help: "Items of the provider's webhooks by result. applied: a status receipt that moved its message (sent, delivered, read, failed). ignored: a status receipt with nothing left to move, and normal: the `sent` receipt of a send whose own answer already marked it sent, a receipt the provider repeated, or one that arrives after a later status (delivered after read); on a healthy live run it is of the same order as applied, not a fault. parked: a receipt for a message not known yet, applied when it is. unknownAccount: an item for a phone number no chat account has. skipped: an item that could not be parsed. failed: an item whose recording failed (the provider redelivers the webhook)",
       labelNames: ['result'] as const,
       registers,
     }),

@@ -55,6 +55,22 @@ export async function readFailingEndpoints(db: Pick<Queryable, 'query'>): Promis
   return Number(rows[0]?.n ?? 0);
 }
 
+export type WebhookBacklog = { due: number; oldestDueSeconds: number };
+
+/**
+ * Webhook deliveries past their due time and not delivered yet (through the partial index
+ * webhook_deliveries_due: proportional to the pending ones), and how long the oldest has waited
+ * past it: the delivery workers' lag, not a receiver's failures (those wait their retry schedule,
+ * not counted until due again).
+ */
+export async function readWebhookBacklog(db: Pick<Queryable, 'query'>): Promise<WebhookBacklog> {
+  const rows = await db.query<{ n: number; oldest: number | null }>(
+    `SELECT count(*)::int AS n, EXTRACT(EPOCH FROM now() - min(next_attempt_at))::float8 AS oldest
+       FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()`,
+  );
+  return { due: Number(rows[0]?.n ?? 0), oldestDueSeconds: Math.max(0, rows[0]?.oldest ?? 0) };
+}
+
 export type QuotaRow = { customerId: string; used: number; limit: number };
 
 /** The `topN` customers closest to (or over) their plan's monthly limit this UTC month. */

@@ -217,7 +217,7 @@ function pager(f: Filters, listing: Listing): Html | string {
   </nav>`;
 }
 
-/** The most rows one CSV export holds (README, decision 0043). */
+/** The most rows one CSV export holds (docs/portal.md, decision 0043). */
 export const CSV_MAX_ROWS = 50_000;
 
 function textField(id: string, label: string, value: string | undefined): Html {

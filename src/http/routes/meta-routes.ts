@@ -1,5 +1,6 @@
-// /healthz, /readyz, /openapi.json and the API reference at /docs (Swagger UI, served from our own
-// process: no CDN, and a Content-Security-Policy that allows no inline script or style).
+// /healthz, /readyz, /openapi.json, the API reference at /docs (Swagger UI, served from our own
+// process: no CDN, and a Content-Security-Policy that allows no inline script or style), and `/`,
+// which sends a browser to the portal and tells any other client where things are.
 import swaggerUi from '@fastify/swagger-ui';
 
 import type { ReadinessCheck } from '../../health/readiness.js';
@@ -49,6 +50,10 @@ export function registerMetaRoutes(app: Server, deps: { readiness: ReadinessChec
   const servers = servedServers(deps.publicBaseUrl);
   const served = (doc: object) => ({ ...doc, servers });
   app.get('/openapi.json', hidden, async () => served(app.swagger()));
+  app.get('/', hidden, async (request, reply) => {
+    if (/\btext\/html\b/.test(request.headers.accept ?? '')) return reply.redirect('/portal', 302);
+    return { service: 'chatgate', docs: '/docs', openapi: '/openapi.json', portal: '/portal', health: '/healthz' };
+  });
   void app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: DOCS_CSP,
