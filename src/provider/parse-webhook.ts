@@ -175,6 +175,15 @@ function describeInbound(m: Record<string, unknown>): {
       const reply = obj(i.button_reply ?? i.list_reply);
       return { messageType: 'interactive', text: str(reply.title), displayText: str(reply.title) };
     }
+    case 'order': {
+      const o = obj(m.order);
+      const items = asArray(o.product_items).length;
+      return {
+        messageType: 'order',
+        text: str(o.text),
+        displayText: `[order: ${items} item${items === 1 ? '' : 's'}]`,
+      };
+    }
     default:
       return { messageType: type, text: null, displayText: null };
   }
