@@ -18,6 +18,11 @@ type InboundBody = {
   contextId?: string;
   timestamp?: number | string;
   fromUserId?: string;
+  /**
+   * `contacts`: the user id only in `contacts[0].user_id`, not in `messages[].from_user_id` (as
+   * some of the provider's payloads for a user who hides their number).
+   */
+  userIdIn?: 'contacts';
   previousUserId?: string;
   /** A file of the message's `type` (image, audio, video, sticker, document): emulator-inbound-media.ts. */
   media?: InboundMediaBody;
@@ -69,10 +74,17 @@ export function registerInboundControl(app: FastifyInstance, state: EmulatorStat
     for (const user of [from, b.fromUserId]) if (user) state.lastInbound.set(`${b.phoneNumberId}:${user}`, at);
     const message: Record<string, unknown> = { ...(from ? { from } : {}), id, timestamp: unixSeconds(b.timestamp) };
     message.type = b.previousUserId ? 'system' : (b.message?.type ?? b.type ?? 'text');
-    if (b.fromUserId) message.from_user_id = b.fromUserId;
+    if (b.fromUserId && !b.previousUserId && b.userIdIn !== 'contacts') message.from_user_id = b.fromUserId;
     if (message.type === 'text' && !b.message) message.text = { body: b.text ?? '' };
+    // The provider's user_changed_user_id: the new id in `system.user_id`, the old one only in the
+    // body, the number (`wa_id`) only when the user shows it, and no `contacts`.
     if (b.previousUserId)
-      message.system = { body: 'User changed', type: 'user_changed_user_id', previous_user_id: b.previousUserId };
+      message.system = {
+        body: `User ${b.name ?? 'Emulated User'} changed from ${b.previousUserId} to ${b.fromUserId ?? ''}`,
+        ...(from ? { wa_id: from } : {}),
+        user_id: b.fromUserId,
+        type: 'user_changed_user_id',
+      };
     if (b.contextId) message.context = { from: '15550000000', id: b.contextId };
     if (b.message) {
       // The emulator's id, number and time win over any in the given fields.
@@ -88,7 +100,7 @@ export function registerInboundControl(app: FastifyInstance, state: EmulatorStat
     const contact = { profile: { name: b.name ?? 'Emulated User' }, ...(from ? { wa_id: from } : {}) };
     const status = await sender.post(
       envelope(state, b.phoneNumberId, {
-        contacts: [{ ...contact, ...(b.fromUserId ? { user_id: b.fromUserId } : {}) }],
+        ...(b.previousUserId ? {} : { contacts: [{ ...contact, ...(b.fromUserId ? { user_id: b.fromUserId } : {}) }] }),
         messages: [message],
       }),
       b.phoneNumberId,

@@ -81,11 +81,14 @@ function checkMedia(kind: string, v: unknown, path: string, world: PayloadWorld)
 function checkLocation(v: unknown) {
   const l = obj(v, 'location');
   onlyKeys(l, ['latitude', 'longitude', 'name', 'address'], 'location');
-  const lat = l.latitude;
-  const lon = l.longitude;
-  if (typeof lat !== 'number' || lat < -90 || lat > 90) fail('location.latitude', 'must be a number from -90 to 90');
-  if (typeof lon !== 'number' || lon < -180 || lon > 180)
-    fail('location.longitude', 'must be a number from -180 to 180');
+  // The provider's current reference types both as strings (a decimal number); a JSON number is
+  // still taken, as the provider takes it.
+  const degrees = (x: unknown) =>
+    typeof x === 'number' ? x : typeof x === 'string' && /^-?\d+(\.\d+)?$/.test(x.trim()) ? Number(x) : NaN;
+  const lat = degrees(l.latitude);
+  const lon = degrees(l.longitude);
+  if (!(lat >= -90 && lat <= 90)) fail('location.latitude', 'must be a decimal number from -90 to 90');
+  if (!(lon >= -180 && lon <= 180)) fail('location.longitude', 'must be a decimal number from -180 to 180');
   str(l, 'name', 'location', 1000, false);
   str(l, 'address', 'location', 1000, false);
 }
@@ -109,6 +112,16 @@ function checkContacts(v: unknown) {
     list('emails', 'email', []);
     list('urls', 'url', []);
     if (card.org !== undefined) onlyKeys(obj(card.org, `${p}.org`), ['company', 'department', 'title'], `${p}.org`);
+    if (card.addresses !== undefined)
+      arr(card.addresses, `${p}.addresses`, 0, 100).forEach((x, j) =>
+        onlyKeys(
+          obj(x, `${p}.addresses.${j}`),
+          ['street', 'city', 'state', 'zip', 'country', 'country_code', 'type'],
+          `${p}.addresses.${j}`,
+        ),
+      );
+    if (card.birthday !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(String(card.birthday)))
+      fail(`${p}.birthday`, 'must be YYYY-MM-DD');
   });
 }
 

@@ -33,11 +33,26 @@ const KINDS = new Set([
 ]);
 const kindLabel = (messageType: string) => (KINDS.has(messageType) ? messageType : 'other');
 
+/** The provider's message types (a bounded label of chatgate_inbound_unsupported_total); others count as "other". */
+const RAW_TYPES = new Set([
+  ...KINDS,
+  'contacts',
+  'unknown',
+  'request_welcome',
+  'ephemeral',
+  'edit',
+  'revoke',
+  'call_permission_reply',
+  'gif',
+]);
+export const rawTypeLabel = (type: string | null | undefined) =>
+  type && RAW_TYPES.has(type) ? type : type ? 'other' : 'none';
+
 type InboundDeps = {
   db: Db;
   log: Logger;
   client: OutboundClient;
-  metrics: Pick<Metrics, 'inboundMessages' | 'inboundForwarding' | 'inboundByKind'>;
+  metrics: Pick<Metrics, 'inboundMessages' | 'inboundForwarding' | 'inboundByKind' | 'inboundUnsupported'>;
 };
 
 /**
@@ -170,6 +185,12 @@ export function createInboundService(deps: InboundDeps) {
           ingested++;
           const { account, message } = items[i]!;
           deps.metrics.inboundByKind.inc({ kind: kindLabel(message.messageType) });
+          // Kept as unsupported: the provider could not carry it, or we could not read it (why).
+          if (message.messageType === 'unsupported')
+            deps.metrics.inboundUnsupported.inc({
+              reason: message.unapplied ?? 'provider',
+              type: rawTypeLabel(message.content?.unsupported?.type),
+            });
           // Forwarding never holds up the provider's webhook answer.
           if (PLAN_LIMITS[account.plan].inbox)
             // Counted once finished: operators see forwarding at work, tests know nothing more will come.

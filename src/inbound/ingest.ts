@@ -10,6 +10,7 @@ import { type OutboxEvent, writeEvents } from '../events/outbox.js';
 import { recordReactions } from '../lifecycle/message-reactions.js';
 import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
 import { eventContentFields } from '../provider/inbound-content-view.js';
+import type { InboundReferral } from '../provider/parse-inbound-content.js';
 import type { InboundMessage } from '../provider/parse-webhook.js';
 import { moveRecipientKeys, recipientKey } from '../suppressions/recipient-keys.js';
 import { suppressKeywordSenders } from '../suppressions/suppression-store.js';
@@ -43,8 +44,20 @@ const key = (...parts: string[]) => parts.join('\u0000');
 /** The batch's numbers: each item's sender number, known or resolved from its user id. */
 type FromOf = (item: InboundItem) => string | null;
 /** A number's row in the sender aggregate: new with this batch, and since when it writes. */
-type SenderRow = { created: boolean; firstInboundAt: Date };
-type Aggregate = { account: InboundAccount; phone: string; first: Date; last: Date; count: number; name: string };
+type SenderRow = { created: boolean; firstInboundAt: Date; referral: InboundReferral | null };
+
+/** A jsonb column: parsed by the drivers, or JSON text. */
+const parseJson = <T>(v: T | string | null): T | null => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+type Aggregate = {
+  account: InboundAccount;
+  phone: string;
+  first: Date;
+  last: Date;
+  count: number;
+  name: string;
+  /** The ad or post of the batch's earliest message of this sender (kept if the row is new). */
+  referral: InboundReferral | null;
+};
 export type Prepared = { item: InboundItem; from: string | null; id: string; stored: boolean };
 type Quoted = { id: string; external_id: string };
 
@@ -148,8 +161,12 @@ async function countSenders(
       last: item.message.receivedAt,
       count: 0,
       name: '',
+      referral: item.message.content?.referral ?? null,
     };
-    if (item.message.receivedAt < a.first) a.first = item.message.receivedAt;
+    if (item.message.receivedAt < a.first) {
+      a.first = item.message.receivedAt;
+      a.referral = item.message.content?.referral ?? null;
+    }
     if (item.message.receivedAt > a.last) a.last = item.message.receivedAt;
     a.count++;
     a.name = item.message.fromDisplayName || a.name;
@@ -162,16 +179,17 @@ async function countSenders(
     chat_account_id: string;
     phone_e164: string;
     first_inbound_at: Date;
+    first_referral: InboundReferral | string | null;
     created: boolean;
   }>(
-    `INSERT INTO senders AS s (chat_account_id, customer_id, phone_e164, first_inbound_at, last_inbound_at, inbound_count, display_name)
-     SELECT a, c, p, f, l, n, NULLIF(d, '') FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[], $7::text[])
-       AS t(a, c, p, f, l, n, d) ORDER BY a, p
+    `INSERT INTO senders AS s (chat_account_id, customer_id, phone_e164, first_inbound_at, last_inbound_at, inbound_count, display_name, first_referral)
+     SELECT a, c, p, f, l, n, NULLIF(d, ''), r::jsonb FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[], $7::text[], $8::text[])
+       AS t(a, c, p, f, l, n, d, r) ORDER BY a, p
      ON CONFLICT (chat_account_id, phone_e164) DO UPDATE SET
        last_inbound_at = greatest(s.last_inbound_at, EXCLUDED.last_inbound_at),
        inbound_count = s.inbound_count + EXCLUDED.inbound_count,
        display_name = COALESCE(EXCLUDED.display_name, s.display_name)
-     RETURNING chat_account_id, phone_e164, first_inbound_at, (xmax = 0) AS created`,
+     RETURNING chat_account_id, phone_e164, first_inbound_at, first_referral, (xmax = 0) AS created`,
     [
       rows.map((r) => r.account.id),
       rows.map((r) => r.account.customerId),
@@ -180,10 +198,15 @@ async function countSenders(
       rows.map((r) => r.last.toISOString()),
       rows.map((r) => r.count),
       rows.map((r) => r.name),
+      rows.map((r) => (r.referral ? JSON.stringify(r.referral) : null)),
     ],
   );
   for (const r of result)
-    senders.set(key(r.chat_account_id, r.phone_e164), { created: r.created, firstInboundAt: r.first_inbound_at });
+    senders.set(key(r.chat_account_id, r.phone_e164), {
+      created: r.created,
+      firstInboundAt: r.first_inbound_at,
+      referral: parseJson<InboundReferral>(r.first_referral),
+    });
   return { agg, senders };
 }
 
@@ -327,6 +350,7 @@ function buildEvents(
           fromDisplayName: m.fromDisplayName,
           firstInboundAt: sender!.firstInboundAt.toISOString(),
           inboundMessageId: stored ? id : null,
+          ...(sender!.referral ? { referral: sender!.referral } : {}),
         },
       });
     }

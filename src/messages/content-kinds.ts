@@ -70,6 +70,23 @@ export const ContactCard = Obj({
   emails: Type.Optional(typed('email', 320)),
   org: Type.Optional(Obj({ company: field, department: field, title: field })),
   urls: Type.Optional(typed('url', 2048)),
+  addresses: Type.Optional(
+    Type.Array(
+      Obj({
+        street: field,
+        city: field,
+        state: field,
+        zip: Type.Optional(Text(32)),
+        country: field,
+        countryCode: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166 alpha-2.' })),
+        type: Type.Optional(Text(32)),
+      }),
+      { maxItems: CONTACT_LIMITS.perList },
+    ),
+  ),
+  birthday: Type.Optional(
+    Type.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$', description: 'YYYY-MM-DD.' }),
+  ),
 });
 
 export const ContactsContent = Type.Array(ContactCard, { minItems: 1, maxItems: CONTACT_LIMITS.cards });

@@ -11,8 +11,11 @@ import { errors } from '../shared/errors.js';
 
 export type MessageRef = { messageId?: string; externalId?: string; inboundMessageId?: string };
 
-/** The conversation a send belongs to: its account and the other party's number. */
-export type Conversation = { customerId: string; accountId: string; phone: string };
+/**
+ * The conversation a send belongs to: its account and the other party's recipient key (the
+ * number, or the user id while no number is known: decision 0036), and the user id the send named.
+ */
+export type Conversation = { customerId: string; accountId: string; phone: string; userId?: string | null };
 
 const invalid = (path: string, message: string) => errors.validation([{ path, message }]);
 
@@ -55,15 +58,20 @@ async function inboundMessage(q: Queryable, principal: Principal, c: Conversatio
     id: string;
     chat_account_id: string;
     from_e164: string | null;
+    from_user_id: string | null;
     provider_message_id: string;
     message_type: string;
   }>(
-    `SELECT id, chat_account_id, from_e164, provider_message_id, message_type FROM inbound_messages
+    `SELECT id, chat_account_id, from_e164, from_user_id, provider_message_id, message_type FROM inbound_messages
       WHERE customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2::uuid) AND id = $3::uuid`,
     [c.customerId, principal.scopeAccountId, id.toLowerCase()],
   );
   if (!row) throw errors.messageNotFound();
-  if (row.chat_account_id !== c.accountId || row.from_e164 !== c.phone) throw invalid(path, SAME_CONVERSATION);
+  // The same person: by number, or by user id (a sender who hid their number, issue #35).
+  const samePerson =
+    (row.from_e164 !== null && row.from_e164 === c.phone) ||
+    (row.from_user_id !== null && (row.from_user_id === c.phone || row.from_user_id === c.userId));
+  if (row.chat_account_id !== c.accountId || !samePerson) throw invalid(path, SAME_CONVERSATION);
   if (row.message_type === 'reaction') throw invalid(path, NOT_A_REACTION);
   return { inboundMessageId: row.id, providerMessageId: row.provider_message_id };
 }

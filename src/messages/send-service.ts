@@ -60,7 +60,12 @@ export function createSendService(deps: {
       const userId = req.to.type === 'userId' ? req.to.userId! : null;
       const recipient =
         userId === null ? req.to.phoneE164! : ((await phoneForUserId(db, account.id, userId)) ?? userId);
-      const conversation = { customerId: tenant.customerId, accountId: accepted.chatAccountId, phone: recipient };
+      const conversation = {
+        customerId: tenant.customerId,
+        accountId: accepted.chatAccountId,
+        phone: recipient,
+        userId,
+      };
       const outcome = await group.submit({
         ...accepted,
         recipient,

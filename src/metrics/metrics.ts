@@ -155,6 +155,12 @@ function inboundMetrics(registers: Registry[]) {
       labelNames: ['kind'] as const,
       registers,
     }),
+    inboundUnsupported: new Counter({
+      name: 'chatgate_inbound_unsupported_total',
+      help: 'Inbound provider items kept as kind unsupported, by reason (provider: the provider could not carry it; no_sender, no_id, bad_timestamp, not_an_object: we could not read it; no_phone_number_id: not kept, no account) and raw type',
+      labelNames: ['reason', 'type'] as const,
+      registers,
+    }),
     inboundForwarding: new Counter({
       name: 'chatgate_inbound_forwarding_total',
       help: 'Inbound messages whose forwarding by rules is finished, by result (forwarded, unmatched, failed)',

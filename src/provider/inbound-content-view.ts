@@ -19,6 +19,9 @@ export function contentFields(content: InboundContent | null | undefined, reacte
     contacts: c.contacts,
     system: c.system,
     unsupported: c.unsupported,
+    // Absent on rows stored before they were kept (then null).
+    order: c.order ?? null,
+    referral: c.referral ?? null,
     providerErrors: c.providerErrors,
     context: c.context,
   };

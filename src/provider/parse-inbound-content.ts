@@ -25,6 +25,37 @@ export type InboundContact = {
   birthday: string | null;
 };
 
+/**
+ * Click-to-chat ad attribution (`referral`, on the first message a user sends from an ad or a
+ * post): what the ad was, where it led, and the click id (`ctwa_clid`) the ad platform reports.
+ */
+export type InboundReferral = {
+  sourceUrl: string | null;
+  sourceId: string | null;
+  /** `ad` or `post`. */
+  sourceType: string | null;
+  headline: string | null;
+  body: string | null;
+  /** `image` or `video`. */
+  mediaType: string | null;
+  imageUrl: string | null;
+  videoUrl: string | null;
+  thumbnailUrl: string | null;
+  ctwaClid: string | null;
+};
+
+/** A cart sent from the business's catalog (`type: "order"`). */
+export type InboundOrder = {
+  catalogId: string | null;
+  text: string | null;
+  productItems: {
+    productRetailerId: string | null;
+    quantity: number | null;
+    itemPrice: number | null;
+    currency: string | null;
+  }[];
+};
+
 export type InboundContent = {
   media: InboundMedia | null;
   interactive: { type: string; id: string | null; title: string | null; description: string | null } | null;
@@ -41,6 +72,10 @@ export type InboundContent = {
   contacts: InboundContact[] | null;
   system: { type: string | null; body: string | null } | null;
   unsupported: { type: string | null } | null;
+  /** The ad or post the user came from (on any kind; absent on rows stored before). */
+  referral?: InboundReferral | null;
+  /** A cart from the catalog (absent on rows stored before). */
+  order?: InboundOrder | null;
   /** The provider's errors on this message (e.g. 131051 unsupported, 131052 media not downloadable). */
   providerErrors: { code: number | null; title: string | null; details: string | null }[];
   /** The message's context beyond the quoted message (which is `replyTo`); null when it had none. */
@@ -60,6 +95,7 @@ export const CONTENT_LIMITS = {
   url: 2000,
   contacts: 20,
   perContact: 10,
+  orderItems: 100,
   errors: 5,
 } as const;
 
@@ -129,6 +165,41 @@ function context(m: Record<string, unknown>): InboundContent['context'] {
   };
 }
 
+function referral(m: Record<string, unknown>): InboundReferral | null {
+  if (m.referral === undefined || m.referral === null) return null;
+  const r = obj(m.referral);
+  const url = (k: string) => s(r[k], CONTENT_LIMITS.url);
+  return {
+    sourceUrl: url('source_url'),
+    sourceId: s(r.source_id, CONTENT_LIMITS.id),
+    sourceType: s(r.source_type, 50),
+    headline: s(r.headline, CONTENT_LIMITS.text),
+    body: s(r.body, CONTENT_LIMITS.text),
+    mediaType: s(r.media_type, 50),
+    imageUrl: url('image_url'),
+    videoUrl: url('video_url'),
+    thumbnailUrl: url('thumbnail_url'),
+    ctwaClid: s(r.ctwa_clid, 500),
+  };
+}
+
+function order(m: Record<string, unknown>): InboundOrder {
+  const o = obj(m.order);
+  return {
+    catalogId: s(o.catalog_id, CONTENT_LIMITS.id),
+    text: s(o.text, CONTENT_LIMITS.text),
+    productItems: arr(o.product_items, CONTENT_LIMITS.orderItems).map((raw) => {
+      const i = obj(raw);
+      return {
+        productRetailerId: s(i.product_retailer_id, CONTENT_LIMITS.id),
+        quantity: num(i.quantity),
+        itemPrice: num(i.item_price),
+        currency: s(i.currency, 10),
+      };
+    }),
+  };
+}
+
 const EMPTY: Omit<InboundContent, 'providerErrors' | 'context'> = {
   media: null,
   interactive: null,
@@ -138,6 +209,8 @@ const EMPTY: Omit<InboundContent, 'providerErrors' | 'context'> = {
   contacts: null,
   system: null,
   unsupported: null,
+  referral: null,
+  order: null,
 };
 
 /** The kind-specific content of one provider message (`value.messages[]` item). */
@@ -154,6 +227,7 @@ export function inboundContent(m: Record<string, unknown>): InboundContent {
       };
     }),
     context: context(m),
+    referral: referral(m),
   };
   if (MEDIA_KINDS.has(type)) content.media = media(type, m);
   else if (type === 'interactive') {
@@ -186,6 +260,7 @@ export function inboundContent(m: Record<string, unknown>): InboundContent {
     const sys = obj(m.system);
     content.system = { type: s(sys.type, 100), body: s(sys.body, CONTENT_LIMITS.text) };
   } else if (type === 'unsupported') content.unsupported = { type: s(obj(m.unsupported).type, 100) };
+  else if (type === 'order') content.order = order(m);
   return content;
 }
 

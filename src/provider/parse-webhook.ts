@@ -1,5 +1,7 @@
 // The provider's webhook payload → the status receipts it carries (every entry, change and
 // status; a malformed item is skipped, never the whole batch).
+import crypto from 'node:crypto';
+
 import { type InboundContent, inboundContent } from './parse-inbound-content.js';
 import { inboundMediaOf, type InboundMediaRef } from './parse-inbound-media.js';
 
@@ -126,6 +128,8 @@ export type InboundMessage = {
   file?: InboundMediaRef | null;
   /** The kind-specific content (decision 0033); absent for a connector's message (then none). */
   content?: InboundContent;
+  /** Set when the item could not be read as a message and is kept as `unsupported` (why). */
+  unapplied?: UnappliedReason;
 };
 
 const VOICE = (m: Record<string, unknown>) => obj(m.audio).voice === true;
@@ -171,56 +175,126 @@ function describeInbound(m: Record<string, unknown>): {
       const reply = obj(i.button_reply ?? i.list_reply);
       return { messageType: 'interactive', text: str(reply.title), displayText: str(reply.title) };
     }
+    case 'order': {
+      const o = obj(m.order);
+      const items = asArray(o.product_items).length;
+      return {
+        messageType: 'order',
+        text: str(o.text),
+        displayText: `[order: ${items} item${items === 1 ? '' : 's'}]`,
+      };
+    }
     default:
       return { messageType: type, text: null, displayText: null };
   }
 }
 
-/** A `user_changed_user_id` system message: the sender's old and new user id. */
-function userIdChange(m: Record<string, unknown>): { previousUserId: string; userId: string | null } | null {
+/** A BSUID: an ISO 3166 alpha-2 country code, a dot, letters and digits (a parent id: `CC.ENT.…`). */
+const USER_ID = /^[A-Z]{2}\.[A-Za-z0-9.]{1,150}$/;
+/** The provider's body of the system message: "User <name> changed from <old id> to <new id>". */
+const CHANGED = /changed from (\S+) to (\S+?)\.?\s*$/;
+
+/**
+ * A `user_changed_user_id` system message: the sender's new user id (`system.user_id`, or named in
+ * the body), the old one (`previous_user_id`, or named in the body; null when neither says), and
+ * the number when the provider shows it (`system.wa_id`). The provider posts it without `from`
+ * and without `contacts` (docs/provider-protocol-2026.md, "Senders known only by a user id").
+ */
+function userIdChange(
+  m: Record<string, unknown>,
+): { previousUserId: string | null; userId: string | null; waId: string | null } | null {
   const system = obj(m.system);
   if (str(m.type) !== 'system' || str(system.type) !== 'user_changed_user_id') return null;
-  const previousUserId = str(system.previous_user_id) ?? str(m.previous_user_id);
-  if (!previousUserId) return null;
-  return { previousUserId, userId: str(system.user_id) ?? str(system.new_user_id) ?? str(m.from_user_id) };
+  const named = CHANGED.exec(str(system.body) ?? '');
+  const bodyId = (i: number) => (named && USER_ID.test(named[i]!) ? named[i]! : null);
+  return {
+    previousUserId: str(system.previous_user_id) ?? str(m.previous_user_id) ?? bodyId(1),
+    userId: str(system.user_id) ?? str(system.new_user_id) ?? bodyId(2) ?? str(m.from_user_id),
+    waId: str(system.wa_id),
+  };
 }
 
-/** Inbound messages of a webhook payload (`value.messages[]` with `value.contacts[]`). */
-export function parseInboundMessages(payload: unknown): { messages: InboundMessage[]; skipped: number } {
+/** Why an item of `value.messages[]` could not be read as a message (it is kept as `unsupported`). */
+export type UnappliedReason = 'no_sender' | 'no_id' | 'bad_timestamp' | 'not_an_object';
+
+/** An item that names no business number (`metadata.phone_number_id`): no account to keep it under. */
+export type UnroutedItem = { rawType: string | null };
+
+const rawTypeOf = (m: Record<string, unknown>) => str(m.type)?.slice(0, 100) ?? null;
+
+/**
+ * Inbound messages of a webhook payload (`value.messages[]` with `value.contacts[]`). No item is
+ * dropped without trace: one that cannot be read as a message (no sender, no id, no time) but
+ * names its business number comes back as `messageType: "unsupported"` with its raw type and the
+ * reason (`unapplied`); one that names no number is counted in `unrouted`.
+ */
+export function parseInboundMessages(
+  payload: unknown,
+  now = new Date(),
+): { messages: InboundMessage[]; skipped: number; unrouted: UnroutedItem[] } {
   const messages: InboundMessage[] = [];
-  let skipped = 0;
+  const unrouted: UnroutedItem[] = [];
   for (const { phoneNumberId, value } of changeValues(payload)) {
     const contacts = asArray(value.contacts).map(obj);
     for (const raw of asArray(value.messages)) {
       const m = obj(raw);
-      const id = str(m.id);
-      const seconds = Number(m.timestamp);
-      const waId = str(m.from);
-      const change = userIdChange(m);
-      const byNumber = waId ? contacts.find((c) => str(c.wa_id) === waId) : undefined;
-      const userId = change?.userId ?? str(m.from_user_id) ?? str(m.user_id) ?? str(byNumber?.user_id);
-      if (!phoneNumberId || !id || !Number.isFinite(seconds) || seconds <= 0 || seconds > 1e11 || (!waId && !userId)) {
-        skipped++;
+      if (!phoneNumberId) {
+        unrouted.push({ rawType: rawTypeOf(m) });
         continue;
       }
-      const contact = byNumber ?? contacts.find((c) => userId && str(c.user_id) === userId) ?? contacts[0] ?? {};
+      const id = str(m.id);
+      const seconds = Number(m.timestamp);
+      const change = userIdChange(m);
+      const byNumber = str(m.from) ? contacts.find((c) => str(c.wa_id) === str(m.from)) : undefined;
+      // Without `from`, the sender is the one contact the provider gives with the message (a user
+      // who hides their number: `contacts[0].user_id`, and `wa_id` only when the number is shown).
+      const lone = !str(m.from) && contacts.length === 1 ? contacts[0] : undefined;
+      const waId = str(m.from) ?? str(lone?.wa_id) ?? change?.waId ?? null;
+      const userId =
+        change?.userId ?? str(m.from_user_id) ?? str(m.user_id) ?? str(byNumber?.user_id) ?? str(lone?.user_id);
+      const timely = Number.isFinite(seconds) && seconds > 0 && seconds <= 1e11;
+      const unapplied: UnappliedReason | null =
+        raw === null || typeof raw !== 'object' || Array.isArray(raw)
+          ? 'not_an_object'
+          : !id
+            ? 'no_id'
+            : !timely
+              ? 'bad_timestamp'
+              : !waId && !userId
+                ? 'no_sender'
+                : null;
+      const contact =
+        byNumber ?? contacts.find((c) => userId && str(c.user_id) === userId) ?? lone ?? contacts[0] ?? {};
       const digits = waId && /^\d{6,15}$/.test(waId) ? waId : null;
+      const described = describeInbound(m);
+      const content = inboundContent(m);
       messages.push({
         phoneNumberId,
-        providerMessageId: id.slice(0, 500),
+        // An item without an id is named by its bytes, so a retry of it is still a duplicate.
+        providerMessageId:
+          id?.slice(0, 500) ??
+          `unidentified.${crypto
+            .createHash('sha256')
+            .update(JSON.stringify(raw ?? null))
+            .digest('hex')
+            .slice(0, 40)}`,
         fromPhone: digits ? `+${digits}` : null,
         userId: userId?.slice(0, 200) ?? null,
-        ...(change ? { previousUserId: change.previousUserId.slice(0, 200) } : {}),
+        ...(change?.previousUserId ? { previousUserId: change.previousUserId.slice(0, 200) } : {}),
         fromDisplayName: (str(obj(contact.profile).name) ?? '').slice(0, 200),
-        ...describeInbound(m),
+        ...described,
+        ...(unapplied
+          ? { messageType: 'unsupported', displayText: described.displayText ?? `[${rawTypeOf(m) ?? 'unknown'}]` }
+          : {}),
         contextId: str(obj(m.context).id)?.slice(0, 500) ?? null,
-        receivedAt: new Date(seconds * 1000),
-        file: inboundMediaOf(m),
-        content: inboundContent(m),
+        receivedAt: timely ? new Date(seconds * 1000) : now,
+        file: unapplied ? null : inboundMediaOf(m),
+        content: unapplied ? { ...content, unsupported: { type: rawTypeOf(m) } } : content,
+        ...(unapplied ? { unapplied } : {}),
       });
     }
   }
-  return { messages, skipped };
+  return { messages, skipped: unrouted.length, unrouted };
 }
 
 /** A user's marketing preference change (`field: user_preferences`, `value.user_preferences[]`). */

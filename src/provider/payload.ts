@@ -33,6 +33,16 @@ export type ContactCard = {
   emails?: Typed<{ email: string }>[];
   org?: { company?: string; department?: string; title?: string };
   urls?: Typed<{ url: string }>[];
+  addresses?: Typed<{
+    street?: string;
+    city?: string;
+    state?: string;
+    zip?: string;
+    country?: string;
+    countryCode?: string;
+  }>[];
+  /** YYYY-MM-DD. */
+  birthday?: string;
 };
 
 export type SendContent = {
@@ -65,6 +75,9 @@ export function lastUrlSegment(url: string): string | undefined {
 }
 
 const textParams = (values: string[]) => values.map((text) => ({ type: 'text', text }));
+
+/** A coordinate as a decimal string, never in exponent form (`1e-7` is `0.0000001`). */
+export const decimal = (n: number): string => (/e/i.test(String(n)) ? n.toFixed(12).replace(/\.?0+$/, '') : String(n));
 
 /** An object without its undefined fields (the provider refuses some empty ones). */
 const defined = (o: Record<string, unknown>) =>
@@ -102,6 +115,18 @@ function contactObject(c: ContactCard) {
     emails: c.emails?.map((e) => defined({ email: e.email, type: e.type })),
     org: c.org ? defined({ ...c.org }) : undefined,
     urls: c.urls?.map((u) => defined({ url: u.url, type: u.type })),
+    addresses: c.addresses?.map((a) =>
+      defined({
+        street: a.street,
+        city: a.city,
+        state: a.state,
+        zip: a.zip,
+        country: a.country,
+        country_code: a.countryCode,
+        type: a.type,
+      }),
+    ),
+    birthday: c.birthday,
   });
 }
 
@@ -155,7 +180,15 @@ function contentPart(
     case 'sticker':
       return { type: content.type, [content.type]: fileObject(content, providerMedia) };
     case 'location':
-      return { type: 'location', location: defined({ ...content.location }) };
+      // The provider's current reference types the coordinates as strings (docs/provider-protocol-2026.md).
+      return {
+        type: 'location',
+        location: defined({
+          ...content.location,
+          latitude: decimal(content.location!.latitude),
+          longitude: decimal(content.location!.longitude),
+        }),
+      };
     case 'contacts':
       return { type: 'contacts', contacts: content.contacts!.map(contactObject) };
     case 'interactive':

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { setMessagingLimit } from '../accounts/portfolio-store.js';
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
-import type { InboundService } from '../inbound/inbound-service.js';
+import { type InboundService, rawTypeLabel } from '../inbound/inbound-service.js';
 import { applyReceipts, type ReceiptItem, type ReceiptOutcome } from '../lifecycle/apply-receipt.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { classifyProviderError } from '../provider/error-map.js';
@@ -45,7 +45,7 @@ type ReceiptDeps = {
   appSecret: string | null;
   log: Logger;
   inbound: InboundService;
-  metrics: Pick<Metrics, 'receipts'>;
+  metrics: Pick<Metrics, 'receipts' | 'inboundUnsupported'>;
 };
 
 async function secretFor(deps: ReceiptDeps, channel: WebhookChannel): Promise<string | null> {
@@ -216,6 +216,9 @@ export function createReceiptService(deps: ReceiptDeps) {
         else counts.unknownAccount++;
       }
       counts.skipped += inbound.skipped;
+      // Items naming no business number: no account to keep them under; counted, and logged below.
+      for (const item of inbound.unrouted)
+        deps.metrics.inboundUnsupported.inc({ reason: 'no_phone_number_id', type: rawTypeLabel(item.rawType) });
       counts.failed += (await deps.inbound.ingest(messages)).failed;
       const preferences = parseUserPreferences(payload);
       counts.skipped += preferences.skipped;

@@ -4,7 +4,7 @@
 import { type Caller, callerAccount, callerPhone, callerPhones, readScope, requirePlan } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
 import { contentFields } from '../provider/inbound-content-view.js';
-import type { InboundContent } from '../provider/parse-inbound-content.js';
+import type { InboundContent, InboundReferral } from '../provider/parse-inbound-content.js';
 import { errors } from '../shared/errors.js';
 import { checkCursor, keysetPage } from '../shared/keyset.js';
 import { suppressedAmong, suppressionKey } from '../suppressions/suppression-store.js';
@@ -26,6 +26,8 @@ export type Sender = {
   optedOutAt: string | null;
   /** lastInboundAt + 24 h; null when the number never wrote. Free text needs it in the future. */
   replyWindowExpiresAt: string | null;
+  /** The click-to-chat ad or post of the sender's first message; only when it came from one (issue #35). */
+  firstReferral?: InboundReferral;
 };
 
 /** Sandbox keys: numbers ending in 77 have written (three times), no other has. */
@@ -141,8 +143,9 @@ async function lookup(db: Db, caller: Caller, accountId: string, phones: string[
     first_inbound_at: Date;
     last_inbound_at: Date;
     inbound_count: number;
+    first_referral: InboundReferral | string | null;
   }>(
-    `SELECT phone_e164, first_inbound_at, last_inbound_at, inbound_count FROM senders
+    `SELECT phone_e164, first_inbound_at, last_inbound_at, inbound_count, first_referral FROM senders
         WHERE customer_id = $1 AND chat_account_id = $2 AND phone_e164 = ANY($3::text[])`,
     [customerId, accountId, distinct],
   );
@@ -165,6 +168,15 @@ async function lookup(db: Db, caller: Caller, accountId: string, phones: string[
       optedOut: optedOutAt !== undefined,
       optedOutAt: iso(optedOutAt),
       replyWindowExpiresAt: iso(replyWindowExpiresAt(r?.last_inbound_at ?? null)),
+      // Only when the first message came from an ad or post: the spec's shape otherwise unchanged.
+      ...(r?.first_referral
+        ? {
+            firstReferral:
+              typeof r.first_referral === 'string'
+                ? (JSON.parse(r.first_referral) as InboundReferral)
+                : r.first_referral,
+          }
+        : {}),
     };
   });
 }

@@ -22,7 +22,7 @@ export type KeyMove = { accountId: string; from: string; to: string };
 /**
  * Moves per-person rows from one recipient key to another (a user id that changed, or a user id
  * whose number became known), in one statement per table: the sender aggregate (merged into the
- * new key's row when there is one), the suppression list (the existing entry of the new key
+ * new key's row when there is one; the earlier first contact keeps its ad referral), the suppression list (the existing entry of the new key
  * wins) and the account's unsent messages addressed to the old key (their recipient and, for a
  * new user id, their recipientUserId). Sent messages keep the key they were sent to.
  */
@@ -35,9 +35,10 @@ export async function moveRecipientKeys(tx: Queryable, moves: KeyMove[]): Promis
        DELETE FROM senders s USING unnest($1::uuid[], $2::text[], $3::text[]) AS t(a, o, n)
         WHERE s.chat_account_id = t.a AND s.phone_e164 = t.o
        RETURNING s.*, t.n)
-     INSERT INTO senders AS s (chat_account_id, customer_id, phone_e164, first_inbound_at, last_inbound_at, inbound_count, display_name)
-     SELECT chat_account_id, customer_id, n, first_inbound_at, last_inbound_at, inbound_count, display_name FROM old ORDER BY chat_account_id, n
+     INSERT INTO senders AS s (chat_account_id, customer_id, phone_e164, first_inbound_at, last_inbound_at, inbound_count, display_name, first_referral)
+     SELECT chat_account_id, customer_id, n, first_inbound_at, last_inbound_at, inbound_count, display_name, first_referral FROM old ORDER BY chat_account_id, n
      ON CONFLICT (chat_account_id, phone_e164) DO UPDATE SET
+       first_referral = CASE WHEN EXCLUDED.first_inbound_at < s.first_inbound_at THEN EXCLUDED.first_referral ELSE s.first_referral END,
        first_inbound_at = least(s.first_inbound_at, EXCLUDED.first_inbound_at),
        last_inbound_at = greatest(s.last_inbound_at, EXCLUDED.last_inbound_at),
        inbound_count = s.inbound_count + EXCLUDED.inbound_count,

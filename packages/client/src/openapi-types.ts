@@ -1252,6 +1252,8 @@ export interface components {
       unsupported: {
         type: string | null;
       } | null;
+      order: components['schemas']['InboundOrder'] | null;
+      referral: components['schemas']['InboundReferral'] | null;
       providerErrors: {
         code: number | null;
         title: string | null;
@@ -1270,6 +1272,17 @@ export interface components {
       inboundMessages: components['schemas']['InboundMessage'][];
       nextCursor: string | null;
     };
+    /** @description A cart sent from your catalog. */
+    InboundOrder: {
+      catalogId: string | null;
+      text: string | null;
+      productItems: {
+        productRetailerId: string | null;
+        quantity: number | null;
+        itemPrice: number | null;
+        currency: string | null;
+      }[];
+    };
     InboundReaction: {
       emoji: string | null;
       providerMessageId: string | null;
@@ -1284,6 +1297,19 @@ export interface components {
       typing: boolean;
       /** @constant */
       sandbox?: true;
+    };
+    /** @description Click-to-chat ad attribution: the ad or post the user came from (the provider sends it on the first message after the click). On a Sender (`firstReferral`): the sender's first message's, present only when it came from one. */
+    InboundReferral: {
+      sourceUrl: string | null;
+      sourceId: string | null;
+      sourceType: string | null;
+      headline: string | null;
+      body: string | null;
+      mediaType: string | null;
+      imageUrl: string | null;
+      videoUrl: string | null;
+      thumbnailUrl: string | null;
+      ctwaClid: string | null;
     };
     InboxFilter: {
       /** Format: uuid */
@@ -1526,6 +1552,7 @@ export interface components {
       optedOut: boolean;
       optedOutAt: string | null;
       replyWindowExpiresAt: string | null;
+      firstReferral?: components['schemas']['InboundReferral'];
     };
     SenderList: {
       senders: components['schemas']['Sender'][];
@@ -2255,6 +2282,8 @@ export interface components {
         unsupported?: {
           type: string | null;
         } | null;
+        order?: components['schemas']['InboundOrder'] | null;
+        referral?: components['schemas']['InboundReferral'] | null;
         providerErrors?: {
           code: number | null;
           title: string | null;
@@ -2292,6 +2321,8 @@ export interface components {
         /** Format: date-time */
         firstInboundAt: string;
         inboundMessageId: string | null;
+        /** @description Only when the first message came from a click-to-chat ad or post (kept on the sender). */
+        referral?: components['schemas']['InboundReferral'];
       } & {
         [key: string]: unknown;
       };
@@ -2621,6 +2652,18 @@ export interface operations {
                 url: string;
                 type?: string;
               }[];
+              addresses?: {
+                street?: string;
+                city?: string;
+                state?: string;
+                zip?: string;
+                country?: string;
+                /** @description ISO 3166 alpha-2. */
+                countryCode?: string;
+                type?: string;
+              }[];
+              /** @description YYYY-MM-DD. */
+              birthday?: string;
             }[];
             interactive?: {
               type: 'button' | 'list' | 'cta_url';
@@ -3159,6 +3202,18 @@ export interface operations {
                 url: string;
                 type?: string;
               }[];
+              addresses?: {
+                street?: string;
+                city?: string;
+                state?: string;
+                zip?: string;
+                country?: string;
+                /** @description ISO 3166 alpha-2. */
+                countryCode?: string;
+                type?: string;
+              }[];
+              /** @description YYYY-MM-DD. */
+              birthday?: string;
             }[];
             interactive?: {
               type: 'button' | 'list' | 'cta_url';

@@ -128,6 +128,10 @@ export const eventSchemas: Record<string, Record<string, unknown>> = {
       fromDisplayName: { type: 'string' },
       firstInboundAt: time,
       inboundMessageId: nullable({ type: 'string' }),
+      referral: {
+        ...ref('InboundReferral'),
+        description: 'Only when the first message came from a click-to-chat ad or post (kept on the sender).',
+      },
     }),
     'A number wrote to an account for the first time (once per number and account).',
   ),

@@ -95,6 +95,46 @@ function contactsPart(cards: NonNullable<InboundItem['contacts']>): Html {
   >`;
 }
 
+/** A link the provider gave (an ad's page or image): only http(s), else the text alone. */
+function providerLink(url: string | null, label: Part): Part {
+  return url && /^https?:\/\//i.test(url)
+    ? html`<a href="${url}" rel="noopener noreferrer nofollow" target="_blank">${label}</a>`
+    : label;
+}
+
+type Referral = NonNullable<InboundItem['referral']>;
+
+/** Where a sender came from: the click-to-chat ad or post (the provider's `referral`). */
+export function referralPart(r: Referral): Html {
+  const what = r.sourceType === 'post' ? 'a post' : 'an ad';
+  const title = r.headline ?? r.sourceId ?? r.sourceUrl ?? '';
+  return html`<span class="referral"><strong>from ${what}</strong> “${providerLink(r.sourceUrl, title)}”</span>`;
+}
+
+/** Every field of a referral, for a page of its own rows. */
+function referralRows(r: Referral): [string, Part][] {
+  const rows: [string, Part][] = [['Came from', referralPart(r)]];
+  if (r.body) rows.push(['Ad text', r.body]);
+  if (r.sourceType || r.sourceId)
+    rows.push(['Ad source', html`${r.sourceType ?? ''} <code>${r.sourceId ?? ''}</code>`]);
+  const media = r.imageUrl ?? r.videoUrl ?? r.thumbnailUrl;
+  if (media) rows.push(['Ad media', providerLink(media, r.mediaType ?? 'media')]);
+  if (r.ctwaClid) rows.push(['Ad click id', html`<code>${r.ctwaClid}</code>`]);
+  return rows;
+}
+
+function orderPart(o: NonNullable<InboundItem['order']>): Html {
+  const n = o.productItems.length;
+  return html`<span class="order"
+    ><strong>order</strong> of ${n} item${n === 1 ? '' : 's'}:
+    ${o.productItems.map(
+      (i, k) =>
+        html`${k > 0 ? ', ' : ''}<code>${i.productRetailerId ?? '?'}</code> ×
+          ${i.quantity ?? '?'}${i.itemPrice !== null ? html` at ${i.itemPrice} ${i.currency ?? ''}` : ''}`,
+    )}${o.text ? html` — ${o.text}` : ''}</span
+  >`;
+}
+
 /** What an inbound message carries, in a line: by kind, else its text. */
 export function inboundContent(m: InboundItem): Html {
   const parts: Part[] = [];
@@ -120,9 +160,11 @@ export function inboundContent(m: InboundItem): Html {
   else if (m.contacts && m.contacts.length > 0) parts.push(contactsPart(m.contacts));
   else if (m.system)
     parts.push(html`<span class="system"><strong>system</strong> ${m.system.body ?? m.system.type ?? ''}</span>`);
+  else if (m.order) parts.push(orderPart(m.order));
   else if (m.unsupported)
     parts.push(html`<span class="unsupported"><strong>unsupported</strong> ${m.unsupported.type ?? ''}</span>`);
   else parts.push(m.text ?? m.displayText ?? '');
+  if (m.referral) parts.push(html` ${referralPart(m.referral)}`);
   if (m.replyTo && !m.reaction)
     parts.push(
       html` <span class="reply-to"
@@ -155,6 +197,16 @@ export function inboundDetail(m: InboundItem): Html {
         ${c.organization?.company ? html`<br />${c.organization.company}` : ''}`,
       ]),
     );
+  if (m.order)
+    m.order.productItems.forEach((i, k) =>
+      rows.push([
+        `Order item ${k + 1}`,
+        html`<code>${i.productRetailerId ?? ''}</code> × ${i.quantity ?? ''}
+          ${i.itemPrice !== null ? html`at ${i.itemPrice} ${i.currency ?? ''}` : ''}`,
+      ]),
+    );
+  if (m.order?.catalogId) rows.push(['Catalog', html`<code>${m.order.catalogId}</code>`]);
+  if (m.referral) rows.push(...referralRows(m.referral));
   for (const e of m.providerErrors)
     rows.push(['Provider error', `${e.code ?? ''} ${e.title ?? ''} ${e.details ?? ''}`]);
   return html`<dl class="fields">

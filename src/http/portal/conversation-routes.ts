@@ -13,7 +13,14 @@ import { REPLY_WINDOW_MS } from '../../senders/reply-window.js';
 import { AppError, errors } from '../../shared/errors.js';
 import type { Template } from '../../templates/template-view.js';
 import { toProblems, validatorCompiler } from '../validation.js';
-import { conversationLink, conversationPath, inboundContent, inboundDetail, outboundContent } from './content-view.js';
+import {
+  conversationLink,
+  conversationPath,
+  inboundContent,
+  inboundDetail,
+  outboundContent,
+  referralPart,
+} from './content-view.js';
 import type { PortalDeps } from './deps.js';
 import { audit, idParam, str, tenantOf } from './deps.js';
 import { when } from './format.js';
@@ -192,6 +199,11 @@ async function conversationPage(deps: PortalDeps, request: FastifyRequest, top: 
           >This number in the inbox</a
         >
       </p>
+      ${
+        c.sender.firstReferral
+          ? html`<p class="first-referral">First wrote after ${referralPart(c.sender.firstReferral)}</p>`
+          : ''
+      }
       ${windowView(c, new Date())} ${q.cursor ? html`<p><a href="${path}">Newest messages</a></p>` : ''} ${itemsView(c)}
       ${c.nextCursor ? html`<p><a rel="next" href="${path}?cursor=${c.nextCursor}">Earlier messages</a></p>` : ''}
       <section aria-labelledby="reply-h">

@@ -76,6 +76,48 @@ export const InboundContact = component(
   }),
 );
 
+export const InboundReferral = component(
+  'InboundReferral',
+  Type.Object(
+    {
+      sourceUrl: Nullable(Type.String({ description: 'The ad or post the user came from.' })),
+      sourceId: Nullable(Type.String({ description: "The ad's or post's id." })),
+      sourceType: Nullable(Type.String({ description: '`ad` or `post`.' })),
+      headline: Str,
+      body: Str,
+      mediaType: Nullable(Type.String({ description: '`image` or `video`.' })),
+      imageUrl: Str,
+      videoUrl: Str,
+      thumbnailUrl: Str,
+      ctwaClid: Nullable(Type.String({ description: 'The click id of a click-to-chat ad, for conversion reporting.' })),
+    },
+    {
+      description:
+        "Click-to-chat ad attribution: the ad or post the user came from (the provider sends it on the first message after the click). On a Sender (`firstReferral`): the sender's first message's, present only when it came from one.",
+    },
+  ),
+);
+
+export const InboundOrder = component(
+  'InboundOrder',
+  Type.Object(
+    {
+      catalogId: Str,
+      text: Nullable(Type.String({ description: "The user's note with the order." })),
+      productItems: Type.Array(
+        Type.Object({
+          productRetailerId: Nullable(Type.String({ description: "The product's id in your catalog (SKU)." })),
+          quantity: Nullable(Type.Number()),
+          itemPrice: Nullable(Type.Number({ description: 'The unit price, in `currency`.' })),
+          currency: Str,
+        }),
+        { maxItems: 100 },
+      ),
+    },
+    { description: 'A cart sent from your catalog.' },
+  ),
+);
+
 /** A user's current reaction to one of your messages (GET /messages/{id} `reactions`). */
 export const MessageReaction = component(
   'MessageReaction',
@@ -110,7 +152,17 @@ export const inboundContentProps = {
   ),
   contacts: Nullable(Type.Array(InboundContact, { maxItems: 20 })),
   system: Nullable(Type.Object({ type: Str, body: Str }, { description: 'e.g. user_changed_number.' })),
-  unsupported: Nullable(Type.Object({ type: Str }, { description: 'What the provider could not carry.' })),
+  unsupported: Nullable(
+    Type.Object(
+      { type: Str },
+      {
+        description:
+          "What the provider could not carry, or a provider item we could not read as a message (no sender, no id or no time: `type` is the item's own type).",
+      },
+    ),
+  ),
+  order: Nullable(InboundOrder),
+  referral: Nullable(InboundReferral),
   providerErrors: Type.Array(
     Type.Object({ code: Nullable(Type.Integer()), title: Str, details: Str }, { description: 'e.g. 131051.' }),
     { maxItems: 5 },

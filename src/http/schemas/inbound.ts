@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 
 import { component, Enum, Id, Nullable, NullableTime, Page, Time } from './common.js';
-import { inboundContentProps } from './inbound-content.js';
+import { inboundContentProps, InboundReferral } from './inbound-content.js';
 
 export const Sender = component(
   'Sender',
@@ -22,6 +22,7 @@ export const Sender = component(
     replyWindowExpiresAt: NullableTime(
       'lastInboundAt + 24 h: free text, images and documents reach the number before this instant.',
     ),
+    firstReferral: Type.Optional(InboundReferral),
   }),
 );
 
