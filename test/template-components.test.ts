@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type Emulator, resetEmulator, startLiveService } from './support/emulator.js';
 import { type FileServer, startFileServer } from './support/file-server.js';
-import { call, eventually, type Service } from './support/harness.js';
+import { call, createKey, eventually, type Service } from './support/harness.js';
 import { JPEG_BYTES, PDF_BYTES, upload } from './support/media-files.js';
 import { MANAGEMENT_TOKEN, type OfficialCustomer, officialCustomer } from './support/official-customer.js';
 
@@ -433,5 +433,240 @@ describe('templates with components', () => {
       }),
     });
     expect(((await wrongHeader.json()) as { error: { code: number } }).error.code).toBe(132012);
+  });
+
+  describe('created through template management', () => {
+    let manage: string;
+    const HANDLE = '4::aW1hZ2UvanBlZw==:ARZ';
+    const create = (body: Record<string, unknown>) =>
+      call(svc.url, 'POST', `/chat-accounts/${t.accountIds[0]}/templates`, {
+        key: manage,
+        body: { language: 'en_US', parameterFormat: 'POSITIONAL', ...body },
+      });
+    const stored = (name: string) => emu.state.templates.get(t.wabaIds[0]!)!.find((x) => x.name === name)!;
+    beforeAll(async () => {
+      manage = await createKey(svc.url, t.customerId, { templateAccess: 'manage' });
+    });
+
+    it('a media header, footer and every kind of button, in the provider components; then sent', async () => {
+      const res = await create({
+        name: 'delivery_slot',
+        category: 'UTILITY',
+        header: { format: 'VIDEO', exampleHandle: HANDLE },
+        body: 'Hi {{1}}, pick a delivery slot.',
+        examples: [{ name: '1', text: 'Ana' }],
+        footer: 'Shop Inc.',
+        buttons: [
+          { type: 'QUICK_REPLY', text: 'Tomorrow' },
+          {
+            type: 'URL',
+            text: 'Choose',
+            url: 'https://shop.example.com/slot/{{1}}',
+            example: 'https://shop.example.com/slot/a1',
+          },
+          { type: 'PHONE_NUMBER', text: 'Call us', phoneNumber: '+15550100000' },
+          { type: 'COPY_CODE', example: 'SLOT10' },
+        ],
+      });
+      expect(res.status).toBe(201);
+      const components = [
+        { type: 'HEADER', format: 'VIDEO', example: { header_handle: [HANDLE] } },
+        { type: 'BODY', text: 'Hi {{1}}, pick a delivery slot.', example: { body_text: [['Ana']] } },
+        { type: 'FOOTER', text: 'Shop Inc.' },
+        {
+          type: 'BUTTONS',
+          buttons: [
+            { type: 'QUICK_REPLY', text: 'Tomorrow' },
+            {
+              type: 'URL',
+              text: 'Choose',
+              url: 'https://shop.example.com/slot/{{1}}',
+              example: ['https://shop.example.com/slot/a1'],
+            },
+            { type: 'PHONE_NUMBER', text: 'Call us', phone_number: '+15550100000' },
+            { type: 'COPY_CODE', example: 'SLOT10' },
+          ],
+        },
+      ];
+      expect(res.body).toMatchObject({ name: 'delivery_slot', status: 'PENDING', parameterCount: 1, components });
+      expect(stored('delivery_slot').components).toEqual(components);
+
+      // Sent with its values once approved; the check at accept knows its buttons.
+      await emu.reviewTemplate(t.wabaIds[0]!, stored('delivery_slot').id, { status: 'APPROVED' });
+      const refused = await send('+15556100040', {
+        name: 'delivery_slot',
+        components: {
+          headerMedia: { type: 'video', url: photo },
+          body: ['Ana'],
+          buttons: [{ index: 1, subType: 'url', value: 'a1' }],
+        },
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body.details).toEqual([
+        { path: 'content.template.components.buttons', message: expect.stringContaining('button 3 (copy code') },
+      ]);
+    });
+
+    it('authentication templates: a copy-code or one-tap password, the preset text; sent with the code', async () => {
+      const copy = await create({
+        name: 'signin_code',
+        category: 'AUTHENTICATION',
+        authentication: { otpType: 'COPY_CODE', addSecurityRecommendation: true, codeExpirationMinutes: 10 },
+      });
+      expect(copy.status).toBe(201);
+      expect(stored('signin_code').components).toEqual([
+        {
+          type: 'BODY',
+          text: '*{{1}}* is your verification code. For your security, do not share this code.',
+          add_security_recommendation: true,
+        },
+        { type: 'FOOTER', code_expiration_minutes: 10, text: 'This code expires in 10 minutes.' },
+        { type: 'BUTTONS', buttons: [{ type: 'OTP', otp_type: 'COPY_CODE', text: 'Copy code' }] },
+      ]);
+      const tap = await create({
+        name: 'signin_tap',
+        category: 'AUTHENTICATION',
+        authentication: {
+          otpType: 'ONE_TAP',
+          buttonText: 'Copy code',
+          autofillText: 'Autofill',
+          packageName: 'com.example.shop',
+          signatureHash: 'K8a/AINcGX7',
+        },
+      });
+      expect(tap.status).toBe(201);
+      expect(stored('signin_tap').components.at(-1)).toEqual({
+        type: 'BUTTONS',
+        buttons: [
+          {
+            type: 'OTP',
+            otp_type: 'ONE_TAP',
+            text: 'Copy code',
+            autofill_text: 'Autofill',
+            supported_apps: [{ package_name: 'com.example.shop', signature_hash: 'K8a/AINcGX7' }],
+          },
+        ],
+      });
+      const sent = await send('+15556100041', {
+        name: 'signin_code',
+        components: { body: ['739204'], buttons: [{ index: 0, subType: 'url', value: '739204' }] },
+      });
+      expect(sent.status).toBe(201);
+      expect(await componentsSent(sent.body.messageId)).toEqual([
+        { type: 'body', parameters: [{ type: 'text', text: '739204' }] },
+        { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: '739204' }] },
+      ]);
+    });
+
+    it('a carousel of cards, created and sent', async () => {
+      const card = (n: number) => ({
+        header: { format: 'IMAGE', exampleHandle: HANDLE },
+        body: `Pair {{1}} for you`,
+        examples: [{ name: '1', text: `#${n}` }],
+        buttons: [
+          { type: 'QUICK_REPLY', text: 'Want it' },
+          { type: 'URL', text: 'Buy', url: 'https://shop.example.com/buy' },
+        ],
+      });
+      const res = await create({
+        name: 'shoe_cards',
+        category: 'MARKETING',
+        body: 'New in for {{1}} this week',
+        examples: [{ name: '1', text: 'Ana' }],
+        cards: [card(1), card(2)],
+      });
+      expect(res.status).toBe(201);
+      const carousel = stored('shoe_cards').components.find((c) => c.type === 'CAROUSEL') as { cards: unknown[] };
+      expect(carousel.cards[0]).toEqual({
+        components: [
+          { type: 'HEADER', format: 'IMAGE', example: { header_handle: [HANDLE] } },
+          { type: 'BODY', text: 'Pair {{1}} for you', example: { body_text: [['#1']] } },
+          {
+            type: 'BUTTONS',
+            buttons: [
+              { type: 'QUICK_REPLY', text: 'Want it' },
+              { type: 'URL', text: 'Buy', url: 'https://shop.example.com/buy' },
+            ],
+          },
+        ],
+      });
+      const cardValues = (n: number) => ({
+        headerMedia: { type: 'image', url: `https://cdn.example.com/${n}.jpg` },
+        body: [`#${n}`],
+      });
+      const sent = await send('+15556100042', {
+        name: 'shoe_cards',
+        components: { body: ['Ana'], cards: [cardValues(1), cardValues(2)] },
+      });
+      expect(sent.status).toBe(201);
+      const m = await settled(sent.body.messageId);
+      expect(['sent', 'delivered']).toContain(m.status);
+    });
+
+    it('refuses a definition that breaks the rules, naming each path, before any provider call', async () => {
+      const before = emu.state.templateCalls.filter((c) => c.operation === 'create').length;
+      const cases: [Record<string, unknown>, string[]][] = [
+        [
+          { name: 'a1', category: 'AUTHENTICATION', body: 'Code {{1}} here', examples: [{ name: '1', text: '1' }] },
+          ['authentication', 'body'],
+        ],
+        [
+          { name: 'a2', category: 'AUTHENTICATION', authentication: { otpType: 'ONE_TAP' } },
+          ['authentication.packageName', 'authentication.signatureHash'],
+        ],
+        [{ name: 'a3', category: 'UTILITY', body: 'Hi', authentication: { otpType: 'COPY_CODE' } }, ['authentication']],
+        [{ name: 'a4', category: 'UTILITY' }, ['body']],
+        [{ name: 'h1', category: 'UTILITY', body: 'Hi', header: { format: 'IMAGE' } }, ['header.exampleHandle']],
+        [
+          { name: 'h2', category: 'UTILITY', body: 'Hi', header: { format: 'TEXT', text: 'For {{1}} and {{2}}' } },
+          ['header.text'],
+        ],
+        [
+          { name: 'h3', category: 'UTILITY', body: 'Hi', header: { format: 'TEXT', text: 'For {{1}}' } },
+          ['header.example'],
+        ],
+        [
+          {
+            name: 'b1',
+            category: 'UTILITY',
+            body: 'Hi',
+            buttons: [
+              { type: 'URL', text: 'Go', url: 'https://x.example.com/{{1}}' },
+              { type: 'COPY_CODE', text: 'Copy', example: 'SAVE10' },
+              { type: 'PHONE_NUMBER', text: 'Call', phoneNumber: '555' },
+              { type: 'URL', text: 'Go', url: 'http://x.example.com/' },
+            ],
+          },
+          ['buttons.0.example', 'buttons.1.text', 'buttons.2.phoneNumber', 'buttons.3.url'],
+        ],
+        [
+          {
+            name: 'c1',
+            category: 'MARKETING',
+            body: 'Hi',
+            footer: 'x',
+            cards: [
+              {
+                header: { format: 'IMAGE', exampleHandle: HANDLE },
+                body: 'A {{1}}',
+                buttons: [{ type: 'QUICK_REPLY', text: 'A' }],
+              },
+              {
+                header: { format: 'VIDEO', exampleHandle: HANDLE },
+                body: 'B',
+                buttons: [{ type: 'QUICK_REPLY', text: 'B' }],
+              },
+            ],
+          },
+          ['footer', 'cards.0.examples', 'cards.1'],
+        ],
+      ];
+      for (const [body, paths] of cases) {
+        const res = await create(body);
+        expect(res.status, JSON.stringify(body)).toBe(400);
+        expect(res.body.details.map((d: { path: string }) => d.path)).toEqual(paths);
+      }
+      expect(emu.state.templateCalls.filter((c) => c.operation === 'create').length).toBe(before);
+    });
   });
 });
