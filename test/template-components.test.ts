@@ -435,6 +435,20 @@ describe('templates with components', () => {
     expect(((await wrongHeader.json()) as { error: { code: number } }).error.code).toBe(132012);
   });
 
+  it('a catalog that does not answer in time does not hold the accept: the send goes out unchecked', async () => {
+    await emu.seedTemplates(t.wabaIds[0]!, [
+      { name: 'slow_catalog', components: [{ type: 'BODY', text: 'Hi {{1}} there' }] },
+    ]);
+    await emu.rule({ templateOperation: 'list', wabaId: t.wabaIds[0]!, times: 1, hang: true });
+    const started = Date.now();
+    const res = await send('+15556100035', { name: 'slow_catalog', components: { body: ['Ana'] } });
+    expect(res.status).toBe(201);
+    // Answered while the provider still held the catalog read (it would end it only after 120 s,
+    // and our client gives up at the provider timeout): the accept did not wait for either.
+    expect(Date.now() - started).toBeLessThan(svc.config.providerTimeoutMs);
+    expect(await settled(res.body.messageId)).toMatchObject({ status: expect.stringMatching(/^(sent|delivered)$/) });
+  });
+
   describe('created through template management', () => {
     let manage: string;
     const HANDLE = '4::aW1hZ2UvanBlZw==:ARZ';

@@ -53,25 +53,55 @@ export async function readCatalogTemplate(
 const DEFINITION_TTL_MS = 60_000;
 const UNKNOWN_TTL_MS = 15_000;
 const MAX_ENTRIES = 10_000;
+/** The longest an accept waits for the catalog: past it the send is accepted unchecked (the provider checks it). */
+const READ_DEADLINE_MS = 2_000;
 const FIELDS = 'name,language,status,category,parameter_format,components';
 
 export type TemplateCatalog = ReturnType<typeof createTemplateCatalog>;
 
 export function createTemplateCatalog(deps: CatalogDeps) {
   const cache = new Map<string, { read: CatalogRead; until: number }>();
+  /** One read at a time per template: a burst of sends of one template asks the provider once. */
+  const inFlight = new Map<string, Promise<CatalogRead>>();
+
+  function read(k: string, customerId: string, accountId: string, name: string, language: string) {
+    let pending = inFlight.get(k);
+    if (!pending) {
+      pending = readCatalogTemplate(deps, customerId, accountId, name, language, FIELDS)
+        .catch(() => null)
+        .then((r) => {
+          if (cache.size >= MAX_ENTRIES) cache.clear();
+          cache.set(k, {
+            read: r,
+            until: Date.now() + (r !== null && 'found' in r ? DEFINITION_TTL_MS : UNKNOWN_TTL_MS),
+          });
+          return r;
+        })
+        .finally(() => inFlight.delete(k));
+      inFlight.set(k, pending);
+    }
+    return pending;
+  }
+
   const catalog = {
-    /** The template's definition as the provider holds it, `missing`, or null when the catalog cannot be read. */
+    /**
+     * The template's definition as the provider holds it, `missing`, or null when the catalog
+     * cannot be read: no credential, provider trouble, or no answer within the read deadline (the
+     * read goes on and fills the cache for the next send).
+     */
     async definition(customerId: string, accountId: string, name: string, language: string): Promise<CatalogRead> {
       const k = `${accountId}\u0000${name}\u0000${language}`;
       const hit = cache.get(k);
       if (hit && hit.until > Date.now()) return hit.read;
-      const read = await readCatalogTemplate(deps, customerId, accountId, name, language, FIELDS).catch(() => null);
-      if (cache.size >= MAX_ENTRIES) cache.clear();
-      cache.set(k, {
-        read,
-        until: Date.now() + (read !== null && 'found' in read ? DEFINITION_TTL_MS : UNKNOWN_TTL_MS),
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), READ_DEADLINE_MS);
       });
-      return read;
+      try {
+        return await Promise.race([read(k, customerId, accountId, name, language), late]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
     /** The problems of a template send against this catalog (none when it cannot be read). */
     sendProblems: (
