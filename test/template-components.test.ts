@@ -260,7 +260,10 @@ describe('templates with components', () => {
         [
           { path: 'content.template.components.headerMedia.type', message: /must be image/ },
           { path: 'content.template.components.buttons.1.subType', message: /must be quick_reply: button 0/ },
-          { path: 'content.template.components.buttons.2', message: /phone number button, which takes no value/ },
+          {
+            path: 'content.template.components.buttons.2',
+            message: /is not allowed: button 2 \(phone number\) takes no value/,
+          },
           { path: 'content.template.components.buttons.3.index', message: /has no button in the template \(it has 3/ },
         ],
       ],

@@ -74,7 +74,7 @@ function buttonProblems(path: string, given: ButtonValue[] | undefined, catalog:
     if (need.subType === null)
       problems.push({
         path: p,
-        message: `is not allowed: button ${b.index} is a ${need.kind} button, which takes no value`,
+        message: `is not allowed: button ${b.index} (${need.kind}) takes no value`,
       });
     else if (need.subType !== b.subType)
       problems.push({
