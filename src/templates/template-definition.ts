@@ -5,7 +5,8 @@ import { type Static, Type } from '@sinclair/typebox';
 
 import type { Problem } from '../shared/errors.js';
 import { LANGUAGE_PATTERN, TEMPLATE_NAME_PATTERN } from '../shared/schemas.js';
-import { aroundBody, authenticationComponents, ComponentFields, componentProblems } from './template-components.js';
+import { ComponentFields } from './template-component-fields.js';
+import { aroundBody, authenticationComponents, componentProblems } from './template-components.js';
 
 export const TEMPLATE_STATUSES = ['APPROVED', 'PENDING', 'REJECTED', 'PAUSED', 'DISABLED', 'IN_APPEAL'] as const;
 /** AUTHENTICATION templates take `authentication` (the provider's preset text and a code button), no body. */
