@@ -46,6 +46,7 @@ import { createSenderService } from './senders/sender-service.js';
 import type { Sealer } from './shared/crypto.js';
 import { createSealer } from './shared/crypto.js';
 import { createSuppressionService } from './suppressions/suppression-service.js';
+import { createTemplateCatalog } from './templates/template-catalog.js';
 import { createTemplateCategories } from './templates/template-categories.js';
 import { createTemplateService } from './templates/template-service.js';
 import { createUsageService } from './usage/usage-service.js';
@@ -59,7 +60,7 @@ export async function createServices(config: Config, deps: { db: Db; log: Logger
   const metrics = createMetrics({ maxIdLabels: config.metricsMaxIdLabels });
   registerDbGauges(metrics, { db, log, quotaTopN: config.metricsQuotaTopN });
   const sealer = await openSealer(config, db, log);
-  const platform = createPlatform(config, { db, metrics, resolve: deps.resolve ?? systemResolve });
+  const platform = createPlatform(config, { db, metrics, sealer, resolve: deps.resolve ?? systemResolve });
   return { metrics, sealer, ...platform, ...createCapabilities(config, { db, log, metrics, sealer, ...platform }) };
 }
 
@@ -85,18 +86,11 @@ async function openSealer(config: Config, db: Db, log: Logger) {
 }
 
 /** What the capabilities are built on: the directory, uploads, the send intake, the outbound clients. */
-function createPlatform(config: Config, deps: { db: Db; metrics: Metrics; resolve: Resolve }) {
-  const { db, metrics, resolve } = deps;
+function createPlatform(config: Config, deps: { db: Db; metrics: Metrics; sealer: Sealer; resolve: Resolve }) {
+  const { db, metrics, sealer, resolve } = deps;
   const directory = createDirectory(db);
   const mediaStore = createDbMediaStore(db);
   const media = createMediaService({ db, store: mediaStore, unusedTtlSeconds: config.mediaUnusedTtlSeconds });
-  const sends = createSendService({
-    db,
-    maxSendAttempts: config.maxSendAttempts,
-    media,
-    metrics,
-    batchDeadlineMs: config.dbConnectTimeoutMs + config.dbTransactionTimeoutMs + 1_000,
-  });
   const outbound = createOutboundClient({ allowPrivate: config.unsafeAllowPrivateUrls, resolve });
   // A bounded pool (PROVIDER_CONNECTIONS, opened only when needed): sends beyond it wait in this
   // process for a connection, and the wait does not count against their response deadline (0061).
@@ -108,7 +102,17 @@ function createPlatform(config: Config, deps: { db: Db; metrics: Metrics; resolv
     connections: config.providerConnections,
     observe: providerObserver(metrics),
   });
-  return { directory, mediaStore, media, sends, resolve, outbound, provider };
+  // Template sends are checked against the account's catalog at accept (decision 0068).
+  const catalog = createTemplateCatalog({ db, sealer, provider });
+  const sends = createSendService({
+    db,
+    maxSendAttempts: config.maxSendAttempts,
+    media,
+    catalog,
+    metrics,
+    batchDeadlineMs: config.dbConnectTimeoutMs + config.dbTransactionTimeoutMs + 1_000,
+  });
+  return { directory, mediaStore, media, sends, resolve, outbound, provider, catalog };
 }
 
 /** The services of the capabilities, over the platform's. */
@@ -116,12 +120,12 @@ function createCapabilities(
   config: Config,
   deps: { db: Db; log: Logger; metrics: Metrics; sealer: Sealer } & ReturnType<typeof createPlatform>,
 ) {
-  const { db, log, metrics, sealer, directory, media, outbound, provider, resolve } = deps;
+  const { db, log, metrics, sealer, directory, media, outbound, provider, resolve, catalog } = deps;
   const keys = createKeyService({ db, sealer, directory });
   const keyUsage = createKeyUsage({ db, onError: (err) => log.warn({ err }, 'could not record key use') });
   const messageQueries = createMessageQueries(db);
   const messageCancel = createMessageCancel({ db, queries: messageQueries });
-  const broadcasts = createBroadcastService({ db, maxSendAttempts: config.maxSendAttempts, media, metrics });
+  const broadcasts = createBroadcastService({ db, maxSendAttempts: config.maxSendAttempts, media, catalog, metrics });
   const senders = createSenderService({ db });
   const inboundFiles = createInboundFiles({ db, store: deps.mediaStore });
   const reads = createReadMarker({ db, sealer, provider, metrics, horizonMs: config.dispatchPacingHorizonMs });

@@ -59,6 +59,14 @@ describe('portal: the conversation view and its reply box', () => {
     await emu.seedTemplates(t.wabaIds[0]!, [
       { name: 'order_shipped', components: [{ type: 'BODY', text: 'Hello {{1}}, order {{2}} has shipped.' }] },
       { name: 'draft_pending', status: 'PENDING' },
+      {
+        name: 'order_update',
+        components: [
+          { type: 'HEADER', format: 'TEXT', text: 'Order news' },
+          { type: 'BODY', text: 'Hi {{1}}, your order {{2}} is now {{3}}.' },
+          { type: 'FOOTER', text: 'Reply STOP to opt out' },
+        ],
+      },
     ]);
     await createPortalUser(svc.url, t.customerId, owner);
     await createPortalUser(svc.url, t.customerId, viewer, 'viewer');
@@ -242,6 +250,60 @@ describe('portal: the conversation view and its reply box', () => {
     expect(refused.text).toContain('The 24-hour reply window is closed');
     expect(refused.text).toContain('id="reply-template"');
     expect((await call(svc.url, 'GET', '/messages/convo-closed', { key: t.key })).status).toBe(404);
+  });
+
+  it('checks a template reply against the catalog and previews it filled (issue #37 defect 2)', async () => {
+    const page = await loggedIn(browser, svc.url, owner);
+    await page.goto(`${svc.url}${path(t.accountIds[0]!, P2)}`);
+    const select = page.getByLabel('Template', { exact: true });
+    await select.selectOption('order_update:en_US');
+    expect(await page.locator('#reply-template option:checked').textContent()).toContain('3 variables');
+    const variables = page.getByLabel('Template variables, one per line, in order');
+    // The preview follows the form as it is typed (portal.js): variables not given yet stay {{n}}.
+    await variables.fill('Ana');
+    await eventually(async () =>
+      (await text(page.locator('#reply-preview'))).includes('Hi Ana, your order {{2}} is now {{3}}.'),
+    );
+    expect(await text(page.locator('#reply-preview'))).toContain('Order news');
+    expect(await text(page.locator('#reply-preview'))).toContain('Reply STOP to opt out');
+
+    // One line for three variables: refused in words beside the field, nothing reaches the provider.
+    const before = sentTo(P2).length;
+    await page.getByRole('button', { name: 'Send template' }).click();
+    const problem = await text(page.locator('#reply-template-error'));
+    expect(problem).toContain('Template variables');
+    expect(problem).toContain("has 1 value; the template's body has 3 variables");
+    expect(await page.locator('#reply-variables').inputValue()).toBe('Ana');
+    expect(await page.locator('#reply-template option:checked').getAttribute('value')).toBe('order_update:en_US');
+
+    // The Preview button (the form without portal.js) shows the filled template and sends nothing.
+    await variables.fill('Ana\nA-1002\nout for delivery');
+    await page.getByRole('button', { name: 'Preview' }).click();
+    expect(await text(page.locator('#reply-preview'))).toContain('Hi Ana, your order A-1002 is now out for delivery.');
+    await checkPage(page, '72-conversation-template-preview');
+
+    await page.getByRole('button', { name: 'Send template' }).click();
+    expect(await text(page.getByRole('status'))).toContain('Sent: the template is on its way.');
+    const sent = await eventually(async () =>
+      sentTo(P2).find((s) => JSON.stringify(s.payload).includes('order_update')),
+    );
+    expect(sent.payload).toMatchObject({
+      template: {
+        name: 'order_update',
+        components: [
+          {
+            type: 'body',
+            parameters: [
+              { type: 'text', text: 'Ana' },
+              { type: 'text', text: 'A-1002' },
+              { type: 'text', text: 'out for delivery' },
+            ],
+          },
+        ],
+      },
+    });
+    // Only that one: the refused reply and the preview sent nothing.
+    expect(sentTo(P2).length).toBe(before + 1);
   });
 
   it('shows a voice note, a document and contact cards by their content, escaped', async () => {

@@ -2,6 +2,7 @@
 // The content is POST /messages' content, with its schema and cross-field rules reused as they are.
 import { type Static, Type } from '@sinclair/typebox';
 
+import { templateComponentProblems } from '../messages/content-rules.js';
 import { crossFieldProblems, IntakeFields, isObject, TemplateComponents } from '../messages/send-request.js';
 import type { Problem } from '../shared/errors.js';
 import { E164 } from '../shared/schemas.js';
@@ -114,6 +115,16 @@ export function broadcastProblems(body: unknown, opts: { allowPrivateUrls: boole
     }
     if (r.components !== undefined && !isTemplate) {
       problems.push({ path: `recipients.${i}.components`, message: 'is allowed only when content.type is template' });
+    }
+    if (isTemplate && isObject(r.components)) {
+      const path = `recipients.${i}.components`;
+      problems.push(...templateComponentProblems(r.components, path, opts));
+      // One upload serves the whole broadcast: a recipient's own file goes by url.
+      if (isObject(r.components.headerMedia) && r.components.headerMedia.mediaId !== undefined)
+        problems.push({
+          path: `${path}.headerMedia.mediaId`,
+          message: "is not allowed in a recipient's components: give url",
+        });
     }
   });
   return problems;

@@ -10,10 +10,11 @@ import { holdUnsent } from '../lifecycle/claim.js';
 import { failUnsent, lockQuotaForRefund } from '../lifecycle/fail-unsent.js';
 import { CANCELLED_ERROR } from '../lifecycle/transitions.js';
 import type { MediaService } from '../media/media-service.js';
-import { acceptSend } from '../messages/accept-send.js';
+import { acceptSend, type TemplateSendCheck } from '../messages/accept-send.js';
 import type { Scope } from '../messages/message-store.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { PLAN_LIMITS } from '../plans/plans.js';
+import type { TemplateVariant } from '../shared/template-parameters.js';
 import { type BroadcastRequest, messageExternalId } from './broadcast-request.js';
 import {
   type Broadcast,
@@ -65,8 +66,21 @@ type BroadcastDeps = {
   db: Db;
   maxSendAttempts: number;
   media: Pick<MediaService, 'forContent'>;
+  catalog?: TemplateSendCheck;
   metrics: Pick<Metrics, 'messagesAccepted'>;
 };
+
+/** The template values of a broadcast to check: each recipient's own, and the shared ones when a recipient uses them. */
+function templateVariants(req: BroadcastRequest): TemplateVariant[] {
+  const own = req.recipients.flatMap((r, i) =>
+    r.components !== undefined ? [{ path: `recipients.${i}.components`, components: r.components }] : [],
+  );
+  const shared =
+    own.length < req.recipients.length
+      ? [{ path: 'content.template.components', components: req.content.template?.components }]
+      : [];
+  return [...shared, ...own];
+}
 
 /** Refusals that do not depend on the body: sandbox keys, then plans without broadcasts. */
 function checkAllowed(caller: Caller): void {
@@ -89,6 +103,7 @@ async function createBroadcast(
   const { account, accepted } = await acceptSend(deps, principal, tenant, req, {
     isRepeat: () => broadcastExists(db, tenant.customerId, req.externalId),
     hashed: { name: req.name, recipients: req.recipients },
+    templateVariants: templateVariants(req),
   });
   const result = await insertBroadcast(db, {
     ...accepted,

@@ -12,6 +12,7 @@ import { payloadProblem } from './emulator-payloads.js';
 import { messagingLimitFailure } from './emulator-portfolios.js';
 import { defaultPricing, sendReceipts } from './emulator-receipts.js';
 import { type EmulatorState, inMaintenance } from './emulator-state.js';
+import { templateSendRefusal } from './emulator-template-sends.js';
 import type { WebhookSender } from './emulator-webhook-sender.js';
 import { graphError } from './graph-error.js';
 
@@ -57,6 +58,8 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
       state.refused.push({ phoneNumberId, to, problem, payload: body });
       return reply.code(400).send(graphError(131009, `Parameter value is not valid: ${problem}`));
     }
+    const templateRefusal = body.type === 'template' ? refuseTemplate(state, { phoneNumberId, to }, body) : null;
+    if (templateRefusal) return reply.code(400).send(templateRefusal);
     const messageId = typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : null;
     const rule = state.takeRule(phoneNumberId, to);
     if (rule?.hang) {
@@ -101,6 +104,21 @@ export function registerMessageRoute(app: FastifyInstance, state: EmulatorState,
   app.post('/:version/:phoneNumberId/marketing_messages', (request: SendRequest, reply) =>
     handle(request, reply, 'marketing_messages'),
   );
+}
+
+/** A template send checked against the catalog of the number's WABA (emulator-template-sends.ts). */
+function refuseTemplate(
+  state: EmulatorState,
+  send: { phoneNumberId: string; to: string },
+  body: Record<string, unknown>,
+) {
+  const t = (body.template ?? {}) as { name?: unknown; language?: { code?: unknown } };
+  const wabaId = state.numbers.get(send.phoneNumberId)?.wabaId;
+  const catalog = wabaId ? (state.templates.get(wabaId) ?? []) : [];
+  const template = catalog.find((x) => x.name === t.name && x.language === t.language?.code);
+  const refusal = template ? templateSendRefusal(template, body) : null;
+  if (refusal) state.refused.push({ ...send, problem: refusal.error.error_data.details, payload: body });
+  return refusal;
 }
 
 /** The receipts of an accepted send: posted (and awaited when they must beat the answer). */

@@ -6,13 +6,13 @@ import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import type { EmulatedTemplate, EmulatorState, FailureRule, TemplateOperation } from './emulator-state.js';
+import { checkDefinition, presetAuthentication } from './emulator-template-definitions.js';
 import { registerTemplateReviewControl } from './emulator-template-review.js';
 import { graphError } from './graph-error.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A numeric id like the provider's (16 digits; randomInt's range is limited to 2^48). */
 const newTemplateId = () => `${crypto.randomInt(1e7, 1e8)}${crypto.randomInt(1e7, 1e8)}`;
-const CATEGORIES = ['MARKETING', 'UTILITY', 'AUTHENTICATION'];
 const DEFAULT_PAGE = 25; // the provider's default page size
 const MAX_PAGE = 1000;
 
@@ -24,8 +24,6 @@ const decodeCursor = (cursor: string): string | null => {
   const raw = Buffer.from(cursor, 'base64url').toString('utf8');
   return raw.startsWith('emu:') ? raw.slice(4) : null;
 };
-
-const variablesOf = (text: string) => [...text.matchAll(/\{\{([^{}]*)\}\}/g)].map((m) => m[1]!);
 
 /** Answers a template call when the WABA's management token is wrong, or a rule applies. */
 async function refuse(
@@ -65,39 +63,6 @@ async function answerRule(rule: FailureRule, reply: FastifyReply): Promise<void>
       })
     : { error: 'injected' };
   await reply.code(rule.httpStatus ?? 400).send(body);
-}
-
-/** The provider's checks on a BODY-only definition; null when it is acceptable. */
-function checkDefinition(body: Record<string, unknown>, existing: EmulatedTemplate[]) {
-  const { name, language, category } = body;
-  const invalid = (title: string, subcode?: number) =>
-    graphError(100, 'Invalid parameter', subcode, { title, message: title });
-  if (typeof name !== 'string' || !/^[a-z0-9_]{1,512}$/.test(name)) return invalid('Invalid template name');
-  if (typeof language !== 'string' || language === '') return invalid('Invalid language');
-  if (typeof category !== 'string' || !CATEGORIES.includes(category)) return invalid('Invalid category');
-  const components = Array.isArray(body.components) ? (body.components as Record<string, unknown>[]) : [];
-  const main = components.find((c) => c?.type === 'BODY');
-  if (!main || typeof main.text !== 'string' || main.text === '') return invalid('Body is required');
-  const text = main.text.trim();
-  if (/^\{\{[^{}]*\}\}/.test(text) || /\{\{[^{}]*\}\}$/.test(text))
-    return invalid("Variables can't be at the start or end of the template", 2388299);
-  const vars = [...new Set(variablesOf(text))];
-  const example = (main.example ?? {}) as {
-    body_text?: string[][];
-    body_text_named_params?: { param_name: string; example: string }[];
-  };
-  const named = body.parameter_format === 'NAMED';
-  const covered = named
-    ? vars.every((v) => example.body_text_named_params?.some((p) => p.param_name === v))
-    : (example.body_text?.[0]?.length ?? 0) >= vars.length;
-  if (!covered) return invalid('Missing examples for template variables', 2388043);
-  if (existing.some((t) => t.name === name && t.language === language)) {
-    return graphError(100, 'Invalid parameter', 2388024, {
-      title: 'Content in this language already exists',
-      message: 'Content in this language already exists',
-    });
-  }
-  return null;
 }
 
 export function registerTemplateRoutes(app: FastifyInstance, state: EmulatorState): void {
@@ -157,7 +122,10 @@ export function registerTemplateRoutes(app: FastifyInstance, state: EmulatorStat
         category: state.forcedCategories.get(wabaId) ?? (body.category as string),
         status: 'PENDING',
         parameter_format: body.parameter_format === 'NAMED' ? 'NAMED' : 'POSITIONAL',
-        components: body.components as Record<string, unknown>[],
+        components:
+          body.category === 'AUTHENTICATION'
+            ? presetAuthentication(body.components as Record<string, unknown>[])
+            : (body.components as Record<string, unknown>[]),
         rejected_reason: 'NONE',
       };
       list.push(template);

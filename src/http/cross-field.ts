@@ -7,6 +7,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { broadcastProblems, BroadcastRequestSchema } from '../broadcasts/broadcast-request.js';
 import { crossFieldProblems, SendRequestSchema } from '../messages/send-request.js';
 import { errors, type Problem } from '../shared/errors.js';
+import { createRequestProblems, CreateTemplateSchema } from '../templates/template-definition.js';
 import type { Server } from './server.js';
 import { toProblems } from './validation.js';
 
@@ -23,6 +24,7 @@ function rulesBySchema(opts: { allowPrivateUrls: boolean }): ReadonlyMap<TSchema
   return new Map<TSchema, Rule>([
     [SendRequestSchema, (body) => crossFieldProblems(body, opts)],
     [BroadcastRequestSchema, (body) => broadcastProblems(body, opts)],
+    [CreateTemplateSchema, createRequestProblems],
   ]);
 }
 

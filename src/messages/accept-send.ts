@@ -8,7 +8,8 @@ import type { NewMessageRow } from '../lifecycle/create-messages.js';
 import type { MediaService } from '../media/media-service.js';
 import { effectiveTtlSeconds, PLAN_LIMITS } from '../plans/plans.js';
 import { canonicalJson, sha256Hex } from '../shared/crypto.js';
-import { errors } from '../shared/errors.js';
+import { errors, type Problem } from '../shared/errors.js';
+import type { TemplateVariant } from '../shared/template-parameters.js';
 import { CHANNEL_OFFICIAL } from '../shared/vocab.js';
 import { parseSendAt, sendAtProblem } from './schedule.js';
 import type { SendRequest } from './send-request.js';
@@ -38,6 +39,16 @@ export type AcceptedSend = Pick<
   scheduledAt?: Date | null;
   /** Monthly quota of the customer's plan; null for sandbox sends, which use none. */
   quotaLimit: number | null;
+};
+
+/** The check of a template send against the account's catalog (templates/template-catalog.ts, decision 0068). */
+export type TemplateSendCheck = {
+  sendProblems(
+    customerId: string,
+    accountId: string,
+    template: { name: string; language: string },
+    variants: TemplateVariant[],
+  ): Promise<Problem[]>;
 };
 
 /** The fields of IntakeFields (send-request.ts), as both request types have them. */
@@ -73,17 +84,35 @@ export function resolveSendAccount(principal: Principal, tenant: Tenant, request
  * send's recipient, a broadcast's recipients).
  */
 export async function acceptSend(
-  deps: { media: Pick<MediaService, 'forContent'>; maxSendAttempts: number },
+  deps: {
+    media: Pick<MediaService, 'forContent'>;
+    catalog?: TemplateSendCheck;
+    maxSendAttempts: number;
+  },
   principal: Principal,
   tenant: Tenant,
   req: IntakeRequest,
-  opts: { isRepeat: () => Promise<boolean>; hashed: Record<string, unknown> },
+  opts: {
+    isRepeat: () => Promise<boolean>;
+    hashed: Record<string, unknown>;
+    /** A broadcast's recipients' own template values, each with its path; the shared ones are checked too. */
+    templateVariants?: TemplateVariant[];
+  },
 ): Promise<{ account: AccountRecord; accepted: AcceptedSend }> {
   const account = resolveSendAccount(principal, tenant, req.chatAccountId);
   if (req.content.type === 'template' && !principal.sandbox && !PLAN_LIMITS[tenant.plan].templates) {
     throw errors.templatesNotAvailable();
   }
   const { isRepeat } = opts;
+  const template = req.content.type === 'template' ? req.content.template : undefined;
+  if (template && deps.catalog) {
+    const variants = opts.templateVariants ?? [
+      { path: 'content.template.components', components: template.components },
+    ];
+    const problems = await deps.catalog.sendProblems(tenant.customerId, account.id, template, variants);
+    // A repeat of an accepted request is answered as a repeat even if the template changed since.
+    if (problems.length > 0 && !(await isRepeat())) throw errors.validation(problems);
+  }
   const mediaId = await deps.media.forContent(tenant.customerId, req.content, isRepeat);
   const now = new Date();
   const ttl = effectiveTtlSeconds(tenant.plan, req.ttlSeconds);

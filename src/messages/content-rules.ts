@@ -33,6 +33,28 @@ export function contentKindProblems(content: Record<string, unknown>, type: stri
   if (type === 'interactive' && isObject(content.interactive))
     problems.push(...interactiveProblems(content.interactive, opts));
   if (type === 'reaction' && isObject(content.reaction)) problems.push(...reactionProblems(content.reaction));
+  if (type === 'template' && isObject(content.template) && isObject(content.template.components))
+    problems.push(...templateComponentProblems(content.template.components, 'content.template.components', opts));
+  return problems;
+}
+
+/**
+ * A template send's files: the header's by url or upload, each card's by url (decision 0068).
+ * Also usable for a broadcast recipient's own components (its path given).
+ */
+export function templateComponentProblems(c: Record<string, unknown>, path: string, opts: Opts): Problem[] {
+  const problems: Problem[] = [];
+  if (isObject(c.headerMedia)) problems.push(...mediaRefProblems(c.headerMedia, `${path}.headerMedia`, opts));
+  if (c.headerMedia !== undefined && c.header !== undefined)
+    problems.push({ path: `${path}.header`, message: 'is not allowed with headerMedia: a header is text or a file' });
+  if (Array.isArray(c.cards))
+    c.cards.forEach((card, i) => {
+      if (!isObject(card) || !isObject(card.headerMedia)) return;
+      const p = `${path}.cards.${i}.headerMedia`;
+      if (card.headerMedia.url === undefined)
+        problems.push({ path: `${p}.url`, message: 'is required: a card takes its file by url' });
+      else problems.push(...mediaRefProblems(card.headerMedia, p, opts));
+    });
   return problems;
 }
 

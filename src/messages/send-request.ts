@@ -12,6 +12,7 @@ import {
   UTC_TIMESTAMP_PATTERN,
   Uuid,
 } from '../shared/schemas.js';
+import { TemplateComponentsSchema } from '../shared/template-parameters.js';
 import { CHANNEL_OFFICIAL, CONTENT_TYPES } from '../shared/vocab.js';
 import {
   ContactsContent,
@@ -24,9 +25,6 @@ import {
 import { contentKindProblems, messageRefProblems } from './content-rules.js';
 
 export const MAX_METADATA_BYTES = 16 * 1024;
-export const MAX_TEMPLATE_VALUES = 100;
-
-const TemplateValues = Type.Array(Type.String({ minLength: 1, maxLength: 32768 }), { maxItems: MAX_TEMPLATE_VALUES });
 
 /**
  * The fields a send and a broadcast share (POST /messages, POST /messages/broadcast), with the
@@ -44,12 +42,7 @@ export const IntakeFields = {
           {
             name: Type.String({ minLength: 1, maxLength: 512, pattern: TEMPLATE_NAME_PATTERN }),
             language: Type.String({ minLength: 2, maxLength: 20, pattern: LANGUAGE_PATTERN }),
-            components: Type.Optional(
-              Type.Object(
-                { body: Type.Optional(TemplateValues), header: Type.Optional(TemplateValues) },
-                { additionalProperties: false },
-              ),
-            ),
+            components: Type.Optional(TemplateComponentsSchema),
           },
           { additionalProperties: false },
         ),
@@ -175,5 +168,5 @@ function contentProblems(body: unknown, opts: { allowPrivateUrls: boolean }): Pr
   return problems;
 }
 
-/** Values for a template's variables (`body`, `header`), as in content.template.components. */
+/** Values for a template's variables, media and buttons, as in content.template.components. */
 export const TemplateComponents = IntakeFields.content.properties.template.properties.components;

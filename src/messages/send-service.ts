@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { errors } from '../shared/errors.js';
 import { createGroupCommit } from '../shared/group-commit.js';
 import { phoneForUserId } from '../suppressions/recipient-keys.js';
-import { acceptSend } from './accept-send.js';
+import { acceptSend, type TemplateSendCheck } from './accept-send.js';
 import { type Ack, insertBatch, type InsertOutcome, type NewMessage } from './insert-batch.js';
 import { messageExists } from './message-store.js';
 import { type Conversation, findReplyTarget } from './reply-target.js';
@@ -23,6 +23,8 @@ export function createSendService(deps: {
   db: Db;
   maxSendAttempts: number;
   media: Pick<MediaService, 'forContent'>;
+  /** The template catalog: template sends are checked against it at accept (decision 0068). */
+  catalog?: TemplateSendCheck;
   metrics: Pick<Metrics, 'messagesAccepted'>;
   /**
    * The longest a batch's insert may take before its requests are answered 503 database_unavailable

@@ -45,10 +45,22 @@ export type ContactCard = {
   birthday?: string;
 };
 
+/** A value for one template button (decision 0068): its payload, URL variable or coupon code. */
+type TemplateButton = { index: number; subType: 'quick_reply' | 'url' | 'copy_code'; value: string };
+type TemplateMedia = MediaRef & { type: 'image' | 'video' | 'document' };
+
+export type TemplateParameters = {
+  body?: string[];
+  header?: string[];
+  headerMedia?: TemplateMedia;
+  buttons?: TemplateButton[];
+  cards?: { headerMedia: TemplateMedia; body?: string[]; buttons?: TemplateButton[] }[];
+};
+
 export type SendContent = {
   type: ContentType;
   text?: string;
-  template?: { name: string; language: string; components?: { body?: string[]; header?: string[] } };
+  template?: { name: string; language: string; components?: TemplateParameters };
   image?: MediaRef;
   document?: MediaRef;
   audio?: MediaRef;
@@ -152,6 +164,55 @@ function interactiveObject(content: SendContent, providerMedia: ProviderMediaRef
   return defined({ type: i.type, header, body: { text: i.body.text }, footer: i.footer, action });
 }
 
+/** A button's parameter as the provider names it for its sub_type. */
+const buttonParameter = (b: TemplateButton) =>
+  b.subType === 'quick_reply'
+    ? { type: 'payload', payload: b.value }
+    : b.subType === 'copy_code'
+      ? { type: 'coupon_code', coupon_code: b.value }
+      : { type: 'text', text: b.value };
+
+const buttonObjects = (buttons: TemplateButton[] | undefined) =>
+  (buttons ?? []).map((b) => ({
+    type: 'button',
+    sub_type: b.subType,
+    index: String(b.index),
+    parameters: [buttonParameter(b)],
+  }));
+
+const bodyObject = (values: string[] | undefined) =>
+  values?.length ? [{ type: 'body', parameters: textParams(values) }] : [];
+
+/** The template's components as the provider takes them: header, body, buttons, carousel cards. */
+function templateComponents(content: SendContent, providerMedia: ProviderMediaRef | null | undefined) {
+  const c = content.template!.components ?? {};
+  const media = c.headerMedia;
+  const header = media
+    ? [{ type: 'header', parameters: [{ type: media.type, [media.type]: fileObject(content, providerMedia) }] }]
+    : c.header?.length
+      ? [{ type: 'header', parameters: textParams(c.header) }]
+      : [];
+  const carousel = c.cards
+    ? [
+        {
+          type: 'carousel',
+          cards: c.cards.map((card, i) => ({
+            card_index: i,
+            components: [
+              {
+                type: 'header',
+                parameters: [{ type: card.headerMedia.type, [card.headerMedia.type]: { link: card.headerMedia.url } }],
+              },
+              ...bodyObject(card.body),
+              ...buttonObjects(card.buttons),
+            ],
+          })),
+        },
+      ]
+    : [];
+  return [...header, ...bodyObject(c.body), ...buttonObjects(c.buttons), ...carousel];
+}
+
 /** The payload's type-specific part: `{ type, [type]: … }`. */
 function contentPart(
   content: SendContent,
@@ -163,10 +224,7 @@ function contentPart(
       return { type: 'text', text: { preview_url: false, body: content.text ?? '' } };
     case 'template': {
       const t = content.template!;
-      const components = [
-        ...(t.components?.header?.length ? [{ type: 'header', parameters: textParams(t.components.header) }] : []),
-        ...(t.components?.body?.length ? [{ type: 'body', parameters: textParams(t.components.body) }] : []),
-      ];
+      const components = templateComponents(content, providerMedia);
       return {
         type: 'template',
         template: { name: t.name, language: { code: t.language }, ...(components.length ? { components } : {}) },

@@ -18,11 +18,12 @@ type InteractiveHeader = { type?: string } & Partial<Record<MediaKind, MediaRef>
 
 /**
  * The file a content sends, with its kind: the media of an image, document, audio, video or
- * sticker content, or the file header of an interactive one; null when it sends none.
+ * sticker content, the file header of an interactive or template one; null when it sends none.
  */
 export function contentMedia(content: {
   type: string;
   interactive?: { header?: InteractiveHeader };
+  template?: { components?: { headerMedia?: MediaRef & { type: string } } };
   [kind: string]: unknown;
 }): { kind: MediaKind; ref: MediaRef } | null {
   if (isMediaKind(content.type)) {
@@ -32,6 +33,12 @@ export function contentMedia(content: {
   const header = content.type === 'interactive' ? content.interactive?.header : undefined;
   if (header && isMediaKind(header.type) && header[header.type])
     return { kind: header.type, ref: header[header.type]! };
+  // A template's media header (decision 0068); a carousel's card files go by URL only.
+  const templateMedia = content.type === 'template' ? content.template?.components?.headerMedia : undefined;
+  if (templateMedia && isMediaKind(templateMedia.type)) {
+    const { url, mediaId, filename } = templateMedia;
+    return { kind: templateMedia.type, ref: { url, mediaId, filename } };
+  }
   return null;
 }
 

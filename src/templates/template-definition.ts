@@ -1,13 +1,16 @@
 // POST /chat-accounts/{id}/templates: the request schema, the rules JSON Schema cannot say on its
-// own (variables against parameterFormat and examples), and the provider's create payload.
+// own (variables against parameterFormat and examples), and the provider's create payload. The
+// components beyond the body (decision 0068) are template-components.ts'.
 import { type Static, Type } from '@sinclair/typebox';
 
 import type { Problem } from '../shared/errors.js';
 import { LANGUAGE_PATTERN, TEMPLATE_NAME_PATTERN } from '../shared/schemas.js';
+import { ComponentFields } from './template-component-fields.js';
+import { aroundBody, authenticationComponents, componentProblems } from './template-components.js';
 
 export const TEMPLATE_STATUSES = ['APPROVED', 'PENDING', 'REJECTED', 'PAUSED', 'DISABLED', 'IN_APPEAL'] as const;
-/** AUTHENTICATION templates need the provider's preset text and a code button: not BODY-only. */
-export const TEMPLATE_CATEGORIES = ['MARKETING', 'UTILITY'] as const;
+/** AUTHENTICATION templates take `authentication` (the provider's preset text and a code button), no body. */
+export const TEMPLATE_CATEGORIES = ['MARKETING', 'UTILITY', 'AUTHENTICATION'] as const;
 export const PARAMETER_FORMATS = ['NAMED', 'POSITIONAL'] as const;
 export type ParameterFormat = (typeof PARAMETER_FORMATS)[number];
 
@@ -23,7 +26,13 @@ export const CreateTemplateSchema = Type.Object(
     language: Type.String({ minLength: 2, maxLength: 20, pattern: LANGUAGE_PATTERN }),
     category: literals(TEMPLATE_CATEGORIES),
     parameterFormat: literals(PARAMETER_FORMATS),
-    body: Type.String({ minLength: 1, maxLength: MAX_BODY_LENGTH }),
+    body: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_BODY_LENGTH,
+        description: 'Required, except for an AUTHENTICATION template (which takes none).',
+      }),
+    ),
     examples: Type.Optional(
       Type.Array(
         Type.Object(
@@ -36,9 +45,20 @@ export const CreateTemplateSchema = Type.Object(
         { maxItems: MAX_VARIABLES },
       ),
     ),
+    ...ComponentFields,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, 'x-cross-field': true },
 );
+
+/**
+ * The request's presence rule JSON Schema cannot say (run beside the schema, so one answer lists
+ * both): `body` is required except for an AUTHENTICATION template. Tolerates any shape.
+ */
+export function createRequestProblems(req: unknown): Problem[] {
+  if (typeof req !== 'object' || req === null || Array.isArray(req)) return [];
+  const r = req as Record<string, unknown>;
+  return r.body === undefined && r.category !== 'AUTHENTICATION' ? [{ path: 'body', message: 'is required' }] : [];
+}
 export type CreateTemplateRequest = Static<typeof CreateTemplateSchema>;
 
 const NAMED_VARIABLE = /^[a-z_][a-z0-9_]*$/;
@@ -54,6 +74,11 @@ export const parameterCountOf = (text: string) => variablesOf(text).length;
 
 /** What the spec's rules say about a definition the schema accepted: one problem per path. */
 export function checkDefinition(req: CreateTemplateRequest): Problem[] {
+  const parts = componentProblems(req);
+  return req.body === undefined ? parts : [...bodyProblems({ ...req, body: req.body }), ...parts];
+}
+
+function bodyProblems(req: CreateTemplateRequest & { body: string }): Problem[] {
   const problems: Problem[] = [];
   const vars = variablesOf(req.body);
   const bad = vars.filter((v) => !NAMED_VARIABLE.test(v) && !POSITIONAL_VARIABLE.test(v));
@@ -106,7 +131,7 @@ export function checkDefinition(req: CreateTemplateRequest): Problem[] {
 }
 
 /** The BODY component as the provider takes (and later returns) it. */
-export function bodyComponent(req: CreateTemplateRequest): Record<string, unknown> {
+function bodyComponent(req: CreateTemplateRequest & { body: string }): Record<string, unknown> {
   const vars = variablesOf(req.body);
   const example = (name: string) => req.examples?.find((e) => e.name === name)?.text ?? '';
   if (vars.length === 0) return { type: 'BODY', text: req.body };
@@ -128,6 +153,13 @@ export function createPayload(req: CreateTemplateRequest): Record<string, unknow
     language: req.language,
     category: req.category,
     parameter_format: req.parameterFormat,
-    components: [bodyComponent(req)],
+    components: templateComponents(req),
   };
+}
+
+/** The template's components in the provider's form: the body with what surrounds it, or an authentication template's. */
+export function templateComponents(req: CreateTemplateRequest): Record<string, unknown>[] {
+  if (req.authentication) return authenticationComponents(req.authentication);
+  const body = bodyComponent({ ...req, body: req.body ?? '' });
+  return aroundBody(req, req.parameterFormat === 'NAMED', body);
 }

@@ -10,7 +10,12 @@ import { errors, templateErrors } from '../shared/errors.js';
 import { type TemplateOperation, toTemplateError } from './provider-errors.js';
 import { authorizeTemplateCall } from './template-access.js';
 import { nextCursorOf, unwrapCursor } from './template-cursor.js';
-import { bodyComponent, checkDefinition, createPayload, type CreateTemplateRequest } from './template-definition.js';
+import {
+  checkDefinition,
+  createPayload,
+  type CreateTemplateRequest,
+  templateComponents,
+} from './template-definition.js';
 import { loadManagementCredential, markManagementVerified } from './template-store.js';
 import { type Template, TEMPLATE_FIELDS, toTemplate } from './template-view.js';
 
@@ -98,7 +103,7 @@ export function createTemplateService(deps: TemplateServiceDeps) {
       return { templates: items.map(toTemplate), nextCursor: nextCursorOf(account.id, body.paging) };
     },
 
-    /** Creates a BODY-only template; the provider keeps it PENDING for review. */
+    /** Creates a template (a body, and the components around it); the provider keeps it PENDING for review. */
     async create(caller: Caller, accountId: string, req: CreateTemplateRequest): Promise<Template> {
       const { principal, tenant } = caller;
       const problems = checkDefinition(req);
@@ -123,7 +128,7 @@ export function createTemplateService(deps: TemplateServiceDeps) {
         category: typeof body?.category === 'string' ? body.category : req.category,
         status: typeof body?.status === 'string' ? body.status : 'PENDING',
         parameter_format: req.parameterFormat,
-        components: [bodyComponent(req)],
+        components: templateComponents(req),
       });
     },
   };

@@ -492,7 +492,7 @@ export interface paths {
     /** The template catalog of an official account, read live from the provider */
     get: operations['listTemplates'];
     put?: never;
-    /** Create a text-only (BODY) template at the provider; it stays PENDING for review */
+    /** Create a template (a body, with header, footer and buttons; or authentication; or a carousel) at the provider; it stays PENDING for review */
     post: operations['createTemplate'];
     delete?: never;
     options?: never;
@@ -2596,6 +2596,38 @@ export interface operations {
               components?: {
                 body?: string[];
                 header?: string[];
+                /** @description The file of a template whose header is an image, video or document: exactly one of `url` or `mediaId` (from POST /media). Addition (issue #35). */
+                headerMedia?: {
+                  type: 'image' | 'video' | 'document';
+                  url?: string;
+                  mediaId?: string;
+                  filename?: string;
+                };
+                buttons?: {
+                  /** @description The button's position in the template, from 0. */
+                  index: number;
+                  /** @description The button's kind as the provider names it at send time: `quick_reply` (its payload), `url` (the variable part of a URL button, or the code of an authentication template's one-time-password button), `copy_code` (the coupon code). */
+                  subType: 'quick_reply' | 'url' | 'copy_code';
+                  value: string;
+                }[];
+                /** @description The cards of a carousel template, in order. Addition (issue #35). */
+                cards?: {
+                  /** @description The card's image or video, by `url` (a carousel card takes no `mediaId`). */
+                  headerMedia: {
+                    type: 'image' | 'video';
+                    url?: string;
+                    mediaId?: string;
+                    filename?: string;
+                  };
+                  body?: string[];
+                  buttons?: {
+                    /** @description The button's position in the template, from 0. */
+                    index: number;
+                    /** @description The button's kind as the provider names it at send time: `quick_reply` (its payload), `url` (the variable part of a URL button, or the code of an authentication template's one-time-password button), `copy_code` (the coupon code). */
+                    subType: 'quick_reply' | 'url' | 'copy_code';
+                    value: string;
+                  }[];
+                }[];
               };
             };
             image?: {
@@ -3146,6 +3178,38 @@ export interface operations {
               components?: {
                 body?: string[];
                 header?: string[];
+                /** @description The file of a template whose header is an image, video or document: exactly one of `url` or `mediaId` (from POST /media). Addition (issue #35). */
+                headerMedia?: {
+                  type: 'image' | 'video' | 'document';
+                  url?: string;
+                  mediaId?: string;
+                  filename?: string;
+                };
+                buttons?: {
+                  /** @description The button's position in the template, from 0. */
+                  index: number;
+                  /** @description The button's kind as the provider names it at send time: `quick_reply` (its payload), `url` (the variable part of a URL button, or the code of an authentication template's one-time-password button), `copy_code` (the coupon code). */
+                  subType: 'quick_reply' | 'url' | 'copy_code';
+                  value: string;
+                }[];
+                /** @description The cards of a carousel template, in order. Addition (issue #35). */
+                cards?: {
+                  /** @description The card's image or video, by `url` (a carousel card takes no `mediaId`). */
+                  headerMedia: {
+                    type: 'image' | 'video';
+                    url?: string;
+                    mediaId?: string;
+                    filename?: string;
+                  };
+                  body?: string[];
+                  buttons?: {
+                    /** @description The button's position in the template, from 0. */
+                    index: number;
+                    /** @description The button's kind as the provider names it at send time: `quick_reply` (its payload), `url` (the variable part of a URL button, or the code of an authentication template's one-time-password button), `copy_code` (the coupon code). */
+                    subType: 'quick_reply' | 'url' | 'copy_code';
+                    value: string;
+                  }[];
+                }[];
               };
             };
             image?: {
@@ -3274,6 +3338,38 @@ export interface operations {
             components?: {
               body?: string[];
               header?: string[];
+              /** @description The file of a template whose header is an image, video or document: exactly one of `url` or `mediaId` (from POST /media). Addition (issue #35). */
+              headerMedia?: {
+                type: 'image' | 'video' | 'document';
+                url?: string;
+                mediaId?: string;
+                filename?: string;
+              };
+              buttons?: {
+                /** @description The button's position in the template, from 0. */
+                index: number;
+                /** @description The button's kind as the provider names it at send time: `quick_reply` (its payload), `url` (the variable part of a URL button, or the code of an authentication template's one-time-password button), `copy_code` (the coupon code). */
+                subType: 'quick_reply' | 'url' | 'copy_code';
+                value: string;
+              }[];
+              /** @description The cards of a carousel template, in order. Addition (issue #35). */
+              cards?: {
+                /** @description The card's image or video, by `url` (a carousel card takes no `mediaId`). */
+                headerMedia: {
+                  type: 'image' | 'video';
+                  url?: string;
+                  mediaId?: string;
+                  filename?: string;
+                };
+                body?: string[];
+                buttons?: {
+                  /** @description The button's position in the template, from 0. */
+                  index: number;
+                  /** @description The button's kind as the provider names it at send time: `quick_reply` (its payload), `url` (the variable part of a URL button, or the code of an authentication template's one-time-password button), `copy_code` (the coupon code). */
+                  subType: 'quick_reply' | 'url' | 'copy_code';
+                  value: string;
+                }[];
+              }[];
             };
           }[];
           chatAccountId?: string;
@@ -6659,12 +6755,59 @@ export interface operations {
         'application/json': {
           name: string;
           language: string;
-          category: 'MARKETING' | 'UTILITY';
+          category: 'MARKETING' | 'UTILITY' | 'AUTHENTICATION';
           parameterFormat: 'NAMED' | 'POSITIONAL';
-          body: string;
+          /** @description Required, except for an AUTHENTICATION template (which takes none). */
+          body?: string;
           examples?: {
             name: string;
             text: string;
+          }[];
+          /** @description TEXT: `text` with at most one variable (and its `example`); IMAGE, VIDEO, DOCUMENT: `exampleHandle`. Addition (issue #35). */
+          header?: {
+            format: 'TEXT' | 'IMAGE' | 'VIDEO' | 'DOCUMENT';
+            text?: string;
+            example?: string;
+            /** @description An example file's handle from the provider's Resumable Upload API (its `h` value). */
+            exampleHandle?: string;
+          };
+          footer?: string;
+          buttons?: {
+            type: 'QUICK_REPLY' | 'URL' | 'PHONE_NUMBER' | 'COPY_CODE';
+            text?: string;
+            url?: string;
+            example?: string;
+            phoneNumber?: string;
+          }[];
+          /** @description An authentication template (category AUTHENTICATION, no body: the provider's preset text carries the code): its one-time-password button, copy code or one-tap (ONE_TAP: the Android app's `packageName` and `signatureHash`). Addition (issue #35). */
+          authentication?: {
+            otpType: 'COPY_CODE' | 'ONE_TAP';
+            addSecurityRecommendation?: boolean;
+            codeExpirationMinutes?: number;
+            buttonText?: string;
+            autofillText?: string;
+            packageName?: string;
+            signatureHash?: string;
+          };
+          /** @description The cards of a carousel template: each an image or video header, a body and one or two buttons, all cards alike. Addition (issue #35). */
+          cards?: {
+            header: {
+              format: 'IMAGE' | 'VIDEO';
+              /** @description An example file's handle from the provider's Resumable Upload API (its `h` value). */
+              exampleHandle: string;
+            };
+            body: string;
+            examples?: {
+              name: string;
+              text: string;
+            }[];
+            buttons: {
+              type: 'QUICK_REPLY' | 'URL' | 'PHONE_NUMBER' | 'COPY_CODE';
+              text?: string;
+              url?: string;
+              example?: string;
+              phoneNumber?: string;
+            }[];
           }[];
         };
       };

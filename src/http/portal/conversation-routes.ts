@@ -11,6 +11,7 @@ import { crossFieldProblems, type SendRequest, SendRequestSchema } from '../../m
 import { isReplyWindowOpen } from '../../senders/reply-window.js';
 import { REPLY_WINDOW_MS } from '../../senders/reply-window.js';
 import { AppError, errors } from '../../shared/errors.js';
+import { filledTemplate } from '../../templates/template-send.js';
 import type { Template } from '../../templates/template-view.js';
 import { toProblems, validatorCompiler } from '../validation.js';
 import {
@@ -46,8 +47,18 @@ const LABELS: Record<string, string> = {
 
 type Conversation = Awaited<ReturnType<PortalDeps['conversations']['read']>>;
 
-/** What a refused reply form said, shown again with the problem beside its field. */
-type Draft = { kind: string; text: string; template: string; variables: string; externalId: string; err: AppError };
+/**
+ * What a refused reply form said, shown again with the problem beside its field; a template
+ * asked to be previewed (`err` null) is shown again the same way, with its preview.
+ */
+type Draft = {
+  kind: string;
+  text: string;
+  template: string;
+  variables: string;
+  externalId: string;
+  err: AppError | null;
+};
 
 const windowClosed = () =>
   new AppError(409, 'reply_window_closed', {
@@ -118,7 +129,7 @@ function windowView(c: Conversation, now: Date): Html {
 
 /** The problem of a refused form beside its field. */
 function fieldProblem(draft: Draft | null, id: string): { attrs: Part; box: Part } {
-  if (!draft) return { attrs: '', box: '' };
+  if (!draft?.err) return { attrs: '', box: '' };
   return {
     attrs: html`aria-invalid="true" aria-describedby="${id}-error"`,
     box: html`<div id="${id}-error" class="field-error">${errorBox(draft.err, LABELS)}</div>`,
@@ -138,10 +149,41 @@ function textForm(ctx: PageContext, action: string, draft: Draft | null): Html {
   </form>`;
 }
 
+/** The lines of the variables box: one value each, blank lines left out. */
+const variableLines = (text: string) =>
+  text
+    .split(/\r?\n/)
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+
+const bodyText = (t: Template) => String(t.components.find((c) => String(c.type).toUpperCase() === 'BODY')?.text ?? '');
+const headerText = (t: Template) => {
+  const h = t.components.find((c) => String(c.type).toUpperCase() === 'HEADER');
+  return h && String(h.format ?? 'TEXT').toUpperCase() === 'TEXT' ? String(h.text ?? '') : '';
+};
+
+const footerText = (t: Template) =>
+  String(t.components.find((c) => String(c.type).toUpperCase() === 'FOOTER')?.text ?? '');
+
+/**
+ * The chosen template filled with the variables typed so far, as the recipient would read it; a
+ * variable not given yet stays `{{n}}`. portal.js redraws it as the form changes (decision 0068).
+ */
+function templatePreview(t: Template | undefined, variables: string): Html {
+  const filled = t ? filledTemplate(t.components, { body: variableLines(variables) }) : null;
+  return html`<figure class="template-preview" id="reply-preview" aria-live="polite">
+    <figcaption>Preview</figcaption>
+    <p class="preview-header" data-preview="header">${filled?.header ?? ''}</p>
+    <p class="preview-body" data-preview="body">${filled?.body ?? ''}</p>
+    <p class="preview-footer" data-preview="footer">${filled?.footer ?? ''}</p>
+  </figure>`;
+}
+
 function templateForm(ctx: PageContext, action: string, templates: Template[] | Html, draft: Draft | null): Html {
   if (!Array.isArray(templates)) return templates;
   if (templates.length === 0) return html`<p>This account has no approved template to send.</p>`;
   const p = fieldProblem(draft?.kind === 'template' ? draft : null, 'reply-template');
+  const chosen = templates.find((t) => `${t.name}:${t.language}` === draft?.template) ?? templates[0];
   return html`<form method="post" action="${action}" class="stack" id="reply-form">
     ${csrfField(ctx.session)}
     <input type="hidden" name="kind" value="template" />
@@ -153,13 +195,25 @@ function templateForm(ctx: PageContext, action: string, templates: Template[] | 
         const variables =
           t.parameterCount === 1 ? ', 1 variable' : t.parameterCount > 1 ? `, ${t.parameterCount} variables` : '';
         const label = `${t.name} (${t.language}, ${t.category.toLowerCase()})${variables}`;
-        return html`<option value="${value}" ${draft?.template === value ? 'selected' : ''}>${label}</option>`;
+        return html`<option
+          value="${value}"
+          data-body="${bodyText(t)}"
+          data-header="${headerText(t)}"
+          data-footer="${footerText(t)}"
+          data-count="${String(t.parameterCount)}"
+          ${t === chosen ? 'selected' : ''}
+        >
+          ${label}
+        </option>`;
       })}
     </select>
     <label for="reply-variables">Template variables, one per line, in order</label>
     <textarea id="reply-variables" name="variables" rows="3">${draft?.variables ?? ''}</textarea>
-    ${p.box}
-    <button type="submit">Send template</button>
+    ${p.box} ${templatePreview(chosen, draft?.variables ?? '')}
+    <p>
+      <button type="submit">Send template</button>
+      <button type="submit" name="preview" value="1">Preview</button>
+    </p>
   </form>`;
 }
 
@@ -172,7 +226,7 @@ async function replyBox(deps: PortalDeps, ctx: PageContext, caller: Caller, c: C
   const action = `${conversationPath(c.account.id, c.phone)}/reply`;
   if (windowOpen(c.sender, new Date()) && draft?.kind !== 'template') return textForm(ctx, action, draft);
   // A text refused because the window closed meanwhile: its problem above the templates offered instead.
-  return html`${draft?.kind === 'text' ? errorBox(draft.err, LABELS) : ''}
+  return html`${draft?.kind === 'text' && draft.err ? errorBox(draft.err, LABELS) : ''}
   ${templateForm(ctx, action, await approvedTemplates(deps, caller, c.account.id), draft)}`;
 }
 
@@ -227,10 +281,7 @@ async function replyRequest(deps: PortalDeps, caller: Caller, request: FastifyRe
       : undefined;
     if (!chosen)
       throw errors.validation([{ path: 'content.template.name', message: 'choose one of the approved templates' }]);
-    const values = str(body, 'variables')
-      .split(/\r?\n/)
-      .map((v) => v.trim())
-      .filter((v) => v !== '');
+    const values = variableLines(str(body, 'variables'));
     req = {
       ...base,
       chatAccountId: sender.chatAccountId,
@@ -277,6 +328,19 @@ export function registerConversationRoutes(app: FastifyInstance, deps: PortalDep
     const { caller, session } = await tenantOf(deps, request);
     const { accountId } = pathOf(request);
     const kind = str(request.body, 'kind') === 'template' ? 'template' : 'text';
+    if (kind === 'template' && str(request.body, 'preview') !== '') {
+      // Shown again with its preview, nothing sent (the form without portal.js).
+      const b = request.body;
+      const draft: Draft = {
+        kind,
+        text: '',
+        template: str(b, 'template'),
+        variables: str(b, 'variables'),
+        externalId: str(b, 'externalId'),
+        err: null,
+      };
+      return sendPage(reply, await conversationPage(deps, request, '', draft));
+    }
     let to: string;
     try {
       deps.settings.checkAllowed(caller);

@@ -76,6 +76,43 @@ const schemas = {
           metadata: { orderId: 1042 },
         },
       },
+      templateWithComponents: {
+        summary: 'A template with an image header, a URL button value and a quick-reply payload',
+        value: {
+          externalId: 'order-1042-tracking',
+          to,
+          content: {
+            type: 'template',
+            template: {
+              name: 'shipping_update',
+              language: 'en_US',
+              components: {
+                headerMedia: { type: 'image', url: 'https://example.com/parcel.jpg' },
+                body: ['Ada', '1042'],
+                buttons: [
+                  { index: 0, subType: 'quick_reply', value: 'stop-1042' },
+                  { index: 1, subType: 'url', value: '1042' },
+                ],
+              },
+            },
+          },
+        },
+      },
+      authenticationCode: {
+        summary: 'An authentication template: the code in the body and in its one-time-password button',
+        value: {
+          externalId: 'login-7731',
+          to,
+          content: {
+            type: 'template',
+            template: {
+              name: 'login_code',
+              language: 'en_US',
+              components: { body: ['482913'], buttons: [{ index: 0, subType: 'url', value: '482913' }] },
+            },
+          },
+        },
+      },
       image: {
         summary: 'An image by URL, with a caption',
         value: {

@@ -53,7 +53,8 @@ export function registerTemplateRoutes(app: Server, deps: { templates: TemplateS
       schema: {
         ...common,
         operationId: 'createTemplate',
-        summary: 'Create a text-only (BODY) template at the provider; it stays PENDING for review',
+        summary:
+          'Create a template (a body, with header, footer and buttons; or authentication; or a carousel) at the provider; it stays PENDING for review',
         body: CreateTemplateSchema,
         response: { 201: Template },
         'x-errors': [...gate, 'sandbox_not_supported', 'template_already_exists', 'template_rejected_by_provider'],

@@ -34,3 +34,37 @@ function markScrollingTables() {
 markScrollingTables();
 window.addEventListener('resize', markScrollingTables);
 document.addEventListener('htmx:afterSettle', markScrollingTables);
+
+// The template reply's preview (conversation page): the chosen template's text with the variables
+// typed so far, one per line, in order; a variable not given yet stays {{n}}. The server draws the
+// same preview for the Preview button (templates/template-send.ts, fillText).
+function fillTemplateText(text, values) {
+  const names = [...new Set([...text.matchAll(/\{\{([^{}]*)\}\}/g)].map((m) => m[1]))];
+  const ordered = names.every((n) => /^\d+$/.test(n)) ? [...names].sort((a, b) => Number(a) - Number(b)) : names;
+  return text.replace(/\{\{([^{}]*)\}\}/g, (whole, name) => values[ordered.indexOf(name)] ?? whole);
+}
+function drawTemplatePreview() {
+  const select = document.getElementById('reply-template');
+  const box = document.getElementById('reply-variables');
+  const preview = document.getElementById('reply-preview');
+  if (!select || !box || !preview) return;
+  const option = select.selectedOptions[0];
+  if (!option) return;
+  const values = box.value
+    .split(/\r?\n/)
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+  const header = preview.querySelector('[data-preview="header"]');
+  const body = preview.querySelector('[data-preview="body"]');
+  if (header) header.textContent = fillTemplateText(option.getAttribute('data-header') ?? '', []);
+  if (body) body.textContent = fillTemplateText(option.getAttribute('data-body') ?? '', values);
+  const footer = preview.querySelector('[data-preview="footer"]');
+  if (footer && option.getAttribute('data-footer') !== null) footer.textContent = option.getAttribute('data-footer');
+}
+document.addEventListener('input', (event) => {
+  if (event.target instanceof Element && ['reply-template', 'reply-variables'].includes(event.target.id))
+    drawTemplatePreview();
+});
+document.addEventListener('change', (event) => {
+  if (event.target instanceof Element && event.target.id === 'reply-template') drawTemplatePreview();
+});
