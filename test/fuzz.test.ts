@@ -1516,6 +1516,9 @@ describe('fuzzing the HTTP API', () => {
       const method = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS');
       await fc.assert(
         fc.asyncProperty(route, method, fc.boolean(), async (path, m, withKey) => {
+          // GET / is a route since issue #36 (a browser to the portal, JSON otherwise:
+          // test/first-start.test.ts); every other method on / is still unknown.
+          fc.pre(!(path === '/' && m === 'GET'));
           const headers: RawHeaders = withKey
             ? { 'x-api-key': tenant.key, authorization: `Bearer ${ADMIN_TOKEN}` }
             : {};

@@ -69,7 +69,8 @@ async function forward(deps: InboundDeps, account: InboundAccount, text: string 
     url: string;
   }>(
     `SELECT id, condition_type, pattern, case_sensitive, url FROM forwarding_rules
-      WHERE customer_id = $1 AND is_active AND NOT sandbox AND (chat_account_id IS NULL OR chat_account_id = $2)`,
+      WHERE customer_id = $1 AND is_active AND NOT sandbox AND (chat_account_id IS NULL OR chat_account_id = $2)
+      ORDER BY created_at, id`, // in the order made: a job stopped past its budget keeps the earlier ones' results
     [account.customerId, account.id],
   );
   if (rules.length === 0) return false;
