@@ -251,5 +251,5 @@ describe(`encryption keys: check at start, rotation with rekey, values bound to 
       await own?.drop();
       if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 180_000); // two processes, the first making a new embedded database (initdb): its 120 s wait above fits
 });
