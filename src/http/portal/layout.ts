@@ -116,7 +116,10 @@ export function errorBox(err: unknown, labels: Record<string, string> = {}): Htm
       ? body.message
       : details.length > 0
         ? 'Please correct the following.'
-        : `${err.code.charAt(0).toUpperCase()}${err.code.slice(1).replaceAll('_', ' ')}.`;
+        : // The code in words, with the reason the service gave (invalid_webhook_url: why the URL is refused).
+          `${err.code.charAt(0).toUpperCase()}${err.code.slice(1).replaceAll('_', ' ')}${
+            err.code === 'invalid_webhook_url' && typeof body.reason === 'string' ? `: the address ${body.reason}` : ''
+          }.`;
   return html`<div class="error" role="alert">
     <p>${message}</p>
     ${

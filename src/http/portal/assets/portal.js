@@ -34,3 +34,26 @@ function markScrollingTables() {
 markScrollingTables();
 window.addEventListener('resize', markScrollingTables);
 document.addEventListener('htmx:afterSettle', markScrollingTables);
+
+// A text field with a provider limit (data-max-chars) counts its characters as they are typed, in
+// the element data-counter names, and is invalid while over the limit (the server refuses it too).
+function countCharacters(field) {
+  const max = Number(field.getAttribute('data-max-chars'));
+  const counter = document.getElementById(field.getAttribute('data-counter'));
+  const length = Array.from(field.value).length;
+  const over = length - max;
+  const n = (x) => x.toLocaleString('en-US');
+  if (counter) {
+    counter.textContent =
+      over > 0
+        ? `${n(length)} characters: ${n(over)} over the limit of ${n(max)}. Shorten the text or send it in parts.`
+        : `${n(length)} of at most ${n(max)} characters.`;
+    counter.classList.toggle('warn', over > 0);
+  }
+  field.setCustomValidity(over > 0 ? `At most ${n(max)} characters: this text has ${n(length)}.` : '');
+}
+document.addEventListener('input', (event) => {
+  if (event.target instanceof HTMLTextAreaElement && event.target.hasAttribute('data-max-chars'))
+    countCharacters(event.target);
+});
+for (const field of document.querySelectorAll('textarea[data-max-chars]')) countCharacters(field);

@@ -1,0 +1,172 @@
+// Issue #37, "Defects", in chromium against the real server and the provider emulator: each
+// defect's reproduction, which failed before its fix (decision 0066).
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { checkPage, launchBrowser, loggedIn, text } from './support/browser.js';
+import { type Emulator, resetEmulator, startLiveService } from './support/emulator.js';
+import { call, eventually, type Service } from './support/harness.js';
+import { type OfficialCustomer, officialCustomer } from './support/official-customer.js';
+import { createPortalUser, PASSWORD, PortalClient } from './support/portal.js';
+
+const nowS = () => Math.floor(Date.now() / 1000);
+const conversation = (accountId: string, digits: string) => `/portal/conversations/${accountId}/%2B${digits}`;
+
+describe('portal defects of issue #37 in chromium', () => {
+  let live: Awaited<ReturnType<typeof startLiveService>>;
+  let svc: Service;
+  let emu: Emulator;
+  let browser: Browser;
+  let t: OfficialCustomer;
+  const owner = 'owner@defects.example';
+
+  /** An inbound text from `from` now, through the emulator's signed webhook: the reply window opens. */
+  async function inbound(from: string, body: string) {
+    const res = await fetch(`${emu.url}/__emulator/inbound`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        phoneNumberId: t.phoneNumberIds[0],
+        from,
+        name: 'Ada Lovelace',
+        timestamp: nowS(),
+        message: { type: 'text', text: { body } },
+      }),
+    });
+    expect(((await res.json()) as { delivered: boolean }).delivered).toBe(true);
+  }
+
+  async function send(externalId: string, to: string, content: Record<string, unknown>) {
+    const res = await call(svc.url, 'POST', '/messages', {
+      key: t.key,
+      body: { chatAccountId: t.accountIds[0]!, externalId, to: { type: 'phone', phoneE164: to }, content },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body.messageId as string;
+  }
+
+  async function statusOf(id: string): Promise<string> {
+    return (await call(svc.url, 'GET', `/messages/${id}`, { key: t.key })).body.status as string;
+  }
+
+  /** The page's width beyond the window (0 when nothing scrolls sideways). */
+  const overflow = (page: Page) =>
+    page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+
+  beforeAll(async () => {
+    live = await startLiveService({ UNSAFE_ALLOW_PRIVATE_URLS: 'true' });
+    ({ svc, emu } = live);
+    await resetEmulator(emu);
+    t = await officialCustomer(svc.url, emu, { plan: 'pro' });
+    await createPortalUser(svc.url, t.customerId, owner);
+    browser = await launchBrowser();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await live?.stop();
+  });
+
+  it('1: a reply over 4,096 characters is refused with a live counter; a failed message says why in the conversation', async () => {
+    const digits = '16505553701';
+    await inbound(digits, 'Can you tell me everything?');
+    // A 5,000-character text through the API (its bound is 10,000): the provider refuses it.
+    const failed = await send('defect-1-api', `+${digits}`, { type: 'text', text: 'x'.repeat(5000) });
+    await eventually(async () => (await statusOf(failed)) === 'failed', 60_000);
+
+    const page = await loggedIn(browser, svc.url, owner);
+    await page.goto(`${svc.url}${conversation(t.accountIds[0]!, digits)}`);
+    const failedItem = page.locator('ol.conversation li.out[data-status="failed"]');
+    expect(await text(failedItem.locator('.failure'))).toMatch(/^Not delivered: .+\(INVALID_PARAMETER\)/);
+
+    const field = page.getByRole('textbox', { name: 'Reply' });
+    await field.fill('y'.repeat(5000));
+    expect(await text(page.locator('#reply-text-count'))).toBe(
+      '5,000 characters: 904 over the limit of 4,096. Shorten the text or send it in parts.',
+    );
+    expect(await field.evaluate((f) => (f as HTMLTextAreaElement).validity.valid)).toBe(false);
+    await field.fill('y'.repeat(4096));
+    expect(await text(page.locator('#reply-text-count'))).toBe('4,096 of at most 4,096 characters.');
+    expect(await field.evaluate((f) => (f as HTMLTextAreaElement).validity.valid)).toBe(true);
+    await checkPage(page, '37-01-conversation-counter');
+
+    // The server refuses it too (a browser without the script, a form posted by hand): nothing is sent.
+    const client = new PortalClient(svc.url);
+    await client.login(owner);
+    const refused = await client.submit(
+      conversation(t.accountIds[0]!, digits),
+      `${conversation(t.accountIds[0]!, digits)}/reply`,
+      {
+        kind: 'text',
+        externalId: 'defect-1-portal',
+        text: 'z'.repeat(5000),
+      },
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('is 5,000 characters long; the provider delivers at most 4,096');
+    expect(refused.text).not.toContain('on its way');
+    const mine = await call(svc.url, 'GET', '/messages?externalId=defect-1-portal', { key: t.key });
+    expect(mine.status).toBe(200);
+    expect(mine.body.messages).toEqual([]);
+    await page.context().close();
+  });
+
+  it('3: no page is wider than the window at 1280 and 390 px with a 200-character key name and a long webhook URL', async () => {
+    const client = new PortalClient(svc.url);
+    await client.login(owner);
+    const longName = `support-${'k'.repeat(192)}`;
+    const key = await client.submit('/portal/keys', '/portal/keys', {
+      name: longName,
+      chatAccountId: '',
+      templateAccess: 'none',
+      password: PASSWORD,
+    });
+    expect(key.status).toBe(303);
+    const longUrl = `https://hooks.example.com/${'segment/'.repeat(240)}end?token=${'t'.repeat(60)}`;
+    const hook = await client.submit('/portal/webhooks', '/portal/webhooks', {
+      url: longUrl,
+      description: `d${'e'.repeat(400)}`,
+      events: 'message.status',
+    });
+    expect(hook.status, hook.text.slice(0, 500)).toBe(303);
+    const endpoints = (await call(svc.url, 'GET', '/webhook-endpoints', { key: t.key })).body.webhookEndpoints as {
+      id: string;
+      url: string;
+    }[];
+    const endpointId = endpoints.find((e) => e.url === longUrl)!.id;
+    // Ordinary messages for the message list.
+    for (const n of [1, 2, 3]) await send(`defect-3-${n}`, `+1650555380${n}`, { type: 'text', text: `hello ${n}` });
+
+    const page = await loggedIn(browser, svc.url, owner);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const path of [
+        '/portal/keys',
+        '/portal/webhooks',
+        `/portal/webhooks/${endpointId}`,
+        '/portal/audit',
+        '/portal/messages',
+      ]) {
+        await page.goto(`${svc.url}${path}`);
+        await page.locator('main').waitFor();
+        expect(await overflow(page), `${path} at ${width} px`).toBe(0);
+      }
+    }
+    await page.goto(`${svc.url}/portal/keys`);
+    expect(await page.locator('main').innerText()).toContain(longName);
+    await checkPage(page, '37-03-keys-long-name');
+    await page.context().close();
+  });
+
+  it('3: a host name label over 63 characters is refused in the webhook form', async () => {
+    const page = await loggedIn(browser, svc.url, owner);
+    await page.goto(`${svc.url}/portal/webhooks`);
+    await page.getByLabel('HTTPS URL').fill(`https://${'a'.repeat(64)}.example.com/hook`);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    expect(await text(page.locator('.error'))).toMatch(/63 characters/);
+    const endpoints = (await call(svc.url, 'GET', '/webhook-endpoints', { key: t.key })).body.webhookEndpoints as {
+      url: string;
+    }[];
+    expect(endpoints.filter((e) => e.url.includes('a'.repeat(64)))).toEqual([]);
+    await page.context().close();
+  });
+});
