@@ -169,4 +169,41 @@ describe('portal defects of issue #37 in chromium', () => {
     expect(endpoints.filter((e) => e.url.includes('a'.repeat(64)))).toEqual([]);
     await page.context().close();
   });
+
+  it('4: a broadcast send time has one bound, in the label and the refusal, checked at "Check recipients"', async () => {
+    const page = await loggedIn(browser, svc.url, owner);
+    await page.goto(`${svc.url}/portal/broadcasts/new`);
+    const label = await text(page.locator('label[for="sendAt"]'));
+    expect(label).toBe('Send at (UTC; empty: now; from 1 minute to 7 days ahead)');
+    const tenDays = new Date(Date.now() + 10 * 86400_000).toISOString().slice(0, 16);
+    for (const when of ['2020-06-01T09:00', '2027-06-01T09:00', tenDays]) {
+      await page.getByLabel(/^Send at/).fill(when);
+      await page.getByLabel('Text (for a text broadcast)').fill('Spring sale');
+      await page.getByRole('textbox', { name: /^Recipients/ }).fill('+15551237001');
+      await page.getByRole('button', { name: 'Check recipients' }).click();
+      const problem = await text(page.locator('.error'));
+      expect(problem, when).toMatch(
+        /Send at: must be from 1 minute to 7 days ahead: between now and \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(UTC\)/,
+      );
+      expect(problem).not.toContain('35 days');
+      expect(await page.getByRole('button', { name: /^Send to/ }).count(), when).toBe(0);
+    }
+    await checkPage(page, '37-04-broadcast-send-at');
+    await page.context().close();
+  });
+
+  it('5: the timeline lists the accepted attempt before the failed receipt it led to', async () => {
+    const digits = '16505553705';
+    await emu.rule({ to: digits, times: 1, asyncFailure: { code: 131026, title: 'Message undeliverable' } });
+    const id = await send('defect-5', `+${digits}`, { type: 'text', text: 'hello' });
+    await eventually(async () => (await statusOf(id)) === 'failed', 60_000);
+    const page = await loggedIn(browser, svc.url, owner);
+    await page.goto(`${svc.url}/portal/messages/${id}`);
+    const steps = await page.locator('ol.timeline > li').allInnerTexts();
+    const attempt = steps.findIndex((s) => s.includes('Attempt 1: the provider accepted'));
+    const receipt = steps.findIndex((s) => s.includes('Receipt: failed after it was sent'));
+    expect(attempt, steps.join('\n')).toBeGreaterThan(0);
+    expect(receipt, steps.join('\n')).toBeGreaterThan(attempt);
+    await page.context().close();
+  });
 });

@@ -8,12 +8,21 @@ import {
   BroadcastRequestSchema,
   MAX_BROADCAST_RECIPIENTS,
 } from '../../broadcasts/broadcast-request.js';
+import { MAX_SEND_AT_LEAD_SECONDS, MIN_SEND_AT_LEAD_SECONDS } from '../../messages/schedule.js';
+import type { Plan } from '../../plans/plans.js';
 import type { RecipientRow } from '../../portal/recipients-csv.js';
 import { AppError, errors, type Problem } from '../../shared/errors.js';
 import { toProblems, validatorCompiler } from '../validation.js';
-import { bodyField, type Catalog, headerField, type PickableTemplate, pickedTemplate } from './broadcast-compose.js';
+import {
+  bodyField,
+  type Catalog,
+  headerField,
+  type PickableTemplate,
+  pickedTemplate,
+  sendAtLimitDays,
+} from './broadcast-compose.js';
 import { str } from './deps.js';
-import { number, parseWhen } from './format.js';
+import { number, parseWhen, when } from './format.js';
 import { html } from './html.js';
 import { csrfField, errorBox, type PageContext } from './layout.js';
 
@@ -28,6 +37,22 @@ const validate = validatorCompiler({
 export function problemsOf(req: unknown, allowPrivateUrls: boolean): Problem[] {
   const ok = validate(req);
   return [...(ok ? [] : toProblems(validate.errors ?? [])), ...broadcastProblems(req, { allowPrivateUrls })];
+}
+
+/** The portal's refusal of a send time outside its one bound, in words, or null. */
+export function sendAtFormProblem(plan: Plan, sendAt: string | undefined, now = new Date()): Problem | null {
+  if (sendAt === undefined) return null;
+  const at = new Date(sendAt).getTime();
+  const days = sendAtLimitDays(plan);
+  // The API counts the expiry from its own clock a moment later: a minute's margin keeps the two in step.
+  const latest = new Date(now.getTime() + days * 86400_000 - 60_000);
+  if (at >= now.getTime() + MIN_SEND_AT_LEAD_SECONDS * 1000 && at <= latest.getTime()) return null;
+  const why =
+    days * 86400 < MAX_SEND_AT_LEAD_SECONDS ? ` (a broadcast's messages expire ${days} days after it is sent)` : '';
+  return {
+    path: 'sendAt',
+    message: `must be from 1 minute to ${days} days ahead: between now and ${when(latest.toISOString())} (UTC)${why}`,
+  };
 }
 
 /** The compose form's labels for the API's paths. */
@@ -113,7 +138,7 @@ function typedContent(body: unknown) {
 }
 
 /** The request the form describes (without recipients' problems), and the rows' own problems found on the way. */
-export function requestOf(body: Record<string, unknown>, catalog: Catalog, rows: RecipientRow[]) {
+export function requestOf(plan: Plan, body: Record<string, unknown>, catalog: Catalog, rows: RecipientRow[]) {
   const picked = str(body, 'contentType') === 'template' ? pickedTemplate(catalog, body) : undefined;
   const t = picked ? templateContent(picked, body, rows) : null;
   const general: Problem[] = [];
@@ -124,6 +149,9 @@ export function requestOf(body: Record<string, unknown>, catalog: Catalog, rows:
     if (!(err instanceof AppError)) throw err;
     general.push({ path: 'sendAt', message: 'must be a date and time, such as 2026-12-01T09:00 (UTC)' });
   }
+  // Checked here, at "Check recipients", with the same bound the label and the send use.
+  const late = sendAtFormProblem(plan, sendAt);
+  if (late) general.push(late);
   const name = str(body, 'name').trim();
   const recipients: Recipient[] = rows.map((r, i) => ({
     phoneE164: r.phoneE164,
@@ -145,12 +173,13 @@ export type RowCheck = ReturnType<typeof checkRows>;
 
 /** The preview's check: each row with the API's rules; a row with a problem is left out of the send. */
 export function checkRows(
+  plan: Plan,
   allowPrivateUrls: boolean,
   body: Record<string, unknown>,
   catalog: Catalog,
   rows: RecipientRow[],
 ) {
-  const { req, general, missing } = requestOf(body, catalog, rows);
+  const { req, general, missing } = requestOf(plan, body, catalog, rows);
   const rowProblems = new Map<number, string[]>();
   const add = (i: number, p: string) => rowProblems.set(i, [...(rowProblems.get(i) ?? []), p]);
   for (const [i, p] of missing) add(i, p);

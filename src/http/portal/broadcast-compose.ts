@@ -4,6 +4,8 @@
 // chosen template's fields (the same POST as "Check recipients", which changes nothing).
 import type { Caller } from '../../auth/caller.js';
 import type { Tenant } from '../../auth/directory.js';
+import { MAX_SEND_AT_LEAD_SECONDS } from '../../messages/schedule.js';
+import { effectiveTtlSeconds, type Plan } from '../../plans/plans.js';
 import { AppError } from '../../shared/errors.js';
 import { variablesOf } from '../../templates/template-definition.js';
 import type { Template } from '../../templates/template-view.js';
@@ -31,6 +33,15 @@ const textOf = (t: Template, type: string): string => {
   const c = t.components.find((x) => String(x.type).toUpperCase() === type);
   return typeof c?.text === 'string' ? c.text : '';
 };
+
+/**
+ * How many days ahead the portal's broadcast may be scheduled: the API's bound (35 days) or, when
+ * sooner, the messages' expiry (the default lifetime, clipped to the plan's retention), since a
+ * send time must come before it. One number, in the form's label and in its refusal.
+ */
+export function sendAtLimitDays(plan: Plan): number {
+  return Math.min(MAX_SEND_AT_LEAD_SECONDS, effectiveTtlSeconds(plan, undefined)) / 86400;
+}
 
 /** The picker's value for a template: account, name and language (none of them contain a colon). */
 export const templateKey = (accountId: string, name: string, language: string) => `${accountId}:${name}:${language}`;
@@ -167,7 +178,9 @@ export function composePage(ctx: PageContext, tenant: Tenant, catalog: Catalog, 
                     </option>`,
                 )}
               </select>
-              <label for="sendAt">Send at (UTC; empty: now; within the next 7 days)</label>
+              <label for="sendAt"
+                >Send at (UTC; empty: now; from 1 minute to ${sendAtLimitDays(tenant.plan)} days ahead)</label
+              >
               <input id="sendAt" name="sendAt" type="datetime-local" value="${str(b, 'sendAt')}" />
               <fieldset>
                 <legend>Content</legend>

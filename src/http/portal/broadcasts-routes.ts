@@ -8,7 +8,7 @@ import type { BroadcastRequest } from '../../broadcasts/broadcast-request.js';
 import { parseRecipients, type RecipientRow } from '../../portal/recipients-csv.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { findInputProblem } from '../input-guard.js';
-import { BROADCAST_LABELS, checkedView, checkRows, problemsOf } from './broadcast-check.js';
+import { BROADCAST_LABELS, checkedView, checkRows, problemsOf, sendAtFormProblem } from './broadcast-check.js';
 import { type Catalog, composePage, loadCatalog } from './broadcast-compose.js';
 import { broadcastFields, broadcastList, progressBlock } from './broadcast-views.js';
 import type { PortalDeps } from './deps.js';
@@ -101,7 +101,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       return sendPage(reply, (await compose(deps, a, errorBox(problem), body)).page, 400);
     }
     const catalog = await loadCatalog(deps, a.caller, a.tenant);
-    const c = checkRows(deps.allowPrivateUrls, body, catalog, rows);
+    const c = checkRows(a.tenant.plan, deps.allowPrivateUrls, body, catalog, rows);
     const usage = await deps.usage.get(a.caller);
     const top = checkedView(a.session, c, usage.remaining);
     return sendPage(reply, composePage(a.ctx, a.tenant, catalog, top, body));
@@ -125,6 +125,10 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       // The form's `request` field is JSON parsed here: the input guard looks at what it holds.
       const unstorable = findInputProblem(req, '');
       const problems = unstorable ? [unstorable] : problemsOf(req, deps.allowPrivateUrls);
+      // A send time the check passed may have run out meanwhile: the same bound, in the same words.
+      const sendAt = (req as { sendAt?: unknown } | null)?.sendAt;
+      const late = typeof sendAt === 'string' && sendAt !== '' ? sendAtFormProblem(a.tenant.plan, sendAt) : null;
+      if (late && !problems.some((p) => p.path === 'sendAt')) problems.push(late);
       if (problems.length > 0) throw errors.validation(problems);
       const result = await deps.broadcasts.create(a.caller, req as BroadcastRequest);
       await audit(deps, request, a.session, 'broadcast.create', broadcastWords(req as BroadcastRequest));
