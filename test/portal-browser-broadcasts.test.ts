@@ -181,6 +181,10 @@ describe('portal broadcasts and overview in chromium', () => {
     expect(await text(fields)).toContain('order_ready');
     expect(await text(fields)).toContain('Catalog line (+15550100300)');
     expect(await text(fields)).toContain("each recipient's own");
+    // Issue #37, defect 6: the value set for everyone is shown as such, not as each recipient's own.
+    expect(await text(fields.locator('.template-values'))).toMatch(
+      /^Value 1: Ana \(the same for every recipient\)\s+Value 2: each recipient's own$/,
+    );
     await eventually(async () => {
       await page.reload();
       return (await page.locator('.bstatus').textContent()) === 'completed';

@@ -154,14 +154,17 @@ function registerBroadcastPages(app: FastifyInstance, deps: PortalDeps): void {
     const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated);
     const b = await deps.broadcasts.get(a.caller, idParam(request));
-    const content = await deps.queries.broadcastContent(a.tenant.customerId, b.broadcastId);
+    const [content, own] = await Promise.all([
+      deps.queries.broadcastContent(a.tenant.customerId, b.broadcastId),
+      deps.queries.broadcastValues(a.tenant.customerId, b.broadcastId),
+    ]);
     return sendPage(
       reply,
       page(
         a.ctx,
         b.name ? `Broadcast ${b.name}` : 'Broadcast',
         html`${doneNotice(pageQuery(request), { cancelled: 'Cancelled: messages not yet sent will not be sent.' })}
-          ${broadcastFields(a.tenant, b, content)} ${progressBlock(a.ctx, b)}
+          ${broadcastFields(a.tenant, b, content, own)} ${progressBlock(a.ctx, b)}
           <p>
             <a href="/portal/broadcasts/${b.broadcastId}">Reload</a> · <a href="/portal/broadcasts">All broadcasts</a>
             ${a.session.role === 'owner' ? html` · <a href="/portal/broadcasts/new">New broadcast</a>` : ''}
