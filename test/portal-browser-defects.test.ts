@@ -206,4 +206,125 @@ describe('portal defects of issue #37 in chromium', () => {
     expect(receipt, steps.join('\n')).toBeGreaterThan(attempt);
     await page.context().close();
   });
+
+  it('7: a refused recipient row says what is wrong in plain words, naming the other row by its line', async () => {
+    const page = await loggedIn(browser, svc.url, owner);
+    await page.goto(`${svc.url}/portal/broadcasts/new`);
+    await page.getByLabel('Text (for a text broadcast)').fill('Hello');
+    await page
+      .getByRole('textbox', { name: /^Recipients/ })
+      .fill('+15551238001,a\n+15551238002,b\n+15551238001,c\n+15551238003,b');
+    await page.getByRole('button', { name: 'Check recipients' }).click();
+    const bad = await page.locator('tr.bad-row').allInnerTexts();
+    expect(bad).toHaveLength(2);
+    expect(bad[0]).toContain('The phone number is already on line 1: each number is sent one message.');
+    expect(bad[1]).toContain('The reference (second column) is already on line 2: each row needs its own.');
+    expect(await page.locator('main').innerText()).not.toMatch(/recipients\.\d|phoneE164|externalId "/);
+    await page.context().close();
+  });
+
+  it('8: Back after a broadcast is a GET of the form; a resubmission is audited once; 25,000 refused rows are counted, 100 listed', async () => {
+    const page = await loggedIn(browser, svc.url, owner);
+    await page.goto(`${svc.url}/portal/broadcasts/new`);
+    await page.getByLabel('Name (for your list of broadcasts)').fill('Back button');
+    await page.getByLabel('Text (for a text broadcast)').fill('Hello once');
+    await page.getByRole('textbox', { name: /^Recipients/ }).fill('+15551238101');
+    await page.getByRole('button', { name: 'Check recipients' }).click();
+    await page.getByRole('button', { name: 'Send to 1 recipient(s)' }).click();
+    await page.waitForURL(/\/portal\/broadcasts\/[0-9a-f-]{36}$/);
+    const broadcastId = page.url().split('/').pop()!;
+    // Back lands on the compose form's GET address (no "Confirm form resubmission" page).
+    await page.goBack();
+    expect(new URL(page.url()).pathname).toBe('/portal/broadcasts/new');
+    await page.getByRole('heading', { name: 'New broadcast' }).waitFor();
+
+    // The same send posted again (Back and send, a double click): one broadcast, one audit row.
+    const client = new PortalClient(svc.url);
+    await client.login(owner);
+    const request = JSON.stringify({
+      externalId: 'portal-defect-8-repeat',
+      name: 'Resubmitted',
+      chatAccountId: t.accountIds[0],
+      content: { type: 'text', text: 'Once only' },
+      recipients: [{ phoneE164: '+15551238102' }],
+    });
+    const first = await client.submit('/portal/broadcasts/new', '/portal/broadcasts', { request });
+    const again = await client.submit('/portal/broadcasts/new', '/portal/broadcasts', { request });
+    expect(first.status).toBe(303);
+    expect(again.headers.get('location')).toBe(first.headers.get('location'));
+    const audit = await client.get('/portal/audit');
+    expect(audit.text.split('portal-defect-8-repeat').length - 1).toBe(1);
+    expect(audit.text.split('Back button').length - 1).toBe(1);
+    expect(broadcastId).toMatch(/^[0-9a-f-]{36}$/);
+
+    // 30,000 pasted rows: 5,000 go, 25,000 are over the limit; the first 100 are listed, the rest counted.
+    await page.goto(`${svc.url}/portal/broadcasts/new`);
+    await page.getByLabel('Text (for a text broadcast)').fill('Many');
+    const many = Array.from({ length: 30_000 }, (_v, i) => `+1556${String(1_000_000 + i)}`).join('\n');
+    // Set at once, as a paste does (typing 390 KB key by key would take minutes).
+    await page.locator('#recipients').evaluate((el, v) => ((el as HTMLTextAreaElement).value = v), many);
+    await page.getByRole('button', { name: 'Check recipients' }).click();
+    await page.getByRole('heading', { name: 'Recipients checked' }).waitFor();
+    expect(await text(page.locator('#check-h + p'))).toContain('30000 row(s): 5000 will be sent, 25000 left out');
+    expect(await text(page.locator('table caption'))).toBe('Rows left out: the first 100 of 25,000');
+    expect(await page.locator('tr.bad-row').count()).toBe(100);
+    await page.context().close();
+  }, 120_000);
+
+  it('9: the error-code filter is a case-insensitive choice list; period presets; times in the local zone on request', async () => {
+    const digits = '16505553709';
+    await emu.rule({
+      to: digits,
+      times: 1,
+      httpStatus: 400,
+      error: { code: 131009, message: 'Parameter value is not valid' },
+    });
+    const id = await send('defect-9', `+${digits}`, { type: 'text', text: 'hello' });
+    await eventually(async () => (await statusOf(id)) === 'failed', 60_000);
+
+    // A browser in India (UTC+05:30), to see local times.
+    const context = await browser.newContext({ timezoneId: 'Asia/Kolkata' });
+    const page = await context.newPage();
+    await page.goto(`${svc.url}/portal/login`);
+    await page.getByLabel('Email').fill(owner);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(`${svc.url}/portal`);
+
+    await page.goto(`${svc.url}/portal/messages`);
+    const codes = await page
+      .locator('datalist#error-codes option')
+      .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(codes).toContain('RECIPIENT_OPTED_OUT');
+    expect(codes).toContain('INVALID_PARAMETER');
+    await page.getByLabel('Error code').fill('invalid_parameter');
+    await page.getByLabel('Period').selectOption({ label: 'the last hour' });
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/period=1h/);
+    const rows = page.locator('main tbody tr');
+    expect(await rows.count()).toBeGreaterThan(0);
+    expect(await rows.allInnerTexts()).toContainEqual(expect.stringContaining('defect-9'));
+    for (const row of await rows.allInnerTexts()) expect(row).toContain('INVALID_PARAMETER');
+    expect(await page.getByLabel('Period').inputValue()).toBe('1h');
+
+    // UTC by default; "Local times" shows the browser's zone with its offset, and is remembered.
+    const created = page.locator('main tbody tr', { hasText: 'defect-9' }).locator('time').first();
+    const utc = await text(created);
+    expect(utc).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$/);
+    const toggle = page.getByRole('button', { name: 'Local times' });
+    expect(await toggle.getAttribute('aria-pressed')).toBe('false');
+    await toggle.click();
+    const iso = (await created.getAttribute('datetime'))!;
+    const local = new Date(Date.parse(iso) + 330 * 60_000).toISOString().slice(0, 19).replace('T', ' ');
+    expect(await text(created)).toBe(`${local} (UTC+05:30)`);
+    expect(await toggle.getAttribute('aria-pressed')).toBe('true');
+    await page.reload();
+    expect(await text(page.locator('main tbody tr', { hasText: 'defect-9' }).locator('time').first())).toBe(
+      `${local} (UTC+05:30)`,
+    );
+    await checkPage(page, '37-09-messages-filters-local-times');
+    await page.getByRole('button', { name: 'Local times' }).click();
+    expect(await text(page.locator('main tbody tr', { hasText: 'defect-9' }).locator('time').first())).toBe(utc);
+    await context.close();
+  });
 });

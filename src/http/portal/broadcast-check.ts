@@ -70,7 +70,15 @@ export const BROADCAST_LABELS: Record<string, string> = {
 };
 
 /** The words a row's problem is shown in: the column the customer wrote, not the API's path (recipients.10.phoneE164). */
-function rowProblem(field: string, message: string): string {
+function rowProblem(field: string, message: string, rows: RecipientRow[]): string {
+  // Another row named by the API's path (recipients.3.phoneE164) is named by its line.
+  const other = /recipients\.(\d+)/.exec(message);
+  const line = other ? rows[Number(other[1])]?.line : undefined;
+  if (line !== undefined && field === 'phoneE164' && message.startsWith('duplicates'))
+    return `The phone number is already on line ${line}: each number is sent one message.`;
+  if (line !== undefined && field === 'externalId')
+    return `The reference (second column) is already on line ${line}: each row needs its own.`;
+  if (line !== undefined) message = message.replace(/recipients\.\d+(\.[A-Za-z0-9.]+)?/g, `line ${line}`);
   if (field === 'phoneE164')
     return /pattern|format/.test(message)
       ? 'The phone number is not in international form (such as +14155550101).'
@@ -186,7 +194,7 @@ export function checkRows(
   for (const p of problemsOf(req, allowPrivateUrls)) {
     const m = /^recipients\.(\d+)(?:\.(.*))?$/.exec(p.path);
     if (m) {
-      if (!missing.has(Number(m[1]))) add(Number(m[1]), rowProblem(m[2] ?? '', p.message));
+      if (!missing.has(Number(m[1]))) add(Number(m[1]), rowProblem(m[2] ?? '', p.message, rows));
     } else general.push(p);
   }
   rows.forEach((_r, i) => {
@@ -197,12 +205,15 @@ export function checkRows(
   return { rows, req, rowProblems, general, good };
 }
 
+/** At most this many left-out rows are listed (a page of 25,000 rows helps no one); the count says how many there are. */
+export const MAX_SHOWN_BAD_ROWS = 100;
+
 /** What the check found, and the form that sends to the good rows (every field of the request, hidden). */
 export function checkedView(session: PageContext['session'], c: RowCheck, remaining: number) {
   const { rows, req, rowProblems, general, good } = c;
   return html`${general.length > 0 ? errorBox(errors.validation(general), BROADCAST_LABELS) : ''}
     <section aria-labelledby="check-h">
-      <h2 id="check-h">Recipients checked</h2>
+      <h2 id="check-h" tabindex="-1" data-focus-after-swap>Recipients checked</h2>
       <p>
         ${rows.length} row(s): <strong>${good.length} will be sent</strong>, ${rowProblems.size} left out. This
         broadcast would use ${good.length} of your remaining ${number(remaining)} messages this month.
@@ -211,7 +222,12 @@ export function checkedView(session: PageContext['session'], c: RowCheck, remain
         rowProblems.size > 0
           ? html`<table>
               <caption>
-                Rows left out
+                Rows left
+                out${
+                  rowProblems.size > MAX_SHOWN_BAD_ROWS
+                    ? html`: the first ${number(MAX_SHOWN_BAD_ROWS)} of ${number(rowProblems.size)}`
+                    : ''
+                }
               </caption>
               <thead>
                 <tr>
@@ -221,7 +237,7 @@ export function checkedView(session: PageContext['session'], c: RowCheck, remain
                 </tr>
               </thead>
               <tbody>
-                ${[...rowProblems.entries()].map(
+                ${[...rowProblems.entries()].slice(0, MAX_SHOWN_BAD_ROWS).map(
                   ([i, ps]) =>
                     html`<tr class="bad-row">
                       <td>${rows[i]!.line}</td>

@@ -165,6 +165,12 @@ export function composePage(ctx: PageContext, tenant: Tenant, catalog: Catalog, 
               action="/portal/broadcasts/preview"
               enctype="multipart/form-data"
               class="stack"
+              hx-post="/portal/broadcasts/preview"
+              hx-encoding="multipart/form-data"
+              hx-target="main"
+              hx-select="main"
+              hx-swap="outerHTML"
+              data-swap-errors
             >
               ${csrfField(ctx.session)}
               <label for="name">Name (for your list of broadcasts)</label>

@@ -131,7 +131,9 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       if (late && !problems.some((p) => p.path === 'sendAt')) problems.push(late);
       if (problems.length > 0) throw errors.validation(problems);
       const result = await deps.broadcasts.create(a.caller, req as BroadcastRequest);
-      await audit(deps, request, a.session, 'broadcast.create', broadcastWords(req as BroadcastRequest));
+      // A repeat of the same form (Back and send again, a double click) is the same broadcast: audited once.
+      if (result.created)
+        await audit(deps, request, a.session, 'broadcast.create', broadcastWords(req as BroadcastRequest));
       return reply.redirect(`/portal/broadcasts/${result.ack.broadcastId}`, 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;

@@ -52,6 +52,7 @@ export function page(ctx: PageContext, title: string, body: Part): Html {
           <span class="brand">ChatGate</span>
           <span class="plan">Plan: <strong>${planName(ctx.plan)}</strong></span>
           <span class="who">${ctx.session.email} (${ctx.session.role})</span>
+          <button type="button" id="time-toggle" aria-pressed="false" hidden>Local times</button>
           <a href="/portal/account/security">Security</a>
           <form method="post" action="/portal/logout" class="inline">
             ${csrfField(ctx.session)}<button type="submit">Log out</button>

@@ -57,3 +57,60 @@ document.addEventListener('input', (event) => {
     countCharacters(event.target);
 });
 for (const field of document.querySelectorAll('textarea[data-max-chars]')) countCharacters(field);
+
+// A form marked data-swap-errors shows a refusal (a 4xx page) in place too: htmx swaps only 2xx
+// answers by default. After such a swap, the element marked data-focus-after-swap takes focus.
+document.addEventListener('htmx:beforeSwap', (event) => {
+  const elt = event.detail.requestConfig && event.detail.requestConfig.elt;
+  if (elt instanceof Element && elt.closest('[data-swap-errors]') && event.detail.xhr.status >= 400) {
+    event.detail.shouldSwap = true;
+    event.detail.isError = false;
+  }
+});
+document.addEventListener('htmx:afterSettle', () => {
+  const target = document.querySelector('[data-focus-after-swap]');
+  if (target instanceof HTMLElement) target.focus();
+});
+
+// Times are written in UTC. The "Local times" button (shown only with this file) shows every
+// <time datetime> in the browser's time zone instead, with its offset; the choice is remembered.
+const TIMES_KEY = 'chatgate-portal-times';
+const pad = (n) => String(n).padStart(2, '0');
+function localText(d) {
+  const offset = -d.getTimezoneOffset();
+  const sign = offset >= 0 ? '+' : '-';
+  const zone = `UTC${sign}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} (${zone})`;
+}
+function localTimes() {
+  try {
+    return localStorage.getItem(TIMES_KEY) === 'local';
+  } catch {
+    return false;
+  }
+}
+function showTimes() {
+  const local = localTimes();
+  for (const t of document.querySelectorAll('time[datetime]')) {
+    if (!t.hasAttribute('data-utc')) t.setAttribute('data-utc', t.textContent);
+    const d = new Date(t.getAttribute('datetime'));
+    if (Number.isNaN(d.getTime())) continue;
+    t.textContent = local ? localText(d) : t.getAttribute('data-utc');
+  }
+  const button = document.getElementById('time-toggle');
+  if (button) {
+    button.hidden = false;
+    button.setAttribute('aria-pressed', local ? 'true' : 'false');
+  }
+}
+document.addEventListener('click', (event) => {
+  if (!(event.target instanceof Element) || !event.target.closest('#time-toggle')) return;
+  try {
+    localStorage.setItem(TIMES_KEY, localTimes() ? 'utc' : 'local');
+  } catch {
+    return;
+  }
+  showTimes();
+});
+showTimes();
+document.addEventListener('htmx:afterSettle', showTimes);
