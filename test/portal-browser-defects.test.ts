@@ -1,5 +1,7 @@
 // Issue #37, "Defects", in chromium against the real server and the provider emulator: each
 // defect's reproduction, which failed before its fix (decision 0066).
+import fs from 'node:fs';
+
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -326,5 +328,34 @@ describe('portal defects of issue #37 in chromium', () => {
     await page.getByRole('button', { name: 'Local times' }).click();
     expect(await text(page.locator('main tbody tr', { hasText: 'defect-9' }).locator('time').first())).toBe(utc);
     await context.close();
+  });
+
+  it('10: the CSV export has a byte order mark, the message text, and phone numbers a broadcast imports again', async () => {
+    for (const n of [1, 2])
+      await send(`defect-10-${n}`, `+1650555310${n}`, { type: 'text', text: `Grüße, ça va? 😀 ${n}` });
+    const page = await loggedIn(browser, svc.url, owner);
+    await page.goto(`${svc.url}/portal/messages?externalId=defect-10-`);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Export CSV' }).click(),
+    ]);
+    const file = (await download.path())!;
+    const bytes = fs.readFileSync(file);
+    expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const lines = bytes.toString('utf8').slice(1).split('\r\n');
+    const head = lines[0]!.split(',');
+    expect(head).toContain('Message text');
+    const rows = lines.slice(1, 3).map((l) => l.split(','));
+    expect(rows.map((r) => r[head.indexOf('Recipient')])).toEqual(['+16505553102', '+16505553101']);
+    expect(lines.slice(1).join('\n')).toContain('"Grüße, ça va? 😀 2"');
+
+    // The file as downloaded is a broadcast's recipients file.
+    await page.goto(`${svc.url}/portal/broadcasts/new`);
+    await page.getByLabel('Text (for a text broadcast)').fill('Follow-up');
+    await page.getByLabel(/CSV file/).setInputFiles(file);
+    await page.getByRole('button', { name: 'Check recipients' }).click();
+    await page.getByRole('heading', { name: 'Recipients checked' }).waitFor();
+    expect(await text(page.locator('#check-h + p'))).toContain('2 row(s): 2 will be sent, 0 left out');
+    await page.context().close();
   });
 });
