@@ -358,4 +358,74 @@ describe('portal defects of issue #37 in chromium', () => {
     expect(await text(page.locator('#check-h + p'))).toContain('2 row(s): 2 will be sent, 0 left out');
     await page.context().close();
   });
+
+  it('11: no dead ends: Back after revoking a key or deleting an endpoint, a form too large, a disabled user', async () => {
+    const client = new PortalClient(svc.url);
+    await client.login(owner);
+    const key = await client.submit('/portal/keys', '/portal/keys', {
+      name: 'defect-11-key',
+      chatAccountId: '',
+      templateAccess: 'none',
+      password: PASSWORD,
+    });
+    expect(key.status).toBe(303);
+    const hook = await call(svc.url, 'POST', '/webhook-endpoints', {
+      key: t.key,
+      body: { url: 'https://hooks.example.com/defect-11', events: ['message.status'] },
+    });
+    expect(hook.status).toBe(201);
+    const member = 'member@defects.example';
+    await createPortalUser(svc.url, t.customerId, member, 'viewer');
+
+    const page = await loggedIn(browser, svc.url, owner);
+    // Back (and reload) after revoking a key: it says the key is revoked, and leads back to the keys.
+    await page.goto(`${svc.url}/portal/keys`);
+    await page.locator('tr', { hasText: 'defect-11-key' }).getByRole('link', { name: 'Revoke…' }).click();
+    await page.getByRole('button', { name: 'Revoke now' }).click();
+    await page.waitForURL(/done=revoked/);
+    await page.goBack();
+    await page.reload();
+    expect(new URL(page.url()).pathname).toMatch(/^\/portal\/keys\/[0-9a-f-]{36}\/revoke$/);
+    expect(await text(page.locator('h1'))).toBe('Key already revoked');
+    await page.getByRole('link', { name: 'Back to API keys' }).click();
+    await page.waitForURL(`${svc.url}/portal/keys`);
+
+    // Back after deleting an endpoint: not found, in words, with the way back to the endpoints.
+    await page.goto(`${svc.url}/portal/webhooks/${hook.body.id as string}`);
+    await page.getByRole('link', { name: 'Delete endpoint…' }).click();
+    await page.getByRole('button', { name: 'Delete the endpoint' }).click();
+    await page.waitForURL(/done=deleted/);
+    await page.goBack();
+    const gone = await page.reload();
+    expect(gone!.status()).toBe(404);
+    expect(await text(page.locator('main'))).toContain('may have been deleted');
+    await checkPage(page, '37-11-deleted-endpoint');
+    await page.getByRole('link', { name: 'Back to Webhooks' }).click();
+    await page.waitForURL(`${svc.url}/portal/webhooks`);
+
+    // A form too large: the refusal leads back to the form.
+    await page.goto(`${svc.url}/portal/broadcasts/new`);
+    await page.getByLabel('Text (for a text broadcast)').fill('Big');
+    await page.getByLabel(/CSV file/).setInputFiles({
+      name: 'big.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('+15551230001\n'.repeat(120_000)),
+    });
+    await page.getByRole('button', { name: 'Check recipients' }).click();
+    await page.getByText(/The form is larger than/).waitFor();
+    await page.getByRole('link', { name: 'Back to the form' }).click();
+    await page.waitForURL(`${svc.url}/portal/broadcasts/new`);
+    await page.getByRole('button', { name: 'Check recipients' }).waitFor();
+
+    // A disabled user is not offered "Disable now" again.
+    await page.goto(`${svc.url}/portal/team`);
+    await page.locator('tr', { hasText: member }).getByRole('link', { name: 'Disable…' }).click();
+    const confirm = page.url();
+    await page.getByRole('button', { name: 'Disable now' }).click();
+    await page.waitForURL(/done=disabled/);
+    await page.goto(confirm);
+    expect(await text(page.locator('h1'))).toBe('User already disabled');
+    expect(await page.getByRole('button', { name: 'Disable now' }).count()).toBe(0);
+    await page.context().close();
+  });
 });

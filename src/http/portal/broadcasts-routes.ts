@@ -107,7 +107,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
     return sendPage(reply, composePage(a.ctx, a.tenant, catalog, top, body));
   };
   // The one route that takes a file (the CSV): multipart is parsed here only (upload.ts).
-  registerUploadRoutes(app, (upload) => upload.post('/broadcasts/preview', preview));
+  registerUploadRoutes(app, '/portal/broadcasts/new', (upload) => upload.post('/broadcasts/preview', preview));
 
   // Sends what the check showed. The request carries the externalId the check chose, so sending
   // the same form again (a reload, Back and send) repeats it: the API answers the same broadcast.

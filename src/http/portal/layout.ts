@@ -24,6 +24,25 @@ const NAV: [string, string][] = [
   ['/portal/profile', 'Your account'],
 ];
 
+/** The portal's section a path belongs to (its navigation entry): where a dead end leads back to. */
+export function sectionOf(path: string): { href: string; label: string } {
+  const p = path.split('?')[0] ?? '';
+  const found = NAV.filter(
+    ([href]) => href !== '/portal' && (p === href || p.startsWith(`${href}/`) || p.startsWith(`${href}.`)),
+  ).at(-1);
+  const [href, label] = found ?? NAV[0]!;
+  return { href, label };
+}
+
+/** The way out of a dead end: the section's page, and the overview. */
+export function wayBack(path: string, what = ''): Html {
+  const s = sectionOf(path);
+  return html`<p class="way-back">
+    ${s.href === '/portal' ? '' : html`<a href="${s.href}">Back to ${s.label}</a>${what ? html` ${what}` : ''} · `}
+    <a href="/portal">The overview</a>
+  </p>`;
+}
+
 function head(title: string): Html {
   return html`<head>
     <meta charset="utf-8" />

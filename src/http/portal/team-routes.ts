@@ -113,6 +113,20 @@ function registerChanges(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/team/:id/disable', async (request, reply) => {
     const { session, ctx } = await tenantOf(deps, request);
     const member = await deps.team.get(session.customerId, idParam(request));
+    // Already disabled (Back to this page, a second tab): nothing to confirm.
+    if (member.status === 'disabled')
+      return sendPage(
+        reply,
+        page(
+          ctx,
+          'User already disabled',
+          html`<p role="status">
+              <strong>${member.email}</strong> is already disabled: they cannot log in until an owner enables them again
+              on the team page.
+            </p>
+            <p><a href="/portal/team">Back to Team</a></p>`,
+        ),
+      );
     return sendPage(
       reply,
       confirmPage(
