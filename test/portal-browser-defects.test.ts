@@ -428,4 +428,56 @@ describe('portal defects of issue #37 in chromium', () => {
     expect(await page.getByRole('button', { name: 'Disable now' }).count()).toBe(0);
     await page.context().close();
   });
+
+  it('12: the small things: invite email, password rules, the sender in words, the overview and the plan', async () => {
+    // An invitation to something that is no email address is refused by the server (the browser's own check aside).
+    const client = new PortalClient(svc.url);
+    await client.login(owner);
+    const bad = await client.submit('/portal/team', '/portal/team', {
+      email: '<script>alert(1)</script>@x.test',
+      role: 'viewer',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('must be an email address, such as ana@example.com');
+    expect(bad.text).not.toContain('<script>alert(1)');
+    const team = await client.get('/portal/team');
+    expect(team.text).not.toContain('alert(1)');
+
+    const page = await loggedIn(browser, svc.url, owner);
+    // A refused password says which rule it broke.
+    await page.goto(`${svc.url}/portal/profile`);
+    const change = async (next: string) => {
+      await page.getByLabel('Current password').fill(PASSWORD);
+      await page.getByLabel(/^New password/).fill(next);
+      await page.getByLabel('Repeat the new password').fill(next);
+      await page.getByRole('button', { name: 'Change password' }).click();
+      return text(page.getByRole('alert'));
+    };
+    expect(await change('password1234')).toContain('is one of the most commonly breached passwords');
+    expect(await change('my-owner-passphrase-77')).toContain('contains the name part of your email address');
+
+    // The sender page in words.
+    const digits = '16505553712';
+    await inbound(digits, 'Hello there');
+    await page.goto(`${svc.url}/portal/inbox/sender?phone=%2B${digits}&chatAccountId=${t.accountIds[0]!}`);
+    const fields = await text(page.locator('main dl.fields'));
+    expect(fields).toMatch(/Has written to this account\s+yes/);
+    expect(fields).toMatch(/Reply window \(free text allowed\)\s+open until \d{4}-/);
+    expect(fields).toMatch(/Opted out \(suppression list\)\s+no/);
+    expect(fields).not.toMatch(/hasWritten|replyWindowExpiresAt|phoneE164|\bnull\b/);
+    await checkPage(page, '37-12-sender');
+
+    // The overview: "sent" is the messages with no receipt yet; the plan says how long messages are kept.
+    await page.goto(`${svc.url}/portal`);
+    expect(await text(page.locator('table.account-figures thead'))).toContain('Sent, no receipt yet');
+    expect(await text(page.locator('#plan-h + p'))).toContain(
+      'messages kept up to 30 days: each message for its lifetime, 7 days unless its send asks for longer',
+    );
+    const id = await send('defect-12', `+${digits}`, { type: 'text', text: 'kept' });
+    await page.goto(`${svc.url}/portal/messages/${id}`);
+    expect(await text(page.locator('dl.fields').first())).toMatch(
+      /Kept until\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(its lifetime: 7 days unless the send asked otherwise, at most 30 on your plan\)/,
+    );
+    await page.context().close();
+  });
 });

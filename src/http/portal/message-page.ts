@@ -4,9 +4,10 @@
 // events, each linked to its endpoint and delivery; then the error, metadata and content.
 import type { Tenant } from '../../auth/directory.js';
 import type { Message } from '../../messages/message-view.js';
+import { PLAN_LIMITS } from '../../plans/plans.js';
 import type { HistoryDelivery, HistoryEvent, MessageHistory } from '../../portal/message-history.js';
 import { isCancelled } from '../../shared/vocab.js';
-import { when } from './format.js';
+import { defaultKeptDays, when } from './format.js';
 import { type Html, html, type Part } from './html.js';
 import { sandboxBadge } from './layout.js';
 import { shownStatus } from './messages-views.js';
@@ -232,7 +233,14 @@ export function messageFields(m: Message, tenant: Tenant): Html {
     ['Delivered', m.deliveredAt ? at(m.deliveredAt) : null],
     ['Read', m.readAt ? at(m.readAt) : null],
     [shownStatus(m) === 'cancelled' ? 'Cancelled' : 'Failed', m.failedAt ? at(m.failedAt) : null],
-    ['Kept until', at(m.expiresAt)],
+    [
+      'Kept until',
+      html`${at(m.expiresAt)}
+        <span class="muted"
+          >(its lifetime: ${defaultKeptDays(tenant.plan)} days unless the send asked otherwise, at most
+          ${PLAN_LIMITS[tenant.plan].retentionDays} on your plan)</span
+        >`,
+    ],
     ['Mode', m.sandbox ? sandboxBadge(true) : 'live'],
     [
       'Pricing',

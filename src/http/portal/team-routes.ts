@@ -14,7 +14,12 @@ import { confirmPage, doneNotice, errorBox, notice, page } from './layout.js';
 import { sendPage } from './reply.js';
 import { type ShownInvitation, shownInvitation, teamPage } from './team-views.js';
 
-const EMAIL = /^[^@\s]+@[^@\s]+$/;
+/**
+ * An email address as mail systems take it: the local part's characters (RFC 5322 atext and dots),
+ * a domain of letters, digits and hyphens with at least one dot. `<script>…@x.test` is not one.
+ */
+const EMAIL =
+  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
 const DONE = {
   role: 'The role is changed.',
@@ -69,7 +74,7 @@ function registerInvite(app: FastifyInstance, deps: PortalDeps): void {
     try {
       const email = str(request.body, 'email').trim();
       if (email.length < 3 || email.length > 320 || !EMAIL.test(email))
-        throw errors.validation([{ path: 'email', message: 'must be an email address' }]);
+        throw errors.validation([{ path: 'email', message: 'must be an email address, such as ana@example.com' }]);
       const role = roleOf(request.body);
       const invited = await deps.team.invite(session.customerId, { email, role });
       await audit(deps, request, session, 'user.invite', `${invited.email} (${role})`);
