@@ -109,6 +109,20 @@ describe('portal defects of issue #37 in chromium', () => {
     const mine = await call(svc.url, 'GET', '/messages?externalId=defect-1-portal', { key: t.key });
     expect(mine.status).toBe(200);
     expect(mine.body.messages).toEqual([]);
+
+    // A broadcast's text has the same limit, counted as typed and checked at "Check recipients".
+    await page.goto(`${svc.url}/portal/broadcasts/new`);
+    await page.getByLabel('Text (for a text broadcast)').fill('b'.repeat(4100));
+    expect(await text(page.locator('#text-count'))).toBe(
+      '4,100 characters: 4 over the limit of 4,096. Shorten the text or send it in parts.',
+    );
+    await page.locator('#text').evaluate((el) => (el as HTMLTextAreaElement).setCustomValidity(''));
+    await page.getByRole('textbox', { name: /^Recipients/ }).fill('+15551237101');
+    await page.getByRole('button', { name: 'Check recipients' }).click();
+    expect(await text(page.locator('.error'))).toContain(
+      'Text: is 4,100 characters long; the provider delivers at most 4,096 in one message',
+    );
+    expect(await page.getByRole('button', { name: /^Send to/ }).count()).toBe(0);
     await page.context().close();
   });
 

@@ -8,6 +8,7 @@ import {
   BroadcastRequestSchema,
   MAX_BROADCAST_RECIPIENTS,
 } from '../../broadcasts/broadcast-request.js';
+import { PROVIDER_TEXT_MAX } from '../../messages/content-kinds.js';
 import { MAX_SEND_AT_LEAD_SECONDS, MIN_SEND_AT_LEAD_SECONDS } from '../../messages/schedule.js';
 import type { Plan } from '../../plans/plans.js';
 import type { RecipientRow } from '../../portal/recipients-csv.js';
@@ -160,6 +161,13 @@ export function requestOf(plan: Plan, body: Record<string, unknown>, catalog: Ca
   // Checked here, at "Check recipients", with the same bound the label and the send use.
   const late = sendAtFormProblem(plan, sendAt);
   if (late) general.push(late);
+  // A text the provider would refuse after the broadcast was accepted (the API takes up to 10,000).
+  const length = [...str(body, 'text')].length;
+  if (!picked && str(body, 'contentType') !== 'template' && length > PROVIDER_TEXT_MAX)
+    general.push({
+      path: 'content.text',
+      message: `is ${number(length)} characters long; the provider delivers at most ${number(PROVIDER_TEXT_MAX)} in one message`,
+    });
   const name = str(body, 'name').trim();
   const recipients: Recipient[] = rows.map((r, i) => ({
     phoneE164: r.phoneE164,

@@ -4,6 +4,7 @@
 // chosen template's fields (the same POST as "Check recipients", which changes nothing).
 import type { Caller } from '../../auth/caller.js';
 import type { Tenant } from '../../auth/directory.js';
+import { PROVIDER_TEXT_MAX } from '../../messages/content-kinds.js';
 import { MAX_SEND_AT_LEAD_SECONDS } from '../../messages/schedule.js';
 import { effectiveTtlSeconds, type Plan } from '../../plans/plans.js';
 import { AppError } from '../../shared/errors.js';
@@ -146,6 +147,23 @@ function templatePart(catalog: Catalog, b: unknown): Part {
     ${picked ? variableFields(picked, b) : ''}`;
 }
 
+/** The text of a text broadcast, with its live counter against the provider's limit (portal.js). */
+function textPart(b: unknown): Part {
+  return html`<label for="text">Text (for a text broadcast)</label>
+    <textarea
+      id="text"
+      name="text"
+      rows="3"
+      data-max-chars="${PROVIDER_TEXT_MAX}"
+      data-counter="text-count"
+      aria-describedby="text-count"
+    >
+${str(b, 'text')}</textarea>
+    <p id="text-count" class="hint" aria-live="polite">
+      At most ${PROVIDER_TEXT_MAX.toLocaleString('en-US')} characters (the longest text the provider delivers).
+    </p>`;
+}
+
 /** The compose form (a viewer sees why not), with `top` above it and `b` the form sent back. */
 export function composePage(ctx: PageContext, tenant: Tenant, catalog: Catalog, top: Part, b: unknown = {}) {
   const template = str(b, 'contentType') === 'template';
@@ -202,11 +220,7 @@ export function composePage(ctx: PageContext, tenant: Tenant, catalog: Catalog, 
                   />
                   <label for="ct-template">Template</label>
                 </div>
-                <div class="stack">
-                  <label for="text">Text (for a text broadcast)</label>
-                  <textarea id="text" name="text" rows="3" maxlength="10000">${str(b, 'text')}</textarea>
-                  ${templatePart(catalog, b)}
-                </div>
+                <div class="stack">${textPart(b)} ${templatePart(catalog, b)}</div>
               </fieldset>
               <label for="recipients">Recipients: one per line, <code>phone[,externalId[,value,…]]</code></label>
               <textarea id="recipients" name="recipients" rows="6">${str(b, 'recipients')}</textarea>
