@@ -147,18 +147,15 @@ function templatePart(catalog: Catalog, b: unknown): Part {
     ${picked ? variableFields(picked, b) : ''}`;
 }
 
+/** The text field, its content right after the tag. */
+// prettier-ignore
+const textarea = (text: string) =>
+  html`<textarea id="text" name="text" rows="3" data-max-chars="${PROVIDER_TEXT_MAX}" data-counter="text-count" aria-describedby="text-count">${text}</textarea>`;
+
 /** The text of a text broadcast, with its live counter against the provider's limit (portal.js). */
 function textPart(b: unknown): Part {
   return html`<label for="text">Text (for a text broadcast)</label>
-    <textarea
-      id="text"
-      name="text"
-      rows="3"
-      data-max-chars="${PROVIDER_TEXT_MAX}"
-      data-counter="text-count"
-      aria-describedby="text-count"
-    >
-${str(b, 'text')}</textarea>
+    ${textarea(str(b, 'text'))}
     <p id="text-count" class="hint" aria-live="polite">
       At most ${PROVIDER_TEXT_MAX.toLocaleString('en-US')} characters (the longest text the provider delivers).
     </p>`;

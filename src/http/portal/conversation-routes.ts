@@ -125,6 +125,11 @@ function fieldProblem(draft: Draft | null, id: string): { attrs: Part; box: Part
   };
 }
 
+/** The reply's text field, its content right after the tag (a leading line break would be dropped by browsers). */
+// prettier-ignore
+const replyTextarea = (text: string, attrs: Part) =>
+  html`<textarea id="reply-text" name="text" rows="3" required data-max-chars="${PROVIDER_TEXT_MAX}" data-counter="reply-text-count" ${attrs}>${text}</textarea>`;
+
 function textForm(ctx: PageContext, action: string, draft: Draft | null): Html {
   const p = fieldProblem(draft?.kind === 'text' ? draft : null, 'reply-text');
   return html`<form method="post" action="${action}" class="stack" id="reply-form">
@@ -132,16 +137,7 @@ function textForm(ctx: PageContext, action: string, draft: Draft | null): Html {
     <input type="hidden" name="kind" value="text" />
     <input type="hidden" name="externalId" value="${draft?.externalId ?? newExternalId()}" />
     <label for="reply-text">Reply</label>
-    <textarea
-      id="reply-text"
-      name="text"
-      rows="3"
-      required
-      data-max-chars="${PROVIDER_TEXT_MAX}"
-      data-counter="reply-text-count"
-      ${p.attrs}
-    >
-${draft?.text ?? ''}</textarea>
+    ${replyTextarea(draft?.text ?? '', p.attrs)}
     <p id="reply-text-count" class="hint" aria-live="polite">
       At most ${number(PROVIDER_TEXT_MAX)} characters (the longest text the provider delivers).
     </p>
