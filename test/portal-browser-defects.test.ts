@@ -51,6 +51,16 @@ describe('portal defects of issue #37 in chromium', () => {
     return (await call(svc.url, 'GET', `/messages/${id}`, { key: t.key })).body.status as string;
   }
 
+  /**
+   * Clicks "Check recipients" and waits for its answer in place: htmx swaps the new page's <main>
+   * in, a new heading with it (a form posted without script would load a new page).
+   */
+  async function checkRecipients(page: Page) {
+    await page.locator('main > h1').evaluate((h) => h.setAttribute('data-before-check', ''));
+    await page.getByRole('button', { name: 'Check recipients' }).click();
+    await page.locator('main > h1:not([data-before-check])').waitFor();
+  }
+
   /** The page's width beyond the window (0 when nothing scrolls sideways). */
   const overflow = (page: Page) =>
     page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
@@ -118,7 +128,7 @@ describe('portal defects of issue #37 in chromium', () => {
     );
     await page.locator('#text').evaluate((el) => (el as HTMLTextAreaElement).setCustomValidity(''));
     await page.getByRole('textbox', { name: /^Recipients/ }).fill('+15551237101');
-    await page.getByRole('button', { name: 'Check recipients' }).click();
+    await checkRecipients(page);
     expect(await text(page.locator('.error'))).toContain(
       'Text: is 4,100 characters long; the provider delivers at most 4,096 in one message',
     );
@@ -196,7 +206,7 @@ describe('portal defects of issue #37 in chromium', () => {
       await page.getByLabel(/^Send at/).fill(when);
       await page.getByLabel('Text (for a text broadcast)').fill('Spring sale');
       await page.getByRole('textbox', { name: /^Recipients/ }).fill('+15551237001');
-      await page.getByRole('button', { name: 'Check recipients' }).click();
+      await checkRecipients(page);
       const problem = await text(page.locator('.error'));
       expect(problem, when).toMatch(
         /Send at: must be from 1 minute to 7 days ahead: between now and \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(UTC\)/,
@@ -230,7 +240,7 @@ describe('portal defects of issue #37 in chromium', () => {
     await page
       .getByRole('textbox', { name: /^Recipients/ })
       .fill('+15551238001,a\n+15551238002,b\n+15551238001,c\n+15551238003,b');
-    await page.getByRole('button', { name: 'Check recipients' }).click();
+    await checkRecipients(page);
     const bad = await page.locator('tr.bad-row').allInnerTexts();
     expect(bad).toHaveLength(2);
     expect(bad[0]).toContain('The phone number is already on line 1: each number is sent one message.');
@@ -245,7 +255,7 @@ describe('portal defects of issue #37 in chromium', () => {
     await page.getByLabel('Name (for your list of broadcasts)').fill('Back button');
     await page.getByLabel('Text (for a text broadcast)').fill('Hello once');
     await page.getByRole('textbox', { name: /^Recipients/ }).fill('+15551238101');
-    await page.getByRole('button', { name: 'Check recipients' }).click();
+    await checkRecipients(page);
     await page.getByRole('button', { name: 'Send to 1 recipient(s)' }).click();
     await page.waitForURL(/\/portal\/broadcasts\/[0-9a-f-]{36}$/);
     const broadcastId = page.url().split('/').pop()!;
@@ -279,7 +289,7 @@ describe('portal defects of issue #37 in chromium', () => {
     const many = Array.from({ length: 30_000 }, (_v, i) => `+1556${String(1_000_000 + i)}`).join('\n');
     // Set at once, as a paste does (typing 390 KB key by key would take minutes).
     await page.locator('#recipients').evaluate((el, v) => ((el as HTMLTextAreaElement).value = v), many);
-    await page.getByRole('button', { name: 'Check recipients' }).click();
+    await checkRecipients(page);
     await page.getByRole('heading', { name: 'Recipients checked' }).waitFor();
     expect(await text(page.locator('#check-h + p'))).toContain('30000 row(s): 5000 will be sent, 25000 left out');
     expect(await text(page.locator('table caption'))).toBe('Rows left out: the first 100 of 25,000');
@@ -367,7 +377,7 @@ describe('portal defects of issue #37 in chromium', () => {
     await page.goto(`${svc.url}/portal/broadcasts/new`);
     await page.getByLabel('Text (for a text broadcast)').fill('Follow-up');
     await page.getByLabel(/CSV file/).setInputFiles(file);
-    await page.getByRole('button', { name: 'Check recipients' }).click();
+    await checkRecipients(page);
     await page.getByRole('heading', { name: 'Recipients checked' }).waitFor();
     expect(await text(page.locator('#check-h + p'))).toContain('2 row(s): 2 will be sent, 0 left out');
     await page.context().close();
@@ -425,7 +435,7 @@ describe('portal defects of issue #37 in chromium', () => {
       mimeType: 'text/csv',
       buffer: Buffer.from('+15551230001\n'.repeat(120_000)),
     });
-    await page.getByRole('button', { name: 'Check recipients' }).click();
+    await checkRecipients(page);
     await page.getByText(/The form is larger than/).waitFor();
     await page.getByRole('link', { name: 'Back to the form' }).click();
     await page.waitForURL(`${svc.url}/portal/broadcasts/new`);
