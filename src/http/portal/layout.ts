@@ -25,7 +25,7 @@ const NAV: [string, string][] = [
 ];
 
 /** The portal's section a path belongs to (its navigation entry): where a dead end leads back to. */
-export function sectionOf(path: string): { href: string; label: string } {
+function sectionOf(path: string): { href: string; label: string } {
   const p = path.split('?')[0] ?? '';
   const found = NAV.filter(
     ([href]) => href !== '/portal' && (p === href || p.startsWith(`${href}/`) || p.startsWith(`${href}.`)),
@@ -35,10 +35,10 @@ export function sectionOf(path: string): { href: string; label: string } {
 }
 
 /** The way out of a dead end: the section's page, and the overview. */
-export function wayBack(path: string, what = ''): Html {
+export function wayBack(path: string): Html {
   const s = sectionOf(path);
   return html`<p class="way-back">
-    ${s.href === '/portal' ? '' : html`<a href="${s.href}">Back to ${s.label}</a>${what ? html` ${what}` : ''} · `}
+    ${s.href === '/portal' ? '' : html`<a href="${s.href}">Back to ${s.label}</a> · `}
     <a href="/portal">The overview</a>
   </p>`;
 }
