@@ -57,6 +57,8 @@ describe('portal broadcasts and overview in chromium', () => {
     await page.getByLabel('Text (for a text broadcast)').fill('Our December sale starts today');
     await page.getByLabel(/^Recipients/).fill('+15551230001,dec-1\n+15551230002,dec-2');
     await page.getByRole('button', { name: 'Check recipients' }).click();
+    // The check answers in place (htmx, issue #37): its heading is the sign it is there.
+    await page.getByRole('heading', { name: 'Recipients checked' }).waitFor();
     await checkPage(page, '40-broadcast-compose-checked');
     await page.getByRole('button', { name: 'Send to 2 recipient(s)' }).click();
     await page.waitForURL(/\/portal\/broadcasts\/[0-9a-f-]{36}$/);
@@ -165,6 +167,7 @@ describe('portal broadcasts and overview in chromium', () => {
     expect(await picker.locator('option', { hasText: 'not_yet' }).isDisabled()).toBe(true);
     await picker.selectOption({ label: 'order_ready (en_US)' });
     await page.getByRole('button', { name: "Show the template's variables" }).click();
+    await page.locator('#template-vars').waitFor();
     expect(await page.getByLabel('Template', { exact: true }).isChecked()).toBe(true);
     expect(await text(page.locator('#template-vars'))).toContain('Hello {{1}}, your order {{2}} is ready.');
     await checkPage(page, '43-broadcast-template-variables');
@@ -172,6 +175,7 @@ describe('portal broadcasts and overview in chromium', () => {
     // {{2}} left empty: each row's third column fills it; the row without one is left out, in words.
     await page.getByLabel(/^Recipients/).fill('+15551240001,tpl-1,A-17\n+15551240002,tpl-2,B-22\n+15551240003,tpl-3');
     await page.getByRole('button', { name: 'Check recipients' }).click();
+    await page.getByRole('heading', { name: 'Recipients checked' }).waitFor();
     const bad = page.locator('tr.bad-row');
     expect(await bad.count()).toBe(1);
     expect(await text(bad)).toContain('no value for {{2}}');
@@ -181,6 +185,10 @@ describe('portal broadcasts and overview in chromium', () => {
     expect(await text(fields)).toContain('order_ready');
     expect(await text(fields)).toContain('Catalog line (+15550100300)');
     expect(await text(fields)).toContain("each recipient's own");
+    // Issue #37, defect 6: the value set for everyone is shown as such, not as each recipient's own.
+    expect(await text(fields.locator('.template-values'))).toMatch(
+      /^Value 1: Ana \(the same for every recipient\)\s+Value 2: each recipient's own$/,
+    );
     await eventually(async () => {
       await page.reload();
       return (await page.locator('.bstatus').textContent()) === 'completed';

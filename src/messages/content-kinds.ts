@@ -24,6 +24,13 @@ export const INTERACTIVE_LIMITS = {
   ctaDisplayText: 20,
 } as const;
 
+/**
+ * The longest text message the provider delivers (characters, as it counts them: code points).
+ * The API accepts up to 10,000 (the spec's bound); a longer text than this is refused by the
+ * provider (131009) after it was accepted here, so the portal refuses it before sending.
+ */
+export const PROVIDER_TEXT_MAX = 4096;
+
 /** Our own bounds where the provider documents none (request sizes stay bounded). */
 export const CONTACT_LIMITS = { cards: 20, perList: 20, field: 512 } as const;
 export const LOCATION_TEXT_MAX = 1000;

@@ -92,6 +92,19 @@ export async function messageExists(q: Queryable, customerId: string, externalId
 /** What GET /messages filters on; `chatAccountId` narrows the caller's scope (404 / 403 outside it). */
 export type ListQuery = Omit<ListFilter, 'chatAccountId'> & { chatAccountId?: string };
 
+/**
+ * A message's words, for the portal's CSV export: a text's text, a file's caption, a template's
+ * name then its body values, an interactive message's body text.
+ */
+const CONTENT_WORDS = `CASE content->>'type'
+    WHEN 'text' THEN content->>'text'
+    WHEN 'template' THEN concat_ws(': ', content->'template'->>'name',
+      (SELECT string_agg(v, ' | ') FROM jsonb_array_elements_text(
+         CASE WHEN jsonb_typeof(content->'template'->'components'->'body') = 'array'
+              THEN content->'template'->'components'->'body' ELSE '[]'::jsonb END) AS v))
+    WHEN 'interactive' THEN content->'interactive'->'body'->>'text'
+    ELSE content->>'caption' END`;
+
 export function createMessageQueries(db: Db) {
   const queries = {
     /** By messageId or by the caller's externalId, in the caller's scope; a messageId match wins. */
@@ -153,15 +166,21 @@ export function createMessageQueries(db: Db) {
       if (f.lastErrorCode !== undefined) add((n) => `last_error_code = ${n}`, f.lastErrorCode);
       if (f.since !== undefined) add((n) => `created_at >= ${n}::timestamptz`, f.since.toISOString());
       if (f.until !== undefined) add((n) => `created_at <= ${n}::timestamptz`, f.until.toISOString());
-      const page = await keysetPage<MessageRow & { content_kind: string | null }>(
+      const page = await keysetPage<MessageRow & { content_kind: string | null; content_words: string | null }>(
         db,
-        { select: `SELECT ${MESSAGE_COLUMNS}, content->>'type' AS content_kind FROM messages`, where, params },
+        {
+          select: `SELECT ${MESSAGE_COLUMNS}, content->>'type' AS content_kind, ${CONTENT_WORDS} AS content_words FROM messages`,
+          where,
+          params,
+        },
         f,
       );
       const now = new Date();
       return {
         messages: page.rows.map((r) => toMessage(r, now)),
         contentKinds: page.rows.map((r) => r.content_kind ?? ''),
+        /** The message's words: a text's text, a file's caption, a template's name and values (` | ` between). */
+        contentWords: page.rows.map((r) => r.content_words ?? ''),
         nextCursor: page.nextCursor,
         prevCursor: page.prevCursor,
       };

@@ -38,6 +38,14 @@ describe('checkOutboundUrl', () => {
     expect(checkOutboundUrl('not a url', { allowPrivate: false })).toBe('not a valid URL');
   });
 
+  it('refuses a host name DNS cannot hold, whether or not private hosts are allowed', () => {
+    for (const allowPrivate of [false, true]) {
+      expect(checkOutboundUrl(`https://${'a'.repeat(64)}.example.com/`, { allowPrivate })).toMatch(/at most 63/);
+      expect(checkOutboundUrl(`https://${'abcdefghi.'.repeat(26)}com/`, { allowPrivate })).toMatch(/at most 253/);
+      expect(checkOutboundUrl(`https://${'a'.repeat(63)}.example.com/`, { allowPrivate })).toBeNull();
+    }
+  });
+
   it('accepts public hosts, and private ones only when allowed', () => {
     expect(checkOutboundUrl('https://cdn.example.com/a.png', { allowPrivate: false })).toBeNull();
     expect(checkOutboundUrl('https://8.8.8.8/a.png', { allowPrivate: false })).toBeNull();

@@ -95,6 +95,19 @@ const INTERNAL_NAME = /(^|\.)(localhost|local|internal|intranet|lan|home|corp|lo
  * Checks what can be checked without DNS. Returns the reason a URL is refused, or null.
  * Names are resolved and re-checked on the address actually connected to, at request time.
  */
+/**
+ * Why a host name cannot exist in DNS (RFC 1035: a label is at most 63 characters, the name at
+ * most 253), or null; an IP literal is not a name. Such a URL could never be delivered to.
+ */
+function hostNameProblem(host: string): string | null {
+  if (host.startsWith('[') || net.isIP(host) !== 0) return null;
+  const long = host.split('.').find((label) => label.length > 63);
+  if (long !== undefined)
+    return `has a host name part of ${long.length} characters: each part between dots is at most 63 characters`;
+  if (host.length > 253) return `has a host name of ${host.length} characters: at most 253`;
+  return null;
+}
+
 export function checkOutboundUrl(raw: string, opts: { allowPrivate: boolean }): string | null {
   let url: URL;
   try {
@@ -104,8 +117,10 @@ export function checkOutboundUrl(raw: string, opts: { allowPrivate: boolean }): 
   }
   if (url.protocol !== 'https:' && !(opts.allowPrivate && url.protocol === 'http:')) return 'must use https';
   if (url.username !== '' || url.password !== '') return 'must not contain credentials';
-  if (opts.allowPrivate) return null;
   const host = url.hostname.replace(/\.$/, '');
+  const badName = hostNameProblem(host);
+  if (badName) return badName;
+  if (opts.allowPrivate) return null;
   if (host === '') return 'has no host';
   if (net.isIP(host.replace(/^\[|\]$/g, '')) !== 0) {
     return isBlockedAddress(host) ? 'targets a private or loopback address' : null;

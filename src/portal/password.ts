@@ -28,12 +28,11 @@ export function passwordProblem(password: string, email: string): string | null 
   if (password.length < MIN_PASSWORD_LENGTH) return `must be at least ${MIN_PASSWORD_LENGTH} characters long`;
   if (password.length > MAX_PASSWORD_LENGTH) return `must be at most ${MAX_PASSWORD_LENGTH} characters long`;
   const lower = password.toLowerCase();
-  if (
-    COMMON_PASSWORDS.has(lower) ||
-    lower === email.toLowerCase() ||
-    lower.includes(email.split('@')[0]!.toLowerCase())
-  )
-    return 'is on the list of commonly breached passwords or contains your email name; choose another';
+  // Each rule says itself which one it is (issue #37): the person knows what to change.
+  if (COMMON_PASSWORDS.has(lower)) return 'is one of the most commonly breached passwords: choose another';
+  if (lower === email.toLowerCase()) return 'is your email address: choose another';
+  if (lower.includes(email.split('@')[0]!.toLowerCase()))
+    return 'contains the name part of your email address (before the @): choose another';
   if (new Set(password).size < 4) return 'must use more than a few distinct characters';
   return null;
 }

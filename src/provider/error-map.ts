@@ -130,6 +130,27 @@ export function classifyProviderError(code: number | null, subcode: number | nul
 }
 
 /**
+ * The error codes a provider answer can leave on a message (the table's, for a code without a
+ * subcode, and the fallbacks): the portal's error-code filter offers them.
+ */
+export function providerErrorCodes(): string[] {
+  const codes = Object.values(RULES).map((r) => (typeof r === 'function' ? r(null) : r).errorCode);
+  return [
+    ...new Set([
+      ...codes,
+      'PERMISSION_DENIED',
+      'PHONE_NUMBER_REGISTRATION_ERROR',
+      'PROVIDER_RATE_LIMITED',
+      'PROVIDER_UNAVAILABLE',
+      'PROVIDER_ERROR',
+      'PROVIDER_UNREACHABLE',
+      'PROVIDER_TIMEOUT',
+      'PROVIDER_CONNECTION_LOST',
+    ]),
+  ];
+}
+
+/**
  * The codes of a send that may have reached the provider without our learning its answer: no
  * answer within PROVIDER_TIMEOUT_MS of the request's first byte, or the connection lost after it.
  */

@@ -8,12 +8,22 @@ import {
   BroadcastRequestSchema,
   MAX_BROADCAST_RECIPIENTS,
 } from '../../broadcasts/broadcast-request.js';
+import { PROVIDER_TEXT_MAX } from '../../messages/content-kinds.js';
+import { MAX_SEND_AT_LEAD_SECONDS, MIN_SEND_AT_LEAD_SECONDS } from '../../messages/schedule.js';
+import type { Plan } from '../../plans/plans.js';
 import type { RecipientRow } from '../../portal/recipients-csv.js';
 import { AppError, errors, type Problem } from '../../shared/errors.js';
 import { toProblems, validatorCompiler } from '../validation.js';
-import { bodyField, type Catalog, headerField, type PickableTemplate, pickedTemplate } from './broadcast-compose.js';
+import {
+  bodyField,
+  type Catalog,
+  headerField,
+  type PickableTemplate,
+  pickedTemplate,
+  sendAtLimitDays,
+} from './broadcast-compose.js';
 import { str } from './deps.js';
-import { number, parseWhen } from './format.js';
+import { number, parseWhen, when } from './format.js';
 import { html } from './html.js';
 import { csrfField, errorBox, type PageContext } from './layout.js';
 
@@ -28,6 +38,22 @@ const validate = validatorCompiler({
 export function problemsOf(req: unknown, allowPrivateUrls: boolean): Problem[] {
   const ok = validate(req);
   return [...(ok ? [] : toProblems(validate.errors ?? [])), ...broadcastProblems(req, { allowPrivateUrls })];
+}
+
+/** The portal's refusal of a send time outside its one bound, in words, or null. */
+export function sendAtFormProblem(plan: Plan, sendAt: string | undefined, now = new Date()): Problem | null {
+  if (sendAt === undefined) return null;
+  const at = new Date(sendAt).getTime();
+  const days = sendAtLimitDays(plan);
+  // The API counts the expiry from its own clock a moment later: a minute's margin keeps the two in step.
+  const latest = new Date(now.getTime() + days * 86400_000 - 60_000);
+  if (at >= now.getTime() + MIN_SEND_AT_LEAD_SECONDS * 1000 && at <= latest.getTime()) return null;
+  const why =
+    days * 86400 < MAX_SEND_AT_LEAD_SECONDS ? ` (a broadcast's messages expire ${days} days after it is sent)` : '';
+  return {
+    path: 'sendAt',
+    message: `must be from 1 minute to ${days} days ahead: between now and ${when(latest.toISOString())} (UTC)${why}`,
+  };
 }
 
 /** The compose form's labels for the API's paths. */
@@ -45,7 +71,15 @@ export const BROADCAST_LABELS: Record<string, string> = {
 };
 
 /** The words a row's problem is shown in: the column the customer wrote, not the API's path (recipients.10.phoneE164). */
-function rowProblem(field: string, message: string): string {
+function rowProblem(field: string, message: string, rows: RecipientRow[]): string {
+  // Another row named by the API's path (recipients.3.phoneE164) is named by its line.
+  const other = /recipients\.(\d+)/.exec(message);
+  const line = other ? rows[Number(other[1])]?.line : undefined;
+  if (line !== undefined && field === 'phoneE164' && message.startsWith('duplicates'))
+    return `The phone number is already on line ${line}: each number is sent one message.`;
+  if (line !== undefined && field === 'externalId')
+    return `The reference (second column) is already on line ${line}: each row needs its own.`;
+  if (line !== undefined) message = message.replace(/recipients\.\d+(\.[A-Za-z0-9.]+)?/g, `line ${line}`);
   if (field === 'phoneE164')
     return /pattern|format/.test(message)
       ? 'The phone number is not in international form (such as +14155550101).'
@@ -113,7 +147,7 @@ function typedContent(body: unknown) {
 }
 
 /** The request the form describes (without recipients' problems), and the rows' own problems found on the way. */
-export function requestOf(body: Record<string, unknown>, catalog: Catalog, rows: RecipientRow[]) {
+export function requestOf(plan: Plan, body: Record<string, unknown>, catalog: Catalog, rows: RecipientRow[]) {
   const picked = str(body, 'contentType') === 'template' ? pickedTemplate(catalog, body) : undefined;
   const t = picked ? templateContent(picked, body, rows) : null;
   const general: Problem[] = [];
@@ -124,6 +158,16 @@ export function requestOf(body: Record<string, unknown>, catalog: Catalog, rows:
     if (!(err instanceof AppError)) throw err;
     general.push({ path: 'sendAt', message: 'must be a date and time, such as 2026-12-01T09:00 (UTC)' });
   }
+  // Checked here, at "Check recipients", with the same bound the label and the send use.
+  const late = sendAtFormProblem(plan, sendAt);
+  if (late) general.push(late);
+  // A text the provider would refuse after the broadcast was accepted (the API takes up to 10,000).
+  const length = [...str(body, 'text')].length;
+  if (!picked && str(body, 'contentType') !== 'template' && length > PROVIDER_TEXT_MAX)
+    general.push({
+      path: 'content.text',
+      message: `is ${number(length)} characters long; the provider delivers at most ${number(PROVIDER_TEXT_MAX)} in one message`,
+    });
   const name = str(body, 'name').trim();
   const recipients: Recipient[] = rows.map((r, i) => ({
     phoneE164: r.phoneE164,
@@ -145,19 +189,20 @@ export type RowCheck = ReturnType<typeof checkRows>;
 
 /** The preview's check: each row with the API's rules; a row with a problem is left out of the send. */
 export function checkRows(
+  plan: Plan,
   allowPrivateUrls: boolean,
   body: Record<string, unknown>,
   catalog: Catalog,
   rows: RecipientRow[],
 ) {
-  const { req, general, missing } = requestOf(body, catalog, rows);
+  const { req, general, missing } = requestOf(plan, body, catalog, rows);
   const rowProblems = new Map<number, string[]>();
   const add = (i: number, p: string) => rowProblems.set(i, [...(rowProblems.get(i) ?? []), p]);
   for (const [i, p] of missing) add(i, p);
   for (const p of problemsOf(req, allowPrivateUrls)) {
     const m = /^recipients\.(\d+)(?:\.(.*))?$/.exec(p.path);
     if (m) {
-      if (!missing.has(Number(m[1]))) add(Number(m[1]), rowProblem(m[2] ?? '', p.message));
+      if (!missing.has(Number(m[1]))) add(Number(m[1]), rowProblem(m[2] ?? '', p.message, rows));
     } else general.push(p);
   }
   rows.forEach((_r, i) => {
@@ -168,12 +213,15 @@ export function checkRows(
   return { rows, req, rowProblems, general, good };
 }
 
+/** At most this many left-out rows are listed (a page of 25,000 rows helps no one); the count says how many there are. */
+export const MAX_SHOWN_BAD_ROWS = 100;
+
 /** What the check found, and the form that sends to the good rows (every field of the request, hidden). */
 export function checkedView(session: PageContext['session'], c: RowCheck, remaining: number) {
   const { rows, req, rowProblems, general, good } = c;
   return html`${general.length > 0 ? errorBox(errors.validation(general), BROADCAST_LABELS) : ''}
     <section aria-labelledby="check-h">
-      <h2 id="check-h">Recipients checked</h2>
+      <h2 id="check-h" tabindex="-1" data-focus-after-swap>Recipients checked</h2>
       <p>
         ${rows.length} row(s): <strong>${good.length} will be sent</strong>, ${rowProblems.size} left out. This
         broadcast would use ${good.length} of your remaining ${number(remaining)} messages this month.
@@ -182,7 +230,12 @@ export function checkedView(session: PageContext['session'], c: RowCheck, remain
         rowProblems.size > 0
           ? html`<table>
               <caption>
-                Rows left out
+                Rows left
+                out${
+                  rowProblems.size > MAX_SHOWN_BAD_ROWS
+                    ? html`: the first ${number(MAX_SHOWN_BAD_ROWS)} of ${number(rowProblems.size)}`
+                    : ''
+                }
               </caption>
               <thead>
                 <tr>
@@ -192,7 +245,7 @@ export function checkedView(session: PageContext['session'], c: RowCheck, remain
                 </tr>
               </thead>
               <tbody>
-                ${[...rowProblems.entries()].map(
+                ${[...rowProblems.entries()].slice(0, MAX_SHOWN_BAD_ROWS).map(
                   ([i, ps]) =>
                     html`<tr class="bad-row">
                       <td>${rows[i]!.line}</td>

@@ -4,6 +4,9 @@
 // chosen template's fields (the same POST as "Check recipients", which changes nothing).
 import type { Caller } from '../../auth/caller.js';
 import type { Tenant } from '../../auth/directory.js';
+import { PROVIDER_TEXT_MAX } from '../../messages/content-kinds.js';
+import { MAX_SEND_AT_LEAD_SECONDS } from '../../messages/schedule.js';
+import { effectiveTtlSeconds, type Plan } from '../../plans/plans.js';
 import { AppError } from '../../shared/errors.js';
 import { variablesOf } from '../../templates/template-definition.js';
 import type { Template } from '../../templates/template-view.js';
@@ -31,6 +34,15 @@ const textOf = (t: Template, type: string): string => {
   const c = t.components.find((x) => String(x.type).toUpperCase() === type);
   return typeof c?.text === 'string' ? c.text : '';
 };
+
+/**
+ * How many days ahead the portal's broadcast may be scheduled: the API's bound (35 days) or, when
+ * sooner, the messages' expiry (the default lifetime, clipped to the plan's retention), since a
+ * send time must come before it. One number, in the form's label and in its refusal.
+ */
+export function sendAtLimitDays(plan: Plan): number {
+  return Math.min(MAX_SEND_AT_LEAD_SECONDS, effectiveTtlSeconds(plan, undefined)) / 86400;
+}
 
 /** The picker's value for a template: account, name and language (none of them contain a colon). */
 export const templateKey = (accountId: string, name: string, language: string) => `${accountId}:${name}:${language}`;
@@ -135,6 +147,20 @@ function templatePart(catalog: Catalog, b: unknown): Part {
     ${picked ? variableFields(picked, b) : ''}`;
 }
 
+/** The text field, its content right after the tag. */
+// prettier-ignore
+const textarea = (text: string) =>
+  html`<textarea id="text" name="text" rows="3" data-max-chars="${PROVIDER_TEXT_MAX}" data-counter="text-count" aria-describedby="text-count">${text}</textarea>`;
+
+/** The text of a text broadcast, with its live counter against the provider's limit (portal.js). */
+function textPart(b: unknown): Part {
+  return html`<label for="text">Text (for a text broadcast)</label>
+    ${textarea(str(b, 'text'))}
+    <p id="text-count" class="hint" aria-live="polite">
+      At most ${PROVIDER_TEXT_MAX.toLocaleString('en-US')} characters (the longest text the provider delivers).
+    </p>`;
+}
+
 /** The compose form (a viewer sees why not), with `top` above it and `b` the form sent back. */
 export function composePage(ctx: PageContext, tenant: Tenant, catalog: Catalog, top: Part, b: unknown = {}) {
   const template = str(b, 'contentType') === 'template';
@@ -154,6 +180,12 @@ export function composePage(ctx: PageContext, tenant: Tenant, catalog: Catalog, 
               action="/portal/broadcasts/preview"
               enctype="multipart/form-data"
               class="stack"
+              hx-post="/portal/broadcasts/preview"
+              hx-encoding="multipart/form-data"
+              hx-target="main"
+              hx-select="main"
+              hx-swap="outerHTML"
+              data-swap-errors
             >
               ${csrfField(ctx.session)}
               <label for="name">Name (for your list of broadcasts)</label>
@@ -167,7 +199,9 @@ export function composePage(ctx: PageContext, tenant: Tenant, catalog: Catalog, 
                     </option>`,
                 )}
               </select>
-              <label for="sendAt">Send at (UTC; empty: now; within the next 7 days)</label>
+              <label for="sendAt"
+                >Send at (UTC; empty: now; from 1 minute to ${sendAtLimitDays(tenant.plan)} days ahead)</label
+              >
               <input id="sendAt" name="sendAt" type="datetime-local" value="${str(b, 'sendAt')}" />
               <fieldset>
                 <legend>Content</legend>
@@ -183,11 +217,7 @@ export function composePage(ctx: PageContext, tenant: Tenant, catalog: Catalog, 
                   />
                   <label for="ct-template">Template</label>
                 </div>
-                <div class="stack">
-                  <label for="text">Text (for a text broadcast)</label>
-                  <textarea id="text" name="text" rows="3" maxlength="10000">${str(b, 'text')}</textarea>
-                  ${templatePart(catalog, b)}
-                </div>
+                <div class="stack">${textPart(b)} ${templatePart(catalog, b)}</div>
               </fieldset>
               <label for="recipients">Recipients: one per line, <code>phone[,externalId[,value,…]]</code></label>
               <textarea id="recipients" name="recipients" rows="6">${str(b, 'recipients')}</textarea>

@@ -67,13 +67,29 @@ export function broadcastList(ctx: PageContext, tenant: Tenant, broadcasts: Broa
   ${nextPageLink('/portal/broadcasts', {}, nextCursor)}`;
 }
 
-/** What the broadcast sends: the content in a line, and a template's values. */
-function contentPart(content: unknown): Part {
+/** The template values of a broadcast's recipients, by place (PortalQueries.broadcastValues). */
+export type RecipientValues = {
+  part: 'header' | 'body';
+  place: number;
+  messages: number;
+  distinct: number;
+  value: string;
+}[];
+
+/**
+ * What the broadcast sends: the content in a line, and a template's values: the shared ones, or
+ * per place, a value every recipient has (set for everyone) or each recipient's own.
+ */
+function contentPart(content: unknown, recipients: number, own: RecipientValues): Part {
   if (content === null || typeof content !== 'object') return html`<span class="muted">not recorded</span>`;
   const template = (content as { template?: { components?: { body?: unknown; header?: unknown } } }).template;
   const values = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   const body = values(template?.components?.body);
   const header = values(template?.components?.header);
+  const ownValue = (v: RecipientValues[number]) =>
+    v.distinct === 1 && v.messages === recipients
+      ? html`${v.value} <span class="muted">(the same for every recipient)</span>`
+      : html`<span class="muted">each recipient's own</span>`;
   return html`${outboundContent(content)}
   ${
     body.length + header.length > 0
@@ -81,19 +97,25 @@ function contentPart(content: unknown): Part {
           ${header.map((v, i) => html`<li>Header value ${i + 1}: ${v}</li>`)}
           ${body.map((v, i) => html`<li>Value ${i + 1}: ${v}</li>`)}
         </ul>`
-      : (template ?? null) !== null
-        ? html`<br /><span class="muted">Values: each recipient's own (or none)</span>`
-        : ''
+      : own.length > 0
+        ? html`<ul class="template-values">
+            ${own.map(
+              (v) => html`<li>${v.part === 'header' ? 'Header value' : 'Value'} ${v.place}: ${ownValue(v)}</li>`,
+            )}
+          </ul>`
+        : (template ?? null) !== null
+          ? html`<br /><span class="muted">Values: none (or each recipient's own, no longer kept)</span>`
+          : ''
   }`;
 }
 
 /** The broadcast's fields: name, account, content, when. */
-export function broadcastFields(tenant: Tenant, b: Broadcast, content: unknown): Html {
+export function broadcastFields(tenant: Tenant, b: Broadcast, content: unknown, own: RecipientValues = []): Html {
   const rows: [string, Part][] = [
     ['Name', b.name ?? html`<span class="muted">none</span>`],
     ['Reference (externalId)', html`<code>${b.externalId}</code>`],
     ['Account', accountName(tenant, b.chatAccountId)],
-    ['Content', contentPart(content)],
+    ['Content', contentPart(content, b.recipients, own)],
     ['Recipients', number(b.recipients)],
     ['Created', when(b.createdAt)],
     ['Scheduled for', b.sendAt ? when(b.sendAt) : 'at once'],

@@ -8,7 +8,7 @@ import type { BroadcastRequest } from '../../broadcasts/broadcast-request.js';
 import { parseRecipients, type RecipientRow } from '../../portal/recipients-csv.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { findInputProblem } from '../input-guard.js';
-import { BROADCAST_LABELS, checkedView, checkRows, problemsOf } from './broadcast-check.js';
+import { BROADCAST_LABELS, checkedView, checkRows, problemsOf, sendAtFormProblem } from './broadcast-check.js';
 import { type Catalog, composePage, loadCatalog } from './broadcast-compose.js';
 import { broadcastFields, broadcastList, progressBlock } from './broadcast-views.js';
 import type { PortalDeps } from './deps.js';
@@ -101,13 +101,13 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       return sendPage(reply, (await compose(deps, a, errorBox(problem), body)).page, 400);
     }
     const catalog = await loadCatalog(deps, a.caller, a.tenant);
-    const c = checkRows(deps.allowPrivateUrls, body, catalog, rows);
+    const c = checkRows(a.tenant.plan, deps.allowPrivateUrls, body, catalog, rows);
     const usage = await deps.usage.get(a.caller);
     const top = checkedView(a.session, c, usage.remaining);
     return sendPage(reply, composePage(a.ctx, a.tenant, catalog, top, body));
   };
   // The one route that takes a file (the CSV): multipart is parsed here only (upload.ts).
-  registerUploadRoutes(app, (upload) => upload.post('/broadcasts/preview', preview));
+  registerUploadRoutes(app, '/portal/broadcasts/new', (upload) => upload.post('/broadcasts/preview', preview));
 
   // Sends what the check showed. The request carries the externalId the check chose, so sending
   // the same form again (a reload, Back and send) repeats it: the API answers the same broadcast.
@@ -125,9 +125,15 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
       // The form's `request` field is JSON parsed here: the input guard looks at what it holds.
       const unstorable = findInputProblem(req, '');
       const problems = unstorable ? [unstorable] : problemsOf(req, deps.allowPrivateUrls);
+      // A send time the check passed may have run out meanwhile: the same bound, in the same words.
+      const sendAt = (req as { sendAt?: unknown } | null)?.sendAt;
+      const late = typeof sendAt === 'string' && sendAt !== '' ? sendAtFormProblem(a.tenant.plan, sendAt) : null;
+      if (late && !problems.some((p) => p.path === 'sendAt')) problems.push(late);
       if (problems.length > 0) throw errors.validation(problems);
       const result = await deps.broadcasts.create(a.caller, req as BroadcastRequest);
-      await audit(deps, request, a.session, 'broadcast.create', broadcastWords(req as BroadcastRequest));
+      // A repeat of the same form (Back and send again, a double click) is the same broadcast: audited once.
+      if (result.created)
+        await audit(deps, request, a.session, 'broadcast.create', broadcastWords(req as BroadcastRequest));
       return reply.redirect(`/portal/broadcasts/${result.ack.broadcastId}`, 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
@@ -150,14 +156,17 @@ function registerBroadcastPages(app: FastifyInstance, deps: PortalDeps): void {
     const a = await allowed(deps, request);
     if (a.gated) return sendPage(reply, a.gated);
     const b = await deps.broadcasts.get(a.caller, idParam(request));
-    const content = await deps.queries.broadcastContent(a.tenant.customerId, b.broadcastId);
+    const [content, own] = await Promise.all([
+      deps.queries.broadcastContent(a.tenant.customerId, b.broadcastId),
+      deps.queries.broadcastValues(a.tenant.customerId, b.broadcastId),
+    ]);
     return sendPage(
       reply,
       page(
         a.ctx,
         b.name ? `Broadcast ${b.name}` : 'Broadcast',
         html`${doneNotice(pageQuery(request), { cancelled: 'Cancelled: messages not yet sent will not be sent.' })}
-          ${broadcastFields(a.tenant, b, content)} ${progressBlock(a.ctx, b)}
+          ${broadcastFields(a.tenant, b, content, own)} ${progressBlock(a.ctx, b)}
           <p>
             <a href="/portal/broadcasts/${b.broadcastId}">Reload</a> · <a href="/portal/broadcasts">All broadcasts</a>
             ${a.session.role === 'owner' ? html` · <a href="/portal/broadcasts/new">New broadcast</a>` : ''}

@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import type { Caller } from '../../auth/caller.js';
+import { PROVIDER_TEXT_MAX } from '../../messages/content-kinds.js';
 import { crossFieldProblems, type SendRequest, SendRequestSchema } from '../../messages/send-request.js';
 import { isReplyWindowOpen } from '../../senders/reply-window.js';
 import { REPLY_WINDOW_MS } from '../../senders/reply-window.js';
@@ -24,10 +25,11 @@ import {
 } from './content-view.js';
 import type { PortalDeps } from './deps.js';
 import { audit, idParam, str, tenantOf } from './deps.js';
-import { when } from './format.js';
+import { number, when } from './format.js';
 import { type Html, html, type Part } from './html.js';
 import { pageQuery } from './input.js';
 import { csrfField, doneNotice, errorBox, gate, page, type PageContext, sandboxBadge } from './layout.js';
+import { errorLine } from './message-page.js';
 import { sendPage } from './reply.js';
 
 const validate = validatorCompiler({
@@ -103,6 +105,11 @@ function itemsView(c: Conversation): Html {
               sent by us, ${item.message.status} ${item.message.sandbox ? sandboxBadge(true) : ''}
             </p>
             <p class="body">${outboundContent(item.content)}</p>
+            ${
+              item.message.status === 'failed' && item.message.error
+                ? html`<p class="failure">Not delivered: ${errorLine(item.message.error)}.</p>`
+                : ''
+            }
           </li>`,
     )}
   </ol>`;
@@ -136,6 +143,11 @@ function fieldProblem(draft: Draft | null, id: string): { attrs: Part; box: Part
   };
 }
 
+/** The reply's text field, its content right after the tag (a leading line break would be dropped by browsers). */
+// prettier-ignore
+const replyTextarea = (text: string, attrs: Part) =>
+  html`<textarea id="reply-text" name="text" rows="3" required data-max-chars="${PROVIDER_TEXT_MAX}" data-counter="reply-text-count" ${attrs}>${text}</textarea>`;
+
 function textForm(ctx: PageContext, action: string, draft: Draft | null): Html {
   const p = fieldProblem(draft?.kind === 'text' ? draft : null, 'reply-text');
   return html`<form method="post" action="${action}" class="stack" id="reply-form">
@@ -143,7 +155,10 @@ function textForm(ctx: PageContext, action: string, draft: Draft | null): Html {
     <input type="hidden" name="kind" value="text" />
     <input type="hidden" name="externalId" value="${draft?.externalId ?? newExternalId()}" />
     <label for="reply-text">Reply</label>
-    <textarea id="reply-text" name="text" rows="3" maxlength="10000" required ${p.attrs}>${draft?.text ?? ''}</textarea>
+    ${replyTextarea(draft?.text ?? '', p.attrs)}
+    <p id="reply-text-count" class="hint" aria-live="polite">
+      At most ${number(PROVIDER_TEXT_MAX)} characters (the longest text the provider delivers).
+    </p>
     ${p.box}
     <button type="submit">Send reply</button>
   </form>`;
@@ -297,6 +312,15 @@ async function replyRequest(deps: PortalDeps, caller: Caller, request: FastifyRe
   } else {
     if (!windowOpen(sender, new Date())) throw windowClosed();
     const text = str(body, 'text');
+    const length = [...text].length;
+    // The API takes up to 10,000 characters, but the provider refuses a longer text than this after it was accepted.
+    if (length > PROVIDER_TEXT_MAX)
+      throw errors.validation([
+        {
+          path: 'content.text',
+          message: `is ${number(length)} characters long; the provider delivers at most ${number(PROVIDER_TEXT_MAX)} in one message, so shorten it or send it in parts`,
+        },
+      ]);
     req = {
       ...base,
       chatAccountId: sender.chatAccountId,

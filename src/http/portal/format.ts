@@ -1,11 +1,16 @@
 // Small display helpers shared by the pages.
-import { type Plan, PLAN_LIMITS, PLANS } from '../../plans/plans.js';
+import { effectiveTtlSeconds, type Plan, PLAN_LIMITS, PLANS } from '../../plans/plans.js';
 import { type Feature } from '../../plans/plans.js';
 import { errors } from '../../shared/errors.js';
 
 export function when(iso: string | null | undefined): string {
   if (!iso) return '—';
   return iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+}
+
+/** How many days a message is kept when its send names no lifetime (the default TTL within the plan's retention). */
+export function defaultKeptDays(plan: Plan): number {
+  return Math.round(effectiveTtlSeconds(plan, undefined) / 86400);
 }
 
 export function planName(plan: Plan): string {

@@ -11,7 +11,15 @@ import type { PortalDeps } from './deps.js';
 import { audit, idParam, str, tenantOf } from './deps.js';
 import { parseWhen, when } from './format.js';
 import { type Html, html, type Part } from './html.js';
-import { CONDITIONS, type FilterDraft, filterForms, type RuleForm, rulesSection, senderLookup } from './inbox-views.js';
+import {
+  CONDITIONS,
+  type FilterDraft,
+  filterForms,
+  type RuleForm,
+  rulesSection,
+  senderFields,
+  senderLookup,
+} from './inbox-views.js';
 import { type PageQuery, pageQuery } from './input.js';
 import { confirmPage, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
 import { sendPage } from './reply.js';
@@ -156,19 +164,13 @@ export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): voi
 
   // The sender aggregate is on every plan (GET /inbound-senders/{phone}); shown here with the inbox.
   app.get('/inbox/sender', async (request, reply) => {
-    const { caller, ctx } = await tenantOf(deps, request);
+    const { caller, ctx, tenant } = await tenantOf(deps, request);
     const q = pageQuery(request);
     let body: Part;
     try {
       // The form always names the account: an empty one is not found (never "the only account").
       const s = await deps.senders.lookupOne(caller, q.phone ?? '', q.chatAccountId ?? '');
-      body = html`<dl class="fields">
-        ${Object.entries(s ?? {}).map(
-          ([k, v]) =>
-            html`<dt>${k}</dt>
-              <dd>${v === null ? 'null' : String(v)}</dd>`,
-        )}
-      </dl>`;
+      body = senderFields(s, tenant);
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404) throw err;
       body = errorBox(err);

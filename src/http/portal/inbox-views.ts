@@ -1,12 +1,15 @@
 // The inbox page's views: the sender lookup form, the accounts' whitelist/blacklist forms and the
 // forwarding rules with their form (inbox-routes.ts loads the data and handles the forms).
 import type { Caller } from '../../auth/caller.js';
+import type { Tenant } from '../../auth/directory.js';
 import { MAX_MATCH_TEXT, MAX_PATTERN_LENGTH } from '../../inbound/forwarding-match.js';
+import type { Sender } from '../../senders/sender-service.js';
 import type { AppError } from '../../shared/errors.js';
 import type { PortalDeps } from './deps.js';
 import { str } from './deps.js';
 import { type Html, html } from './html.js';
 import { csrfField, type PageContext } from './layout.js';
+import { at, fieldList } from './message-page.js';
 
 export const CONDITIONS = ['contains', 'starts_with', 'regex'] as const;
 
@@ -147,4 +150,31 @@ export function rulesSection(ctx: PageContext, rules: Rules, owner: boolean, for
       }
     </form>
   </section>`;
+}
+
+/** A sender (GET /inbound-senders/{phone}) in words: what each field means, times as times, no literal null. */
+export function senderFields(s: Sender, tenant: Tenant): Html {
+  const account = tenant.accounts.find((a) => a.id === s.chatAccountId);
+  const never = html`<span class="muted">never</span>`;
+  return fieldList([
+    ['Number', s.phoneE164],
+    ['Account', account ? `${account.displayName} (${account.phoneNumber})` : s.chatAccountId],
+    ['Has written to this account', s.hasWritten ? 'yes' : 'no'],
+    ['Messages received from it', String(s.inboundCount)],
+    ['First message', s.firstInboundAt ? at(s.firstInboundAt) : never],
+    ['Last message', s.lastInboundAt ? at(s.lastInboundAt) : never],
+    [
+      'Reply window (free text allowed)',
+      s.replyWindowExpiresAt
+        ? Date.parse(s.replyWindowExpiresAt) > Date.now()
+          ? html`open until ${at(s.replyWindowExpiresAt)}`
+          : html`closed since ${at(s.replyWindowExpiresAt)}: send an approved template`
+        : 'closed: the number never wrote; send an approved template',
+    ],
+    [
+      'Opted out (suppression list)',
+      s.optedOut ? html`yes, since ${s.optedOutAt ? at(s.optedOutAt) : 'an unknown time'}` : 'no',
+    ],
+    ['Mode', s.sandbox ? 'sandbox (simulated)' : 'live'],
+  ]);
 }

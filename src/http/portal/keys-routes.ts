@@ -232,8 +232,19 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
   app.get('/keys/:id/revoke', async (request, reply) => {
     const { ctx, tenant } = await tenantOf(deps, request);
     const id = idParam(request);
-    const key = (await deps.keys.list(tenant.customerId)).find((k) => k.id === id && !k.revokedAt);
+    const key = (await deps.keys.list(tenant.customerId)).find((k) => k.id === id);
     if (!key) throw errors.notFound();
+    // Back to the confirmation after the key was revoked: say so, and lead back to the keys.
+    if (key.revokedAt)
+      return sendPage(
+        reply,
+        page(
+          ctx,
+          'Key already revoked',
+          html`<p role="status">This key was revoked ${when(key.revokedAt)}; there is nothing more to do.</p>
+            <p><a href="/portal/keys">Back to API keys</a></p>`,
+        ),
+      );
     return sendPage(reply, revokePage(ctx, key));
   });
 

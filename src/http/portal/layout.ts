@@ -24,6 +24,25 @@ const NAV: [string, string][] = [
   ['/portal/profile', 'Your account'],
 ];
 
+/** The portal's section a path belongs to (its navigation entry): where a dead end leads back to. */
+function sectionOf(path: string): { href: string; label: string } {
+  const p = path.split('?')[0] ?? '';
+  const found = NAV.filter(
+    ([href]) => href !== '/portal' && (p === href || p.startsWith(`${href}/`) || p.startsWith(`${href}.`)),
+  ).at(-1);
+  const [href, label] = found ?? NAV[0]!;
+  return { href, label };
+}
+
+/** The way out of a dead end: the section's page, and the overview. */
+export function wayBack(path: string): Html {
+  const s = sectionOf(path);
+  return html`<p class="way-back">
+    ${s.href === '/portal' ? '' : html`<a href="${s.href}">Back to ${s.label}</a> · `}
+    <a href="/portal">The overview</a>
+  </p>`;
+}
+
 function head(title: string): Html {
   return html`<head>
     <meta charset="utf-8" />
@@ -52,6 +71,7 @@ export function page(ctx: PageContext, title: string, body: Part): Html {
           <span class="brand">ChatGate</span>
           <span class="plan">Plan: <strong>${planName(ctx.plan)}</strong></span>
           <span class="who">${ctx.session.email} (${ctx.session.role})</span>
+          <button type="button" id="time-toggle" aria-pressed="false" hidden>Local times</button>
           <a href="/portal/account/security">Security</a>
           <form method="post" action="/portal/logout" class="inline">
             ${csrfField(ctx.session)}<button type="submit">Log out</button>
@@ -116,7 +136,10 @@ export function errorBox(err: unknown, labels: Record<string, string> = {}): Htm
       ? body.message
       : details.length > 0
         ? 'Please correct the following.'
-        : `${err.code.charAt(0).toUpperCase()}${err.code.slice(1).replaceAll('_', ' ')}.`;
+        : // The code in words, with the reason the service gave (invalid_webhook_url: why the URL is refused).
+          `${err.code.charAt(0).toUpperCase()}${err.code.slice(1).replaceAll('_', ' ')}${
+            err.code === 'invalid_webhook_url' && typeof body.reason === 'string' ? `: the address ${body.reason}` : ''
+          }.`;
   return html`<div class="error" role="alert">
     <p>${message}</p>
     ${

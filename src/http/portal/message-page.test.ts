@@ -97,6 +97,22 @@ describe('the message timeline', () => {
     expect(words(message({}), none).at(-1)).toMatch(/^Failed before any send attempt: Opted out/);
   });
 
+  it('lists an attempt before its receipt when the receipt, in whole seconds, reads earlier (issue #37)', () => {
+    const h = history({
+      events: [
+        event('sent', 'queued', new Date(Date.parse(T0) + 1700).toISOString()),
+        event('failed', 'sent', t(1), { code: 'PROVIDER_ERROR', message: 'Undeliverable' }),
+        event('read', 'delivered', t(2)),
+        event('delivered', 'sent', t(3)),
+      ],
+    });
+    const w = words(message({ attemptCount: 1, status: 'read' }), h);
+    expect(w[1]).toMatch(/^Attempt 1: the provider accepted/);
+    expect(w[2]).toMatch(/^Receipt: failed after it was sent/);
+    expect(w[3]).toBe('Receipt: delivered to the phone.');
+    expect(w[4]).toBe('Receipt: read by the recipient.');
+  });
+
   it('tells a cancellation, a receipt and a receipt failure apart, and the next attempt of a waiting message', () => {
     const cancelled = history({
       events: [event('failed', 'pending', t(5), { code: 'CANCELLED', message: 'Cancelled by the caller' })],

@@ -4,9 +4,10 @@
 // events, each linked to its endpoint and delivery; then the error, metadata and content.
 import type { Tenant } from '../../auth/directory.js';
 import type { Message } from '../../messages/message-view.js';
+import { PLAN_LIMITS } from '../../plans/plans.js';
 import type { HistoryDelivery, HistoryEvent, MessageHistory } from '../../portal/message-history.js';
 import { isCancelled } from '../../shared/vocab.js';
-import { when } from './format.js';
+import { defaultKeptDays, when } from './format.js';
 import { type Html, html, type Part } from './html.js';
 import { sandboxBadge } from './layout.js';
 import { shownStatus } from './messages-views.js';
@@ -65,7 +66,22 @@ export function errorFields(e: ErrorLike): Html {
   ]);
 }
 
-type Entry = { at: string; what: Part; deliveries?: HistoryDelivery[] };
+/**
+ * A timeline step. `rank` is its place in a message's life (accepted, scheduled, failed attempts,
+ * the accepted attempt, receipts, the next attempt), which decides between steps of one time.
+ */
+type Entry = { at: string; what: Part; rank: number; deliveries?: HistoryDelivery[] };
+
+/** Where an event stands in a message's life: the attempt's outcome before the receipts it leads to. */
+function eventRank(e: HistoryEvent): number {
+  const d = e.data;
+  const fromQueue = d.previousStatus === 'pending' || d.previousStatus === 'queued';
+  if (d.status === 'sent') return 3;
+  if (d.status === 'delivered') return 5;
+  if (d.status === 'read') return 6;
+  if (d.status === 'failed') return fromQueue ? 3 : 5;
+  return 4;
+}
 
 /** What a status event says, in words: an attempt's outcome or a receipt. */
 function eventWhat(e: HistoryEvent, m: Message, attemptNo: number | null): Part {
@@ -90,13 +106,14 @@ function eventWhat(e: HistoryEvent, m: Message, attemptNo: number | null): Part 
 
 /** Every step, oldest first; each event with the deliveries that carried it to endpoints. */
 export function timelineEntries(m: Message, h: MessageHistory): Entry[] {
-  const entries: Entry[] = [{ at: m.createdAt, what: 'Accepted: waiting to be sent.' }];
-  if (m.scheduledAt) entries.push({ at: m.scheduledAt, what: 'Scheduled to leave at this time.' });
+  const entries: Entry[] = [{ at: m.createdAt, what: 'Accepted: waiting to be sent.', rank: 0 }];
+  if (m.scheduledAt) entries.push({ at: m.scheduledAt, what: 'Scheduled to leave at this time.', rank: 1 });
   for (const r of h.retries)
     entries.push({
       at: r.attemptedAt,
       what: html`Attempt ${r.attempt} failed, to be tried again:
       ${errorLine(r.error)}.${r.nextAttemptAt ? html` Next attempt at ${at(r.nextAttemptAt)}.` : ''}`,
+      rank: 2,
     });
   const lastRetry = h.retries.at(-1)?.attempt ?? 0;
   for (const e of h.events)
@@ -104,6 +121,7 @@ export function timelineEntries(m: Message, h: MessageHistory): Entry[] {
       at: e.data.timestamp ?? e.createdAt,
       // The attempt an event reports is the last one counted, unless a retry already told of that one.
       what: eventWhat(e, m, lastRetry > 0 && m.attemptCount <= lastRetry ? null : m.attemptCount),
+      rank: eventRank(e),
       deliveries: h.deliveries.filter((d) => d.eventId === e.eventId),
     });
   const open = m.status === 'pending' || m.status === 'queued';
@@ -111,8 +129,18 @@ export function timelineEntries(m: Message, h: MessageHistory): Entry[] {
     entries.push({
       at: m.processing.nextAttemptAt,
       what: `Next attempt due (attempt ${m.attemptCount + 1} of at most ${m.processing.maxAttempts}).`,
+      rank: 7,
     });
-  return entries.sort((a, b) => a.at.localeCompare(b.at));
+  // A receipt carries the provider's time in whole seconds, so it can read earlier than the
+  // accepted attempt it reports on (recorded to the millisecond): no step is listed before a step
+  // of a lower rank that happened before it, and steps of one time go in rank order.
+  const keyed = entries.map((e) => ({
+    e,
+    key: entries
+      .filter((o) => o.rank < e.rank && o.rank >= 2 && e.rank >= 3 && e.rank <= 6)
+      .reduce((k, o) => (o.at > k ? o.at : k), e.at),
+  }));
+  return keyed.sort((a, b) => a.key.localeCompare(b.key) || a.e.rank - b.e.rank).map((k) => k.e);
 }
 
 const DELIVERY_STATUS: Record<string, string> = {
@@ -205,7 +233,14 @@ export function messageFields(m: Message, tenant: Tenant): Html {
     ['Delivered', m.deliveredAt ? at(m.deliveredAt) : null],
     ['Read', m.readAt ? at(m.readAt) : null],
     [shownStatus(m) === 'cancelled' ? 'Cancelled' : 'Failed', m.failedAt ? at(m.failedAt) : null],
-    ['Kept until', at(m.expiresAt)],
+    [
+      'Kept until',
+      html`${at(m.expiresAt)}
+        <span class="muted"
+          >(its lifetime: ${defaultKeptDays(tenant.plan)} days unless the send asked otherwise, at most
+          ${PLAN_LIMITS[tenant.plan].retentionDays} on your plan)</span
+        >`,
+    ],
     ['Mode', m.sandbox ? sandboxBadge(true) : 'live'],
     [
       'Pricing',

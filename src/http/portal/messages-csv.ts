@@ -1,7 +1,10 @@
 // The messages list as CSV (`/portal/messages.csv?<the list's filters>`): the same filters and the
 // same message queries as the page, with the session's caller, streamed page by page, newest
-// first, at most CSV_MAX_ROWS rows (decision 0043). RFC 4180 quoting; a cell a spreadsheet would
-// read as a formula (= + - @, tab, carriage return first) gets a leading apostrophe.
+// first, at most CSV_MAX_ROWS rows (decision 0043). UTF-8 with a byte order mark (spreadsheets
+// then read non-ASCII text right), RFC 4180 quoting; a cell a spreadsheet would read as a formula
+// (= + - @, tab, carriage return first) gets a leading apostrophe, except a phone number in
+// international form (+ and digits only: no formula), so the export can be imported again as a
+// broadcast's recipients (decision 0066).
 import { Readable } from 'node:stream';
 
 import type { FastifyReply } from 'fastify';
@@ -23,6 +26,7 @@ const COLUMNS = [
   'Account',
   'Account number',
   'Content',
+  'Message text',
   'Status',
   'Error code',
   'Error message',
@@ -38,16 +42,19 @@ const COLUMNS = [
   'Message id',
 ] as const;
 
+/** A phone number in international form: a plus and digits, which no spreadsheet runs as a formula. */
+const PHONE = /^\+[1-9]\d{6,14}$/;
+
 /** One CSV field: formula starts neutralised, then quoted when it holds a quote, comma or line break. */
 export function csvCell(value: string | number | null | undefined): string {
   let s = value === null || value === undefined ? '' : String(value);
-  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  if (/^[=+\-@\t\r]/.test(s) && !PHONE.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
 const csvLine = (cells: readonly (string | number | null | undefined)[]) => `${cells.map(csvCell).join(',')}\r\n`;
 
-function messageLine(m: Message, contentKind: string, tenant: Tenant): string {
+function messageLine(m: Message, contentKind: string, words: string, tenant: Tenant): string {
   const account = tenant.accounts.find((a) => a.id === m.chatAccountId);
   const error = m.error as { code?: unknown; message?: unknown } | null;
   return csvLine([
@@ -57,6 +64,7 @@ function messageLine(m: Message, contentKind: string, tenant: Tenant): string {
     account?.displayName ?? m.chatAccountId,
     account?.phoneNumber,
     contentKind,
+    words,
     shownStatus(m),
     error?.code === undefined ? null : String(error.code),
     error?.message === undefined ? null : String(error.message),
@@ -81,12 +89,12 @@ async function* csvLines(
   first: Batch,
   tenant: Tenant,
 ): AsyncGenerator<string> {
-  yield csvLine(COLUMNS);
+  yield `\uFEFF${csvLine(COLUMNS)}`;
   let batch = first;
   let written = 0;
   for (;;) {
     const b = batch;
-    yield b.messages.map((m, i) => messageLine(m, b.contentKinds[i] ?? '', tenant)).join('');
+    yield b.messages.map((m, i) => messageLine(m, b.contentKinds[i] ?? '', b.contentWords[i] ?? '', tenant)).join('');
     written += b.messages.length;
     if (b.nextCursor === null || written >= CSV_MAX_ROWS) return;
     batch = await read(Math.min(BATCH, CSV_MAX_ROWS - written), b.nextCursor);

@@ -7,8 +7,9 @@ import type { Tenant } from '../../auth/directory.js';
 import { type ListQuery, SEARCH_MAX } from '../../messages/message-store.js';
 import type { Message } from '../../messages/message-view.js';
 import type { Session } from '../../portal/session-service.js';
+import { providerErrorCodes } from '../../provider/error-map.js';
 import { AppError, errors } from '../../shared/errors.js';
-import { isCancelled, MESSAGE_STATUSES } from '../../shared/vocab.js';
+import { isCancelled, MESSAGE_STATUSES, SEND_ERROR_CODES } from '../../shared/vocab.js';
 import type { PortalDeps } from './deps.js';
 import { number, parseWhen, when } from './format.js';
 import { type Html, html } from './html.js';
@@ -25,9 +26,21 @@ export const FILTERS = [
   'chatAccountId',
   'broadcastId',
   'scheduled',
+  'period',
   'since',
   'until',
 ] as const;
+
+/** Every error code a message can carry, for the error-code filter's choice list. */
+const ERROR_CODES = [...new Set([...Object.values(SEND_ERROR_CODES), ...providerErrorCodes()])].sort();
+
+/** The period presets: the messages of the last hour, day, week or 30 days ("since" then left empty). */
+const PERIODS: Record<string, { label: string; ms: number }> = {
+  '1h': { label: 'the last hour', ms: 3600_000 },
+  '24h': { label: 'the last 24 hours', ms: 86400_000 },
+  '7d': { label: 'the last 7 days', ms: 7 * 86400_000 },
+  '30d': { label: 'the last 30 days', ms: 30 * 86400_000 },
+};
 
 export type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
 
@@ -86,7 +99,9 @@ export function searchQuery(f: Filters): Omit<ListQuery, 'limit'> {
   if (f.chatAccountId && !UUID.test(f.chatAccountId)) throw invalid('chatAccountId', 'is not one of your accounts');
   if (f.errorCode && !/^[A-Za-z0-9_.-]{1,64}$/.test(f.errorCode))
     throw invalid('errorCode', 'must be an error code such as RECIPIENT_OPTED_OUT');
-  const since = parseWhen(f.since, 'since');
+  if (f.period && !(f.period in PERIODS)) throw invalid('period', `must be one of ${Object.keys(PERIODS).join(', ')}`);
+  // A preset counts back from now; a "since" typed in wins over it.
+  const since = parseWhen(f.since, 'since') ?? (f.period ? new Date(Date.now() - PERIODS[f.period]!.ms) : undefined);
   const until = parseWhen(f.until, 'until');
   if (since && until && since > until) throw invalid('until', 'must not be before “since”');
   return {
@@ -94,7 +109,8 @@ export function searchQuery(f: Filters): Omit<ListQuery, 'limit'> {
     chatAccountId: f.chatAccountId?.toLowerCase(),
     status: f.status === 'cancelled' ? 'failed' : f.status,
     cancelled: f.status === 'cancelled' ? true : f.status === 'failed' ? false : undefined,
-    lastErrorCode: f.errorCode,
+    // Error codes are upper case: recipient_opted_out finds RECIPIENT_OPTED_OUT.
+    lastErrorCode: f.errorCode?.toUpperCase(),
     externalIdContains: f.externalId,
     providerMessageId: f.providerMessageId,
     broadcastId: f.broadcastId?.toLowerCase(),
@@ -175,7 +191,7 @@ function messagesTable(session: Session, tenant: Tenant, f: Filters, listing: Li
       listing.messages.map(
         (m, i) =>
           html`<tr>
-            <td>${when(m.createdAt)}</td>
+            <td><time datetime="${m.createdAt}">${when(m.createdAt)}</time></td>
             <td><a href="/portal/messages/${m.messageId}">${m.externalId}</a></td>
             <td>${m.recipient}</td>
             <td>${accountName(m.chatAccountId)}</td>
@@ -183,7 +199,7 @@ function messagesTable(session: Session, tenant: Tenant, f: Filters, listing: Li
             <td><span class="status status-${shownStatus(m)}">${shownStatus(m)}</span></td>
             <td>${m.error ? html`<code>${String(m.error.code)}</code>` : ''}</td>
             <td>${m.sandbox ? sandboxBadge(true) : 'live'}</td>
-            <td>${m.scheduledAt ? when(m.scheduledAt) : ''}</td>
+            <td>${m.scheduledAt ? html`<time datetime="${m.scheduledAt}">${when(m.scheduledAt)}</time>` : ''}</td>
             <td>${cancellable(m, session) ? cancelLink(m) : ''}</td>
           </tr>`,
       ),
@@ -239,7 +255,19 @@ function filterForm(tenant: Tenant, f: Filters): Html {
         ${SHOWN_STATUSES.map((s) => html`<option value="${s}" ${f.status === s ? 'selected' : ''}>${s}</option>`)}
       </select>
     </div>
-    ${textField('errorCode', 'Error code', f.errorCode)}
+    <div>
+      <label for="errorCode">Error code</label>
+      <input
+        id="errorCode"
+        name="errorCode"
+        value="${f.errorCode ?? ''}"
+        maxlength="64"
+        list="error-codes"
+        autocomplete="off"
+        spellcheck="false"
+      />
+      <datalist id="error-codes">${ERROR_CODES.map((c) => html`<option value="${c}"></option>`)}</datalist>
+    </div>
     <div>
       <label for="scheduled">Scheduled</label>
       <select id="scheduled" name="scheduled">
@@ -260,6 +288,15 @@ function filterForm(tenant: Tenant, f: Filters): Html {
       </select>
     </div>
     ${textField('broadcastId', 'Broadcast', f.broadcastId)}
+    <div>
+      <label for="period">Period</label>
+      <select id="period" name="period">
+        <option value="">any time (or the dates)</option>
+        ${Object.entries(PERIODS).map(
+          ([k, p]) => html`<option value="${k}" ${f.period === k ? 'selected' : ''}>${p.label}</option>`,
+        )}
+      </select>
+    </div>
     <div>
       <label for="since">Since (UTC)</label>
       <input id="since" name="since" type="datetime-local" value="${f.since ?? ''}" />

@@ -10,7 +10,7 @@ import type { Usage } from '../../usage/usage-service.js';
 import { cumulative, usageChart } from './charts.js';
 import type { PortalDeps } from './deps.js';
 import { tenantOf } from './deps.js';
-import { number, planName, plansWith, when } from './format.js';
+import { defaultKeptDays, number, planName, plansWith, when } from './format.js';
 import { html } from './html.js';
 import { page } from './layout.js';
 import { accountsSection, statusSection } from './overview-views.js';
@@ -53,7 +53,9 @@ function planSection({ tenant, usage }: Overview) {
     <h2 id="plan-h">Plan and usage</h2>
     <p>
       Plan <strong>${planName(tenant.plan)}</strong>: ${number(limits.messagesPerMonth)} messages a month,
-      ${limits.accounts} account(s), ${limits.retentionDays} days of history.
+      ${limits.accounts} account(s), messages kept up to ${limits.retentionDays} days: each message for its lifetime,
+      ${defaultKeptDays(tenant.plan)} days unless its send asks for longer (<code>ttlSeconds</code>), never beyond
+      ${limits.retentionDays}.
     </p>
     <p>
       <strong>${number(usage.used)}</strong> of ${number(usage.limit)} messages used this month

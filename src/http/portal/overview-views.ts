@@ -93,14 +93,15 @@ export function accountsSection(tenant: Tenant, figures: Map<string, AccountFigu
     <h2 id="acc-h">Accounts</h2>
     <table class="account-figures">
       <caption>
-        Each account's messages created in the last 14 days: sent (delivered and read apart), failed, of them suppressed
-        (the number is on the account's suppression list), and cancelled
+        Each account's messages created in the last 14 days, each counted once in its latest status: sent with no
+        receipt yet, delivered, read, failed (of them suppressed: the number is on the account's suppression list), and
+        cancelled
       </caption>
       <thead>
         <tr>
           <th scope="col">Account</th>
           <th scope="col">Status</th>
-          <th scope="col">Sent</th>
+          <th scope="col">Sent, no receipt yet</th>
           <th scope="col">Delivered</th>
           <th scope="col">Read</th>
           <th scope="col">Failed</th>

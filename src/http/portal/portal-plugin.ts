@@ -22,7 +22,7 @@ import { type Html, html } from './html.js';
 import { registerInboxMediaRoutes } from './inbox-media-routes.js';
 import { registerInboxRoutes } from './inbox-routes.js';
 import { registerKeyRoutes } from './keys-routes.js';
-import { errorBox, publicPage } from './layout.js';
+import { errorBox, publicPage, wayBack } from './layout.js';
 import { registerMessageRoutes } from './messages-routes.js';
 import { registerOverviewRoutes } from './overview-routes.js';
 import { registerPasswordResetRoutes } from './password-reset-routes.js';
@@ -118,12 +118,12 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
         if (!given || !safeEqual(given, request.portalSession!.csrfToken)) return refuseCsrf(reply);
       });
 
-      portal.setNotFoundHandler((_request, reply) => sendPage(reply, notFoundPage(), 404));
+      portal.setNotFoundHandler((request, reply) => sendPage(reply, notFoundPage(request.url), 404));
       portal.setErrorHandler(portalError);
 
       portal.get('/assets/:name', { config: { portalPublic: true } }, async (request, reply) => {
         const asset = assets[(request.params as { name: string }).name];
-        if (!asset) return sendPage(reply, notFoundPage(), 404);
+        if (!asset) return sendPage(reply, notFoundPage(request.url), 404);
         return reply.header('cache-control', 'public, max-age=3600').type(asset.type).send(asset.body);
       });
 
@@ -194,8 +194,8 @@ function readOnlyPage(): Html {
  */
 function portalError(err: unknown, request: FastifyRequest, reply: FastifyReply) {
   if (err instanceof AppError) {
-    if (err.status === 404) return sendPage(reply, notFoundPage(), 404);
-    return sendPage(reply, publicPage('Error', errorBox(err)), err.status);
+    if (err.status === 404) return sendPage(reply, notFoundPage(request.url), 404);
+    return sendPage(reply, publicPage('Error', html`${errorBox(err)}${wayBack(request.url)}`), err.status);
   }
   const fault = databaseFault(err);
   if (fault !== null) {
@@ -206,13 +206,31 @@ function portalError(err: unknown, request: FastifyRequest, reply: FastifyReply)
   }
   const status = (err as { statusCode?: number }).statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500)
-    return sendPage(reply, publicPage('Bad request', html`<p role="alert">${(err as Error).message}</p>`), status);
+    return sendPage(
+      reply,
+      publicPage(
+        status === 413 ? 'Too large' : 'Bad request',
+        html`<p role="alert">
+            ${status === 413 ? 'The form is larger than the portal takes: shorten what you entered.' : (err as Error).message}
+          </p>
+          ${wayBack(request.url)}`,
+      ),
+      status,
+    );
   request.log.error({ err }, 'portal: unhandled error');
   return sendPage(reply, publicPage('Error', errorBox(err)), 500);
 }
 
-function notFoundPage(): Html {
-  return publicPage('Not found', html`<p>There is nothing here. <a href="/portal">Back to the overview</a></p>`);
+/**
+ * Nothing at this address: a link that went stale, or Back to the page of something since
+ * deleted (an endpoint, a rule): the way back to its section's list, and to the overview.
+ */
+function notFoundPage(path: string): Html {
+  return publicPage(
+    'Not found',
+    html`<p>There is nothing here: what this page showed may have been deleted, or the link is wrong.</p>
+      ${wayBack(path)}`,
+  );
 }
 
 function tokenOf(request: FastifyRequest): string | null {

@@ -14,7 +14,12 @@ import { confirmPage, doneNotice, errorBox, notice, page } from './layout.js';
 import { sendPage } from './reply.js';
 import { type ShownInvitation, shownInvitation, teamPage } from './team-views.js';
 
-const EMAIL = /^[^@\s]+@[^@\s]+$/;
+/**
+ * An email address as mail systems take it: the local part's characters (RFC 5322 atext and dots),
+ * a domain of letters, digits and hyphens with at least one dot. `<script>…@x.test` is not one.
+ */
+const EMAIL =
+  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
 const DONE = {
   role: 'The role is changed.',
@@ -69,7 +74,7 @@ function registerInvite(app: FastifyInstance, deps: PortalDeps): void {
     try {
       const email = str(request.body, 'email').trim();
       if (email.length < 3 || email.length > 320 || !EMAIL.test(email))
-        throw errors.validation([{ path: 'email', message: 'must be an email address' }]);
+        throw errors.validation([{ path: 'email', message: 'must be an email address, such as ana@example.com' }]);
       const role = roleOf(request.body);
       const invited = await deps.team.invite(session.customerId, { email, role });
       await audit(deps, request, session, 'user.invite', `${invited.email} (${role})`);
@@ -113,6 +118,20 @@ function registerChanges(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/team/:id/disable', async (request, reply) => {
     const { session, ctx } = await tenantOf(deps, request);
     const member = await deps.team.get(session.customerId, idParam(request));
+    // Already disabled (Back to this page, a second tab): nothing to confirm.
+    if (member.status === 'disabled')
+      return sendPage(
+        reply,
+        page(
+          ctx,
+          'User already disabled',
+          html`<p role="status">
+              <strong>${member.email}</strong> is already disabled: they cannot log in until an owner enables them again
+              on the team page.
+            </p>
+            <p><a href="/portal/team">Back to Team</a></p>`,
+        ),
+      );
     return sendPage(
       reply,
       confirmPage(

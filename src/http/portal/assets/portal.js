@@ -68,3 +68,83 @@ document.addEventListener('input', (event) => {
 document.addEventListener('change', (event) => {
   if (event.target instanceof Element && event.target.id === 'reply-template') drawTemplatePreview();
 });
+
+// A text field with a provider limit (data-max-chars) counts its characters as they are typed, in
+// the element data-counter names, and is invalid while over the limit (the server refuses it too).
+function countCharacters(field) {
+  const max = Number(field.getAttribute('data-max-chars'));
+  const counter = document.getElementById(field.getAttribute('data-counter'));
+  const length = Array.from(field.value).length;
+  const over = length - max;
+  const n = (x) => x.toLocaleString('en-US');
+  if (counter) {
+    counter.textContent =
+      over > 0
+        ? `${n(length)} characters: ${n(over)} over the limit of ${n(max)}. Shorten the text or send it in parts.`
+        : `${n(length)} of at most ${n(max)} characters.`;
+    counter.classList.toggle('warn', over > 0);
+  }
+  field.setCustomValidity(over > 0 ? `At most ${n(max)} characters: this text has ${n(length)}.` : '');
+}
+document.addEventListener('input', (event) => {
+  if (event.target instanceof HTMLTextAreaElement && event.target.hasAttribute('data-max-chars'))
+    countCharacters(event.target);
+});
+for (const field of document.querySelectorAll('textarea[data-max-chars]')) countCharacters(field);
+
+// A form marked data-swap-errors shows a refusal (a 4xx page) in place too: htmx swaps only 2xx
+// answers by default. After such a swap, the element marked data-focus-after-swap takes focus.
+document.addEventListener('htmx:beforeSwap', (event) => {
+  const elt = event.detail.requestConfig && event.detail.requestConfig.elt;
+  if (elt instanceof Element && elt.closest('[data-swap-errors]') && event.detail.xhr.status >= 400) {
+    event.detail.shouldSwap = true;
+    event.detail.isError = false;
+  }
+});
+document.addEventListener('htmx:afterSettle', () => {
+  const target = document.querySelector('[data-focus-after-swap]');
+  if (target instanceof HTMLElement) target.focus();
+});
+
+// Times are written in UTC. The "Local times" button (shown only with this file) shows every
+// <time datetime> in the browser's time zone instead, with its offset; the choice is remembered.
+const TIMES_KEY = 'chatgate-portal-times';
+const pad = (n) => String(n).padStart(2, '0');
+function localText(d) {
+  const offset = -d.getTimezoneOffset();
+  const sign = offset >= 0 ? '+' : '-';
+  const zone = `UTC${sign}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} (${zone})`;
+}
+function localTimes() {
+  try {
+    return localStorage.getItem(TIMES_KEY) === 'local';
+  } catch {
+    return false;
+  }
+}
+function showTimes() {
+  const local = localTimes();
+  for (const t of document.querySelectorAll('time[datetime]')) {
+    if (!t.hasAttribute('data-utc')) t.setAttribute('data-utc', t.textContent);
+    const d = new Date(t.getAttribute('datetime'));
+    if (Number.isNaN(d.getTime())) continue;
+    t.textContent = local ? localText(d) : t.getAttribute('data-utc');
+  }
+  const button = document.getElementById('time-toggle');
+  if (button) {
+    button.hidden = false;
+    button.setAttribute('aria-pressed', local ? 'true' : 'false');
+  }
+}
+document.addEventListener('click', (event) => {
+  if (!(event.target instanceof Element) || !event.target.closest('#time-toggle')) return;
+  try {
+    localStorage.setItem(TIMES_KEY, localTimes() ? 'utc' : 'local');
+  } catch {
+    return;
+  }
+  showTimes();
+});
+showTimes();
+document.addEventListener('htmx:afterSettle', showTimes);
