@@ -93,45 +93,48 @@ export function createOverviewQueries(db: Db) {
       return rows[0]?.content ?? null;
     },
 
-    /**
-     * The template values a broadcast's recipients carry, by place (`header` or `body`, 1-based):
-     * how many messages have one, how many distinct values, and one of them. For the broadcast
-     * page's summary of values that are not in the shared content (the portal's form fills a value
-     * set for everyone into each row's own when another value comes from the rows).
-     */
-    async broadcastValues(
-      customerId: string,
-      broadcastId: string,
-    ): Promise<{ part: 'header' | 'body'; place: number; messages: number; distinct: number; value: string }[]> {
-      const rows = await db.query<{
-        part: 'header' | 'body';
-        place: number;
-        messages: number;
-        distinct: number;
-        value: string;
-      }>(
-        `SELECT v.part, v.place::int AS place, count(*)::int AS messages, count(DISTINCT v.value)::int AS distinct,
-                min(v.value) AS value
-           FROM messages m
-           CROSS JOIN LATERAL (
-             SELECT 'body' AS part, b.place, b.value
-               FROM jsonb_array_elements_text(m.content->'template'->'components'->'body') WITH ORDINALITY AS b(value, place)
-              WHERE jsonb_typeof(m.content->'template'->'components'->'body') = 'array'
-             UNION ALL
-             SELECT 'header', h.place, h.value
-               FROM jsonb_array_elements_text(m.content->'template'->'components'->'header') WITH ORDINALITY AS h(value, place)
-              WHERE jsonb_typeof(m.content->'template'->'components'->'header') = 'array'
-           ) v
-          WHERE m.customer_id = $1 AND m.broadcast_id = $2
-          GROUP BY v.part, v.place ORDER BY v.part DESC, v.place`,
-        [customerId, broadcastId],
-      );
-      return rows.map((r) => ({
-        ...r,
-        place: Number(r.place),
-        messages: Number(r.messages),
-        distinct: Number(r.distinct),
-      }));
-    },
+    broadcastValues: (customerId: string, broadcastId: string) => broadcastValues(db, customerId, broadcastId),
   };
+}
+
+/**
+ * The template values a broadcast's recipients carry, by place (`header` or `body`, 1-based):
+ * how many messages have one, how many distinct values, and one of them. For the broadcast
+ * page's summary of values that are not in the shared content (the portal's form fills a value
+ * set for everyone into each row's own when another value comes from the rows).
+ */
+async function broadcastValues(
+  db: Db,
+  customerId: string,
+  broadcastId: string,
+): Promise<{ part: 'header' | 'body'; place: number; messages: number; distinct: number; value: string }[]> {
+  const rows = await db.query<{
+    part: 'header' | 'body';
+    place: number;
+    messages: number;
+    distinct: number;
+    value: string;
+  }>(
+    `SELECT v.part, v.place::int AS place, count(*)::int AS messages, count(DISTINCT v.value)::int AS distinct,
+            min(v.value) AS value
+       FROM messages m
+       CROSS JOIN LATERAL (
+         SELECT 'body' AS part, b.place, b.value
+           FROM jsonb_array_elements_text(m.content->'template'->'components'->'body') WITH ORDINALITY AS b(value, place)
+          WHERE jsonb_typeof(m.content->'template'->'components'->'body') = 'array'
+         UNION ALL
+         SELECT 'header', h.place, h.value
+           FROM jsonb_array_elements_text(m.content->'template'->'components'->'header') WITH ORDINALITY AS h(value, place)
+          WHERE jsonb_typeof(m.content->'template'->'components'->'header') = 'array'
+       ) v
+      WHERE m.customer_id = $1 AND m.broadcast_id = $2
+      GROUP BY v.part, v.place ORDER BY v.part DESC, v.place`,
+    [customerId, broadcastId],
+  );
+  return rows.map((r) => ({
+    ...r,
+    place: Number(r.place),
+    messages: Number(r.messages),
+    distinct: Number(r.distinct),
+  }));
 }
