@@ -628,20 +628,22 @@ describe('broadcasts: sent by the dispatcher through the provider emulator', () 
           ['sent', 'delivered'].includes(
             (await call(svc.url, 'GET', `/messages/${r.body.messageId}`, { key })).body.status,
           ),
-        15_000,
+        25_000,
         50,
       );
       const counts = (await get(t.key, res.body.broadcastId)).counts;
       return counts.pending + counts.queued;
     };
     // 2,000 messages at 20/s take 100 s: a single send waiting behind them would time out above
-    // (15 s each), however slow the machine; one that does not wait leaves most of them waiting.
-    // (400 left a margin of 15 s for both sends, which a loaded machine could use up.)
+    // (25 s each), however slow the machine; one that does not wait leaves most of them waiting.
+    // (400 left a margin of 15 s for both sends, which a loaded machine could use up; a send of the
+    // same account may wait for the slots booked ahead of it, up to the pacing horizon, and 15 s
+    // was not enough for that on a loaded machine: 25 s still leaves > 1,000 and > 500 waiting.)
     expect(await waitingWhenSent(other.key, 'other-account')).toBeGreaterThan(1000);
     expect(await waitingWhenSent(t.key, 'same-account')).toBeGreaterThan(500);
     expect((await get(t.key, res.body.broadcastId)).status).toBe('active');
     await call(svc.url, 'POST', `/broadcasts/${res.body.broadcastId}/cancel`, { key: t.key });
-  }, 40_000);
+  }, 80_000);
 });
 
 describe('broadcasts: 5,000 sent at the account pace, timed by an emulator in a process of its own', () => {
