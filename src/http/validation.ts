@@ -1,5 +1,6 @@
-// Request validation and response serialization. Validation: two Ajv instances (bodies as sent; query strings and path params coerced
-// from text), every problem collected and answered as validation_error with details[{path,message}].
+// Request validation and response serialization. Validation: two Ajv instances (bodies as sent;
+// query strings and path params coerced from text), every problem collected and answered as
+// validation_error with details[{path,message}].
 import Ajv, { type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import fastJsonStringify, { type Schema } from 'fast-json-stringify';
