@@ -6,9 +6,9 @@ import type { Db } from '../db/db.js';
 import { sha256Hex } from '../shared/crypto.js';
 import { AppError, errors, operatorErrors } from '../shared/errors.js';
 import { hashPassword, passwordProblem, verifyPassword } from './password.js';
+import type { PortalRole } from './roles.js';
 
-export const PORTAL_ROLES = ['owner', 'viewer'] as const;
-export type PortalRole = (typeof PORTAL_ROLES)[number];
+export { PORTAL_ROLES, type PortalRole } from './roles.js';
 
 export type PortalUser = {
   id: string;

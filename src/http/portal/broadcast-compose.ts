@@ -7,13 +7,14 @@ import type { Tenant } from '../../auth/directory.js';
 import { PROVIDER_TEXT_MAX } from '../../messages/content-kinds.js';
 import { MAX_SEND_AT_LEAD_SECONDS } from '../../messages/schedule.js';
 import { effectiveTtlSeconds, type Plan } from '../../plans/plans.js';
+import { roleName } from '../../portal/roles.js';
 import { AppError } from '../../shared/errors.js';
 import { variablesOf } from '../../templates/template-definition.js';
 import type { Template } from '../../templates/template-view.js';
 import type { PortalDeps } from './deps.js';
 import { str } from './deps.js';
 import { html, type Part } from './html.js';
-import { csrfField, page, type PageContext } from './layout.js';
+import { canWrite, csrfField, page, type PageContext } from './layout.js';
 
 /** One catalog template, with the account it belongs to and its variables (BODY, then HEADER text). */
 export type PickableTemplate = {
@@ -172,8 +173,8 @@ export function composePage(ctx: PageContext, tenant: Tenant, catalog: Catalog, 
     html`${top}
       <p><a href="/portal/broadcasts">All broadcasts</a></p>
       ${
-        ctx.session.role !== 'owner'
-          ? html`<p class="muted">Your role is viewer: you cannot send broadcasts.</p>`
+        !canWrite(ctx)
+          ? html`<p class="muted">Your role is ${roleName(ctx.session.role)}: you cannot send broadcasts.</p>`
           : html`<form
               id="compose"
               method="post"

@@ -2,10 +2,11 @@
 // content, progress with cancelled messages counted as cancelled (the API counts them in failed).
 import type { Tenant } from '../../auth/directory.js';
 import type { Broadcast } from '../../broadcasts/broadcast-store.js';
+import { roleName } from '../../portal/roles.js';
 import { outboundContent } from './content-view.js';
 import { number, when } from './format.js';
 import { type Html, html, type Part } from './html.js';
-import type { PageContext } from './layout.js';
+import { canWrite, type PageContext } from './layout.js';
 import { dataTable, nextPageLink } from './tables.js';
 
 /** The counts as the portal shows them: `failed` without the cancelled ones, `cancelled` apart. */
@@ -40,9 +41,9 @@ function progressBar(b: Broadcast): Html {
 /** The list: newest first, a page at a time. */
 export function broadcastList(ctx: PageContext, tenant: Tenant, broadcasts: Broadcast[], nextCursor: string | null) {
   return html`${
-    ctx.session.role === 'owner'
+    canWrite(ctx)
       ? html`<p><a href="/portal/broadcasts/new" class="button">New broadcast</a></p>`
-      : html`<p class="muted">Your role is viewer: you cannot send broadcasts.</p>`
+      : html`<p class="muted">Your role is ${roleName(ctx.session.role)}: you cannot send broadcasts.</p>`
   }
   ${
     broadcasts.length === 0
@@ -160,7 +161,7 @@ export function progressBlock(ctx: PageContext, b: Broadcast): Html {
     </table>
     <p>${b.cancelledAt ? html`Cancelled ${when(b.cancelledAt)}.` : ''}</p>
     ${
-      b.status === 'active' && ctx.session.role === 'owner'
+      b.status === 'active' && canWrite(ctx)
         ? html`<p><a href="/portal/broadcasts/${b.broadcastId}/cancel">Cancel the broadcast…</a></p>`
         : ''
     }

@@ -15,28 +15,17 @@ import type { PortalDeps } from './deps.js';
 import { audit, idParam, str, tenantOf } from './deps.js';
 import { html } from './html.js';
 import { pageQuery } from './input.js';
-import { confirmPage, doneNotice, errorBox, gate, page } from './layout.js';
+import { canWrite, confirmPage, doneNotice, errorBox, page } from './layout.js';
 import { sendPage } from './reply.js';
 import { registerUploadRoutes } from './upload.js';
 
-/** The page's context once the plan allows broadcasts; otherwise the gate page. */
-async function allowed(deps: PortalDeps, request: FastifyRequest) {
-  const t = await tenantOf(deps, request);
-  try {
-    deps.broadcasts.checkAllowed(t.caller);
-    return { ...t, gated: null };
-  } catch (err) {
-    if (!(err instanceof AppError)) throw err;
-    return { ...t, gated: page(t.ctx, 'Broadcasts', gate(t.tenant.plan, 'broadcasts', 'Broadcasts')) };
-  }
-}
-
-type Allowed = Awaited<ReturnType<typeof allowed>>;
+type Allowed = Awaited<ReturnType<typeof tenantOf>>;
 
 /** The compose page with the catalog read for it. */
 async function compose(deps: PortalDeps, a: Allowed, top: Parameters<typeof composePage>[3], body: unknown = {}) {
-  const catalog: Catalog =
-    a.session.role === 'owner' ? await loadCatalog(deps, a.caller, a.tenant) : { templates: [], problems: [] };
+  const catalog: Catalog = canWrite(a.ctx)
+    ? await loadCatalog(deps, a.caller, a.tenant)
+    : { templates: [], problems: [] };
   return { catalog, page: composePage(a.ctx, a.tenant, catalog, top, body) };
 }
 
@@ -65,8 +54,7 @@ function formOf(req: unknown): Record<string, string> {
 
 export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/broadcasts', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated);
+    const a = await tenantOf(deps, request);
     const cursor = pageQuery(request).cursor;
     const { broadcasts, nextCursor } = await deps.broadcasts.list(a.caller, {
       limit: 25,
@@ -76,16 +64,14 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
   });
 
   app.get('/broadcasts/new', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated);
+    const a = await tenantOf(deps, request);
     return sendPage(reply, (await compose(deps, a, '')).page);
   });
 
   // "Check recipients" and the template picker's "Show the template's variables": both answer the
   // form again, and change nothing (the check shows what would be sent and the button that sends).
   const preview = async (request: FastifyRequest, reply: FastifyReply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
+    const a = await tenantOf(deps, request);
     const body = request.body as Record<string, unknown>;
     if (str(body, 'step') === 'pick')
       return sendPage(reply, (await compose(deps, a, '', { ...body, contentType: 'template' })).page);
@@ -112,8 +98,7 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
   // Sends what the check showed. The request carries the externalId the check chose, so sending
   // the same form again (a reload, Back and send) repeats it: the API answers the same broadcast.
   app.post('/broadcasts', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
+    const a = await tenantOf(deps, request);
     let req: unknown;
     try {
       req = JSON.parse(str(request.body, 'request'));
@@ -153,8 +138,7 @@ function broadcastWords(b: { externalId: string; name?: string | null; recipient
 /** One broadcast: its page, its progress (polled), its cancel. */
 function registerBroadcastPages(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/broadcasts/:id', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated);
+    const a = await tenantOf(deps, request);
     const b = await deps.broadcasts.get(a.caller, idParam(request));
     const [content, own] = await Promise.all([
       deps.queries.broadcastContent(a.tenant.customerId, b.broadcastId),
@@ -169,22 +153,20 @@ function registerBroadcastPages(app: FastifyInstance, deps: PortalDeps): void {
           ${broadcastFields(a.tenant, b, content, own)} ${progressBlock(a.ctx, b)}
           <p>
             <a href="/portal/broadcasts/${b.broadcastId}">Reload</a> · <a href="/portal/broadcasts">All broadcasts</a>
-            ${a.session.role === 'owner' ? html` · <a href="/portal/broadcasts/new">New broadcast</a>` : ''}
+            ${canWrite(a.ctx) ? html` · <a href="/portal/broadcasts/new">New broadcast</a>` : ''}
           </p>`,
       ),
     );
   });
 
   app.get('/broadcasts/:id/progress', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated);
+    const a = await tenantOf(deps, request);
     const b = await deps.broadcasts.get(a.caller, idParam(request));
     return reply.type('text/html; charset=utf-8').send(progressBlock(a.ctx, b).value);
   });
 
   app.get('/broadcasts/:id/cancel', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated);
+    const a = await tenantOf(deps, request);
     const b = await deps.broadcasts.get(a.caller, idParam(request));
     return sendPage(
       reply,
@@ -203,8 +185,7 @@ function registerBroadcastPages(app: FastifyInstance, deps: PortalDeps): void {
   });
 
   app.post('/broadcasts/:id/cancel', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
+    const a = await tenantOf(deps, request);
     const id = idParam(request);
     await deps.broadcasts.cancel(a.caller, id);
     await audit(deps, request, a.session, 'broadcast.cancel', broadcastWords(await deps.broadcasts.get(a.caller, id)));

@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Caller } from '../../auth/caller.js';
 import { PROVIDER_TEXT_MAX } from '../../messages/content-kinds.js';
 import { crossFieldProblems, type SendRequest, SendRequestSchema } from '../../messages/send-request.js';
+import { roleName } from '../../portal/roles.js';
 import { isReplyWindowOpen } from '../../senders/reply-window.js';
 import { REPLY_WINDOW_MS } from '../../senders/reply-window.js';
 import { AppError, errors } from '../../shared/errors.js';
@@ -28,7 +29,7 @@ import { audit, idParam, str, tenantOf } from './deps.js';
 import { number, when } from './format.js';
 import { type Html, html, type Part } from './html.js';
 import { pageQuery } from './input.js';
-import { csrfField, doneNotice, errorBox, gate, page, type PageContext, sandboxBadge } from './layout.js';
+import { canWrite, csrfField, doneNotice, errorBox, gate, page, type PageContext, sandboxBadge } from './layout.js';
 import { errorLine } from './message-page.js';
 import { sendPage } from './reply.js';
 
@@ -236,8 +237,11 @@ function templateForm(ctx: PageContext, action: string, templates: Template[] | 
 const newExternalId = () => `portal-reply-${crypto.randomBytes(12).toString('base64url')}`;
 
 async function replyBox(deps: PortalDeps, ctx: PageContext, caller: Caller, c: Conversation, draft: Draft | null) {
-  if (ctx.session.role !== 'owner')
-    return html`<p>Your role is <strong>viewer</strong>: an owner of your account can reply.</p>`;
+  if (!canWrite(ctx))
+    return html`<p>
+      Your role is <strong>${roleName(ctx.session.role)}</strong>: an owner, administrator or support agent of your
+      account can reply.
+    </p>`;
   const action = `${conversationPath(c.account.id, c.phone)}/reply`;
   if (windowOpen(c.sender, new Date()) && draft?.kind !== 'template') return textForm(ctx, action, draft);
   // A text refused because the window closed meanwhile: its problem above the templates offered instead.

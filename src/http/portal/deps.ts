@@ -14,6 +14,7 @@ import type { SendService } from '../../messages/send-service.js';
 import type { AuditLog } from '../../portal/audit-log.js';
 import type { PasswordResetService } from '../../portal/password-reset-service.js';
 import type { PortalQueries } from '../../portal/portal-store.js';
+import { mayWrite } from '../../portal/roles.js';
 import type { Session, SessionService } from '../../portal/session-service.js';
 import type { TeamService } from '../../portal/team-service.js';
 import type { TwoFactorService } from '../../portal/two-factor-service.js';
@@ -24,6 +25,7 @@ import { AppError, errors } from '../../shared/errors.js';
 import type { TemplateService } from '../../templates/template-service.js';
 import type { UsageService } from '../../usage/usage-service.js';
 import type { EndpointService } from '../../webhooks/endpoint-service.js';
+import { areaOf } from './gates.js';
 import { pageQuery } from './input.js';
 import type { PageContext } from './layout.js';
 
@@ -71,12 +73,13 @@ export async function tenantOf(
   const tenant = await deps.directory.tenant(session.customerId);
   if (!tenant) throw errors.notFound();
   const caller = { principal: portalPrincipal(session), tenant };
-  return { session, tenant, caller, ctx: { session, plan: tenant.plan, path: request.url.split('?')[0]! } };
+  const ctx = { session, plan: tenant.plan, path: request.url.split('?')[0]!, area: areaOf(request) };
+  return { session, tenant, caller, ctx };
 }
 
 /**
  * A portal user acting through a service that takes an API principal: never sandbox, never scoped
- * to one account, template access by role (an owner manages, a viewer reads).
+ * to one account, template access by role (those who may write templates manage, roles.ts).
  */
 export function portalPrincipal(session: Session): Principal {
   return {
@@ -84,7 +87,7 @@ export function portalPrincipal(session: Session): Principal {
     customerId: session.customerId,
     sandbox: false,
     scopeAccountId: null,
-    templateAccess: session.role === 'owner' ? 'manage' : 'read',
+    templateAccess: mayWrite(session.role, 'templates') ? 'manage' : 'read',
   };
 }
 

@@ -21,7 +21,7 @@ import {
   senderLookup,
 } from './inbox-views.js';
 import { type PageQuery, pageQuery } from './input.js';
-import { confirmPage, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
+import { canWrite, confirmPage, doneNotice, errorBox, page, type PageContext } from './layout.js';
 import { sendPage } from './reply.js';
 import { dataTable, nextPageLink } from './tables.js';
 
@@ -91,16 +91,8 @@ function inboxTable(messages: InboundPage['inboundMessages'], next: Part): Html 
   ${next}`;
 }
 
-async function allowed(deps: PortalDeps, request: FastifyRequest) {
-  const t = await tenantOf(deps, request);
-  try {
-    deps.settings.checkAllowed(t.caller);
-    return { ...t, gated: null };
-  } catch (err) {
-    if (!(err instanceof AppError)) throw err;
-    return { ...t, gated: page(t.ctx, 'Inbox', gate(t.tenant.plan, 'inbox', 'The inbox')) };
-  }
-}
+/** The inbox's settings (filters, forwarding rules): their own area, inside a page every role reads (roles.ts). */
+const RULES = { config: { portalArea: 'inbox-rules' as const } };
 
 async function inboxPage(
   deps: PortalDeps,
@@ -118,7 +110,7 @@ async function inboxPage(
     deps.settings.listRules(caller),
     Promise.all(tenant.accounts.map((a) => deps.settings.getFilter(caller, a.id))),
   ]);
-  const owner = ctx.session.role === 'owner';
+  const owner = canWrite(ctx, 'inbox-rules');
   const accountOptions = tenant.accounts.map(
     (a) => html`<option value="${a.id}">${a.displayName} (${a.phoneNumber})</option>`,
   );
@@ -152,8 +144,7 @@ async function inboxPage(
 
 export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/inbox', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated);
+    const a = await tenantOf(deps, request);
     const done = doneNotice(pageQuery(request), {
       'rule-created': 'Rule created.',
       'rule-deleted': 'Rule deleted.',
@@ -193,9 +184,8 @@ export function registerInboxRoutes(app: FastifyInstance, deps: PortalDeps): voi
 
 /** Saving an account's whitelist/blacklist (a refused one comes back with what was typed). */
 function registerFilterRoutes(app: FastifyInstance, deps: PortalDeps): void {
-  app.post('/inbox/filters/:id', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
+  app.post('/inbox/filters/:id', RULES, async (request, reply) => {
+    const a = await tenantOf(deps, request);
     // The account and the numbers are the settings service's to check (the API's rule: 404 when
     // not the caller's account, `numbers.K` for a number it cannot read); the form only splits
     // the field, one number per line (a line may also hold several, separated by commas), so that
@@ -254,9 +244,8 @@ function ruleWords(rule: { name: string | null; destination: { url: string } }):
 function registerRuleRoutes(app: FastifyInstance, deps: PortalDeps): void {
   const checks = createRateWindow({ limit: RULE_CHECKS_PER_MINUTE, windowMs: 60_000 });
 
-  app.post('/inbox/rules/check', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
+  app.post('/inbox/rules/check', RULES, async (request, reply) => {
+    const a = await tenantOf(deps, request);
     const fragment = request.headers['hx-request'] === 'true';
     let answer: Html;
     let form: RuleForm | undefined;
@@ -285,9 +274,8 @@ function registerRuleRoutes(app: FastifyInstance, deps: PortalDeps): void {
     return sendPage(reply, await inboxPage(deps, request, a.ctx, a.caller, answer, null, form), status);
   });
 
-  app.post('/inbox/rules', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
+  app.post('/inbox/rules', RULES, async (request, reply) => {
+    const a = await tenantOf(deps, request);
     try {
       const rule = await deps.settings.createRule(a.caller, {
         name: str(request.body, 'name').slice(0, 200),
@@ -304,9 +292,8 @@ function registerRuleRoutes(app: FastifyInstance, deps: PortalDeps): void {
     }
   });
 
-  app.get('/inbox/rules/:id/delete', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated);
+  app.get('/inbox/rules/:id/delete', RULES, async (request, reply) => {
+    const a = await tenantOf(deps, request);
     const id = idParam(request);
     const rule = (await deps.settings.listRules(a.caller)).find((r) => r.id === id);
     if (!rule) throw errors.notFound();
@@ -326,9 +313,8 @@ function registerRuleRoutes(app: FastifyInstance, deps: PortalDeps): void {
     );
   });
 
-  app.post('/inbox/rules/:id/delete', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
+  app.post('/inbox/rules/:id/delete', RULES, async (request, reply) => {
+    const a = await tenantOf(deps, request);
     const id = idParam(request);
     const rule = (await deps.settings.listRules(a.caller)).find((r) => r.id === id);
     await deps.settings.deleteRule(a.caller, id);

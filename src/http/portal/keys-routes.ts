@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import type { Tenant } from '../../auth/directory.js';
 import { keyWords, MAX_ACTIVE_KEYS } from '../../keys/key-service.js';
+import { roleName } from '../../portal/roles.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { TEMPLATE_ACCESS, type TemplateAccess } from '../../shared/vocab.js';
 import type { PortalDeps } from './deps.js';
@@ -11,15 +12,31 @@ import { audit, idParam, recheckPassword, stashSecret, str, takeSecret, tenantOf
 import { when } from './format.js';
 import { type Html, html, type Part } from './html.js';
 import { pageQuery } from './input.js';
-import { copyButton, csrfField, doneNotice, errorBox, notice, page, type PageContext, sandboxBadge } from './layout.js';
+import {
+  canWrite,
+  copyButton,
+  csrfField,
+  doneNotice,
+  errorBox,
+  notice,
+  page,
+  type PageContext,
+  sandboxBadge,
+} from './layout.js';
 import { sendPage } from './reply.js';
 
 type KeyView = Awaited<ReturnType<PortalDeps['keys']['list']>>[number];
 
+function readOnlyNote(ctx: PageContext): Html {
+  return html`<p class="muted">
+    Your role is ${roleName(ctx.session.role)}: you cannot create, reveal or revoke keys.
+  </p>`;
+}
+
 function keysPage(ctx: PageContext, tenant: Tenant, keys: KeyView[], top: Part): Html {
   const active = keys.filter((k) => !k.revokedAt);
   const left = MAX_ACTIVE_KEYS - active.length;
-  const owner = ctx.session.role === 'owner';
+  const owner = canWrite(ctx);
   const accountName = (id: string | null) =>
     id === null ? 'All accounts' : (tenant.accounts.find((a) => a.id === id)?.displayName ?? id);
   return page(
@@ -88,7 +105,7 @@ function keysPage(ctx: PageContext, tenant: Tenant, keys: KeyView[], top: Part):
           )}
         </tbody>
       </table>
-      ${owner ? createForm(ctx, tenant, left) : html`<p class="muted">Your role is viewer: you cannot create, reveal or revoke keys.</p>`}`,
+      ${owner ? createForm(ctx, tenant, left) : readOnlyNote(ctx)}`,
   );
 }
 

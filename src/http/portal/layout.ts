@@ -2,26 +2,38 @@
 // blocks (errors, plan gates, forms' CSRF field) that keep the pages consistent.
 import type { Plan } from '../../plans/plans.js';
 import { type Feature } from '../../plans/plans.js';
+import { type Area, mayRead, mayWrite, ROLE_LABELS } from '../../portal/roles.js';
 import type { Session } from '../../portal/session-service.js';
 import { AppError } from '../../shared/errors.js';
 import { planName, plansWith } from './format.js';
 import { type Html, html, type Part } from './html.js';
 import type { PageQuery } from './input.js';
 
-export type PageContext = { session: Session; plan: Plan; path: string };
+/** A signed-in page's context; `area` is its route's (gates.ts), null on a page shown outside one. */
+export type PageContext = { session: Session; plan: Plan; path: string; area?: Area | null };
 
-const NAV: [string, string][] = [
-  ['/portal', 'Overview'],
-  ['/portal/messages', 'Messages'],
-  ['/portal/keys', 'API keys'],
-  ['/portal/accounts', 'Chat accounts'],
-  ['/portal/webhooks', 'Webhooks'],
-  ['/portal/inbox', 'Inbox'],
-  ['/portal/broadcasts', 'Broadcasts'],
-  ['/portal/templates', 'Templates'],
-  ['/portal/team', 'Team'],
-  ['/portal/audit', 'Audit log'],
-  ['/portal/profile', 'Your account'],
+/** Whether the signed-in user may change things in an area (the page's own by default): forms shown only then. */
+export function canWrite(ctx: PageContext, area: Area | null = ctx.area ?? null): boolean {
+  return area !== null && mayWrite(ctx.session.role, area);
+}
+
+/** Whether the signed-in user may see an area (a link or a section shown only then). */
+export function canRead(ctx: PageContext, area: Area): boolean {
+  return mayRead(ctx.session.role, area);
+}
+
+const NAV: [string, string, Area][] = [
+  ['/portal', 'Overview', 'overview'],
+  ['/portal/messages', 'Messages', 'messages'],
+  ['/portal/keys', 'API keys', 'keys'],
+  ['/portal/accounts', 'Chat accounts', 'accounts'],
+  ['/portal/webhooks', 'Webhooks', 'webhooks'],
+  ['/portal/inbox', 'Inbox', 'inbox'],
+  ['/portal/broadcasts', 'Broadcasts', 'broadcasts'],
+  ['/portal/templates', 'Templates', 'templates'],
+  ['/portal/team', 'Team', 'team'],
+  ['/portal/audit', 'Audit log', 'audit'],
+  ['/portal/profile', 'Your account', 'own'],
 ];
 
 /** The portal's section a path belongs to (its navigation entry): where a dead end leads back to. */
@@ -61,7 +73,8 @@ export function csrfField(session: Pick<Session, 'csrfToken'>): Html {
 
 /** A signed-in page. */
 export function page(ctx: PageContext, title: string, body: Part): Html {
-  const current = NAV.filter(([href]) => ctx.path === href || (href !== '/portal' && ctx.path.startsWith(href)));
+  const nav = NAV.filter(([, , area]) => canRead(ctx, area));
+  const current = nav.filter(([href]) => ctx.path === href || (href !== '/portal' && ctx.path.startsWith(href)));
   return html`<!doctype html>
     <html lang="en">
       ${head(title)}
@@ -70,7 +83,7 @@ export function page(ctx: PageContext, title: string, body: Part): Html {
         <header class="top">
           <span class="brand">ChatGate</span>
           <span class="plan">Plan: <strong>${planName(ctx.plan)}</strong></span>
-          <span class="who">${ctx.session.email} (${ctx.session.role})</span>
+          <span class="who">${ctx.session.email} (${ROLE_LABELS[ctx.session.role]})</span>
           <button type="button" id="time-toggle" aria-pressed="false" hidden>Local times</button>
           <a href="/portal/account/security">Security</a>
           <form method="post" action="/portal/logout" class="inline">
@@ -82,7 +95,7 @@ export function page(ctx: PageContext, title: string, body: Part): Html {
         </header>
         <nav aria-label="Portal">
           <ul>
-            ${NAV.map(
+            ${nav.map(
               ([href, label]) =>
                 html`<li>
                   <a href="${href}" ${current.at(-1)?.[0] === href ? html`aria-current="page"` : ''}>${label}</a>
@@ -196,11 +209,14 @@ export function confirmPage(
   button: string,
   back: string,
 ): Html {
-  if (ctx.session.role !== 'owner')
+  if (!canWrite(ctx))
     return page(
       ctx,
       title,
-      html`<p role="alert">Your role is <strong>viewer</strong>: an owner of your account can do this.</p>
+      html`<p role="alert">
+          Your role is <strong>${ROLE_LABELS[ctx.session.role]}</strong>: an owner or administrator of your account can
+          do this.
+        </p>
         <a href="${back}">Go back</a>`,
     );
   return page(

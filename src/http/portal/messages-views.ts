@@ -6,6 +6,7 @@ import type { Caller } from '../../auth/caller.js';
 import type { Tenant } from '../../auth/directory.js';
 import { type ListQuery, SEARCH_MAX } from '../../messages/message-store.js';
 import type { Message } from '../../messages/message-view.js';
+import { mayWrite } from '../../portal/roles.js';
 import type { Session } from '../../portal/session-service.js';
 import { providerErrorCodes } from '../../provider/error-map.js';
 import { AppError, errors } from '../../shared/errors.js';
@@ -61,9 +62,9 @@ const SHOWN_STATUSES = [...MESSAGE_STATUSES, 'cancelled'] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const FULL_NUMBER = /^\+[1-9]\d{6,14}$/;
 
-/** A message that has not left yet can be cancelled, by an owner. */
+/** A message that has not left yet can be cancelled, by a role that may write messages (roles.ts). */
 export const cancellable = (m: Message, session: Session) =>
-  (m.status === 'pending' || m.status === 'queued') && session.role === 'owner';
+  (m.status === 'pending' || m.status === 'queued') && mayWrite(session.role, 'messages');
 
 /** Cancelling asks first: the link leads to a confirmation page whose button does it. */
 export function cancelLink(m: Message): Html {

@@ -36,12 +36,6 @@ function roleOf(body: unknown): PortalRole {
 
 async function render(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply, top: Part, status = 200) {
   const { session, ctx } = await tenantOf(deps, request);
-  if (session.role !== 'owner')
-    return sendPage(
-      reply,
-      page(ctx, 'Team', html`<p role="alert">Only owners of your account manage its users.</p>`),
-      403,
-    );
   return sendPage(reply, teamPage(ctx, await deps.team.list(session.customerId), top), status);
 }
 

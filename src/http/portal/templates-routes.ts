@@ -11,7 +11,7 @@ import type { PortalDeps } from './deps.js';
 import { audit, portalPrincipal, str, tenantOf } from './deps.js';
 import { html, type Part } from './html.js';
 import { pageQuery } from './input.js';
-import { csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
+import { canWrite, csrfField, doneNotice, errorBox, gate, page, type PageContext } from './layout.js';
 import { sendPage } from './reply.js';
 import { dataTable } from './tables.js';
 
@@ -34,7 +34,7 @@ async function templatesPage(deps: PortalDeps, request: FastifyRequest, ctx: Pag
         const body = await templateTable(deps, caller, a);
         return html`<section class="card">
           <h2>${a.displayName} (${a.phoneNumber})</h2>
-          ${body} ${ctx.session.role === 'owner' && a.hasManagementToken ? createForm(ctx, a) : ''}
+          ${body} ${canWrite(ctx) && a.hasManagementToken ? createForm(ctx, a) : ''}
         </section>`;
       }),
   );

@@ -1,27 +1,19 @@
 // Webhook pages beyond the endpoint's own (issue #27, decision 0048): one delivery with the request
 // each attempt sent (headers and body) and each answer; deleting an endpoint (confirmed on a page);
 // and replaying every failed delivery of a period (owners, confirmed, bounded, audited).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 
-import type { Caller } from '../../auth/caller.js';
-import type { Session } from '../../portal/session-service.js';
 import { AppError, errors } from '../../shared/errors.js';
 import { MAX_REPLAY } from '../../webhooks/delivery-store.js';
 import { requestHeaders } from '../../webhooks/signature.js';
 import type { PortalDeps } from './deps.js';
-import { audit, idParam } from './deps.js';
+import { audit, idParam, tenantOf } from './deps.js';
 import { number, parseWhen, when } from './format.js';
 import { type Html, html } from './html.js';
 import { pageQuery } from './input.js';
-import { confirmPage, csrfField, errorBox, page, type PageContext } from './layout.js';
+import { canWrite, confirmPage, csrfField, errorBox, page, type PageContext } from './layout.js';
 import { at, fieldList } from './message-page.js';
 import { sendPage } from './reply.js';
-
-/** webhooks-routes.ts's check: the page's context once the plan allows webhooks, else the gate page in `gated`. */
-type Allowed = (
-  deps: PortalDeps,
-  request: FastifyRequest,
-) => Promise<{ session: Session; caller: Caller; ctx: PageContext; gated: Html | null }>;
 
 type Delivery = Awaited<ReturnType<PortalDeps['endpoints']['delivery']>>;
 
@@ -49,7 +41,7 @@ function attemptHeaders(d: Delivery, attemptedAt: string): string {
 }
 
 function deliveryPage(ctx: PageContext, endpoint: { id: string; url: string }, d: Delivery): Html {
-  const owner = ctx.session.role === 'owner';
+  const owner = canWrite(ctx);
   return page(
     ctx,
     `Delivery of ${d.eventType}`,
@@ -146,10 +138,9 @@ export function replayForm(endpointId: string): Html {
 
 const isoMinute = (d: Date) => d.toISOString();
 
-export function registerDeliveryRoutes(app: FastifyInstance, deps: PortalDeps, allowed: Allowed): void {
+export function registerDeliveryRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/webhooks/:id/deliveries/:deliveryId', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated);
+    const a = await tenantOf(deps, request);
     const id = idParam(request);
     const [endpoint, d] = await Promise.all([
       deps.endpoints.get(a.caller, id),
@@ -159,8 +150,7 @@ export function registerDeliveryRoutes(app: FastifyInstance, deps: PortalDeps, a
   });
 
   app.get('/webhooks/:id/delete', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated);
+    const a = await tenantOf(deps, request);
     const e = await deps.endpoints.get(a.caller, idParam(request));
     return sendPage(
       reply,
@@ -179,8 +169,7 @@ export function registerDeliveryRoutes(app: FastifyInstance, deps: PortalDeps, a
   });
 
   app.post('/webhooks/:id/delete', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
+    const a = await tenantOf(deps, request);
     const id = idParam(request);
     const e = await deps.endpoints.get(a.caller, id);
     await deps.endpoints.remove(a.caller, id);
@@ -188,14 +177,13 @@ export function registerDeliveryRoutes(app: FastifyInstance, deps: PortalDeps, a
     return reply.redirect('/portal/webhooks?done=deleted', 303);
   });
 
-  registerReplayRoutes(app, deps, allowed);
+  registerReplayRoutes(app, deps);
 }
 
 /** Replaying the failed deliveries of a period: a confirmation page (GET) saying how many, then the POST. */
-function registerReplayRoutes(app: FastifyInstance, deps: PortalDeps, allowed: Allowed): void {
+function registerReplayRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/webhooks/:id/replay', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated);
+    const a = await tenantOf(deps, request);
     const e = await deps.endpoints.get(a.caller, idParam(request));
     const back = `/portal/webhooks/${e.id}`;
     let period: { since: Date; until: Date };
@@ -238,8 +226,7 @@ function registerReplayRoutes(app: FastifyInstance, deps: PortalDeps, allowed: A
   });
 
   app.post('/webhooks/:id/replay', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
+    const a = await tenantOf(deps, request);
     const id = idParam(request);
     const { since, until } = replayPeriod(pageQuery(request));
     const { queued, more } = await deps.endpoints.redeliverFailed(a.caller, id, since, until);

@@ -15,12 +15,12 @@ import { when } from './format.js';
 import { type Html, html, type Part } from './html.js';
 import { pageQuery } from './input.js';
 import {
+  canWrite,
   confirmPage,
   copyButton,
   csrfField,
   doneNotice,
   errorBox,
-  gate,
   notice,
   page,
   type PageContext,
@@ -88,18 +88,6 @@ function eventsFieldset(checked: readonly string[]): Html {
   </fieldset>`;
 }
 
-/** The page's context once the plan allows webhooks; otherwise the gate page is sent. */
-async function allowed(deps: PortalDeps, request: FastifyRequest) {
-  const t = await tenantOf(deps, request);
-  try {
-    deps.endpoints.checkAllowed(t.caller);
-    return { ...t, gated: null };
-  } catch (err) {
-    if (!(err instanceof AppError)) throw err;
-    return { ...t, gated: page(t.ctx, 'Webhook endpoints', gate(t.tenant.plan, 'webhooks', 'Webhooks')) };
-  }
-}
-
 type Endpoints = Awaited<ReturnType<PortalDeps['endpoints']['list']>>;
 type Health = Awaited<ReturnType<PortalDeps['queries']['webhookHealth']>>;
 
@@ -139,7 +127,7 @@ async function listPage(deps: PortalDeps, ctx: PageContext, caller: Caller, top:
     deps.endpoints.list(caller),
     deps.queries.webhookHealth(caller.tenant.customerId),
   ]);
-  const owner = ctx.session.role === 'owner';
+  const owner = canWrite(ctx);
   return page(
     ctx,
     'Webhook endpoints',
@@ -150,7 +138,7 @@ async function listPage(deps: PortalDeps, ctx: PageContext, caller: Caller, top:
           ? html`<p class="empty">
               No endpoints yet. An endpoint is an HTTPS address of yours that receives events (a message's status, an
               inbound message) as signed POST
-              requests.${owner ? ' Add one below.' : ' An owner of your account can add one.'}
+              requests.${owner ? ' Add one below.' : ' An owner, administrator or developer of your account can add one.'}
             </p>`
           : endpointsTable(endpoints, health)
       }
@@ -176,7 +164,7 @@ async function listPage(deps: PortalDeps, ctx: PageContext, caller: Caller, top:
 async function detailPage(deps: PortalDeps, ctx: PageContext, caller: Caller, id: string, top: Part) {
   const e = await deps.endpoints.get(caller, id);
   const { deliveries } = await deps.endpoints.deliveries(caller, id, { limit: 50 });
-  const owner = ctx.session.role === 'owner';
+  const owner = canWrite(ctx);
   const action = (path: string, label: string) =>
     html`<form method="post" action="/portal/webhooks/${e.id}/${path}" class="inline">
       ${csrfField(ctx.session)}<button type="submit">${label}</button>
@@ -228,7 +216,7 @@ async function detailPage(deps: PortalDeps, ctx: PageContext, caller: Caller, id
         deliveries.length === 0
           ? html`<p class="empty">
               No deliveries yet. Each event this endpoint subscribes to is sent here and listed with every attempt;
-              ${owner ? 'send a test event to see one.' : 'an owner can send a test event.'}
+              ${owner ? 'send a test event to see one.' : 'an owner, administrator or developer can send a test event.'}
             </p>`
           : deliveriesTable(e.id, deliveries, owner ? action : null)
       }
@@ -238,15 +226,13 @@ async function detailPage(deps: PortalDeps, ctx: PageContext, caller: Caller, id
 
 export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/webhooks', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated);
+    const a = await tenantOf(deps, request);
     const done = doneNotice(pageQuery(request), { deleted: 'The endpoint is deleted, with its delivery history.' });
     return sendPage(reply, await listPage(deps, a.ctx, a.caller, html`${await shownSecret(deps, request)}${done}`));
   });
 
   app.post('/webhooks', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
+    const a = await tenantOf(deps, request);
     try {
       const input = endpointInput<Parameters<PortalDeps['endpoints']['create']>[1]>(validateCreate, {
         url: str(request.body, 'url'),
@@ -265,8 +251,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
   });
 
   app.get('/webhooks/:id', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated);
+    const a = await tenantOf(deps, request);
     const top = html`${await shownSecret(deps, request)}${queuedNotice(request)}${doneNotice(pageQuery(request), {
       saved: 'Saved.',
       ...REPLAY_NOTICES,
@@ -275,8 +260,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
   });
 
   app.post('/webhooks/:id', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
+    const a = await tenantOf(deps, request);
     const id = idParam(request);
     try {
       const input = endpointInput<Parameters<PortalDeps['endpoints']['update']>[2]>(validateUpdate, {
@@ -304,14 +288,13 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
   // Rotating changes what the receiver must check: a confirmation page first (no JavaScript needed).
   registerEndpointActions(app, deps);
   // One delivery's page, deleting an endpoint, replaying failed deliveries (webhook-deliveries.ts).
-  registerDeliveryRoutes(app, deps, allowed);
+  registerDeliveryRoutes(app, deps);
 }
 
 /** The actions on one endpoint: rotating its secret, a test event, a redelivery. */
 function registerEndpointActions(app: FastifyInstance, deps: PortalDeps): void {
   app.get('/webhooks/:id/rotate-secret', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated);
+    const a = await tenantOf(deps, request);
     const e = await deps.endpoints.get(a.caller, idParam(request));
     return sendPage(
       reply,
@@ -334,8 +317,7 @@ function registerEndpointActions(app: FastifyInstance, deps: PortalDeps): void {
   });
 
   app.post('/webhooks/:id/rotate-secret', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
+    const a = await tenantOf(deps, request);
     const id = idParam(request);
     const { secret, url } = await deps.endpoints.rotateSecret(a.caller, id);
     await audit(deps, request, a.session, 'webhook.rotate_secret', url);
@@ -344,8 +326,7 @@ function registerEndpointActions(app: FastifyInstance, deps: PortalDeps): void {
   });
 
   app.post('/webhooks/:id/test', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
+    const a = await tenantOf(deps, request);
     const id = idParam(request);
     const { eventId } = await deps.endpoints.sendTest(a.caller, id);
     await audit(deps, request, a.session, 'webhook.test', (await deps.endpoints.get(a.caller, id)).url);
@@ -354,8 +335,7 @@ function registerEndpointActions(app: FastifyInstance, deps: PortalDeps): void {
   });
 
   app.post('/webhooks/:id/deliveries/:deliveryId/redeliver', async (request, reply) => {
-    const a = await allowed(deps, request);
-    if (a.gated) return sendPage(reply, a.gated, 403);
+    const a = await tenantOf(deps, request);
     const id = idParam(request);
     const { eventId } = await deps.endpoints.redeliver(a.caller, id, idParam(request, 'deliveryId'));
     const { url } = await deps.endpoints.get(a.caller, id);
