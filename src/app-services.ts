@@ -149,7 +149,7 @@ function createCapabilities(
     absoluteHours: config.portalSessionAbsoluteHours,
   });
   const audit = createAuditLog(db);
-  const team = createTeamService({ db, users });
+  const team = createTeamService({ db, users, mailer: createMailer(config), log });
   const portalQueries = createPortalQueries(db);
   const customers = createCustomerService({ db, invalidate: directory.invalidate });
   const accounts = createAccountAdmin({

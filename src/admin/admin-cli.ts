@@ -104,7 +104,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'keys revoke': { usage: 'KEY_ID', about: 'revokes an API key at once', id: 'KEY_ID', options: [] },
   'users create': {
-    usage: 'CUSTOMER_ID --email EMAIL [--role owner|viewer] [--quiet]',
+    usage: 'CUSTOMER_ID --email EMAIL [--role owner|admin|developer|support|viewer] [--quiet]',
     about: 'invites a portal user; prints the one-time invitation link (--quiet: only the user id)',
     id: 'CUSTOMER_ID',
     options: ['email', 'role', 'quiet'],

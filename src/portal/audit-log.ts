@@ -4,6 +4,7 @@
 // user's email), never a bare id. Read newest first, a page at a time (keyset, like every list).
 import type { Db } from '../db/db.js';
 import { keysetPage, type PageRequest } from '../shared/keyset.js';
+import { insertAuditEntry } from './audit-log-store.js';
 
 export type AuditEntry = {
   action: string;
@@ -25,17 +26,14 @@ export type AuditLog = ReturnType<typeof createAuditLog>;
 export function createAuditLog(db: Db) {
   return {
     async record(who: AuditActor, action: string, target: string | null, ip: string | null): Promise<void> {
-      await db.query(
-        'INSERT INTO portal_audit_log (customer_id, user_id, actor, action, target, ip) VALUES ($1, $2, $3, $4, $5, $6)',
-        [
-          who.customerId,
-          'userId' in who ? who.userId : null,
-          'actor' in who ? who.actor : null,
-          action,
-          target === null ? null : target.slice(0, MAX_TARGET),
-          ip,
-        ],
-      );
+      await insertAuditEntry(db, {
+        customerId: who.customerId,
+        userId: 'userId' in who ? who.userId : null,
+        actor: 'actor' in who ? who.actor : null,
+        action,
+        target: target === null ? null : target.slice(0, MAX_TARGET),
+        ip,
+      });
     },
 
     /** One page of the customer's entries, newest first (`cursor` from the previous page's nextCursor). */

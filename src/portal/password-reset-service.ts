@@ -12,6 +12,10 @@ import { sha256Hex } from '../shared/crypto.js';
 import { AppError } from '../shared/errors.js';
 import type { Mailer } from './mailer.js';
 import { hashPassword, passwordProblem } from './password.js';
+import { insertReset, purgeResets, spendOpenResets, spendReset } from './password-reset-store.js';
+import { endUserSessions } from './portal-session-store.js';
+import { setPassword } from './portal-user-store.js';
+import { endChallenges } from './two-factor-store.js';
 import { MAX_ACCOUNTS_PER_EMAIL, portalErrors, throttle } from './user-service.js';
 
 export const RESET_MINUTES = 30;
@@ -102,14 +106,8 @@ export function createPasswordResetService(deps: ResetDeps) {
       for (const user of rows) {
         const token = crypto.randomBytes(32).toString('base64url');
         await db.transaction(async (tx) => {
-          await tx.query('UPDATE portal_password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [
-            user.id,
-          ]);
-          await tx.query(
-            `INSERT INTO portal_password_resets (token_hash, user_id, expires_at)
-             VALUES ($1, $2, now() + make_interval(mins => $3))`,
-            [sha256Hex(token), user.id, RESET_MINUTES],
-          );
+          await spendOpenResets(tx, user.id);
+          await insertReset(tx, sha256Hex(token), user.id, RESET_MINUTES);
         });
         users.push({ id: user.id, customerId: user.customer_id, email });
         const link = `${deps.publicBaseUrl}/portal/password-reset/${token}`;
@@ -133,21 +131,11 @@ export function createPasswordResetService(deps: ResetDeps) {
       if (problem) throw portalErrors.weakPassword(problem);
       const hash = await hashPassword(password);
       await db.transaction(async (tx) => {
-        const spent = await tx.query(
-          `UPDATE portal_password_resets SET used_at = now()
-            WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING 1`,
-          [sha256Hex(token)],
-        );
-        if (spent.length === 0) throw resetErrors.linkInvalid();
-        await tx.query('UPDATE portal_password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [
-          user.id,
-        ]);
-        await tx.query('UPDATE portal_users SET password_hash = $2, password_set_at = now() WHERE id = $1', [
-          user.id,
-          hash,
-        ]);
-        await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [user.id]);
-        await tx.query('DELETE FROM portal_login_challenges WHERE user_id = $1', [user.id]);
+        if (!(await spendReset(tx, sha256Hex(token)))) throw resetErrors.linkInvalid();
+        await spendOpenResets(tx, user.id);
+        await setPassword(tx, user.id, hash);
+        await endUserSessions(tx, user.id);
+        await endChallenges(tx, user.id);
       });
       return user;
     },
@@ -155,7 +143,6 @@ export function createPasswordResetService(deps: ResetDeps) {
 }
 
 /** The purger's pass: reset links past their expiry (used or not). */
-export async function purgePasswordResets(db: Pick<Db, 'query'>): Promise<number> {
-  const rows = await db.query('DELETE FROM portal_password_resets WHERE expires_at < now() RETURNING 1');
-  return rows.length;
+export function purgePasswordResets(db: Pick<Db, 'query'>): Promise<number> {
+  return purgeResets(db);
 }

@@ -5,7 +5,18 @@ import crypto from 'node:crypto';
 
 import type { Db } from '../db/db.js';
 import { type SealedAt, type Sealer, sha256Hex } from '../shared/crypto.js';
-import type { PortalRole } from './user-service.js';
+import {
+  deleteExpiredUserSessions,
+  deleteSession,
+  endUserSessions,
+  insertSession,
+  insertShownOnce,
+  purgeExpired,
+  takeShownOnce,
+  touchSession,
+} from './portal-session-store.js';
+import { setLastLogin } from './portal-user-store.js';
+import type { PortalRole } from './roles.js';
 
 export type Session = {
   userId: string;
@@ -39,22 +50,17 @@ async function createSession(
   const id = crypto.randomBytes(32).toString('base64url');
   const now = new Date();
   await db.transaction(async (tx) => {
-    if (previous) await tx.query('DELETE FROM portal_sessions WHERE id_hash = $1', [sha256Hex(previous)]);
-    await tx.query('DELETE FROM portal_sessions WHERE user_id = $1 AND expires_at < now()', [user.id]);
-    await tx.query(
-      `INSERT INTO portal_sessions (id_hash, user_id, customer_id, csrf_token, created_at, last_seen_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $5, $6)`,
-      [
-        sha256Hex(id),
-        user.id,
-        user.customerId,
-        crypto.randomBytes(32).toString('base64url'),
-        now.toISOString(),
-        new Date(now.getTime() + deps.absoluteHours * 3600_000).toISOString(),
-      ],
-    );
-    // The Team page's "last login" (migration 034).
-    await tx.query('UPDATE portal_users SET last_login_at = $2 WHERE id = $1', [user.id, now.toISOString()]);
+    if (previous) await deleteSession(tx, sha256Hex(previous));
+    await deleteExpiredUserSessions(tx, user.id);
+    await insertSession(tx, {
+      idHash: sha256Hex(id),
+      userId: user.id,
+      customerId: user.customerId,
+      csrfToken: crypto.randomBytes(32).toString('base64url'),
+      at: now,
+      expiresAt: new Date(now.getTime() + deps.absoluteHours * 3600_000),
+    });
+    await setLastLogin(tx, user.id, now);
   });
   return { id };
 }
@@ -80,8 +86,7 @@ async function getSession(deps: SessionDeps, id: string): Promise<Session | null
   );
   const r = rows[0];
   if (!r) return null;
-  if (Date.now() - r.last_seen_at.getTime() > TOUCH_EVERY_MS)
-    await db.query('UPDATE portal_sessions SET last_seen_at = now() WHERE id_hash = $1', [sha256Hex(id)]);
+  if (Date.now() - r.last_seen_at.getTime() > TOUCH_EVERY_MS) await touchSession(db, sha256Hex(id));
   return {
     userId: r.user_id,
     customerId: r.customer_id,
@@ -99,7 +104,7 @@ export function createSessionService(deps: SessionDeps) {
     get: (id: string) => getSession(deps, id),
 
     async destroy(id: string): Promise<void> {
-      await db.query('DELETE FROM portal_sessions WHERE id_hash = $1', [sha256Hex(id)]);
+      await deleteSession(db, sha256Hex(id));
     },
 
     /**
@@ -109,14 +114,13 @@ export function createSessionService(deps: SessionDeps) {
      */
     async stash(sessionId: string, kind: string, value: string): Promise<string> {
       const id = crypto.randomBytes(24).toString('base64url');
-      await db.query(`DELETE FROM portal_shown_once WHERE session_hash = $1 AND expires_at < now()`, [
-        sha256Hex(sessionId),
-      ]);
-      await db.query(
-        `INSERT INTO portal_shown_once (id_hash, session_hash, kind, value_enc, expires_at)
-         VALUES ($1, $2, $3, $4, now() + make_interval(mins => $5))`,
-        [sha256Hex(id), sha256Hex(sessionId), kind, deps.sealer.seal(value, shownOnceAt(id)), SHOWN_ONCE_MINUTES],
-      );
+      await insertShownOnce(db, {
+        idHash: sha256Hex(id),
+        sessionHash: sha256Hex(sessionId),
+        kind,
+        valueEnc: deps.sealer.seal(value, shownOnceAt(id)),
+        minutes: SHOWN_ONCE_MINUTES,
+      });
       return id;
     },
 
@@ -130,19 +134,14 @@ export function createSessionService(deps: SessionDeps) {
       kindPrefix: string,
     ): Promise<{ kind: string; value: string } | null> {
       if (id.length < 20 || id.length > 100) return null;
-      const rows = await db.query<{ kind: string; value_enc: string; expires_at: Date }>(
-        `DELETE FROM portal_shown_once WHERE id_hash = $1 AND session_hash = $2 AND starts_with(kind, $3)
-         RETURNING kind, value_enc, expires_at`,
-        [sha256Hex(id), sha256Hex(sessionId), kindPrefix],
-      );
-      const r = rows[0];
+      const r = await takeShownOnce(db, sha256Hex(id), sha256Hex(sessionId), kindPrefix);
       if (!r || r.expires_at.getTime() < Date.now()) return null;
       return { kind: r.kind, value: deps.sealer.open(r.value_enc, shownOnceAt(id)) };
     },
 
     /** Log out everywhere: every session of the user, in every process, ends now. */
     async destroyAll(userId: string): Promise<void> {
-      await db.query('DELETE FROM portal_sessions WHERE user_id = $1', [userId]);
+      await endUserSessions(db, userId);
     },
   };
 }
@@ -152,8 +151,6 @@ export function createSessionService(deps: SessionDeps) {
  * and shown-once secrets nobody came back for. Both are refused when read anyway; this keeps a
  * session that is never used again, and its sealed secrets, from staying in the database.
  */
-export async function purgeExpiredSessions(db: Pick<Db, 'query'>): Promise<number> {
-  const shown = await db.query('DELETE FROM portal_shown_once WHERE expires_at < now() RETURNING 1');
-  const sessions = await db.query('DELETE FROM portal_sessions WHERE expires_at < now() RETURNING 1');
-  return shown.length + sessions.length;
+export function purgeExpiredSessions(db: Pick<Db, 'query'>): Promise<number> {
+  return purgeExpired(db);
 }

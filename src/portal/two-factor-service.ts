@@ -16,6 +16,17 @@ import {
   totpCodeOf,
   totpUri,
 } from './totp.js';
+import {
+  enableTotp,
+  insertChallenge,
+  purgeChallenges,
+  putPendingSecret,
+  removeTwoFactor,
+  replaceRecoveryCodes,
+  spendChallenge,
+  spendRecoveryCode,
+  takeTotpStep,
+} from './two-factor-store.js';
 import { type Subject, takeBack, throttle } from './user-service.js';
 
 /** How long the code step of a login waits after the right password. */
@@ -61,11 +72,7 @@ async function totpRow(db: Db, userId: string): Promise<TotpRow | null> {
 async function useTotpCode(deps: TwoFactorDeps, userId: string, row: TotpRow, code: string): Promise<boolean> {
   const step = matchingStep(deps.sealer.open(row.secret_enc, secretAt(userId)), code);
   if (step === null) return false;
-  const taken = await deps.db.query(
-    `UPDATE portal_totp SET last_step = $2 WHERE user_id = $1 AND (last_step IS NULL OR last_step < $2) RETURNING 1`,
-    [userId, step],
-  );
-  return taken.length === 1;
+  return takeTotpStep(deps.db, userId, step);
 }
 
 /** An unused recovery code of the user, spent as it is accepted; all of them compared in constant time. */
@@ -81,11 +88,7 @@ async function useRecoveryCode(db: Db, userId: string, input: string): Promise<b
     hash,
   );
   if (!found) return false;
-  const spent = await db.query(
-    `UPDATE portal_recovery_codes SET used_at = now() WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL RETURNING 1`,
-    [userId, found],
-  );
-  return spent.length === 1;
+  return spendRecoveryCode(db, userId, found);
 }
 
 /**
@@ -116,12 +119,7 @@ async function checkCode(
 /** After the right password: the id of the login's second step (only its hash is stored). */
 async function startChallenge(db: Db, userId: string): Promise<string> {
   const id = crypto.randomBytes(32).toString('base64url');
-  await db.query('DELETE FROM portal_login_challenges WHERE user_id = $1 AND expires_at < now()', [userId]);
-  await db.query(
-    `INSERT INTO portal_login_challenges (id_hash, user_id, expires_at)
-     VALUES ($1, $2, now() + make_interval(mins => $3))`,
-    [sha256Hex(id), userId, CHALLENGE_MINUTES],
-  );
+  await insertChallenge(db, sha256Hex(id), userId, CHALLENGE_MINUTES);
   return id;
 }
 
@@ -148,10 +146,7 @@ async function completeChallenge(deps: TwoFactorDeps, id: string, input: string,
     { subject: `totp:${userId}`, limit: deps.maxFailuresPerAccount },
     { subject: `ip:${address}`, limit: deps.maxFailuresPerAddress },
   ]);
-  const spent = await deps.db.query('DELETE FROM portal_login_challenges WHERE id_hash = $1 RETURNING 1', [
-    sha256Hex(id),
-  ]);
-  if (spent.length === 0) throw twoFactorErrors.challengeGone();
+  if (!(await spendChallenge(deps.db, sha256Hex(id)))) throw twoFactorErrors.challengeGone();
   return { userId, kind };
 }
 
@@ -174,14 +169,7 @@ export function createTwoFactorService(deps: TwoFactorDeps) {
     /** A new secret waiting for its first code (replaces one that was waiting); refused when on. */
     async start(userId: string): Promise<void> {
       const sealed = sealer.seal(newTotpSecret(), secretAt(userId));
-      const rows = await db.query(
-        `INSERT INTO portal_totp (user_id, secret_enc) VALUES ($1, $2)
-         ON CONFLICT (user_id) DO UPDATE SET secret_enc = EXCLUDED.secret_enc, last_step = NULL, created_at = now()
-           WHERE portal_totp.enabled_at IS NULL
-         RETURNING 1`,
-        [userId, sealed],
-      );
-      if (rows.length === 0) throw twoFactorErrors.alreadyOn();
+      if (!(await putPendingSecret(db, userId, sealed))) throw twoFactorErrors.alreadyOn();
     },
 
     /** The waiting secret (base32) and its otpauth:// URI, for the set-up page; null when none waits. */
@@ -205,16 +193,12 @@ export function createTwoFactorService(deps: TwoFactorDeps) {
       if (!code || !(await useTotpCode(deps, userId, row, code))) throw twoFactorErrors.wrongCode();
       const codes = newRecoveryCodes();
       await db.transaction(async (tx) => {
-        const on = await tx.query(
-          'UPDATE portal_totp SET enabled_at = now() WHERE user_id = $1 AND enabled_at IS NULL RETURNING 1',
-          [userId],
-        );
-        if (on.length === 0) throw twoFactorErrors.alreadyOn();
-        await tx.query('DELETE FROM portal_recovery_codes WHERE user_id = $1', [userId]);
-        await tx.query('INSERT INTO portal_recovery_codes (user_id, code_hash) SELECT $1, unnest($2::text[])', [
+        if (!(await enableTotp(tx, userId))) throw twoFactorErrors.alreadyOn();
+        await replaceRecoveryCodes(
+          tx,
           userId,
           codes.map((c) => recoveryCodeHash(c)!),
-        ]);
+        );
       });
       await takeBack(db, attempt);
       return codes;
@@ -223,11 +207,7 @@ export function createTwoFactorService(deps: TwoFactorDeps) {
     /** Turns it off (the caller has re-checked the password) with a code of the app or a recovery code. */
     async disable(userId: string, input: string, address: string): Promise<void> {
       await checkCode(deps, userId, input, address, recheckSubjects(deps, userId));
-      await db.transaction(async (tx) => {
-        await tx.query('DELETE FROM portal_totp WHERE user_id = $1', [userId]);
-        await tx.query('DELETE FROM portal_recovery_codes WHERE user_id = $1', [userId]);
-        await tx.query('DELETE FROM portal_login_challenges WHERE user_id = $1', [userId]);
-      });
+      await db.transaction((tx) => removeTwoFactor(tx, userId));
     },
 
     startChallenge: (userId: string) => startChallenge(db, userId),
@@ -237,7 +217,6 @@ export function createTwoFactorService(deps: TwoFactorDeps) {
 }
 
 /** The purger's pass: login challenges past their few minutes. */
-export async function purgeLoginChallenges(db: Pick<Db, 'query'>): Promise<number> {
-  const rows = await db.query('DELETE FROM portal_login_challenges WHERE expires_at < now() RETURNING 1');
-  return rows.length;
+export function purgeLoginChallenges(db: Pick<Db, 'query'>): Promise<number> {
+  return purgeChallenges(db);
 }

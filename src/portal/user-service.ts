@@ -1,12 +1,18 @@
 // Portal users: created by the operator for one customer, activated through a one-time
 // invitation link, logged in with email and password (throttled per account and per address).
+// Its writes go through the tables' stores (portal-user-store.ts, invitation-store.ts, …).
 import crypto from 'node:crypto';
 
 import type { Db } from '../db/db.js';
 import { sha256Hex } from '../shared/crypto.js';
 import { AppError, errors, operatorErrors } from '../shared/errors.js';
+import { insertInvitation, spendInvitation, spendOpenInvitations } from './invitation-store.js';
+import { clearAttempts, purgeAttempts, recordAttempt } from './login-throttle-store.js';
 import { hashPassword, passwordProblem, verifyPassword } from './password.js';
+import { endUserSessions } from './portal-session-store.js';
+import { insertUser, markDisabled, setPassword, USER_COLUMNS, type UserRow } from './portal-user-store.js';
 import type { PortalRole } from './roles.js';
+import { removeTwoFactor } from './two-factor-store.js';
 
 export { PORTAL_ROLES, type PortalRole } from './roles.js';
 
@@ -46,17 +52,8 @@ export const portalErrors = {
     new AppError(400, 'validation_error', { details: [{ path: 'password', message: problem }] }),
 };
 
-const COLUMNS = 'id, customer_id, email, role, password_hash, disabled_at, created_at';
-/** A row of COLUMNS as the database returns it. */
-type Row = {
-  id: string;
-  customer_id: string;
-  email: string;
-  role: PortalRole;
-  password_hash: string | null;
-  disabled_at: Date | null;
-  created_at: Date;
-};
+const COLUMNS = USER_COLUMNS;
+type Row = UserRow;
 
 function toUser(r: Row): PortalUser {
   return {
@@ -82,12 +79,8 @@ type UserDeps = {
 async function issueInvitation(deps: UserDeps, q: Pick<Db, 'query'>, userId: string) {
   const token = crypto.randomBytes(32).toString('base64url');
   const expiresAt = new Date(Date.now() + deps.invitationHours * 3600_000);
-  await q.query('UPDATE portal_invitations SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [userId]);
-  await q.query('INSERT INTO portal_invitations (token_hash, user_id, expires_at) VALUES ($1, $2, $3)', [
-    sha256Hex(token),
-    userId,
-    expiresAt.toISOString(),
-  ]);
+  await spendOpenInvitations(q, userId);
+  await insertInvitation(q, sha256Hex(token), userId, expiresAt);
   return { invitationUrl: `${deps.publicBaseUrl}/portal/invitation/${token}`, expiresAt: expiresAt.toISOString() };
 }
 
@@ -102,11 +95,12 @@ async function issueInvitation(deps: UserDeps, q: Pick<Db, 'query'>, userId: str
  */
 export async function throttle(db: Db, subjects: Subject[], address: string, what?: string): Promise<string> {
   const attempt = crypto.randomUUID();
-  await db.query(`INSERT INTO portal_login_failures (subject, address, attempt) SELECT unnest($1::text[]), $2, $3`, [
+  await recordAttempt(
+    db,
     subjects.map((x) => x.subject),
     address,
     attempt,
-  ]);
+  );
   const rows = await db.query<{ subject: string; n: number; addresses: number; oldest: Date | null }>(
     `SELECT subject, count(*)::int AS n, count(DISTINCT address)::int AS addresses, min(at) AS oldest
        FROM portal_login_failures
@@ -126,7 +120,7 @@ export async function throttle(db: Db, subjects: Subject[], address: string, wha
 }
 
 export async function takeBack(db: Db, attempt: string): Promise<void> {
-  await db.query('DELETE FROM portal_login_failures WHERE attempt = $1', [attempt]);
+  await clearAttempts(db, attempt);
 }
 
 function minutesLeft(oldest: Date | null): number {
@@ -189,11 +183,7 @@ async function login(deps: UserDeps, emailRaw: string, password: string, address
   );
   const row = rows.find((r, i) => checked[i] && !r.disabled_at);
   if (!row) throw portalErrors.invalidLogin();
-  await db.query(
-    `DELETE FROM portal_login_failures
-      WHERE attempt = $1 OR subject = ANY($2::text[])`,
-    [attempt, [`pair:${email}|${address}`, `email:${email}`]],
-  );
+  await clearAttempts(db, attempt, [`pair:${email}|${address}`, `email:${email}`]);
   return toUser(row);
 }
 
@@ -204,18 +194,10 @@ async function acceptInvitation(db: Db, token: string, password: string): Promis
   if (problem) throw portalErrors.weakPassword(problem);
   const hash = await hashPassword(password);
   return db.transaction(async (tx) => {
-    const spent = await tx.query(
-      `UPDATE portal_invitations SET used_at = now()
-        WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING user_id`,
-      [sha256Hex(token)],
-    );
-    if (spent.length === 0) throw portalErrors.invitationInvalid();
-    const rows = await tx.query<Row>(
-      `UPDATE portal_users SET password_hash = $2, password_set_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
-      [user.id, hash],
-    );
-    await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [user.id]);
-    return toUser(rows[0]!);
+    if (!(await spendInvitation(tx, sha256Hex(token)))) throw portalErrors.invitationInvalid();
+    const row = await setPassword(tx, user.id, hash);
+    await endUserSessions(tx, user.id);
+    return toUser(row!);
   });
 }
 
@@ -224,14 +206,11 @@ async function acceptInvitation(db: Db, token: string, password: string): Promis
  * page): they can no longer log in, their sessions end at once and an open invitation is spent.
  */
 export async function disableUser(tx: Pick<Db, 'query'>, userId: string): Promise<PortalUser> {
-  const rows = await tx.query<Row>(
-    `UPDATE portal_users SET disabled_at = COALESCE(disabled_at, now()) WHERE id = $1 RETURNING ${COLUMNS}`,
-    [userId],
-  );
-  if (!rows[0]) throw errors.notFound('portal user');
-  await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [userId]);
-  await tx.query('UPDATE portal_invitations SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [userId]);
-  return toUser(rows[0]);
+  const row = await markDisabled(tx, userId);
+  if (!row) throw errors.notFound('portal user');
+  await endUserSessions(tx, userId);
+  await spendOpenInvitations(tx, userId);
+  return toUser(row);
 }
 
 export function createUserService(deps: UserDeps) {
@@ -253,15 +232,11 @@ export function createUserService(deps: UserDeps) {
         const c = await tx.query('SELECT 1 FROM customers WHERE id = $1', [customerId]);
         if (c.length === 0) throw errors.notFound('customer');
         const email = input.email.trim().toLowerCase();
-        const rows = await tx.query<Row>(
-          `INSERT INTO portal_users (id, customer_id, email, role) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (customer_id, email) DO NOTHING RETURNING ${COLUMNS}`,
-          [crypto.randomUUID(), customerId, email, input.role],
-        );
+        const row = await insertUser(tx, { id: crypto.randomUUID(), customerId, email, role: input.role });
         // Only this customer's own users conflict: another customer's user of the address is not
         // looked at, so the answer tells nothing about them (decision 0056).
-        if (!rows[0]) throw operatorErrors.alreadyExists('a portal user with this email at this customer');
-        const user = toUser(rows[0]);
+        if (!row) throw operatorErrors.alreadyExists('a portal user with this email at this customer');
+        const user = toUser(row);
         return { ...user, ...(await issueInvitation(deps, tx, user.id)) };
       });
     },
@@ -277,16 +252,12 @@ export function createUserService(deps: UserDeps) {
     /** Operator: a new invitation link; the old password, every session and two-factor sign-in end. */
     async resetPassword(userId: string) {
       return db.transaction(async (tx) => {
-        const rows = await tx.query<Row>(
-          `UPDATE portal_users SET password_hash = NULL, password_set_at = NULL WHERE id = $1 RETURNING ${COLUMNS}`,
-          [userId],
-        );
-        if (!rows[0]) throw errors.notFound('portal user');
-        await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [userId]);
+        const row = await setPassword(tx, userId, null);
+        if (!row) throw errors.notFound('portal user');
+        await endUserSessions(tx, userId);
         // The way back for a user who lost their phone and recovery codes: two-factor goes too (0051).
-        await tx.query('DELETE FROM portal_totp WHERE user_id = $1', [userId]);
-        await tx.query('DELETE FROM portal_recovery_codes WHERE user_id = $1', [userId]);
-        return { ...toUser(rows[0]), ...(await issueInvitation(deps, tx, userId)) };
+        await removeTwoFactor(tx, userId);
+        return { ...toUser(row), ...(await issueInvitation(deps, tx, userId)) };
       });
     },
 
@@ -307,16 +278,12 @@ export function createUserService(deps: UserDeps) {
       const attempt = await throttle(db, [{ subject, limit: deps.maxFailuresPerAccount }], address, 'wrong passwords');
       const ok = await verifyPassword(password, rows[0].password_hash);
       if (!ok || rows[0].disabled_at) throw portalErrors.wrongPassword();
-      await db.query('DELETE FROM portal_login_failures WHERE attempt = $1 OR subject = $2', [attempt, subject]);
+      await clearAttempts(db, attempt, [subject]);
     },
   };
 }
 
 /** The purger's pass: failures past the window count for nothing; they go on a schedule. */
-export async function purgeLoginFailures(db: Pick<Db, 'query'>): Promise<number> {
-  const rows = await db.query(
-    `DELETE FROM portal_login_failures WHERE at < now() - make_interval(mins => $1) RETURNING 1`,
-    [LOGIN_WINDOW_MINUTES],
-  );
-  return rows.length;
+export function purgeLoginFailures(db: Pick<Db, 'query'>): Promise<number> {
+  return purgeAttempts(db, LOGIN_WINDOW_MINUTES);
 }

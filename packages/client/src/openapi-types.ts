@@ -1460,7 +1460,7 @@ export interface components {
       customerId: string;
       email: string;
       /** @enum {string} */
-      role: 'owner' | 'viewer';
+      role: 'owner' | 'admin' | 'developer' | 'support' | 'viewer';
       /** @enum {string} */
       status: 'invited' | 'active' | 'disabled';
       /** Format: date-time */
@@ -8637,7 +8637,7 @@ export interface operations {
       content: {
         'application/json': {
           email: string;
-          role?: 'owner' | 'viewer';
+          role?: 'owner' | 'admin' | 'developer' | 'support' | 'viewer';
         };
       };
     };

@@ -2,7 +2,7 @@
 // blocks (errors, plan gates, forms' CSRF field) that keep the pages consistent.
 import type { Plan } from '../../plans/plans.js';
 import { type Feature } from '../../plans/plans.js';
-import { type Area, mayRead, mayWrite, ROLE_LABELS } from '../../portal/roles.js';
+import { type Area, mayRead, mayWrite, roleName } from '../../portal/roles.js';
 import type { Session } from '../../portal/session-service.js';
 import { AppError } from '../../shared/errors.js';
 import { planName, plansWith } from './format.js';
@@ -83,7 +83,7 @@ export function page(ctx: PageContext, title: string, body: Part): Html {
         <header class="top">
           <span class="brand">ChatGate</span>
           <span class="plan">Plan: <strong>${planName(ctx.plan)}</strong></span>
-          <span class="who">${ctx.session.email} (${ROLE_LABELS[ctx.session.role]})</span>
+          <span class="who">${ctx.session.email} (${roleName(ctx.session.role)})</span>
           <button type="button" id="time-toggle" aria-pressed="false" hidden>Local times</button>
           <a href="/portal/account/security">Security</a>
           <form method="post" action="/portal/logout" class="inline">
@@ -214,8 +214,8 @@ export function confirmPage(
       ctx,
       title,
       html`<p role="alert">
-          Your role is <strong>${ROLE_LABELS[ctx.session.role]}</strong>: an owner or administrator of your account can
-          do this.
+          Your role is <strong>${roleName(ctx.session.role)}</strong>: an owner or administrator of your account can do
+          this.
         </p>
         <a href="${back}">Go back</a>`,
     );

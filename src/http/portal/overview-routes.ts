@@ -12,7 +12,7 @@ import type { PortalDeps } from './deps.js';
 import { tenantOf } from './deps.js';
 import { defaultKeptDays, number, planName, plansWith, when } from './format.js';
 import { html } from './html.js';
-import { page } from './layout.js';
+import { canRead, page } from './layout.js';
 import { accountsSection, statusSection } from './overview-views.js';
 import { sendPage } from './reply.js';
 
@@ -24,8 +24,8 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: PortalDeps): 
       page(
         o.ctx,
         'Overview',
-        html`${planSection(o)} ${pricingSection(o.usage.pricing)} ${statusSection(o.status)} ${webhooksSection(o)}
-        ${accountsSection(o.tenant, o.figures, o.status.since)}`,
+        html`${planSection(o)} ${pricingSection(o.usage.pricing)} ${statusSection(o.status)}
+        ${canRead(o.ctx, 'webhooks') ? webhooksSection(o) : ''} ${accountsSection(o.tenant, o.figures, o.status.since)}`,
       ),
     );
   });
@@ -34,7 +34,8 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: PortalDeps): 
 /** What the overview shows: the plan, this month's usage, status by day, webhook health. */
 async function loadOverview(deps: PortalDeps, request: FastifyRequest) {
   const { tenant, caller, ctx } = await tenantOf(deps, request);
-  const webhooks = deps.endpoints.allowed(caller);
+  // A role that may not see webhooks (a support agent) reads nothing of them here either.
+  const webhooks = deps.endpoints.allowed(caller) && canRead(ctx, 'webhooks');
   const [usage, status, endpoints, health] = await Promise.all([
     deps.usage.get(caller),
     deps.queries.shownStatusByDay(tenant.customerId),

@@ -1,9 +1,11 @@
-// The Team page (owners): the customer's users, inviting one by a link shown once (the operator's
+// The Team page (owners and administrators, decision 0073): the customer's users, inviting one by a link shown once (the operator's
 // invitation), changing a role, disabling (confirmed on a page; their sessions end at once) and
 // enabling. Every form redirects back here (post/redirect/get) and every change is audited with
 // the user's email. The customer always keeps an active owner; nobody changes or disables themself.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
+import type { Session } from '../../portal/session-service.js';
+import type { Actor, TeamInvitation } from '../../portal/team-service.js';
 import { PORTAL_ROLES, type PortalRole } from '../../portal/user-service.js';
 import { AppError, errors } from '../../shared/errors.js';
 import type { PortalDeps } from './deps.js';
@@ -25,6 +27,7 @@ const DONE = {
   role: 'The role is changed.',
   disabled: 'The user is disabled: they are logged out everywhere and cannot log in.',
   enabled: 'The user is enabled: they can log in again.',
+  mailed: 'The invitation is sent by email: its link sets their password.',
 };
 
 function roleOf(body: unknown): PortalRole {
@@ -56,6 +59,14 @@ async function showTeam(deps: PortalDeps, request: FastifyRequest, reply: Fastif
   return render(deps, request, reply, top);
 }
 
+const actorOf = (session: Session): Actor => ({ id: session.userId, role: session.role });
+
+/** Where an invitation leads: "mailed to …" when it went by email, else the link shown once. */
+async function invitedPage(deps: PortalDeps, request: FastifyRequest, inv: TeamInvitation): Promise<string> {
+  if (inv.mailed) return '/portal/team?done=mailed';
+  return `/portal/team?shown=${await stashLink(deps, request, inv)}`;
+}
+
 /** Keeps a new link for the one page view after the redirect. */
 async function stashLink(deps: PortalDeps, request: FastifyRequest, inv: ShownInvitation): Promise<string> {
   const value: ShownInvitation = { email: inv.email, invitationUrl: inv.invitationUrl, expiresAt: inv.expiresAt };
@@ -70,9 +81,9 @@ function registerInvite(app: FastifyInstance, deps: PortalDeps): void {
       if (email.length < 3 || email.length > 320 || !EMAIL.test(email))
         throw errors.validation([{ path: 'email', message: 'must be an email address, such as ana@example.com' }]);
       const role = roleOf(request.body);
-      const invited = await deps.team.invite(session.customerId, { email, role });
+      const invited = await deps.team.invite(session.customerId, actorOf(session), { email, role }, session.email);
       await audit(deps, request, session, 'user.invite', `${invited.email} (${role})`);
-      return reply.redirect(`/portal/team?shown=${await stashLink(deps, request, invited)}`, 303);
+      return reply.redirect(await invitedPage(deps, request, invited), 303);
     } catch (err) {
       return refused(deps, request, reply, err);
     }
@@ -81,9 +92,9 @@ function registerInvite(app: FastifyInstance, deps: PortalDeps): void {
   app.post('/team/:id/invitation', async (request, reply) => {
     const { session } = await tenantOf(deps, request);
     try {
-      const invited = await deps.team.reinvite(session.customerId, idParam(request));
+      const invited = await deps.team.reinvite(session.customerId, actorOf(session), idParam(request), session.email);
       await audit(deps, request, session, 'user.invite_again', invited.email);
-      return reply.redirect(`/portal/team?shown=${await stashLink(deps, request, invited)}`, 303);
+      return reply.redirect(await invitedPage(deps, request, invited), 303);
     } catch (err) {
       return refused(deps, request, reply, err);
     }
@@ -97,7 +108,7 @@ function registerChanges(app: FastifyInstance, deps: PortalDeps): void {
       const id = idParam(request);
       const { before, after } = await deps.team.changeRole(
         session.customerId,
-        session.userId,
+        actorOf(session),
         id,
         roleOf(request.body),
       );
@@ -145,7 +156,7 @@ function registerChanges(app: FastifyInstance, deps: PortalDeps): void {
   app.post('/team/:id/disable', async (request, reply) => {
     const { session } = await tenantOf(deps, request);
     try {
-      const r = await deps.team.disable(session.customerId, session.userId, idParam(request));
+      const r = await deps.team.disable(session.customerId, actorOf(session), idParam(request));
       if (r.changed) await audit(deps, request, session, 'user.disable', r.member.email);
       return reply.redirect('/portal/team?done=disabled', 303);
     } catch (err) {
@@ -155,7 +166,7 @@ function registerChanges(app: FastifyInstance, deps: PortalDeps): void {
 
   app.post('/team/:id/enable', async (request, reply) => {
     const { session } = await tenantOf(deps, request);
-    const r = await deps.team.enable(session.customerId, idParam(request));
+    const r = await deps.team.enable(session.customerId, actorOf(session), idParam(request));
     if (r.changed) await audit(deps, request, session, 'user.enable', r.member.email);
     return reply.redirect('/portal/team?done=enabled', 303);
   });

@@ -1,7 +1,14 @@
-// The Team page's markup: the customer's users with what an owner can do to each (role, disable,
+// The Team page's markup: the customer's users with what an owner or administrator can do to each (role, disable,
 // enable, a new invitation link), the invitation form, and a new link shown once.
+import {
+  assignableRoles,
+  mayManageRole,
+  PORTAL_ROLES,
+  ROLE_LABELS,
+  ROLE_SUMMARIES,
+  roleName,
+} from '../../portal/roles.js';
 import type { TeamMember } from '../../portal/team-service.js';
-import { PORTAL_ROLES } from '../../portal/user-service.js';
 import { when } from './format.js';
 import { type Html, html, type Part } from './html.js';
 import { copyButton, csrfField, notice, page, type PageContext } from './layout.js';
@@ -31,7 +38,9 @@ function roleForm(ctx: PageContext, m: TeamMember): Html {
     ${csrfField(ctx.session)}
     <label for="role-${m.id}">Role of ${m.email}</label>
     <select id="role-${m.id}" name="role">
-      ${PORTAL_ROLES.map((r) => html`<option value="${r}" ${r === m.role ? html`selected` : ''}>${r}</option>`)}
+      ${assignableRoles(ctx.session.role).map(
+        (r) => html`<option value="${r}" ${r === m.role ? html`selected` : ''}>${ROLE_LABELS[r]}</option>`,
+      )}
     </select>
     <button type="submit">Change role</button>
   </form>`;
@@ -39,6 +48,7 @@ function roleForm(ctx: PageContext, m: TeamMember): Html {
 
 function memberActions(ctx: PageContext, m: TeamMember): Part {
   if (m.id === ctx.session.userId) return html`<span class="muted">This is you.</span>`;
+  if (!mayManageRole(ctx.session.role, m.role)) return html`<span class="muted">Only an owner manages an owner.</span>`;
   const button = (action: string, label: string) =>
     html`<form method="post" action="/portal/team/${m.id}/${action}" class="inline">
       ${csrfField(ctx.session)}<button type="submit">${label}</button>
@@ -51,18 +61,33 @@ function memberActions(ctx: PageContext, m: TeamMember): Part {
 function inviteForm(ctx: PageContext): Html {
   return html`<section aria-labelledby="invite">
     <h2 id="invite">Invite a user</h2>
-    <p>They get a link (shown once, here) that sets their password. Owners change everything; viewers only look.</p>
+    <p>They get a link that sets their password: by email when the service sends mail, otherwise shown once, here.</p>
     <form method="post" action="/portal/team" class="stack">
       ${csrfField(ctx.session)}
       <label for="invite-email">Email</label>
       <input id="invite-email" name="email" type="email" maxlength="320" required />
       <label for="invite-role">Role</label>
       <select id="invite-role" name="role">
-        <option value="viewer">viewer</option>
-        <option value="owner">owner</option>
+        ${assignableRoles(ctx.session.role)
+          .reverse()
+          .map((r) => html`<option value="${r}">${ROLE_LABELS[r]}</option>`)}
       </select>
       <button type="submit">Invite</button>
     </form>
+  </section>`;
+}
+
+/** What each role may do, in a line each (the full table: docs/portal.md). */
+function roleLegend(): Html {
+  return html`<section aria-labelledby="roles-h">
+    <h2 id="roles-h">Roles</h2>
+    <dl>
+      ${PORTAL_ROLES.map(
+        (r) =>
+          html`<dt>${ROLE_LABELS[r]}</dt>
+            <dd>${ROLE_SUMMARIES[r]}</dd>`,
+      )}
+    </dl>
   </section>`;
 }
 
@@ -79,7 +104,7 @@ export function teamPage(ctx: PageContext, members: TeamMember[], top: Part): Ht
             (m) =>
               html`<tr data-email="${m.email}">
                 <td>${m.email}</td>
-                <td>${m.role}</td>
+                <td>${roleName(m.role)}</td>
                 <td>${STATUS_WORDS[m.status]}</td>
                 <td>${m.lastLoginAt ? when(m.lastLoginAt) : 'Never'}</td>
                 <td>${memberActions(ctx, m)}</td>
@@ -87,6 +112,6 @@ export function teamPage(ctx: PageContext, members: TeamMember[], top: Part): Ht
           ),
         )}
       </div>
-      ${inviteForm(ctx)}`,
+      ${inviteForm(ctx)} ${roleLegend()}`,
   );
 }

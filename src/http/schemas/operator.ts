@@ -2,6 +2,7 @@
 // src/http/openapi/route-docs.ts).
 import { Type } from '@sinclair/typebox';
 
+import { PORTAL_ROLES } from '../../portal/roles.js';
 import { TEMPLATE_ACCESS } from '../../shared/vocab.js';
 import { ChatAccount } from './accounts.js';
 import { component, Enum, Id, Nullable, NullableTime, Page, Time } from './common.js';
@@ -143,7 +144,7 @@ export const PortalUser = component(
       id: Id(),
       customerId: Id(),
       email: Type.String(),
-      role: Enum(['owner', 'viewer']),
+      role: Enum([...PORTAL_ROLES]),
       status: Enum(['invited', 'active', 'disabled']),
       createdAt: Time(),
     },
