@@ -42,6 +42,7 @@ export const AREAS = [
   'webhooks',
   'inbox',
   'inbox-rules',
+  'suppressions',
   'broadcasts',
   'templates',
   'team',
@@ -66,6 +67,8 @@ export const RIGHTS: Record<Area, { read: readonly PortalRole[]; write: readonly
   webhooks: { read: ['owner', 'admin', 'developer', 'viewer'], write: BUILDERS, feature: 'webhooks' },
   inbox: { read: ALL, write: ['owner', 'admin', 'support'], feature: 'inbox' },
   'inbox-rules': { read: ALL, write: BUILDERS, feature: 'inbox' },
+  // Opt-outs and blocked numbers: those who answer customers and those who integrate manage them.
+  suppressions: { read: ALL, write: ['owner', 'admin', 'developer', 'support'] },
   broadcasts: { read: ALL, write: MANAGERS, feature: 'broadcasts' },
   templates: { read: ALL, write: BUILDERS },
   team: { read: MANAGERS, write: MANAGERS },
