@@ -61,7 +61,11 @@ export async function checkGate(deps: PortalDeps, session: Session, request: Fas
     path: request.url.split('?')[0]!,
     area,
   };
-  if (area === null) return sendPage(reply, refusedPage(ctx, 'This page is not open to any role.'), 403);
+  if (area === null) {
+    // No route here: the not-found handler answers (404, with the way back).
+    if (request.is404) return;
+    return sendPage(reply, refusedPage(ctx, 'This page is not open to any role.'), 403);
+  }
   if (!(changing ? mayWrite : mayRead)(session.role, area)) {
     const who = changing ? RIGHTS[area].write : RIGHTS[area].read;
     const what = changing ? 'change anything here' : 'see this page';
