@@ -3,10 +3,10 @@
 // from the customer id, and from the scoped account when the key has one; another customer's
 // broadcast does not exist.
 import type { Queryable } from '../db/db.js';
-import type { Scope } from '../messages/message-store.js';
 import { errors } from '../shared/errors.js';
 import { keysetPage } from '../shared/keyset.js';
 import { UUID_PATTERN } from '../shared/schemas.js';
+import { type Scope, scopeWhere } from '../shared/scope.js';
 import { type BroadcastStatus, MESSAGE_STATUSES, type MessageStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
 
 export type BroadcastRecord = {
@@ -72,12 +72,16 @@ export async function broadcastExists(q: Queryable, customerId: string, external
  * Broadcasts are live data only (sandbox keys cannot create one): a sandbox scope finds none.
  */
 export async function findBroadcast(q: Queryable, scope: Scope, id: string, lock = false): Promise<BroadcastRecord> {
+  const params: unknown[] = [];
+  const where = scopeWhere(scope, 'broadcasts', params);
+  params.push(id, UUID.test(id) ? id.toLowerCase() : null);
+  const ext = `$${params.length - 1}`;
+  const uid = `$${params.length}::uuid`;
   const rows = await q.query<RecordRow>(
     `SELECT ${RECORD_COLUMNS} FROM broadcasts
-      WHERE customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2) AND NOT $5::boolean
-        AND (external_id = $3 OR ($4::uuid IS NOT NULL AND id = $4::uuid))
-      ORDER BY (id = $4::uuid) IS TRUE DESC LIMIT 1${lock ? ' FOR UPDATE' : ''}`,
-    [scope.customerId, scope.accountId, id, UUID.test(id) ? id.toLowerCase() : null, scope.sandboxOnly === true],
+      WHERE ${where.join(' AND ')} AND (external_id = ${ext} OR (${uid} IS NOT NULL AND id = ${uid}))
+      ORDER BY (id = ${uid}) IS TRUE DESC LIMIT 1${lock ? ' FOR UPDATE' : ''}`,
+    params,
   );
   const r = rows[0];
   if (!r) throw errors.broadcastNotFound();
@@ -102,13 +106,8 @@ export async function listBroadcasts(
   scope: Scope,
   f: BroadcastListFilter,
 ): Promise<{ records: BroadcastRecord[]; nextCursor: string | null }> {
-  const where = ['b.customer_id = $1'];
-  const params: unknown[] = [scope.customerId];
-  if (scope.accountId !== null) {
-    params.push(scope.accountId);
-    where.push(`b.chat_account_id = $${params.length}::uuid`);
-  }
-  if (scope.sandboxOnly === true) where.push('false');
+  const params: unknown[] = [];
+  const where = scopeWhere(scope, 'broadcasts', params, 'b');
   if (f.status !== undefined) where.push(STATUS_CONDITION[f.status]);
   const page = await keysetPage<RecordRow>(
     q,

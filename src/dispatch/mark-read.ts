@@ -12,6 +12,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
+import { scopeWhere } from '../shared/scope.js';
 import { createDbClock, reserveSlots } from './pacing.js';
 
 export type ReadMark = { inboundMessageId: string; readAt: string; typing: boolean; sandbox?: true };
@@ -37,6 +38,10 @@ export function createReadMarker(deps: Deps) {
     async markRead(caller: Caller, id: string, typing: boolean): Promise<ReadMark> {
       requirePlan(caller, 'inbox');
       const scope = readScope(caller);
+      // The id is looked up in the caller's customer and account whatever the key: a sandbox key
+      // is answered a simulation for an id of its own (and 404 for any other), never the live mark.
+      const params: unknown[] = [id.toLowerCase()];
+      const where = ['id = $1::uuid', ...scopeWhere({ ...scope, sandboxOnly: false }, 'inbound_messages', params)];
       const [row] = await db.query<{
         chat_account_id: string;
         provider_message_id: string;
@@ -44,8 +49,8 @@ export function createReadMarker(deps: Deps) {
         read_typing: boolean | null;
       }>(
         `SELECT chat_account_id, provider_message_id, read_at, read_typing FROM inbound_messages
-          WHERE customer_id = $1 AND id = $2::uuid AND ($3::uuid IS NULL OR chat_account_id = $3::uuid)`,
-        [scope.customerId, id.toLowerCase(), scope.accountId],
+          WHERE ${where.join(' AND ')}`,
+        params,
       );
       // An id that is not the caller's is not found, for a sandbox key as for a live one (issue #32).
       if (!row) throw errors.inboundMessageNotFound();

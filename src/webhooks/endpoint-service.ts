@@ -5,7 +5,7 @@
 // (decision 0024-sandbox-keys). Every query starts from the customer id and that partition.
 import crypto from 'node:crypto';
 
-import { type Caller, requirePlan, requireUnscoped } from '../auth/caller.js';
+import { type Caller, readScope, requirePlan, requireUnscoped } from '../auth/caller.js';
 import { lockCustomer } from '../customers/customer-service.js';
 import { type Db, notifyAfterCommit } from '../db/db.js';
 import { DELIVERIES_READY, writeEvents } from '../events/outbox.js';
@@ -14,6 +14,7 @@ import type { Resolve } from '../outbound/outbound-client.js';
 import type { Sealer } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
 import { keysetPage } from '../shared/keyset.js';
+import { type Scope, scopeWhere } from '../shared/scope.js';
 import { DEFAULT_EVENT_TYPES } from '../shared/vocab.js';
 import { countFailed, deliveryPayload, requeueFailed } from './delivery-store.js';
 
@@ -61,8 +62,8 @@ export type EndpointService = ReturnType<typeof createEndpointService>;
 
 type Deps = { db: Db; sealer: Sealer; allowPrivateUrls: boolean; resolve: Resolve };
 
-/** The endpoints a caller manages: the customer's, live or sandbox as the caller's key is. */
-type Owner = { customerId: string; sandbox: boolean };
+/** The endpoints a caller manages: the customer's (never a scoped key's), live or sandbox as the caller's key is. */
+type Owner = Scope;
 
 /** Who may manage endpoints: a key not scoped to one account (403 key_scope_insufficient), on a plan with webhooks. */
 function checkAllowed(caller: Caller): void {
@@ -72,7 +73,7 @@ function checkAllowed(caller: Caller): void {
 
 function ownerOf(caller: Caller): Owner {
   checkAllowed(caller);
-  return { customerId: caller.tenant.customerId, sandbox: caller.principal.sandbox };
+  return readScope(caller);
 }
 
 export function createEndpointService(deps: Deps) {
@@ -95,9 +96,11 @@ export function createEndpointService(deps: Deps) {
 
     async list(caller: Caller) {
       const owner = ownerOf(caller);
+      const params: unknown[] = [];
+      const where = scopeWhere(owner, 'webhook_endpoints', params);
       const rows = await db.query<EndpointRow>(
-        `SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 AND sandbox = $2 ORDER BY created_at, id`,
-        [owner.customerId, owner.sandbox],
+        `SELECT ${COLUMNS} FROM webhook_endpoints WHERE ${where.join(' AND ')} ORDER BY created_at, id`,
+        params,
       );
       return rows.map(toEndpoint);
     },
@@ -111,7 +114,7 @@ export function createEndpointService(deps: Deps) {
       const owner = ownerOf(caller);
       const rows = await db.query(
         'DELETE FROM webhook_endpoints WHERE customer_id = $1 AND sandbox = $2 AND id = $3 RETURNING id',
-        [owner.customerId, owner.sandbox, id],
+        [owner.customerId, owner.sandboxOnly === true, id],
       );
       if (rows.length === 0) throw errors.webhookEndpointNotFound();
     },
@@ -163,17 +166,24 @@ async function checkUrl(deps: Deps, url: string): Promise<void> {
 /** Active endpoints of the owner's partition (live and sandbox endpoints have 5 each). */
 async function lockedCount(tx: Pick<Db, 'query'>, owner: Owner, exceptId: string | null): Promise<number> {
   await lockCustomer(tx, owner.customerId);
+  const params: unknown[] = [];
+  const where = scopeWhere(owner, 'webhook_endpoints', params);
+  params.push(exceptId);
   const [row] = await tx.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM webhook_endpoints WHERE customer_id = $1 AND sandbox = $2 AND is_active AND id IS DISTINCT FROM $3::uuid',
-    [owner.customerId, owner.sandbox, exceptId],
+    `SELECT count(*)::int AS n FROM webhook_endpoints
+      WHERE ${where.join(' AND ')} AND is_active AND id IS DISTINCT FROM $${params.length}::uuid`,
+    params,
   );
   return row?.n ?? 0;
 }
 
 async function getRow(db: Db, owner: Owner, id: string): Promise<EndpointRow> {
+  const params: unknown[] = [];
+  const where = scopeWhere(owner, 'webhook_endpoints', params);
+  params.push(id);
   const rows = await db.query<EndpointRow>(
-    `SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 AND sandbox = $2 AND id = $3`,
-    [owner.customerId, owner.sandbox, id],
+    `SELECT ${COLUMNS} FROM webhook_endpoints WHERE ${where.join(' AND ')} AND id = $${params.length}`,
+    params,
   );
   if (!rows[0]) throw errors.webhookEndpointNotFound();
   return rows[0];
@@ -200,7 +210,7 @@ async function createEndpoint(
         input.description ?? '',
         [...new Set(input.events ?? DEFAULT_EVENT_TYPES)],
         sealer.seal(secret, { table: 'webhook_endpoints', column: 'secret_enc', id }),
-        owner.sandbox,
+        owner.sandboxOnly === true,
       ],
     );
     return rows[0]!;
@@ -227,7 +237,7 @@ async function updateEndpoint(deps: Deps, owner: Owner, id: string, patch: Endpo
         patch.events ? [...new Set(patch.events)] : null,
         patch.description ?? null,
         patch.isActive ?? null,
-        owner.sandbox,
+        owner.sandboxOnly === true,
       ],
     );
     if (!rows[0]) throw errors.webhookEndpointNotFound();
@@ -258,7 +268,7 @@ async function rotateSecret(deps: Deps, owner: Owner, id: string) {
       id,
       sealer.seal(secret, { table: 'webhook_endpoints', column: 'secret_enc', id }),
       ROTATION_OVERLAP_HOURS,
-      owner.sandbox,
+      owner.sandboxOnly === true,
     ],
   );
   if (!rows[0]) throw errors.webhookEndpointNotFound();
