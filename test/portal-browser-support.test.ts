@@ -1,6 +1,7 @@
 // What a support team needs in the portal (issue #37, decision 0074), in chromium against the real
 // server: the message list shows each message's words (a text's first characters, a template's
-// name and values), never its JSON.
+// name and values), never its JSON; suppression lists are listed, searched, added to and removed
+// from, each change audited, through the API's own service (what the API lists, the page lists).
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -58,5 +59,62 @@ describe('portal support features in chromium', () => {
     expect(tplCell.replace(/\s+/g, ' ')).toBe('Template order_update Ana | #2701');
     expect(await text(page.locator('main'))).not.toMatch(/[{}]/);
     await checkPage(page, '37-messages-preview');
+  });
+
+  it('manages suppressions: list, search, add and remove, each audited', async () => {
+    for (const phone of ['+15550177001', '+15550177002', '+15550188003']) {
+      const res = await call(svc.url, 'POST', `/chat-accounts/${t.accountId}/suppressions`, {
+        key: t.key,
+        body: { phone, reason: `asked on the phone ${phone.slice(-3)}` },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+    }
+    await page.getByRole('link', { name: 'Suppressions' }).click();
+    await page.waitForURL(/\/portal\/suppressions/);
+    const numbers = () => page.locator('tbody tr td:first-child').allInnerTexts();
+    expect(await numbers()).toEqual(['+15550188003', '+15550177002', '+15550177001']);
+    expect(await text(page.locator('tbody tr').first())).toContain('asked on the phone 003');
+    await checkPage(page, '38-suppressions');
+
+    // Search by part of a number; a LIKE wildcard is taken literally.
+    await page.getByLabel('Number contains').fill('0177');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(/q=0177/);
+    expect(await numbers()).toEqual(['+15550177002', '+15550177001']);
+    await page.getByLabel('Number contains').fill('%');
+    await page.getByRole('button', { name: 'Search' }).click();
+    expect(await text(page.locator('main'))).toContain('No suppressed number matches.');
+
+    // Add: a bad number is refused in words, a good one is listed (and the API lists it too).
+    await page.getByLabel('Phone number').fill('12');
+    await page.getByRole('button', { name: 'Add to the list' }).click();
+    expect(await text(page.getByRole('alert'))).toMatch(/phone/i);
+    expect(await page.getByLabel('Phone number').inputValue()).toBe('12');
+    await page.getByLabel('Phone number').fill('+1 555 019 9004');
+    await page.getByLabel('Reason (optional)').fill('Asked at the counter');
+    await page.getByRole('button', { name: 'Add to the list' }).click();
+    expect(await text(page.getByRole('status'))).toBe('The number is on the suppression list.');
+    expect((await numbers())[0]).toBe('+15550199004');
+    const api = await call(svc.url, 'GET', `/chat-accounts/${t.accountId}/suppressions`, { key: t.key });
+    expect(api.body.suppressions[0]).toMatchObject({ phone: '+15550199004', reason: 'Asked at the counter' });
+
+    // Remove, after a confirmation step.
+    await page.getByRole('link', { name: 'Remove +15550177001' }).click();
+    expect(await text(page.getByRole('alert'))).toContain('+15550177001');
+    await checkPage(page, '39-suppression-remove');
+    await page.getByRole('button', { name: 'Remove from the list' }).click();
+    expect(await text(page.getByRole('status'))).toBe('The number is off the suppression list.');
+    expect(await numbers()).not.toContain('+15550177001');
+    const after = await call(svc.url, 'GET', `/chat-accounts/${t.accountId}/suppressions`, { key: t.key });
+    expect(after.body.suppressions.map((x: { phone: string }) => x.phone)).not.toContain('+15550177001');
+
+    const audit = await svc.db.query<{ action: string; target: string }>(
+      `SELECT action, target FROM portal_audit_log WHERE customer_id = $1 AND action LIKE 'suppression.%' ORDER BY id`,
+      [t.customerId],
+    );
+    expect(audit.map((a) => [a.action, a.target.split(' ')[0]])).toEqual([
+      ['suppression.add', '+15550199004'],
+      ['suppression.remove', '+15550177001'],
+    ]);
   });
 });

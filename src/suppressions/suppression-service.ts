@@ -19,6 +19,9 @@ export const suppressionNotFound = () => new AppError(404, 'suppression_not_foun
 
 const USER_ID = new RegExp(USER_ID_PATTERN);
 
+/** A LIKE pattern for "contains", its wildcards taken literally. */
+const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
 /** The entry's key: a business-scoped user id as given (kept under the id: decision 0036), else the number. */
 const keyOf = (caller: Caller, given: string) => (USER_ID.test(given) ? given : callerPhone(caller, given, 'phone'));
 
@@ -51,7 +54,7 @@ export function createSuppressionService(deps: { db: Db }) {
 
   return {
     /** Newest first, cursor paging as GET /messages; empty for a sandbox key (its cursor still checked). */
-    async list(caller: Caller, account: string, page: { limit: number; cursor?: string }) {
+    async list(caller: Caller, account: string, page: { limit: number; cursor?: string; phoneContains?: string }) {
       const customerId = caller.tenant.customerId;
       const accountId = callerAccount(caller, account).id;
       if (caller.principal.sandbox) {
@@ -62,8 +65,13 @@ export function createSuppressionService(deps: { db: Db }) {
         db,
         {
           select: 'SELECT id, phone_e164, reason, source, created_at FROM suppressions',
-          where: ['customer_id = $1', 'chat_account_id = $2'],
-          params: [customerId, accountId],
+          // The portal's search: part of a number (or user id), LIKE wildcards taken literally.
+          where: [
+            'customer_id = $1',
+            'chat_account_id = $2',
+            ...(page.phoneContains ? ["phone_e164 LIKE $3 ESCAPE '\\'"] : []),
+          ],
+          params: [customerId, accountId, ...(page.phoneContains ? [containsPattern(page.phoneContains)] : [])],
         },
         page,
       );
