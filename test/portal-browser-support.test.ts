@@ -1,19 +1,24 @@
 // What a support team needs in the portal (issue #37, decision 0074), in chromium against the real
 // server: the message list shows each message's words (a text's first characters, a template's
 // name and values), never its JSON; suppression lists are listed, searched, added to and removed
-// from, each change audited, through the API's own service (what the API lists, the page lists).
+// from, each change audited, through the API's own service (what the API lists, the page lists);
+// an endpoint's deliveries are filtered by event type and status, the page says what a replay
+// covers, and the event catalogue shows every event type with its schema and an example.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { EVENT_TYPES } from '../src/shared/vocab.js';
 import { checkPage, launchBrowser, loggedIn, text } from './support/browser.js';
-import { call, createTenant, type Service, startService } from './support/harness.js';
+import { call, createTenant, eventually, type Service, startService } from './support/harness.js';
 import { createPortalUser } from './support/portal.js';
+import { type Receiver, startReceiver } from './support/receiver.js';
 
 describe('portal support features in chromium', () => {
   let svc: Service;
   let browser: Browser;
   let t: Awaited<ReturnType<typeof createTenant>>;
   let page: Page;
+  let receiver: Receiver;
   const owner = 'owner@support.example';
 
   async function send(externalId: string, content: Record<string, unknown>, phoneE164 = '+15550123400') {
@@ -25,7 +30,8 @@ describe('portal support features in chromium', () => {
   }
 
   beforeAll(async () => {
-    svc = await startService();
+    receiver = await startReceiver();
+    svc = await startService({ env: { UNSAFE_ALLOW_PRIVATE_URLS: 'true' } });
     t = await createTenant(svc.url, { plan: 'pro' });
     await createPortalUser(svc.url, t.customerId, owner);
     browser = await launchBrowser();
@@ -34,6 +40,7 @@ describe('portal support features in chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await svc?.stop();
+    await receiver?.close();
   });
 
   /** The Content cell of the list's row whose externalId is `externalId`. */
@@ -116,5 +123,69 @@ describe('portal support features in chromium', () => {
       ['suppression.add', '+15550199004'],
       ['suppression.remove', '+15550177001'],
     ]);
+  });
+
+  it('filters deliveries by event type and status, says what a replay covers, and shows the event catalogue', async () => {
+    receiver.respond(200);
+    const created = await call(svc.url, 'POST', '/webhook-endpoints', {
+      key: t.key,
+      body: { url: `${receiver.url}/hook`, events: ['message.status'] },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
+    type D = { id: string; eventType: string; status: string; attemptCount: number };
+    const list = async () =>
+      (await call(svc.url, 'GET', `/webhook-endpoints/${id}/deliveries?limit=100`, { key: t.key })).body
+        .deliveries as D[];
+    expect((await call(svc.url, 'POST', `/webhook-endpoints/${id}/test`, { key: t.key })).status).toBe(202);
+    await eventually(async () =>
+      (await list()).some((d) => d.eventType === 'webhook.test' && d.status === 'succeeded'),
+    );
+    await send('hook-status', { type: 'text', text: 'status events' }, '+15550166001');
+    await eventually(async () => (await list()).some((d) => d.eventType === 'message.status'), 60_000);
+    // A receiver failing now: the next test event is retried (pending, one attempt made).
+    receiver.respond(500);
+    expect((await call(svc.url, 'POST', `/webhook-endpoints/${id}/test`, { key: t.key })).status).toBe(202);
+    const retrying = await eventually(async () =>
+      (await list()).find((d) => d.eventType === 'webhook.test' && d.status === 'pending' && d.attemptCount >= 1),
+    );
+
+    await page.goto(`${svc.url}/portal/webhooks/${id}`);
+    const rows = () => page.locator('tr.delivery');
+    const all = await rows().count();
+    expect(all).toBeGreaterThanOrEqual(3);
+    expect(await text(page.locator('#replay-scope'))).toContain('Deliveries still being retried are not part of it');
+    await page.getByLabel('Event type').selectOption('webhook.test');
+    await page.getByRole('button', { name: 'Filter deliveries' }).click();
+    await page.waitForURL(/eventType=webhook\.test/);
+    expect(await rows().count()).toBe(2);
+    for (const r of await rows().allInnerTexts()) expect(r).toContain('webhook.test');
+    await page.getByLabel('Delivery status').selectOption('pending');
+    await page.getByRole('button', { name: 'Filter deliveries' }).click();
+    await page.waitForURL(/status=pending/);
+    expect(await rows().count()).toBe(1);
+    expect(await rows().first().locator('a').first().getAttribute('href')).toContain(retrying.id);
+    expect(await page.getByLabel('Delivery status').inputValue()).toBe('pending');
+    await checkPage(page, '55-webhook-deliveries-filtered');
+    await page.getByLabel('Event type').selectOption('message.status');
+    await page.getByRole('button', { name: 'Filter deliveries' }).click();
+    await page.waitForURL(/eventType=message\.status/);
+    expect(await text(page.locator('main'))).toContain('No deliveries match these filters.');
+
+    // The event catalogue: every type, its example (the document's, or built from its schema) and its schema.
+    await page.getByRole('link', { name: 'What each event carries, with an example' }).click();
+    await page.waitForURL(/\/portal\/webhooks\/events$/);
+    for (const type of EVENT_TYPES) {
+      const example = JSON.parse(await text(page.getByLabel(`Example of ${type}`))) as { type: string; data: object };
+      expect(example.type, type).toBe(type);
+      expect(typeof example.data, type).toBe('object');
+      await page.getByText(`Schema of ${type}`, { exact: true }).click();
+      const schema = JSON.parse(await text(page.getByLabel(`Schema of ${type}`, { exact: true }))) as {
+        properties: { type: { const: string } };
+      };
+      expect(schema.properties.type.const).toBe(type);
+    }
+    expect(await text(page.getByLabel('Example of message.status'))).toContain('order-1042-shipped');
+    await checkPage(page, '56-webhook-events');
   });
 });
