@@ -3,7 +3,8 @@
 // name and values), never its JSON; suppression lists are listed, searched, added to and removed
 // from, each change audited, through the API's own service (what the API lists, the page lists);
 // an endpoint's deliveries are filtered by event type and status, the page says what a replay
-// covers, and the event catalogue shows every event type with its schema and an example.
+// covers, and the event catalogue shows every event type with its schema and an example; a
+// broadcast's CSV gets a column mapping step and a preview of its first recipients.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -187,5 +188,45 @@ describe('portal support features in chromium', () => {
     }
     expect(await text(page.getByLabel('Example of message.status'))).toContain('order-1042-shipped');
     await checkPage(page, '56-webhook-events');
+  });
+
+  it('maps the columns of a broadcast CSV and previews the first recipients', async () => {
+    const lines = ['Name,Mobile,Order'];
+    for (let i = 1; i <= 7; i++) lines.push(`Customer ${i},+1 555 014 000${i},order-${i}`);
+    await page.goto(`${svc.url}/portal/broadcasts/new`);
+    await page.getByLabel('Text (for a text broadcast)').fill('Your order is ready');
+    await page.getByLabel(/CSV file/).setInputFiles({
+      name: 'customers.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(lines.join('\n')),
+    });
+    await page.getByRole('button', { name: 'Check recipients' }).click();
+    // Read as before: the first column is taken for the phone, so no row is sendable.
+    await page.getByRole('heading', { name: 'Columns' }).waitFor();
+    expect(await text(page.locator('main'))).toContain('7 row(s): 0 will be sent');
+    const holds = (name: string) => page.getByLabel(`What the column ${name} holds`);
+    expect(await holds('Name').inputValue()).toBe('phone');
+    expect(await page.locator('td', { hasText: '+1 555 014 0001' }).count()).toBe(1); // the first recipient's value
+    await checkPage(page, '48-broadcast-mapping');
+
+    await holds('Name').selectOption('ignore');
+    await holds('Mobile').selectOption('phone');
+    await holds('Order').selectOption('externalId');
+    await page.getByRole('button', { name: 'Check recipients' }).click();
+    await page.getByRole('heading', { name: 'The first recipients' }).waitFor();
+    expect(await text(page.locator('main'))).toContain('7 row(s): 7 will be sent');
+    expect(await holds('Mobile').inputValue()).toBe('phone');
+    const first = page.locator('tr.first-recipient');
+    expect(await first.count()).toBe(5);
+    expect((await first.first().innerText()).split('\t').map((c) => c.trim())).toEqual([
+      '+15550140001',
+      'order-1',
+      '—',
+    ]);
+    await checkPage(page, '49-broadcast-first-recipients');
+    await page.getByRole('button', { name: 'Send to 7 recipient(s)' }).click();
+    await page.waitForURL(/\/portal\/broadcasts\/[0-9a-f-]{36}$/);
+    const sent = await call(svc.url, 'GET', '/messages/order-7', { key: t.key });
+    expect(sent.body.recipient).toBe('+15550140007');
   });
 });
