@@ -136,7 +136,7 @@ async function focusOutline(page: Page): Promise<{ tag: string; style: string; w
   });
 }
 
-describe('portal look: every page at 1280 px light and dark and at 390 px', () => {
+describe('portal look: every page at 1280 and 390 px, light and dark, with 200-character names and URLs', () => {
   let live: Awaited<ReturnType<typeof startLiveService>>;
   let svc: Service;
   let emu: Emulator;
