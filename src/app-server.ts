@@ -127,6 +127,7 @@ function registerPortalPages(api: Server, config: Config, s: Services): void {
     twoFactor: s.twoFactor,
     passwordResets: s.passwordResets,
     messagingLimits: s.messagingLimits,
+    suppressions: s.suppressions,
   });
 }
 

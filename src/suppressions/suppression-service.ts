@@ -20,6 +20,9 @@ export const suppressionNotFound = () => new AppError(404, 'suppression_not_foun
 
 const USER_ID = new RegExp(USER_ID_PATTERN);
 
+/** A LIKE pattern for "contains", its wildcards taken literally. */
+const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
 /** The entry's key: a business-scoped user id as given (kept under the id: decision 0036), else the number. */
 const keyOf = (caller: Caller, given: string) => (USER_ID.test(given) ? given : callerPhone(caller, given, 'phone'));
 
@@ -52,7 +55,7 @@ export function createSuppressionService(deps: { db: Db }) {
 
   return {
     /** Newest first, cursor paging as GET /messages; empty for a sandbox key (its cursor still checked). */
-    async list(caller: Caller, account: string, page: { limit: number; cursor?: string }) {
+    async list(caller: Caller, account: string, page: { limit: number; cursor?: string; phoneContains?: string }) {
       const scope = readScope(caller, account);
       if (seesNothing(scope, 'suppressions')) {
         checkCursor(page.cursor);
@@ -60,6 +63,11 @@ export function createSuppressionService(deps: { db: Db }) {
       }
       const params: unknown[] = [];
       const where = scopeWhere(scope, 'suppressions', params);
+      // The portal's search: part of a number (or user id), LIKE wildcards taken literally.
+      if (page.phoneContains) {
+        params.push(containsPattern(page.phoneContains));
+        where.push(`phone_e164 LIKE $${params.length} ESCAPE '\\'`);
+      }
       const p = await keysetPage<Row>(
         db,
         { select: 'SELECT id, phone_e164, reason, source, created_at FROM suppressions', where, params },

@@ -126,8 +126,7 @@ export function createEndpointService(deps: Deps) {
     sendTest: (caller: Caller, id: string) => sendTest(db, ownerOf(caller), id),
 
     /** Delivery history, newest first, each with its attempts. */
-    deliveries: (caller: Caller, id: string, page: { limit: number; cursor?: string }) =>
-      listDeliveries(db, ownerOf(caller), id, page),
+    deliveries: (caller: Caller, id: string, page: DeliveryPage) => listDeliveries(db, ownerOf(caller), id, page),
 
     /** One delivery with its attempts and the body it sends. */
     delivery: (caller: Caller, id: string, deliveryId: string) => getDelivery(db, ownerOf(caller), id, deliveryId),
@@ -316,14 +315,27 @@ const DELIVERY_SELECT = `SELECT d.id, d.event_id, d.event_type, d.status, d.atte
                         FROM webhook_attempt_history a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
        FROM webhook_deliveries d`;
 
-async function listDeliveries(db: Db, owner: Owner, id: string, page: { limit: number; cursor?: string }) {
+/** A page of an endpoint's deliveries; the portal also filters by event type and status (the API does not). */
+type DeliveryPage = { limit: number; cursor?: string; eventType?: string; status?: string };
+
+async function listDeliveries(db: Db, owner: Owner, id: string, page: DeliveryPage) {
   await getRow(db, owner, id);
+  const where = ['d.customer_id = $1', 'd.endpoint_id = $2'];
+  const params: unknown[] = [owner.customerId, id];
+  for (const [column, value] of [
+    ['d.event_type', page.eventType],
+    ['d.status', page.status],
+  ] as const) {
+    if (value === undefined) continue;
+    params.push(value);
+    where.push(`${column} = $${params.length}`);
+  }
   const { rows: items, nextCursor } = await keysetPage<DeliveryRow>(
     db,
     {
       select: DELIVERY_SELECT,
-      where: ['d.customer_id = $1', 'd.endpoint_id = $2'],
-      params: [owner.customerId, id],
+      where,
+      params,
       key: { at: 'd.created_at', id: 'd.id' },
     },
     page,

@@ -28,6 +28,7 @@ import { registerOverviewRoutes } from './overview-routes.js';
 import { registerPasswordResetRoutes } from './password-reset-routes.js';
 import { registerProfileRoutes } from './profile-routes.js';
 import { PRE_CSRF_COOKIE, sendPage } from './reply.js';
+import { registerSuppressionPages } from './suppressions-routes.js';
 import { registerTeamRoutes } from './team-routes.js';
 import { registerTemplateRoutes } from './templates-routes.js';
 import { registerTwoFactorRoutes } from './two-factor-routes.js';
@@ -138,6 +139,7 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
       registerInboxMediaRoutes(portal, deps);
       registerBroadcastRoutes(portal, deps);
       registerTemplateRoutes(portal, deps);
+      registerSuppressionPages(portal, deps);
       registerAuditRoutes(portal, deps);
       registerTeamRoutes(portal, deps);
       registerProfileRoutes(portal, deps);
