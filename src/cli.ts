@@ -29,12 +29,24 @@ const HELP: Record<string, string> = {
   runs the HTTP API and the workers (all, the default), only the API, or only the workers;
   applies pending migrations first. Settings come from the environment or .env (docs/configuration.md).
   With the embedded database and no ADMIN_TOKEN, the first start makes an operator token, keeps it
-  in DATA_DIR/admin-token (0600) and prints it once; later starts use it and print where it is.`,
+  in DATA_DIR/admin-token (0600) and prints it once; later starts use it and print where it is.
+
+examples:
+  chatgate serve
+  chatgate serve --role api      (and chatgate serve --role worker in another process)`,
   migrate: `usage: chatgate migrate
-  applies the database's pending migrations and exits (DATABASE_URL, or the embedded database in DATA_DIR).`,
+  applies the database's pending migrations and exits (DATABASE_URL, or the embedded database in DATA_DIR).
+
+examples:
+  chatgate migrate
+  DATABASE_URL=postgres://chatgate@db:5432/chatgate chatgate migrate`,
   emulator: `usage: chatgate emulator
   runs the provider emulator, a local stand-in for the provider's Cloud API (docs/emulator.md):
-  EMULATOR_PORT (4010), EMULATOR_HOST, EMULATOR_CALLBACK_URL, PROVIDER_APP_SECRET, EMULATOR_LATENCY_MS.`,
+  EMULATOR_PORT (4010), EMULATOR_HOST, EMULATOR_CALLBACK_URL, PROVIDER_APP_SECRET, EMULATOR_LATENCY_MS.
+
+examples:
+  chatgate emulator
+  EMULATOR_PORT=4020 EMULATOR_LATENCY_MS=200 chatgate emulator`,
   admin: adminHelp([]),
   dev: DEV_HELP,
   send: CUSTOMER_HELP.send!,

@@ -3,6 +3,7 @@
 // exit 1; the service out of reach exit 4; an account saved unverified exit 3 (api-call.ts, EXIT).
 import { parseArgs } from 'node:util';
 
+import { ADMIN_EXAMPLES } from './admin-examples.js';
 import { PAGED, VIEWS } from './admin-views.js';
 import { errorLine, EXIT } from './api-call.js';
 import { parseCommandArgs, UsageError, wantsHelp } from './cli-args.js';
@@ -67,7 +68,7 @@ const COMMANDS: Record<string, Command> = {
     usage:
       'CUSTOMER_ID --type OFFICIAL|DIRECT --phone +E164 --display-name NAME [account options] [--no-verify] [--quiet]',
     about:
-      "links a chat account; an OFFICIAL account's access token is first checked with the provider (a rejected token is refused; --no-verify skips the check) (--quiet: only its id)",
+      "links a chat account; an OFFICIAL account's access token is first checked with the provider (a rejected token is refused; one the provider could not be asked about is saved AUTHENTICATING, never CONNECTED, exit 3; --no-verify skips the check) (--quiet: only its id)",
     id: 'CUSTOMER_ID',
     options: ['type', 'phone', 'display-name', ...ACCOUNT_OPTIONS, 'no-verify', 'quiet'],
     quiet: 'id',
@@ -150,6 +151,9 @@ function helpFor(words: string[]): string {
       `usage: ${usageLine(name)}`,
       `  ${command.about}`,
       ...(command.usage.includes('account options') ? ['', ACCOUNT_HELP] : []),
+      '',
+      'examples:',
+      ...(ADMIN_EXAMPLES[name] ?? []).map((e) => `  ${e}`),
       '',
       "needs ADMIN_TOKEN, else the embedded service's DATA_DIR/admin-token; CHATGATE_URL defaults to http://127.0.0.1:$PORT",
     ].join('\n');

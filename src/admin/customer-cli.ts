@@ -65,7 +65,7 @@ ${CONNECTION}
 ${EXITS}`,
 };
 
-export const CUSTOMER_USAGE = `  send --to +E164 --text TEXT      send a message with an API key (chatgate send --help)
+export const CUSTOMER_USAGE = `  send --to +E164 --text TEXT     send a message with an API key (chatgate send --help)
   messages get|list               read messages with an API key
   listen [--forward-to URL]       watch the key's events live, forwarded signed to a local URL`;
 
