@@ -262,3 +262,19 @@ describe('chatgate send, messages, listen (a customer with an API key)', () => {
     expect(await refused.json()).toMatchObject({ error: 'key_scope_insufficient' });
   });
 });
+
+describe('GET /events/stream and a stopping service', () => {
+  it('a stopping service ends its open streams instead of waiting for them', async () => {
+    const own = await startService({ role: 'api' });
+    const tenant = await createTenant(own.url, { plan: 'free' });
+    const res = await fetch(`${own.url}/events/stream`, { headers: { 'x-api-key': tenant.sandboxKey } });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toMatch(/^: chatgate event stream\nretry: 2000\n\n/);
+    const stopped = own.stop();
+    // The stream ends (its body is done) and the stop completes, well before SHUTDOWN_TIMEOUT_MS.
+    for (;;) if ((await reader.read()).done) break;
+    await stopped;
+  }, 60_000);
+});

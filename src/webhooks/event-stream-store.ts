@@ -92,9 +92,10 @@ export async function eventsAfter(
       WHERE e.created_at >= $2 AND (e.created_at, e.id) > ($2::timestamptz, $3::text)
         AND e.created_at <= now() - make_interval(secs => $5::float8 / 1000)
         AND e.customer_id = $1 AND e.type <> 'webhook.test'
-        AND (NOT $4::boolean OR (e.type = 'message.status' AND EXISTS (
+        AND (NOT $4::boolean OR CASE WHEN e.type = 'message.status' THEN EXISTS (
               SELECT 1 FROM messages m
-               WHERE m.id = (e.data ->> 'messageId')::uuid AND m.customer_id = e.customer_id AND m.sandbox)))
+               WHERE m.id = (e.data ->> 'messageId')::uuid AND m.customer_id = e.customer_id AND m.sandbox)
+             ELSE false END)
       ORDER BY e.created_at, e.id
       LIMIT $6`,
     [owner.customerId, after.createdAt, after.id, owner.sandbox, opts.settleMs, opts.limit],
