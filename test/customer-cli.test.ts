@@ -231,19 +231,23 @@ describe('chatgate send, messages, listen (a customer with an API key)', () => {
     expect(resumed.length).toBeGreaterThan(0);
   }, 180_000);
 
-  it('at most 3 streams per customer are open at once; a closed one frees its place', async () => {
-    const open = (key: string) =>
-      fetch(`${svc.url}/events/stream`, { headers: { 'x-api-key': key }, signal: AbortSignal.timeout(60_000) });
+  it('at most 3 streams per customer are open at once, on all API processes; a closed one frees its place', async () => {
+    // A second API process on the same database.
+    const other = await startService({ role: 'api', database: svc.database });
+    const open = (key: string, url = svc.url) =>
+      fetch(`${url}/events/stream`, { headers: { 'x-api-key': key }, signal: AbortSignal.timeout(60_000) });
     const streams = [];
     for (let i = 0; i < 3; i++) {
-      const res = await open(basic.sandboxKey);
+      const res = await open(basic.sandboxKey, i === 2 ? other.url : svc.url);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
       streams.push(res);
     }
-    const fourth = await open(basic.key);
-    expect(fourth.status).toBe(429);
-    expect(await fourth.json()).toMatchObject({ error: 'stream_limit', limit: 3 });
+    for (const url of [svc.url, other.url]) {
+      const fourth = await open(basic.key, url);
+      expect(fourth.status).toBe(429);
+      expect(await fourth.json()).toMatchObject({ error: 'stream_limit', limit: 3 });
+    }
     await streams[0]!.body!.cancel();
     const fifth = await eventually(async () => {
       const res = await open(basic.key);
@@ -252,6 +256,7 @@ describe('chatgate send, messages, listen (a customer with an API key)', () => {
       return undefined;
     }, 30_000);
     for (const s of [...streams.slice(1), fifth]) await s.body!.cancel();
+    await other.stop();
     // A key scoped to one account may not listen, as it may not manage webhooks.
     const scoped = await call(svc.url, 'POST', `/admin/customers/${basic.customerId}/api-keys`, {
       admin: true,
