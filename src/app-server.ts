@@ -15,6 +15,7 @@ import { registerAdminPortalRoutes } from './http/routes/admin-portal-routes.js'
 import { registerAdminRoutes } from './http/routes/admin-routes.js';
 import { registerBroadcastRoutes } from './http/routes/broadcast-routes.js';
 import { registerChatAccountRoutes } from './http/routes/chat-accounts-routes.js';
+import { registerEventStreamRoutes } from './http/routes/event-stream-routes.js';
 import { registerInboundMediaRoutes } from './http/routes/inbound-media-routes.js';
 import { registerInboundRoutes } from './http/routes/inbound-routes.js';
 import { createKeyAudit } from './http/routes/key-audit.js';
@@ -92,6 +93,7 @@ function registerApi(api: Server, config: Config, s: Services): void {
     registerInboundMediaRoutes(scope, { files: s.inboundFiles, reads: s.reads });
     registerSuppressionRoutes(scope, { suppressions });
     registerWebhookRoutes(scope, { endpoints, audited: keyAudit });
+    registerEventStreamRoutes(scope, { streams: s.eventStreams });
     registerTemplateRoutes(scope, { templates });
     registerUsageRoutes(scope, { usage });
   });

@@ -51,6 +51,7 @@ import { createTemplateCategories } from './templates/template-categories.js';
 import { createTemplateService } from './templates/template-service.js';
 import { createUsageService } from './usage/usage-service.js';
 import { createEndpointService } from './webhooks/endpoint-service.js';
+import { createEventStreamService } from './webhooks/event-stream.js';
 
 /** Every service of the process, built once. */
 export type Services = Awaited<ReturnType<typeof createServices>>;
@@ -61,7 +62,15 @@ export async function createServices(config: Config, deps: { db: Db; log: Logger
   registerDbGauges(metrics, { db, log, quotaTopN: config.metricsQuotaTopN });
   const sealer = await openSealer(config, db, log);
   const platform = createPlatform(config, { db, metrics, sealer, resolve: deps.resolve ?? systemResolve });
-  return { metrics, sealer, ...platform, ...createCapabilities(config, { db, log, metrics, sealer, ...platform }) };
+  // GET /events/stream's streams (decision 0072).
+  const eventStreams = createEventStreamService({ db, log });
+  return {
+    metrics,
+    sealer,
+    ...platform,
+    eventStreams,
+    ...createCapabilities(config, { db, log, metrics, sealer, ...platform }),
+  };
 }
 
 /** The sealer of stored secrets, checked against the key the database was sealed with. */

@@ -114,6 +114,8 @@ async function insertAccount(
   customerId: string,
   input: NewAccountInput,
   level?: ThroughputLevel,
+  /** Arm the account prober at once (a token not yet checked). */
+  probe = false,
 ) {
   const { db, sealer, invalidate, publicBaseUrl } = deps;
   try {
@@ -133,9 +135,9 @@ async function insertAccount(
         `INSERT INTO chat_accounts (id, customer_id, type, status, phone_number, display_name, connected_at,
             phone_number_id, waba_id, access_token_enc, app_secret_enc, integration_id, management_token_enc,
             waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, marketing_messages_api,
-            portfolio_id, throughput_level)
+            portfolio_id, throughput_level, probe_next_at)
          VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $4 = 'CONNECTED' THEN now() END,
-            $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+            $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, CASE WHEN $21 THEN now() END)`,
         [
           id,
           customerId,
@@ -158,6 +160,7 @@ async function insertAccount(
           input.marketingMessagesApi ?? false,
           input.portfolioId ?? null,
           level ?? null,
+          probe,
         ],
       );
       if (input.messagingLimit !== undefined) await setMessagingLimit(tx, [id], input.messagingLimit, 'operator');
@@ -269,7 +272,17 @@ export function createAccountAdmin(deps: AccountAdminDeps) {
           ? await verifyToken(deps, input.official!.phoneNumberId!, input.official!.accessToken!)
           : undefined;
       const { level, ...credentialCheck } = check ?? {};
-      const created = await insertAccount(deps, customerId, input, level);
+      // A token the provider could not be asked about is never CONNECTED: the account waits as
+      // AUTHENTICATING, and the account prober connects it once the provider accepts the token
+      // (decision 0072). A status the operator chose other than CONNECTED is kept.
+      const unverified = check?.result === 'unverified' && (input.status ?? 'CONNECTED') === 'CONNECTED';
+      const created = await insertAccount(
+        deps,
+        customerId,
+        unverified ? { ...input, status: 'AUTHENTICATING' } : input,
+        level,
+        unverified,
+      );
       return check ? { ...created, credentialCheck } : created;
     },
 

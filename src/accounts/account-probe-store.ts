@@ -53,14 +53,15 @@ export async function claimDueProbes(
 }
 
 /**
- * The token was accepted: the account is CONNECTED again and no longer probed (lastErrorCode is
- * kept as history). False when the claim no longer holds (an operator edit or a new mark won).
+ * The token was accepted: the account is CONNECTED again (or at last: one linked with a token
+ * that could not be checked waits as AUTHENTICATING, decision 0072) and no longer probed
+ * (lastErrorCode is kept as history). False when the claim no longer holds (an operator edit or a new mark won).
  */
 export async function recordProbeAccepted(tx: Queryable, probe: DueProbe): Promise<boolean> {
   const rows = await tx.query(
     `UPDATE chat_accounts SET status = 'CONNECTED', connected_at = now(), probe_next_at = NULL, probe_attempts = 0,
             updated_at = now()
-      WHERE id = $1 AND probe_next_at = $2 AND status = 'ERROR'
+      WHERE id = $1 AND probe_next_at = $2 AND status IN ('ERROR', 'AUTHENTICATING')
       RETURNING id`,
     [probe.accountId, probe.claim],
   );

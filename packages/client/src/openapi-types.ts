@@ -482,6 +482,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/events/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The customer's events, live, as Server-Sent Events (for development: chatgate listen)
+     * @description A `text/event-stream` of the key's customer's events, each as a webhook delivery would carry it: `id:` the eventId, `event:` the type, `data:` the envelope (`{eventId, type, createdAt, data}`) on one line. A live key gets every event of the customer, a sandbox key only those of sandbox messages, as webhook endpoints made with each do (`webhook.test` goes to its endpoint only and is never streamed). Live keys need a plan with webhooks (Basic, Pro); sandbox keys may listen on every plan. Not with a key scoped to one account. Events are streamed from when the stream opens, about a second after they happen; `Last-Event-ID` (an eventId of this customer) resumes after that event. A comment line (`: keepalive`) comes every 15 s; the stream ends after an hour (reconnect with Last-Event-ID); at most 3 streams per customer are open at once (`429 stream_limit`). Use `chatgate listen --forward-to URL` to have each event posted, signed as webhook deliveries are, to a local server.
+     */
+    get: operations['streamEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/chat-accounts/{accountId}/templates': {
     parameters: {
       query?: never;
@@ -2114,6 +2134,17 @@ export interface components {
       /** @constant */
       error: 'media_pending_limit';
       /** @description The rule. */
+      message?: string;
+    } & {
+      [key: string]: unknown;
+    };
+    /** @description The customer already has the most event streams open at once (3, live and sandbox together). */
+    StreamLimitError: {
+      /** @constant */
+      error: 'stream_limit';
+      /** @description Streams open at once. */
+      limit: number;
+      /** @description What to do. */
       message?: string;
     } & {
       [key: string]: unknown;
@@ -6583,6 +6614,97 @@ export interface operations {
           'application/json':
             | components['schemas']['WebhookEndpointNotFoundError']
             | components['schemas']['WebhookDeliveryNotFoundError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
+    };
+  };
+  streamEvents: {
+    parameters: {
+      query?: never;
+      header?: {
+        'last-event-id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /**
+       * @description `Missing x-api-key header`: No `x-api-key` header.
+       *
+       *     `Invalid API key`: Unknown or revoked key.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
+        };
+      };
+      /**
+       * @description `feature_not_available`: The feature is not in the plan (webhooks and broadcasts: Basic and Pro; inbox, rules: Pro).
+       *
+       *     `key_scope_insufficient`: A key scoped to one chat account tried to manage webhooks or forwarding rules.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            components['schemas']['FeatureNotAvailableError'] | components['schemas']['KeyScopeInsufficientError'];
+        };
+      };
+      /** @description `stream_limit`: The customer already has the most event streams open at once (3, live and sandbox together). */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StreamLimitError'];
         };
       };
       /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */

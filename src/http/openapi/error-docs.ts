@@ -304,6 +304,13 @@ const DOCS = {
     description: 'More than 200 uploaded files wait unused.',
     extra: { message: str('The rule.') },
   },
+  stream_limit: {
+    status: 429,
+    schema: 'StreamLimitError',
+    description: 'The customer already has the most event streams open at once (3, live and sandbox together).',
+    extra: { limit: { type: 'integer', description: 'Streams open at once.' }, message: str('What to do.') },
+    headers: { 'retry-after': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+  },
   provider_rate_limited: {
     status: 429,
     schema: 'ProviderRateLimitedError',
