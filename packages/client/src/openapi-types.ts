@@ -1186,11 +1186,23 @@ export interface components {
     };
     /** @description A reply to an interactive message; `replyTo` names the message it answered. */
     InboundInteractive: {
-      /** @description `button_reply`, `list_reply`, or another reply type the provider adds. */
+      /** @description `button_reply`, `list_reply`, `nfm_reply` (a Flow's answer), or another reply type the provider adds. */
       type: string;
       id: string | null;
       title: string | null;
       description: string | null;
+      flowReply: {
+        name: string | null;
+        body: string | null;
+        /** @description The Flow's answer: the provider's `response_json` parsed (an object); null when it was not valid JSON or too long. */
+        response: unknown;
+        responseRaw: string | null;
+        /** @description `response_json` was not valid JSON (kept in `responseRaw`). */
+        invalidJson: boolean;
+        /** @description `response_json` was longer than 20,000 characters (its start kept in `responseRaw`). */
+        truncated: boolean;
+        flowToken: string | null;
+      } | null;
     };
     /** @description A medium's description from the provider; on the inbox's messages also the fetch of the file (`state`…), which GET /inbound-messages/{id}/media serves. */
     InboundMedia: {
@@ -2698,7 +2710,7 @@ export interface operations {
               birthday?: string;
             }[];
             interactive?: {
-              type: 'button' | 'list' | 'cta_url';
+              type: 'button' | 'list' | 'cta_url' | 'flow';
               header?: {
                 type: 'text' | 'image' | 'video' | 'document';
                 text?: string;
@@ -2740,6 +2752,28 @@ export interface operations {
               ctaUrl?: {
                 displayText: string;
                 url: string;
+              };
+              flow?: {
+                /** @description The Flow by id; or flowName. */
+                flowId?: string;
+                /** @description The Flow by name; or flowId. */
+                flowName?: string;
+                /** @description Your token for this send; the user's reply carries it back (`flowReply.flowToken`). */
+                flowToken?: string;
+                /** @description The button text (no emoji). */
+                cta: string;
+                /** @description `navigate` (default): open `actionPayload.screen`; `data_exchange`: ask your Flow endpoint. */
+                action?: 'navigate' | 'data_exchange';
+                actionPayload?: {
+                  /** @description The first screen. */
+                  screen: string;
+                  /** @description The first screen's input data (a non-empty object). */
+                  data?: {
+                    [key: string]: unknown;
+                  };
+                };
+                /** @description `draft` to test a Flow not yet published. */
+                mode?: 'published' | 'draft';
               };
             };
             reaction?: {
@@ -3280,7 +3314,7 @@ export interface operations {
               birthday?: string;
             }[];
             interactive?: {
-              type: 'button' | 'list' | 'cta_url';
+              type: 'button' | 'list' | 'cta_url' | 'flow';
               header?: {
                 type: 'text' | 'image' | 'video' | 'document';
                 text?: string;
@@ -3322,6 +3356,28 @@ export interface operations {
               ctaUrl?: {
                 displayText: string;
                 url: string;
+              };
+              flow?: {
+                /** @description The Flow by id; or flowName. */
+                flowId?: string;
+                /** @description The Flow by name; or flowId. */
+                flowName?: string;
+                /** @description Your token for this send; the user's reply carries it back (`flowReply.flowToken`). */
+                flowToken?: string;
+                /** @description The button text (no emoji). */
+                cta: string;
+                /** @description `navigate` (default): open `actionPayload.screen`; `data_exchange`: ask your Flow endpoint. */
+                action?: 'navigate' | 'data_exchange';
+                actionPayload?: {
+                  /** @description The first screen. */
+                  screen: string;
+                  /** @description The first screen's input data (a non-empty object). */
+                  data?: {
+                    [key: string]: unknown;
+                  };
+                };
+                /** @description `draft` to test a Flow not yet published. */
+                mode?: 'published' | 'draft';
               };
             };
             reaction?: {
