@@ -91,6 +91,25 @@ describe('Embedded Signup', () => {
       return m.status === 'sent';
     });
     expect(emu.state.sent.find((s) => s.messageId === sent.body.messageId)?.phoneNumberId).toBe(f.phoneNumberId);
+
+    // The app is subscribed to the WABA: the number's inbound messages reach us (the emulator sends
+    // a signed-up number's webhooks only once subscribed_apps was called).
+    const inbound = async (phoneNumberId: string) =>
+      (await (
+        await fetch(`${emu.url}/__emulator/inbound`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ phoneNumberId, from: '15551230000', text: 'Hello, new number' }),
+        })
+      ).json()) as { delivered: boolean };
+    expect((await inbound(f.phoneNumberId)).delivered).toBe(true);
+    const inbox = await eventually(async () => {
+      const got = (await call(svc.url, 'GET', '/inbound-messages', { key: t.key })).body.inboundMessages as any[];
+      return got.length === 1 && got;
+    });
+    expect(inbox[0]).toMatchObject({ chatAccountId: res.body.id, text: 'Hello, new number' });
+    const notSubscribed = await flow();
+    expect((await inbound(notSubscribed.phoneNumberId)).delivered).toBe(false);
   });
 
   it('a provider refusal names its step and links nothing: a spent code, a wrong PIN, an unknown code', async () => {
