@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, resetEmulator, startLiveService } from './support/emulator.js';
 import { call, eventually, type Service } from './support/harness.js';
 import { type OfficialCustomer, officialCustomer } from './support/official-customer.js';
+import { createPortalUser, PortalClient } from './support/portal.js';
 
 const TO = '+16505551234';
 
@@ -239,5 +240,16 @@ describe('flow messages and their answers', () => {
     expect(data.map((d) => [d.interactive, d.replyTo.messageId])).toEqual(
       items.map((i) => [i.interactive, ours.messageId]),
     );
+
+    // The portal's inbox shows the answer's fields (not the token), and the raw text of the broken one.
+    await createPortalUser(svc.url, t.customerId, 'owner@flows.example');
+    const portal = new PortalClient(svc.url);
+    await portal.login('owner@flows.example');
+    const page = await portal.get('/portal/inbox');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('answered a Flow');
+    expect(page.text).toMatch(/answered a Flow<\/strong> day: tue, slot: \{[^<]*&quot;from&quot;:9/);
+    expect(page.text).not.toMatch(/answered a Flow<\/strong>[^<]*flow_token&quot;:&quot;pickup/);
+    expect(page.text).toContain('{&quot;flow_token&quot;: &quot;pickup-77&quot;, ');
   });
 });
