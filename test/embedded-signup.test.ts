@@ -173,6 +173,29 @@ describe('Embedded Signup', () => {
     });
     expect(on.body.embeddedSignup).toBe(true);
     expect((await link(starter.key, body)).status).toBe(201);
+    // Starter has room for one account: a second run is refused before any provider step.
+    const second = await flow();
+    const full = await link(starter.key, {
+      code: second.code,
+      wabaId: second.wabaId,
+      phoneNumberId: second.phoneNumberId,
+      pin: '123456',
+    });
+    expect(full.status).toBe(409);
+    expect(full.body.error).toBe('limit_reached');
+    expect((await session(second.code)).exchanged).toBe(false);
+    // A number already linked: 409 before any provider step, too.
+    const pro0 = await customer('pro');
+    const again = await flow({ phoneNumberId: f.phoneNumberId });
+    const taken = await link(pro0.key, {
+      code: again.code,
+      wabaId: again.wabaId,
+      phoneNumberId: f.phoneNumberId,
+      pin: '123456',
+    });
+    expect(taken.status).toBe(409);
+    expect(taken.body.error).toBe('already_exists');
+    expect((await session(again.code)).exchanged).toBe(false);
 
     const pro = await customer('pro');
     const patched = await call(svc.url, 'PATCH', `/admin/customers/${pro.customerId}`, {

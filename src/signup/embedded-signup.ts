@@ -9,9 +9,9 @@
 import type { AccountAdmin } from '../accounts/account-admin.js';
 import { type Caller, requireLive, requireUnscoped } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
-import type { Plan } from '../plans/plans.js';
+import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
 import type { ManagementOutcome, ProviderClient } from '../provider/cloud-api.js';
-import { AppError, errors } from '../shared/errors.js';
+import { AppError, errors, operatorErrors } from '../shared/errors.js';
 
 export type EmbeddedSignupSettings = {
   /** The provider app's id (EMBEDDED_SIGNUP_APP_ID); null: self-serve linking is off everywhere. */
@@ -52,6 +52,53 @@ const answerWithout = (field: string): Failed => ({
 
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
 
+/**
+ * The provider's onboarding steps for a Tech Provider, in order (docs/provider-protocol-2026.md,
+ * "Embedded Signup"): the business token, the number's digits and its verified name.
+ */
+async function onboard(
+  provider: Pick<ProviderClient, 'manage'>,
+  settings: EmbeddedSignupSettings,
+  input: SignupInput,
+): Promise<{ token: string; digits: string; verifiedName: string | null }> {
+  const secrets = [input.code, input.pin, settings.appSecret!];
+  // 1. The code (valid for a short time, once) for a business integration system user token.
+  const exchanged = await provider.manage({
+    method: 'GET',
+    path: ['oauth', 'access_token'],
+    query: { client_id: settings.appId!, client_secret: settings.appSecret!, code: input.code },
+    token: `${settings.appId!}|${settings.appSecret!}`,
+  });
+  if (!exchanged.ok) throw stepFailed('exchange_code', exchanged, secrets);
+  const token = str((exchanged.body as { access_token?: unknown } | null)?.access_token);
+  if (token === null) throw stepFailed('exchange_code', answerWithout('access_token'), secrets);
+  secrets.push(token);
+  // 2. Our app subscribed to the WABA's webhooks (messages, statuses, account updates).
+  const subscribed = await provider.manage({ method: 'POST', path: [input.wabaId, 'subscribed_apps'], token });
+  if (!subscribed.ok) throw stepFailed('subscribe_app', subscribed, secrets);
+  // 3. The number registered for Cloud API, with the customer's two-step verification PIN.
+  const registered = await provider.manage({
+    method: 'POST',
+    path: [input.phoneNumberId, 'register'],
+    body: { messaging_product: 'whatsapp', pin: input.pin },
+    token,
+  });
+  if (!registered.ok) throw stepFailed('register_number', registered, secrets);
+  // 4. The number as the provider shows it: our account's phone number and name.
+  const read = await provider.manage({
+    method: 'GET',
+    path: [input.phoneNumberId],
+    query: { fields: 'display_phone_number,verified_name' },
+    token,
+  });
+  if (!read.ok) throw stepFailed('read_number', read, secrets);
+  const number = read.body as { display_phone_number?: unknown; verified_name?: unknown } | null;
+  const digits = (str(number?.display_phone_number) ?? '').replace(/\D/g, '');
+  const verifiedName = str(number?.verified_name);
+  if (digits.length < 8) throw stepFailed('read_number', answerWithout('display_phone_number'), secrets);
+  return { token, digits, verifiedName };
+}
+
 export type EmbeddedSignup = ReturnType<typeof createEmbeddedSignup>;
 
 export function createEmbeddedSignup(deps: {
@@ -77,6 +124,21 @@ export function createEmbeddedSignup(deps: {
     };
   }
 
+  /**
+   * Refuses before any provider step what the link would refuse after them: the plan's account
+   * limit and a number already linked (the link checks both again, under its lock).
+   */
+  async function checkRoom(customerId: string, plan: Plan, phoneNumberId: string): Promise<void> {
+    const [row] = await db.query<{ n: number; taken: boolean }>(
+      `SELECT (SELECT count(*)::int FROM chat_accounts WHERE customer_id = $1) AS n,
+              EXISTS (SELECT 1 FROM chat_accounts WHERE phone_number_id = $2) AS taken`,
+      [customerId, phoneNumberId],
+    );
+    const limit = PLAN_LIMITS[plan].accounts;
+    if ((row?.n ?? 0) >= limit) throw errors.limitReached(`chat accounts on plan ${plan}`, limit);
+    if (row?.taken) throw operatorErrors.alreadyExists('an account with this phoneNumberId');
+  }
+
   return {
     configured,
     allowed,
@@ -97,41 +159,8 @@ export function createEmbeddedSignup(deps: {
       const customerId = caller.tenant.customerId;
       const a = await allowed(customerId);
       if (!a.allowed) throw errors.featureNotAvailable(a.plan);
-      const secrets = [input.code, input.pin, settings.appSecret!];
-      // 1. The code (valid for a short time, once) for a business integration system user token.
-      const exchanged = await provider.manage({
-        method: 'GET',
-        path: ['oauth', 'access_token'],
-        query: { client_id: settings.appId!, client_secret: settings.appSecret!, code: input.code },
-        token: `${settings.appId!}|${settings.appSecret!}`,
-      });
-      if (!exchanged.ok) throw stepFailed('exchange_code', exchanged, secrets);
-      const token = str((exchanged.body as { access_token?: unknown } | null)?.access_token);
-      if (token === null) throw stepFailed('exchange_code', answerWithout('access_token'), secrets);
-      secrets.push(token);
-      // 2. Our app subscribed to the WABA's webhooks (messages, statuses, account updates).
-      const subscribed = await provider.manage({ method: 'POST', path: [input.wabaId, 'subscribed_apps'], token });
-      if (!subscribed.ok) throw stepFailed('subscribe_app', subscribed, secrets);
-      // 3. The number registered for Cloud API, with the customer's two-step verification PIN.
-      const registered = await provider.manage({
-        method: 'POST',
-        path: [input.phoneNumberId, 'register'],
-        body: { messaging_product: 'whatsapp', pin: input.pin },
-        token,
-      });
-      if (!registered.ok) throw stepFailed('register_number', registered, secrets);
-      // 4. The number as the provider shows it: our account's phone number and name.
-      const read = await provider.manage({
-        method: 'GET',
-        path: [input.phoneNumberId],
-        query: { fields: 'display_phone_number,verified_name' },
-        token,
-      });
-      if (!read.ok) throw stepFailed('read_number', read, secrets);
-      const number = read.body as { display_phone_number?: unknown; verified_name?: unknown } | null;
-      const digits = (str(number?.display_phone_number) ?? '').replace(/\D/g, '');
-      const verifiedName = str(number?.verified_name);
-      if (digits.length < 8) throw stepFailed('read_number', answerWithout('display_phone_number'), secrets);
+      await checkRoom(customerId, a.plan, input.phoneNumberId);
+      const { token, digits, verifiedName } = await onboard(provider, settings, input);
       return deps.accounts.insert(customerId, {
         type: 'OFFICIAL',
         phoneNumber: `+${digits}`,
