@@ -86,7 +86,12 @@ function registerApi(api: Server, config: Config, s: Services): void {
     const keyAudit = createKeyAudit(s.audit, s.keys);
     registerCrossFieldValidation(scope, { allowPrivateUrls: config.unsafeAllowPrivateUrls });
     registerMessageRoutes(scope, { sends, queries: messageQueries, cancels: messageCancel });
-    registerChatAccountRoutes(scope, { publicBaseUrl: config.publicBaseUrl, messagingLimits: s.messagingLimits });
+    registerChatAccountRoutes(scope, {
+      publicBaseUrl: config.publicBaseUrl,
+      messagingLimits: s.messagingLimits,
+      directory,
+      embeddedSignup: s.embeddedSignup,
+    });
     registerMediaRoutes(scope, { media });
     registerBroadcastRoutes(scope, { broadcasts });
     registerInboundRoutes(scope, { senders, settings, audited: keyAudit });
@@ -130,6 +135,7 @@ function registerPortalPages(api: Server, config: Config, s: Services): void {
     passwordResets: s.passwordResets,
     messagingLimits: s.messagingLimits,
     suppressions: s.suppressions,
+    embeddedSignup: s.embeddedSignup,
   });
 }
 

@@ -48,6 +48,7 @@ import type {
   SendMessageRequest,
   SetInboxFilterRequest,
   SetOptOutKeywordsRequest,
+  SignupRequest,
   Suppression,
   SuppressionPage,
   Template,
@@ -141,6 +142,15 @@ export class ChatGate {
   /** GET /chat-accounts. */
   async listChatAccounts(options: RequestOptions = {}): Promise<ChatAccount[]> {
     return (await this.#t.json<Schemas['ChatAccountList']>('GET', '/chat-accounts', { retry: true }, options)).accounts;
+  }
+
+  /**
+   * POST /chat-accounts/embedded-signup: links your own number with what the provider's Embedded
+   * Signup gave your page (the login's code, the session's WABA and number ids) and the PIN. Not
+   * retried: a code is good once.
+   */
+  linkChatAccountBySignup(body: SignupRequest, options: RequestOptions = {}): Promise<ChatAccount> {
+    return this.#t.json('POST', '/chat-accounts/embedded-signup', { body, retry: false }, options);
   }
 
   /** The chat accounts, as an async iterator. */

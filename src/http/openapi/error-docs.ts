@@ -287,6 +287,23 @@ const DOCS = {
     description: 'No working management credential for the account (or a DIRECT account).',
     extra: { message: str('Why.'), provider: providerDetail },
   },
+  signup_failed: {
+    status: 422,
+    schema: 'SignupFailedError',
+    description:
+      "Embedded Signup: the provider refused or failed one of its steps (the code's exchange, the app's subscription to the WABA, the number's registration, its read); nothing was linked. A code is good once and for a short time: run the flow again.",
+    extra: {
+      step: { type: 'string', enum: ['exchange_code', 'subscribe_app', 'register_number', 'read_number'] },
+      message: str('What the provider said (secrets redacted).'),
+      provider: providerDetail,
+    },
+    example: {
+      error: 'signup_failed',
+      step: 'register_number',
+      message: 'the provider did not complete register number: Two step verification PIN Mismatch',
+      provider: { httpStatus: 400, code: 133005 },
+    },
+  },
   quota_exceeded: {
     status: 429,
     schema: 'QuotaExceededError',

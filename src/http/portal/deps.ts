@@ -21,6 +21,7 @@ import type { UserService } from '../../portal/user-service.js';
 import type { InboundFiles } from '../../senders/inbound-files.js';
 import type { SenderService } from '../../senders/sender-service.js';
 import { AppError, errors } from '../../shared/errors.js';
+import type { EmbeddedSignup } from '../../signup/embedded-signup.js';
 import type { SuppressionService } from '../../suppressions/suppression-service.js';
 import type { TemplateService } from '../../templates/template-service.js';
 import type { UsageService } from '../../usage/usage-service.js';
@@ -62,6 +63,8 @@ export type PortalDeps = {
   suppressions: SuppressionService;
   /** Each account's portfolio messaging limit and use (decision 0044), shown on the accounts page. */
   messagingLimits: Pick<MessagingLimits, 'of'>;
+  /** Self-serve linking with the provider's Embedded Signup (signup-routes.ts, decision 0076). */
+  embeddedSignup: Pick<EmbeddedSignup, 'launch' | 'link'>;
 };
 
 /** The signed-in user's customer, and the user as the services take a caller (portalPrincipal). */
