@@ -16,6 +16,11 @@ export type OutboxEvent = {
    * sandbox key) get only these; live endpoints get every event, as before (decision 0024-sandbox-keys).
    */
   sandbox?: boolean;
+  /**
+   * The account a usage counter step counts for: set on a message.status event that is a counted
+   * step of a live message (lifecycle/usage-rollup.ts adds such events to usage_daily, decision 0078).
+   */
+  usageAccountId?: string | null;
 };
 
 export const DELIVERIES_READY = 'chatgate_deliveries_ready';
@@ -43,8 +48,8 @@ export async function writeEvents(
   // The envelope is stored once, on the event, when it has deliveries; they reference it (decision 0046).
   const [written] = await tx.query<{ any: boolean }>(
     `WITH t AS (
-       SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $8::boolean[])
-         AS t(id, customer_id, type, data, created_at, payload, sandbox)),
+       SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $8::boolean[], $9::uuid[])
+         AS t(id, customer_id, type, data, created_at, payload, sandbox, usage_account)),
      targets AS (
        SELECT t.id AS event_id, t.customer_id, t.type, e.id AS endpoint_id
          FROM t
@@ -53,9 +58,10 @@ export async function writeEvents(
         WHERE CASE WHEN $7::uuid IS NULL THEN e.is_active AND t.type = ANY (e.events) AND (t.sandbox OR NOT e.sandbox)
                    ELSE e.id = $7::uuid END),
      inserted AS (
-       INSERT INTO events (id, customer_id, type, data, payload, created_at)
+       INSERT INTO events (id, customer_id, type, data, payload, created_at, usage_account, usage_tx)
        SELECT t.id, t.customer_id, t.type, t.data::jsonb,
-              CASE WHEN t.id IN (SELECT event_id FROM targets) THEN t.payload END, t.created_at
+              CASE WHEN t.id IN (SELECT event_id FROM targets) THEN t.payload END, t.created_at,
+              t.usage_account, CASE WHEN t.usage_account IS NOT NULL THEN pg_current_xact_id() END
          FROM t),
      deliveries AS (
        -- created_at to the millisecond, as page cursors carry it.
@@ -73,6 +79,7 @@ export async function writeEvents(
       events.map((e, i) => envelopeJson(ids[i]!, e.type, e.createdAt, e.data)),
       onlyEndpointId,
       events.map((e) => e.sandbox === true),
+      events.map((e) => e.usageAccountId ?? null),
     ],
   );
   // The deliverer is woken once this commits (coalesced with other commits: no NOTIFY lock here).

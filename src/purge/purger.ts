@@ -67,11 +67,13 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
     `DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE created_at < now() - interval '${EVENT_RETENTION_DAYS} days' AND status <> 'pending' LIMIT $1) RETURNING id`,
   );
   // An event goes once no delivery references it: its envelope is the body of its deliveries
-  // (decision 0046), so one still pending or redelivered keeps it.
+  // (decision 0046), so one still pending or redelivered keeps it. A usage step not rolled up yet
+  // (its counts are read from the event, decision 0078) stays too.
   const events = await chunked(
     `DELETE FROM events WHERE id IN (
        SELECT e.id FROM events e WHERE e.created_at < now() - interval '${EVENT_RETENTION_DAYS} days'
-          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id) LIMIT $1) RETURNING id`,
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
+          AND (e.usage_tx IS NULL OR e.usage_tx < (SELECT next_tx FROM usage_watermark)) LIMIT $1) RETURNING id`,
   );
   // Inbox content follows plan retention; the sender aggregate is never purged. Receptions (the
   // dedupe of provider retries, which stop after 7 days) go after 8.

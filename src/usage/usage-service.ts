@@ -1,8 +1,10 @@
 // A customer's usage in one UTC month (GET /usage and the portal's chart): the quota numbers as
 // the quota check uses them (the quota_usage counter, the plan's limit) and the daily rollup
-// (usage_daily) by day and by account. Two small reads by primary key, never a scan of messages;
-// the rollup's stripes of one day and account (migration 015) are added up here.
+// (usage_daily) by day and by account, with the counted events not rolled up yet (USAGE_ROWS_SQL,
+// decision 0078). Small reads by key, never a scan of messages; the rollup's stripes of one day and
+// account (migration 015) and the events' rows are added up here.
 import type { Db } from '../db/db.js';
+import { USAGE_ROWS_SQL } from '../lifecycle/usage-rollup.js';
 import { type Plan, PLAN_LIMITS, quotaMonth } from '../plans/plans.js';
 
 export const USAGE_COUNTERS = ['accepted', 'sent', 'delivered', 'read', 'failed'] as const;
@@ -112,13 +114,12 @@ export function createUsageService(deps: { db: Pick<Db, 'query'> }) {
               'SELECT used FROM quota_usage WHERE customer_id = $1 AND month = $2::date',
               [caller.customerId, day1],
             ),
-            deps.db.query<Record<string, unknown> & { day: string; chat_account_id: string }>(
-              `SELECT to_char(day, 'YYYY-MM-DD') AS day, chat_account_id, ${USAGE_COUNTERS.join(', ')}
-             FROM usage_daily
-            WHERE customer_id = $1 AND day >= $2::date AND day < $3::date
-              AND ($4::uuid IS NULL OR chat_account_id = $4::uuid)`,
-              [caller.customerId, day1, resetsAt.slice(0, 10), caller.accountId],
-            ),
+            deps.db.query<Record<string, unknown> & { day: string; chat_account_id: string }>(USAGE_ROWS_SQL, [
+              caller.customerId,
+              day1,
+              resetsAt.slice(0, 10),
+              caller.accountId,
+            ]),
             pricedRows(deps.db, caller, day1, resetsAt.slice(0, 10)),
           ]);
       const byDay = new Map<string, UsageCounters & { date: string }>();
