@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Db } from '../src/db/db.js';
-import { writeEvents } from '../src/events/outbox.js';
 import { messageStatusEvent } from '../src/lifecycle/message-status-event.js';
 import { rollUpUsage } from '../src/lifecycle/usage-rollup.js';
+import { writeEvents } from '../src/lifecycle/write-events.js';
 import { backend, call, createTenant, type Service, startService, type Tenant } from './support/harness.js';
 
 describe(`usage counted from events (${backend})`, () => {

@@ -16,13 +16,13 @@
 // (applyParkedReceipts), a receipt batch takes it before looking again for a wamid it did not
 // find. Whichever comes second sees the other's commit, so nothing waits for the parked sweep.
 import type { Queryable } from '../db/db.js';
-import { type OutboxEvent, writeEvents } from '../events/outbox.js';
 import { classifyProviderError } from '../provider/error-map.js';
 import type { ReceiptPricing, ReceiptStatus, StatusReceipt } from '../provider/parse-webhook.js';
 import { releaseMedia } from './media-lifecycle.js';
 import { type EventMessage, messageStatusEvent } from './message-status-event.js';
 import type { SendErrorDetail } from './transitions.js';
 import { countPricing, type PricedMessage } from './usage-rollup.js';
+import { type OutboxEvent, writeEvents } from './write-events.js';
 
 const RANK: Record<string, number> = { pending: -1, queued: -1, sent: 1, delivered: 2, read: 3, failed: 9 };
 const FORWARD = ['sent', 'delivered', 'read'] as const;

@@ -3,13 +3,13 @@
 import type { Logger } from 'pino';
 
 import type { Queryable } from '../db/db.js';
-import { writeEvents } from '../events/outbox.js';
 import { isUnconfirmedCode } from '../provider/error-map.js';
 import type { MessageStatus } from '../shared/vocab.js';
 import { releaseMedia } from './media-lifecycle.js';
 import { recordRetries, type Retry } from './message-retries.js';
 import { type EventMessage, messageStatusEvent } from './message-status-event.js';
 import { attemptsAdded, type SendErrorDetail, type Transition } from './transitions.js';
+import { writeEvents } from './write-events.js';
 
 const EMITTING: readonly MessageStatus[] = ['sent', 'delivered', 'read', 'failed'];
 const QUEUED: readonly MessageStatus[] = ['pending', 'queued'];

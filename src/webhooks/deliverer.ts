@@ -7,23 +7,22 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { DELIVERIES_READY } from '../events/outbox.js';
+import {
+  claimDueDeliveries,
+  type ClaimedDelivery,
+  type DeliveryUpdate,
+  type EndpointHealth,
+  recordOutcomes,
+  releaseDeliveries,
+  releaseDeliveryLeases,
+  startDeliveryAttempts,
+} from '../lifecycle/record-deliveries.js';
 import type { OutboundClient, PostResult } from '../outbound/outbound-client.js';
 import { backoffDelayMs } from '../shared/backoff.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit } from '../shared/group-commit.js';
 import { createLeasedWorker } from '../shared/worker-loop.js';
-import {
-  claimDueDeliveries,
-  type ClaimedDelivery,
-  type DeliveryUpdate,
-  type Endpoint,
-  type EndpointHealth,
-  loadEndpoints,
-  recordOutcomes,
-  releaseDeliveries,
-  releaseDeliveryLeases,
-  startDeliveryAttempts,
-} from './delivery-store.js';
+import { type Endpoint, loadEndpoints } from './delivery-store.js';
 import { createEndpointQueues } from './endpoint-queues.js';
 import { requestHeaders, signatureHeader } from './signature.js';
 
