@@ -4,8 +4,8 @@
 // `accepted` is counted by the intake, in its own transaction (create-messages.ts). The other four
 // come from the message.status events the lifecycle writes anyway (decision 0078): such an event
 // carries the account it counts for and its transaction's id (migration 046), and `rollUpUsage`
-// adds the events of every transaction that has ended below the watermark to usage_daily and moves
-// the watermark, in one transaction. A receipt's or an outcome's transaction writes no rollup row.
+// adds the steps of the transactions that have ended since to usage_daily and moves the watermark,
+// in one transaction. A receipt's or an outcome's transaction writes no rollup row.
 // Readers add the rows and the events at or above the watermark (`USAGE_ROWS_SQL`, one statement:
 // one snapshot), so a count is the same before and after the rollup that moves it.
 import type { Db, Queryable } from '../db/db.js';
@@ -59,9 +59,19 @@ export async function rollUpUsage(db: Pick<Db, 'transaction'>): Promise<number> 
     // previous rollup committed, so it sees the watermark that rollup left and every step above.
     const [held] = await tx.query<{ ok: boolean }>('SELECT true AS ok FROM usage_watermark FOR UPDATE SKIP LOCKED');
     if (!held) return 0;
-    // Every transaction below the snapshot's xmin has ended: its events are visible here or never.
+    // The watermark moves to the oldest transaction that may still write a step: the snapshot's
+    // oldest in progress, except those another database's session is running (they cannot write
+    // our events; on a shared server one left open elsewhere would otherwise hold the rollup
+    // back), or to the snapshot's xmax when there is none. Every transaction below it has ended:
+    // its events are visible in this statement's snapshot, or never will be.
     const [moved] = await tx.query<{ n: string }>(
-      `WITH w AS (SELECT next_tx AS lo, pg_snapshot_xmin(pg_current_snapshot()) AS hi FROM usage_watermark),
+      `WITH snap AS (SELECT pg_current_snapshot() AS s),
+       elsewhere AS (SELECT backend_xid FROM pg_stat_activity WHERE datname <> current_database() AND backend_xid IS NOT NULL),
+       w AS (
+         SELECT u.next_tx AS lo,
+                least(pg_snapshot_xmax(snap.s),
+                      (SELECT min(x) FROM pg_snapshot_xip(snap.s) AS x WHERE x::xid NOT IN (SELECT backend_xid FROM elsewhere))) AS hi
+           FROM usage_watermark u, snap),
        steps AS (
          SELECT e.customer_id, ${EVENT_STEP}
            FROM events e, w WHERE e.usage_tx >= w.lo AND e.usage_tx < w.hi),
