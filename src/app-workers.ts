@@ -1,5 +1,5 @@
 // The worker role of the composition root: the dispatcher, the parked-receipt sweep, the account
-// prober, the webhook deliverer and the purger, over the services of app-services.ts.
+// prober, the webhook deliverer, the usage rollup and the purger, over the services of app-services.ts.
 import type { Logger } from 'pino';
 
 import { createAccountProber } from './accounts/account-prober.js';
@@ -15,6 +15,7 @@ import { webhookObserver } from './metrics/webhook-observer.js';
 import { createPurger } from './purge/purger.js';
 import { createParkedReceiptSweep } from './receipts/parked-sweep.js';
 import { createHooks } from './shared/hooks.js';
+import { createUsageRollup } from './usage/usage-rollup-loop.js';
 import { createDeliverer } from './webhooks/deliverer.js';
 
 /** The worker role's loops (each with start and stop), not started yet; the dispatcher also apart (/readyz watches it). */
@@ -92,6 +93,7 @@ function createBackgroundWorkers(config: Config, deps: { db: Db; log: Logger }, 
   const { provider, outbound, sealer, directory, metrics, mediaStore } = s;
   return [
     createParkedReceiptSweep({ db, log, intervalMs: config.parkedSweepMs }),
+    createUsageRollup({ db, log }),
     createInboundMediaFetcher({
       db,
       log,

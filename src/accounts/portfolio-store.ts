@@ -1,7 +1,7 @@
 // The messaging limit's SQL (decision 0044): admitting conversation starts against a portfolio's
 // limit, its use as the account reads show it, and the limit as the provider or the operator sets it.
 import type { Queryable } from '../db/db.js';
-import { writeEvents } from '../events/outbox.js';
+import { writeEvents } from '../lifecycle/write-events.js';
 import {
   ALERT_LEVELS,
   alertLevelOf,

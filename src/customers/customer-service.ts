@@ -2,6 +2,7 @@
 import crypto from 'node:crypto';
 
 import type { Db, Queryable } from '../db/db.js';
+import { clipRetention } from '../lifecycle/clip-retention.js';
 import type { Plan } from '../plans/plans.js';
 import { PLAN_LIMITS, quotaMonth } from '../plans/plans.js';
 import { errors } from '../shared/errors.js';
@@ -110,11 +111,7 @@ export function createCustomerService(deps: {
         if (!r) throw errors.notFound('customer');
         const customer = toCustomer(r);
         if (patch.plan !== undefined) {
-          await tx.query(
-            `UPDATE messages SET expires_at = created_at + make_interval(days => $2)
-              WHERE customer_id = $1 AND expires_at > created_at + make_interval(days => $2)`,
-            [id, PLAN_LIMITS[customer.plan].retentionDays],
-          );
+          await clipRetention(tx, id, PLAN_LIMITS[customer.plan].retentionDays);
         }
         await invalidate(tx, id);
         return customer;

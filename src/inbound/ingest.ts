@@ -6,8 +6,8 @@
 import crypto from 'node:crypto';
 
 import type { Queryable } from '../db/db.js';
-import { type OutboxEvent, writeEvents } from '../events/outbox.js';
 import { recordReactions } from '../lifecycle/message-reactions.js';
+import { type OutboxEvent, writeEvents } from '../lifecycle/write-events.js';
 import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
 import { eventContentFields } from '../provider/inbound-content-view.js';
 import type { InboundReferral } from '../provider/parse-inbound-content.js';

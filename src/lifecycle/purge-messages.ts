@@ -6,12 +6,21 @@ import type { Db } from '../db/db.js';
 
 /** Deletes the messages whose lifetime has passed, a chunk per statement; returns how many. */
 export async function purgeExpiredMessages(db: Pick<Db, 'query'>, chunk: number): Promise<number> {
+  return deleteInChunks(
+    db,
+    `DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE expires_at <= now() LIMIT $1) RETURNING id`,
+    chunk,
+  );
+}
+
+/**
+ * Runs a purge statement (`$1`: the chunk size, RETURNING a row per row deleted) until a chunk
+ * comes back short, each statement its own short transaction; returns how many rows went.
+ */
+export async function deleteInChunks(db: Pick<Db, 'query'>, sql: string, chunk: number): Promise<number> {
   let total = 0;
   for (;;) {
-    const rows = await db.query(
-      `DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE expires_at <= now() LIMIT $1) RETURNING id`,
-      [chunk],
-    );
+    const rows = await db.query(sql, [chunk]);
     total += rows.length;
     if (rows.length < chunk) return total;
   }

@@ -3,6 +3,7 @@
 // business-scoped user id itself (ids never start with `+`, numbers always do); the number an
 // account last saw with an id (sender_identities, learned from inbound messages); moving keys.
 import type { Queryable } from '../db/db.js';
+import { moveUnsentRecipients } from '../lifecycle/move-recipients.js';
 
 /** The recipient key of a person: the number when known, else the user id. */
 export const recipientKey = (phone: string | null, userId: string | null): string | null => phone ?? userId;
@@ -51,12 +52,5 @@ export async function moveRecipientKeys(tx: Queryable, moves: KeyMove[]): Promis
         AND NOT EXISTS (SELECT 1 FROM suppressions x WHERE x.chat_account_id = t.a AND x.phone_e164 = t.n)`,
     args,
   );
-  await tx.query(
-    `UPDATE messages m SET recipient = t.n,
-        recipient_user_id = CASE WHEN t.n LIKE '+%' THEN m.recipient_user_id ELSE t.n END
-       FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(a, o, n)
-      WHERE m.chat_account_id = t.a AND m.recipient_user_id = t.o AND m.recipient = t.o
-        AND m.status IN ('pending', 'queued')`,
-    args,
-  );
+  await moveUnsentRecipients(tx, args);
 }

@@ -1,8 +1,10 @@
 // A customer's usage in one UTC month (GET /usage and the portal's chart): the quota numbers as
 // the quota check uses them (the quota_usage counter, the plan's limit) and the daily rollup
-// (usage_daily) by day and by account. Two small reads by primary key, never a scan of messages;
-// the rollup's stripes of one day and account (migration 015) are added up here.
+// (usage_daily) by day and by account, with the counted events not rolled up yet (USAGE_ROWS,
+// decision 0078). Small reads by key, never a scan of messages; the rollup's stripes of one day and
+// account (migration 015) and the events' rows are added up here.
 import type { Db } from '../db/db.js';
+import { USAGE_ROWS } from '../lifecycle/usage-rollup.js';
 import { type Plan, PLAN_LIMITS, quotaMonth } from '../plans/plans.js';
 import { type Scope, scopeWhere, seesNothing } from '../shared/scope.js';
 
@@ -83,7 +85,7 @@ function dailyRows(db: Pick<Db, 'query'>, scope: UsageScope, from: string, to: s
   params.push(from, to);
   return db.query<Record<string, unknown> & { day: string; chat_account_id: string }>(
     `SELECT to_char(day, 'YYYY-MM-DD') AS day, chat_account_id, ${USAGE_COUNTERS.join(', ')}
-       FROM usage_daily
+       FROM ${USAGE_ROWS} AS u
       WHERE ${where.join(' AND ')} AND day >= $${params.length - 1}::date AND day < $${params.length}::date`,
     params,
   );

@@ -8,7 +8,9 @@ import crypto from 'node:crypto';
 import { type Caller, readScope, requirePlan, requireUnscoped } from '../auth/caller.js';
 import { lockCustomer } from '../customers/customer-service.js';
 import { type Db, notifyAfterCommit } from '../db/db.js';
-import { DELIVERIES_READY, writeEvents } from '../events/outbox.js';
+import { DELIVERIES_READY } from '../events/outbox.js';
+import { requeueDelivery, requeueFailed } from '../lifecycle/requeue-deliveries.js';
+import { writeEvents } from '../lifecycle/write-events.js';
 import { checkDestinationUrl } from '../outbound/destination-check.js';
 import type { Resolve } from '../outbound/outbound-client.js';
 import type { Sealer } from '../shared/crypto.js';
@@ -16,7 +18,7 @@ import { errors } from '../shared/errors.js';
 import { keysetPage } from '../shared/keyset.js';
 import { type Scope, scopeWhere } from '../shared/scope.js';
 import { DEFAULT_EVENT_TYPES } from '../shared/vocab.js';
-import { countFailed, deliveryPayload, requeueFailed } from './delivery-store.js';
+import { countFailed, deliveryPayload } from './delivery-store.js';
 
 export const MAX_ACTIVE_ENDPOINTS = 5;
 /** How long the previous secret keeps signing after a rotation. */
@@ -396,15 +398,7 @@ function toDelivery(r: DeliveryRow) {
 async function redeliver(db: Db, owner: Owner, id: string, deliveryId: string) {
   const { customerId } = owner;
   await getRow(db, owner, id);
-  const rows = await db.transaction(async (tx) => {
-    const updated = await tx.query<{ id: string; event_id: string }>(
-      `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = now(), completed_at = NULL, locked_by = NULL, locked_until = NULL
-        WHERE customer_id = $1 AND endpoint_id = $2 AND id = $3 RETURNING id, event_id`,
-      [customerId, id, deliveryId],
-    );
-    if (updated.length > 0) await tx.query(`SELECT pg_notify('chatgate_deliveries_ready', '')`);
-    return updated;
-  });
+  const rows = await db.transaction((tx) => requeueDelivery(tx, customerId, id, deliveryId));
   if (!rows[0]) throw errors.webhookDeliveryNotFound();
   return { deliveryId: rows[0].id, eventId: rows[0].event_id, queued: true as const };
 }
