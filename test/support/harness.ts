@@ -260,7 +260,8 @@ export async function eventually<T>(
   timeoutMs = 15_000,
   everyMs = 50,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  // The monotonic clock: the tests' clock (test-clock.ts) moves Date, not this wait.
+  const deadline = performance.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
@@ -269,7 +270,7 @@ export async function eventually<T>(
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline)
+    if (performance.now() > deadline)
       throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
