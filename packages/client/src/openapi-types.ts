@@ -1803,6 +1803,32 @@ export interface components {
       /** @constant */
       queued: true;
     };
+    /** @description Embedded Signup: the provider refused or failed one of its steps (the code's exchange, the app's subscription to the WABA, the number's registration, its read); nothing was linked. A code is good once and for a short time: run the flow again. */
+    SignupFailedError: {
+      /** @constant */
+      error: 'signup_failed';
+      /** @enum {string} */
+      step: 'exchange_code' | 'subscribe_app' | 'register_number' | 'read_number';
+      /** @description What the provider said (secrets redacted). */
+      message?: string;
+      /** @description Sanitized provider detail: httpStatus, code, subcode, message, userTitle, fbtraceId (tokens redacted). */
+      provider?: {
+        [key: string]: unknown;
+      };
+    } & {
+      [key: string]: unknown;
+    };
+    /** @description The customer already has the most event streams open at once (3, live and sandbox together). */
+    StreamLimitError: {
+      /** @constant */
+      error: 'stream_limit';
+      /** @description Streams open at once. */
+      limit: number;
+      /** @description What to do. */
+      message?: string;
+    } & {
+      [key: string]: unknown;
+    };
     /** @description The request fails validation; `details` has one entry per problem. */
     ValidationError: {
       /** @constant */
@@ -2148,21 +2174,6 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
-    /** @description Embedded Signup: the provider refused or failed one of its steps (the code's exchange, the app's subscription to the WABA, the number's registration, its read); nothing was linked. A code is good once and for a short time: run the flow again. */
-    SignupFailedError: {
-      /** @constant */
-      error: 'signup_failed';
-      /** @enum {string} */
-      step: 'exchange_code' | 'subscribe_app' | 'register_number' | 'read_number';
-      /** @description What the provider said (secrets redacted). */
-      message?: string;
-      /** @description Sanitized provider detail: httpStatus, code, subcode, message, userTitle, fbtraceId (tokens redacted). */
-      provider?: {
-        [key: string]: unknown;
-      };
-    } & {
-      [key: string]: unknown;
-    };
     /** @description The monthly quota is used up (no Retry-After). */
     QuotaExceededError: {
       /** @constant */
@@ -2182,17 +2193,6 @@ export interface components {
       /** @constant */
       error: 'media_pending_limit';
       /** @description The rule. */
-      message?: string;
-    } & {
-      [key: string]: unknown;
-    };
-    /** @description The customer already has the most event streams open at once (3, live and sandbox together). */
-    StreamLimitError: {
-      /** @constant */
-      error: 'stream_limit';
-      /** @description Streams open at once. */
-      limit: number;
-      /** @description What to do. */
       message?: string;
     } & {
       [key: string]: unknown;

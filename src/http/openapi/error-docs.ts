@@ -1,25 +1,13 @@
 // Every error body the API answers, by its `error` code: status, meaning, extra fields and an
 // example. The document gives each code a schema (components.schemas) and each operation the codes
 // it can answer (its route's 'x-errors'); the codes are those of src/shared/errors.ts and the spec's table.
-type Extra = Record<string, Record<string, unknown>>;
-export type ErrorDoc = {
-  status: number;
-  /** components.schemas name. */
-  schema: string;
-  description: string;
-  extra?: Extra;
-  example?: Record<string, unknown>;
-  headers?: Record<string, { description: string; schema: Record<string, unknown> }>;
-};
+import { type ErrorDoc, providerDetail, str } from './error-doc-parts.js';
+import { ADDED_DOCS } from './error-docs-added.js';
 
-const str = (description: string) => ({ type: 'string', description });
-const providerDetail = {
-  type: 'object',
-  additionalProperties: true,
-  description: 'Sanitized provider detail: httpStatus, code, subcode, message, userTitle, fbtraceId (tokens redacted).',
-};
+export type { ErrorDoc };
 
 const DOCS = {
+  ...ADDED_DOCS,
   validation_error: {
     status: 400,
     schema: 'ValidationError',
@@ -287,23 +275,6 @@ const DOCS = {
     description: 'No working management credential for the account (or a DIRECT account).',
     extra: { message: str('Why.'), provider: providerDetail },
   },
-  signup_failed: {
-    status: 422,
-    schema: 'SignupFailedError',
-    description:
-      "Embedded Signup: the provider refused or failed one of its steps (the code's exchange, the app's subscription to the WABA, the number's registration, its read); nothing was linked. A code is good once and for a short time: run the flow again.",
-    extra: {
-      step: { type: 'string', enum: ['exchange_code', 'subscribe_app', 'register_number', 'read_number'] },
-      message: str('What the provider said (secrets redacted).'),
-      provider: providerDetail,
-    },
-    example: {
-      error: 'signup_failed',
-      step: 'register_number',
-      message: 'the provider did not complete register number: Two step verification PIN Mismatch',
-      provider: { httpStatus: 400, code: 133005 },
-    },
-  },
   quota_exceeded: {
     status: 429,
     schema: 'QuotaExceededError',
@@ -320,13 +291,6 @@ const DOCS = {
     schema: 'MediaPendingLimitError',
     description: 'More than 200 uploaded files wait unused.',
     extra: { message: str('The rule.') },
-  },
-  stream_limit: {
-    status: 429,
-    schema: 'StreamLimitError',
-    description: 'The customer already has the most event streams open at once (3, live and sandbox together).',
-    extra: { limit: { type: 'integer', description: 'Streams open at once.' }, message: str('What to do.') },
-    headers: { 'retry-after': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
   },
   provider_rate_limited: {
     status: 429,
