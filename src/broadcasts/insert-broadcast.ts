@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { chargeAndWake, messageInsert, type NewMessageRow } from '../lifecycle/create-messages.js';
+import { lockMediaForBroadcast } from '../lifecycle/media-lifecycle.js';
 import type { AcceptedSend } from '../messages/accept-send.js';
 import { quotaMonth } from '../plans/plans.js';
 import { errors } from '../shared/errors.js';
@@ -84,11 +85,7 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
 
   // The upload is locked, so it cannot be deleted before this commits, and marked used.
   if (b.mediaId !== null) {
-    const media = await tx.query(
-      'UPDATE media_files SET used_at = COALESCE(used_at, now()) WHERE id = $1 AND customer_id = $2 AND (used_at IS NOT NULL OR expires_at > now()) RETURNING id',
-      [b.mediaId, b.customerId],
-    );
-    if (media.length === 0) throw errors.invalidMedia('media_not_found');
+    if (!(await lockMediaForBroadcast(tx, b.mediaId, b.customerId))) throw errors.invalidMedia('media_not_found');
   }
 
   const inserted = await tx.query(INSERT.sql, INSERT.params(messageRows(b)));
