@@ -4,6 +4,7 @@
 import type { Db, Queryable } from '../db/db.js';
 import type { PostResult } from '../outbound/outbound-client.js';
 import type { Sealer } from '../shared/crypto.js';
+import { ENDPOINT_HEALTH_UPDATE } from './endpoint-store.js';
 
 export type ClaimedDelivery = {
   id: string;
@@ -251,15 +252,7 @@ export async function recordOutcomes(
           AND (o.id IS NOT NULL OR EXISTS (SELECT 1 FROM webhook_deliveries kept WHERE kept.id = a.delivery_id))
        RETURNING 1),
      health AS (
-       UPDATE webhook_endpoints e SET
-         last_success_at = CASE WHEN t.ok_at IS NULL THEN e.last_success_at ELSE greatest(e.last_success_at, t.ok_at) END,
-         last_failure_at = CASE WHEN t.fail_at IS NULL THEN e.last_failure_at ELSE greatest(e.last_failure_at, t.fail_at) END,
-         last_failure_reason = CASE WHEN t.fail_at IS NULL OR t.fail_at < e.last_failure_at THEN e.last_failure_reason ELSE t.reason END
-         FROM unnest($13::uuid[], $14::timestamptz[], $15::timestamptz[], $16::text[]) AS t(id, ok_at, fail_at, reason)
-        WHERE e.id = t.id
-          AND NOT (t.fail_at IS NULL AND e.last_success_at IS NOT NULL
-                   AND (e.last_failure_at IS NULL OR e.last_failure_at <= e.last_success_at)
-                   AND t.ok_at < e.last_success_at + interval '${HEALTH_SUCCESS_GRAIN_MS} milliseconds')
+       ${ENDPOINT_HEALTH_UPDATE}
        RETURNING 1)
      SELECT (SELECT count(*) FROM outcomes) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM health) AS n`,
     [
@@ -288,8 +281,8 @@ export async function updateEndpointHealth(db: Pick<Db, 'query'>, health: Map<st
   await recordOutcomes(db, '', [], [], health);
 }
 
-/** How far `lastSuccessAt` may lag the last success of a healthy endpoint (see updateEndpointHealth). */
-export const HEALTH_SUCCESS_GRAIN_MS = 1000;
+// Endpoint health is written by the endpoints' store (the one writer of webhook_endpoints).
+export { HEALTH_SUCCESS_GRAIN_MS } from './endpoint-store.js';
 
 /** Replays of failed deliveries queued at most per request (one statement, one transaction). */
 export const MAX_REPLAY = 1000;
