@@ -22,8 +22,9 @@ const LAYERS = [
   ['auth'],
   ['suppressions'],
   ['keys', 'messages', 'senders', 'templates', 'inbound', 'portal'],
-  ['broadcasts', 'receipts', 'webhooks', 'purge', 'conversations'],
-  ['dispatch'],
+  ['broadcasts', 'receipts', 'webhooks', 'conversations'],
+  // The purger calls each table owner's purge function (broadcasts/ among them).
+  ['dispatch', 'purge'],
 ];
 
 const layerRules = LAYERS.flatMap((layer, i) => {

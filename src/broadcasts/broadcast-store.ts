@@ -2,6 +2,9 @@
 // (one aggregate over messages_broadcast, for one broadcast or a whole page). Every query starts
 // from the customer id, and from the scoped account when the key has one; another customer's
 // broadcast does not exist.
+// This module is also the one writer of broadcasts (ARCHITECTURE.md, "Who writes what"): the
+// record's insert, its cancellation and the purger's deletion.
+import { deleteInChunks } from '../db/chunked.js';
 import type { Queryable } from '../db/db.js';
 import { errors } from '../shared/errors.js';
 import { keysetPage } from '../shared/keyset.js';
@@ -169,4 +172,40 @@ export async function toBroadcasts(q: Queryable, customerId: string, records: Br
 /** The public broadcast of one record. */
 export async function toBroadcast(q: Queryable, b: BroadcastRecord): Promise<Broadcast> {
   return (await toBroadcasts(q, b.customerId, [b]))[0]!;
+}
+
+/**
+ * The record, idempotent on (customer, externalId), and only while the key ($4) is not revoked:
+ * (id, customer, account, key, externalId, payload hash, recipients, created, expires, name,
+ * content JSON, sendAt). Its id, or no row when not written.
+ */
+export function insertBroadcastRecord(tx: Queryable, params: unknown[]): Promise<{ id: string }[]> {
+  return tx.query<{ id: string }>(
+    `INSERT INTO broadcasts (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipients, created_at, expires_at, name, content, send_at)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::jsonb, $12::timestamptz
+      WHERE $4::uuid IS NULL -- a portal user (their session was checked at the edge)
+         OR EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $4 AND k.revoked_at IS NULL)
+     ON CONFLICT (customer_id, external_id) DO NOTHING
+     RETURNING id`,
+    params,
+  );
+}
+
+/** Marks the broadcast cancelled, unless nothing of it is left to send (it is complete then). */
+export async function markBroadcastCancelled(tx: Queryable, id: string, customerId: string): Promise<void> {
+  await tx.query(
+    `UPDATE broadcasts SET cancelled_at = COALESCE(cancelled_at, now())
+          WHERE id = $1 AND EXISTS (SELECT 1 FROM messages WHERE customer_id = $2 AND broadcast_id = $1 AND status IN ('pending', 'queued'))`,
+    [id, customerId],
+  );
+}
+
+/** The purger: a record goes once its lifetime has passed and its messages are gone; how many went. */
+export function purgeBroadcasts(db: Pick<Queryable, 'query'>, chunk: number): Promise<number> {
+  return deleteInChunks(
+    db,
+    `DELETE FROM broadcasts WHERE id IN (SELECT b.id FROM broadcasts b WHERE b.expires_at <= now()
+       AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.broadcast_id = b.id) LIMIT $1) RETURNING id`,
+    chunk,
+  );
 }

@@ -8,6 +8,7 @@
 import { loadSendAccounts } from '../accounts/send-accounts.js';
 import { type Caller, readScope, requirePlan } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
+import { claimReadMark, clearReadMark } from '../inbound/inbound-store.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
@@ -64,10 +65,7 @@ export function createReadMarker(deps: Deps) {
         return { inboundMessageId, readAt: r.read_at.toISOString(), typing: r.read_typing === true };
       };
       if (row.read_at) return already({ read_at: row.read_at, read_typing: row.read_typing });
-      const [claimed] = await db.query<{ read_at: Date }>(
-        `UPDATE inbound_messages SET read_at = now(), read_typing = $2 WHERE id = $1 AND read_at IS NULL RETURNING read_at`,
-        [inboundMessageId, typing],
-      );
+      const claimed = await claimReadMark(db, inboundMessageId, typing);
       if (!claimed) {
         const [now] = await db.query<{ read_at: Date; read_typing: boolean | null }>(
           'SELECT read_at, read_typing FROM inbound_messages WHERE id = $1',
@@ -79,9 +77,7 @@ export function createReadMarker(deps: Deps) {
       try {
         await callProvider(deps, row.chat_account_id, row.provider_message_id, typing);
       } catch (err) {
-        await db.query('UPDATE inbound_messages SET read_at = NULL, read_typing = NULL WHERE id = $1', [
-          inboundMessageId,
-        ]);
+        await clearReadMark(db, inboundMessageId);
         deps.metrics.markRead.inc({ result: 'failed' });
         throw err;
       }

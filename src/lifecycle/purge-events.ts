@@ -1,7 +1,7 @@
 // The purge pass's end of events and their deliveries (purge/purger.ts runs it, after the
 // messages): delivery history lives as long as the events it delivered.
+import { deleteInChunks } from '../db/chunked.js';
 import type { Db } from '../db/db.js';
-import { deleteInChunks } from './purge-messages.js';
 
 /** Events outlive nothing they describe: the longest message retention is 30 days. */
 const EVENT_RETENTION_DAYS = 30;

@@ -9,6 +9,14 @@ import { type Caller, readScope, requirePlan, requireUnscoped } from '../auth/ca
 import { lockCustomer } from '../customers/customer-service.js';
 import { type Db, notifyAfterCommit } from '../db/db.js';
 import { DELIVERIES_READY } from '../events/outbox.js';
+import {
+  COLUMNS,
+  deleteEndpoint,
+  type EndpointRow,
+  insertEndpoint,
+  rotateEndpointSecret,
+  updateEndpointRow,
+} from '../lifecycle/endpoint-rows.js';
 import { requeueDelivery, requeueFailed } from '../lifecycle/requeue-deliveries.js';
 import { writeEvents } from '../lifecycle/write-events.js';
 import { checkDestinationUrl } from '../outbound/destination-check.js';
@@ -25,23 +33,6 @@ export const MAX_ACTIVE_ENDPOINTS = 5;
 export const ROTATION_OVERLAP_HOURS = 24;
 
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
-
-const COLUMNS =
-  'id, url, description, events, is_active, last_success_at, last_failure_at, last_failure_reason, created_at, updated_at';
-
-/** A row of COLUMNS as the database returns it. */
-type EndpointRow = {
-  id: string;
-  url: string;
-  description: string;
-  events: string[];
-  is_active: boolean;
-  last_success_at: Date | null;
-  last_failure_at: Date | null;
-  last_failure_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-};
 
 function toEndpoint(r: EndpointRow) {
   return {
@@ -114,11 +105,8 @@ export function createEndpointService(deps: Deps) {
     /** Deletes the endpoint with its delivery history (cascade). */
     async remove(caller: Caller, id: string): Promise<void> {
       const owner = ownerOf(caller);
-      const rows = await db.query(
-        'DELETE FROM webhook_endpoints WHERE customer_id = $1 AND sandbox = $2 AND id = $3 RETURNING id',
-        [owner.customerId, owner.sandboxOnly === true, id],
-      );
-      if (rows.length === 0) throw errors.webhookEndpointNotFound();
+      if (!(await deleteEndpoint(db, owner.customerId, owner.sandboxOnly === true, id)))
+        throw errors.webhookEndpointNotFound();
     },
 
     /** A new secret, shown once; the previous one keeps signing for 24 hours (the oldest, if rotated twice). */
@@ -202,19 +190,15 @@ async function createEndpoint(
   const row = await db.transaction(async (tx) => {
     if ((await lockedCount(tx, owner, null)) >= MAX_ACTIVE_ENDPOINTS)
       throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
-    const rows = await tx.query<EndpointRow>(
-      `INSERT INTO webhook_endpoints (id, customer_id, url, description, events, secret_enc, sandbox) VALUES ($1, $2, $3, $4, $5::text[], $6, $7) RETURNING ${COLUMNS}`,
-      [
-        id,
-        owner.customerId,
-        input.url,
-        input.description ?? '',
-        [...new Set(input.events ?? DEFAULT_EVENT_TYPES)],
-        sealer.seal(secret, { table: 'webhook_endpoints', column: 'secret_enc', id }),
-        owner.sandboxOnly === true,
-      ],
-    );
-    return rows[0]!;
+    return insertEndpoint(tx, [
+      id,
+      owner.customerId,
+      input.url,
+      input.description ?? '',
+      [...new Set(input.events ?? DEFAULT_EVENT_TYPES)],
+      sealer.seal(secret, { table: 'webhook_endpoints', column: 'secret_enc', id }),
+      owner.sandboxOnly === true,
+    ]);
   });
   return { ...toEndpoint(row), secret };
 }
@@ -227,22 +211,17 @@ async function updateEndpoint(deps: Deps, owner: Owner, id: string, patch: Endpo
     if (patch.isActive === true && (await lockedCount(tx, owner, id)) >= MAX_ACTIVE_ENDPOINTS) {
       throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
     }
-    const rows = await tx.query<EndpointRow>(
-      `UPDATE webhook_endpoints SET url = COALESCE($3, url), events = COALESCE($4::text[], events),
-              description = COALESCE($5, description), is_active = COALESCE($6, is_active), updated_at = now()
-        WHERE customer_id = $1 AND id = $2 AND sandbox = $7 RETURNING ${COLUMNS}`,
-      [
-        owner.customerId,
-        id,
-        patch.url ?? null,
-        patch.events ? [...new Set(patch.events)] : null,
-        patch.description ?? null,
-        patch.isActive ?? null,
-        owner.sandboxOnly === true,
-      ],
-    );
-    if (!rows[0]) throw errors.webhookEndpointNotFound();
-    return rows[0];
+    const updated = await updateEndpointRow(tx, [
+      owner.customerId,
+      id,
+      patch.url ?? null,
+      patch.events ? [...new Set(patch.events)] : null,
+      patch.description ?? null,
+      patch.isActive ?? null,
+      owner.sandboxOnly === true,
+    ]);
+    if (!updated) throw errors.webhookEndpointNotFound();
+    return updated;
   });
   return toEndpoint(row);
 }
@@ -256,24 +235,15 @@ async function updateEndpoint(deps: Deps, owner: Owner, id: string, patch: Endpo
 async function rotateSecret(deps: Deps, owner: Owner, id: string) {
   const { db, sealer } = deps;
   const secret = newSecret();
-  // Every right-hand side reads the row as it was before this UPDATE.
-  const rows = await db.query<EndpointRow & { previous_secret_expires_at: Date }>(
-    `UPDATE webhook_endpoints
-        SET previous_secret_enc = CASE WHEN previous_secret_expires_at > now() THEN previous_secret_enc ELSE secret_enc END,
-            previous_secret_expires_at = CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at
-                                              ELSE now() + make_interval(hours => $4) END,
-            secret_enc = $3, updated_at = now()
-      WHERE customer_id = $1 AND id = $2 AND sandbox = $5 RETURNING ${COLUMNS}, previous_secret_expires_at`,
-    [
-      owner.customerId,
-      id,
-      sealer.seal(secret, { table: 'webhook_endpoints', column: 'secret_enc', id }),
-      ROTATION_OVERLAP_HOURS,
-      owner.sandboxOnly === true,
-    ],
-  );
-  if (!rows[0]) throw errors.webhookEndpointNotFound();
-  return { ...toEndpoint(rows[0]), secret, previousSecretExpiresAt: iso(rows[0].previous_secret_expires_at) };
+  const row = await rotateEndpointSecret(db, [
+    owner.customerId,
+    id,
+    sealer.seal(secret, { table: 'webhook_endpoints', column: 'secret_enc', id }),
+    ROTATION_OVERLAP_HOURS,
+    owner.sandboxOnly === true,
+  ]);
+  if (!row) throw errors.webhookEndpointNotFound();
+  return { ...toEndpoint(row), secret, previousSecretExpiresAt: iso(row.previous_secret_expires_at) };
 }
 
 async function sendTest(db: Db, owner: Owner, id: string) {
