@@ -10,7 +10,7 @@ import postgres from 'postgres';
 
 import { migrate } from '../src/db/migrate.js';
 import { openPostgresDb } from '../src/db/postgres-db.js';
-import { writeEvents } from '../src/events/outbox.js';
+import { writeEvents } from '../src/lifecycle/write-events.js';
 import { createSealer } from '../src/shared/crypto.js';
 import { createDatabase } from './databases.js';
 import { freePort, memoryMb, startTs, stop, stopAll, waitHealthy } from './processes.js';

@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { migrate } from '../src/db/migrate.js';
-import { claimDueDeliveries, releaseDeliveries } from '../src/webhooks/delivery-store.js';
+import { claimDueDeliveries, releaseDeliveries } from '../src/lifecycle/record-deliveries.js';
 import { backend, createTestDatabase, type TestDatabase } from './support/harness.js';
 
 describe(`delivery claims within each endpoint's room (${backend})`, () => {

@@ -10,7 +10,8 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type App, createApp } from '../src/app.js';
-import { envelopeJson, writeEvents } from '../src/events/outbox.js';
+import { envelopeJson } from '../src/events/outbox.js';
+import { writeEvents } from '../src/lifecycle/write-events.js';
 import type { Resolve } from '../src/outbound/outbound-client.js';
 import { EVENT_TYPES } from '../src/shared/vocab.js';
 import { verifyWebhookSignature } from '../src/webhooks/signature.js';

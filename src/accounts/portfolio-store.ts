@@ -1,7 +1,7 @@
 // The messaging limit's SQL (decision 0044): admitting conversation starts against a portfolio's
 // limit, its use as the account reads show it, and the limit as the provider or the operator sets it.
 import type { Queryable } from '../db/db.js';
-import { writeEvents } from '../events/outbox.js';
+import { writeEvents } from '../lifecycle/write-events.js';
 import {
   ALERT_LEVELS,
   alertLevelOf,
@@ -262,4 +262,9 @@ export async function setMessagingLimit(
     [[...new Set(accountIds)], limit, source],
   );
   return rows.length;
+}
+
+/** The purger: conversation starts older than the messaging limit's 24 hours no longer count (decision 0044). */
+export async function purgePortfolioRecipients(db: Pick<Queryable, 'query'>): Promise<void> {
+  await db.query(`DELETE FROM portfolio_recipients WHERE started_at < now() - interval '25 hours'`);
 }

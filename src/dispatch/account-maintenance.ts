@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 
 import { loadSendAccounts } from '../accounts/send-accounts.js';
 import { recordThroughputLevel } from '../accounts/throughput-level.js';
-import type { Db, Queryable } from '../db/db.js';
+import type { Db } from '../db/db.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
 
@@ -14,20 +14,6 @@ import type { Sealer } from '../shared/crypto.js';
 const MAINTENANCE_CODE = 131057;
 /** Reads of the level after a pause while the number is still in maintenance, at most. */
 const READ_TRIES = 5;
-
-/**
- * Moves each account's next free send slot to `pauseMs` from now (never earlier than booked): no
- * worker books a slot of it before then (pacing.ts reserveSlots), and later slots follow on.
- */
-export async function pauseAccountSends(tx: Queryable, accountIds: string[], pauseMs: number): Promise<void> {
-  if (accountIds.length === 0) return;
-  await tx.query(
-    `INSERT INTO account_pacing AS p (account_id, next_slot_at)
-     SELECT a, now() + make_interval(secs => $2) FROM unnest($1::uuid[]) AS a ORDER BY a
-     ON CONFLICT (account_id) DO UPDATE SET next_slot_at = greatest(p.next_slot_at, EXCLUDED.next_slot_at)`,
-    [[...new Set(accountIds)].sort(), pauseMs / 1000],
-  );
-}
 
 /**
  * Reads a paused account's throughput level once its pause is over (one read per account at a

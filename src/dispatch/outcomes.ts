@@ -10,11 +10,12 @@ import { retryTransient } from '../db/retry.js';
 import { applyParkedReceipts } from '../lifecycle/apply-receipt.js';
 import { type AppliedChange, applyTransitions, type ChangeTally, logChanges } from '../lifecycle/apply-transitions.js';
 import type { Claimed } from '../lifecycle/claim.js';
+import { pauseAccountSends } from '../lifecycle/pace-account.js';
+import { learnPairLimits } from '../lifecycle/pace-recipient.js';
+import { recordMarketingRoutes } from '../lifecycle/record-routes.js';
 import { type AccountStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
 import { addSuppressions } from '../suppressions/suppression-store.js';
-import { pauseAccountSends } from './account-maintenance.js';
 import type { AttemptResult } from './live-send.js';
-import { learnPairLimits } from './recipient-pacing.js';
 
 export type Outcome = { result: AttemptResult; message: Claimed };
 
@@ -150,6 +151,5 @@ async function keepMarketingRoutes(tx: Queryable, items: Outcome[], changes: App
   const ids = items
     .filter((o) => o.result.transition.route === 'marketing_messages' && !applied.has(o.message.id))
     .map((o) => o.message.id);
-  if (ids.length > 0)
-    await tx.query(`UPDATE messages SET provider_route = 'marketing_messages' WHERE id = ANY($1::uuid[])`, [ids]);
+  if (ids.length > 0) await recordMarketingRoutes(tx, ids);
 }

@@ -3,6 +3,7 @@
 // workers together never exceed the account's throughput. Slots are booked in the database's
 // clock and handed to the caller in this process's clock (DbClock), whose timers fire them.
 import type { Db } from '../db/db.js';
+import { bookSlots } from '../lifecycle/pace-account.js';
 
 /**
  * Slots per second for a cap: slightly under it (3 %, and at least one slot a second for low
@@ -65,15 +66,13 @@ export async function reserveSlots(
   const byAccount = new Map<string, { count: number; intervalMs: number }>();
   for (const w of wants) byAccount.set(w.accountId, { count: w.count, intervalMs: 1000 / pacedRate(w.mps) });
   const ids = [...byAccount.keys()].sort();
-  // EXCLUDED.next_slot_at is now() + the span to book, so the span is EXCLUDED.next_slot_at - now().
+  // The lifecycle's booking statement (lifecycle/pace-account.ts); each account's span in seconds.
   const sentAtMs = Date.now();
-  const rows = await db.query<{ account_id: string; next_slot_at: Date; db_now: Date }>(
-    `INSERT INTO account_pacing AS p (account_id, next_slot_at)
-     SELECT t.a, now() + make_interval(secs => t.s) FROM unnest($1::uuid[], $2::float8[]) AS t(a, s) ORDER BY t.a
-     ON CONFLICT (account_id) DO UPDATE SET next_slot_at = greatest(p.next_slot_at, now()) + (EXCLUDED.next_slot_at - now())
-      WHERE greatest(p.next_slot_at, now()) <= now() + make_interval(secs => $3)
-     RETURNING p.account_id, p.next_slot_at, now() AS db_now`,
-    [ids, ids.map((id) => (byAccount.get(id)!.count * byAccount.get(id)!.intervalMs) / 1000), horizonMs / 1000],
+  const rows = await bookSlots(
+    db,
+    ids,
+    ids.map((id) => (byAccount.get(id)!.count * byAccount.get(id)!.intervalMs) / 1000),
+    horizonMs / 1000,
   );
   if (rows.length > 0) clock.sample(new Date(rows[0]!.db_now).getTime(), sentAtMs, Date.now());
   const offsetMs = clock.offsetMs();

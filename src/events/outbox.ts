@@ -1,9 +1,8 @@
-// The transactional outbox: events are written in the transaction of the change that causes them,
-// with one delivery row per active endpoint subscribed to the event (plans with webhooks only),
-// so a crash can delay an event, never lose it. The deliverer is woken by NOTIFY.
+// The transactional outbox's vocabulary: an event as its writers give it, the envelope a receiver
+// gets, the deliverer's wake-up channel. Events and their delivery rows are written by the
+// lifecycle, the ledger's one writer (lifecycle/write-events.ts).
 import crypto from 'node:crypto';
 
-import { notifyAfterCommit, type Queryable } from '../db/db.js';
 import type { EventType } from '../shared/vocab.js';
 
 export type OutboxEvent = {
@@ -16,6 +15,11 @@ export type OutboxEvent = {
    * sandbox key) get only these; live endpoints get every event, as before (decision 0024-sandbox-keys).
    */
   sandbox?: boolean;
+  /**
+   * The account a usage counter step counts for: set on a message.status event that is a counted
+   * step of a live message (lifecycle/usage-rollup.ts adds such events to usage_daily, decision 0078).
+   */
+  usageAccountId?: string | null;
 };
 
 export const DELIVERIES_READY = 'chatgate_deliveries_ready';
@@ -25,57 +29,4 @@ export const newEventId = () => `evt_${crypto.randomUUID()}`;
 /** The spec's envelope, exactly as a receiver gets it (and as it is signed). */
 export function envelopeJson(id: string, type: string, createdAt: Date, data: unknown): string {
   return JSON.stringify({ eventId: id, type, createdAt: createdAt.toISOString(), data });
-}
-
-/**
- * Writes events and their deliveries. `onlyEndpointId` targets one endpoint whatever it subscribes
- * to (the test event); otherwise every active subscribed endpoint of the customer gets one, a
- * sandbox endpoint only when the event is a sandbox one: live data never reaches a sandbox key's
- * endpoint.
- */
-export async function writeEvents(
-  tx: Queryable,
-  events: OutboxEvent[],
-  onlyEndpointId: string | null = null,
-): Promise<string[]> {
-  if (events.length === 0) return [];
-  const ids = events.map(() => newEventId());
-  // The envelope is stored once, on the event, when it has deliveries; they reference it (decision 0046).
-  const [written] = await tx.query<{ any: boolean }>(
-    `WITH t AS (
-       SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $8::boolean[])
-         AS t(id, customer_id, type, data, created_at, payload, sandbox)),
-     targets AS (
-       SELECT t.id AS event_id, t.customer_id, t.type, e.id AS endpoint_id
-         FROM t
-         JOIN webhook_endpoints e ON e.customer_id = t.customer_id
-         JOIN customers c ON c.id = t.customer_id AND c.plan IN ('basic', 'pro')
-        WHERE CASE WHEN $7::uuid IS NULL THEN e.is_active AND t.type = ANY (e.events) AND (t.sandbox OR NOT e.sandbox)
-                   ELSE e.id = $7::uuid END),
-     inserted AS (
-       INSERT INTO events (id, customer_id, type, data, payload, created_at)
-       SELECT t.id, t.customer_id, t.type, t.data::jsonb,
-              CASE WHEN t.id IN (SELECT event_id FROM targets) THEN t.payload END, t.created_at
-         FROM t),
-     deliveries AS (
-       -- created_at to the millisecond, as page cursors carry it.
-       INSERT INTO webhook_deliveries (id, customer_id, endpoint_id, event_id, event_type, status, next_attempt_at, created_at)
-       SELECT gen_random_uuid(), customer_id, endpoint_id, event_id, type, 'pending', now(), date_trunc('milliseconds', now())
-         FROM targets
-       RETURNING 1)
-     SELECT EXISTS (SELECT 1 FROM deliveries) AS any`,
-    [
-      ids,
-      events.map((e) => e.customerId),
-      events.map((e) => e.type),
-      events.map((e) => JSON.stringify(e.data)),
-      events.map((e) => e.createdAt.toISOString()),
-      events.map((e, i) => envelopeJson(ids[i]!, e.type, e.createdAt, e.data)),
-      onlyEndpointId,
-      events.map((e) => e.sandbox === true),
-    ],
-  );
-  // The deliverer is woken once this commits (coalesced with other commits: no NOTIFY lock here).
-  if (written?.any) await notifyAfterCommit(tx, DELIVERIES_READY);
-  return ids;
 }

@@ -5,7 +5,7 @@
 // once, however many processes charge at once, and a refund that takes usage back below a
 // threshold does not make it go again that month.
 import type { Queryable } from '../db/db.js';
-import { writeEvents } from '../events/outbox.js';
+import { writeEvents } from './write-events.js';
 
 /** Percentages of the monthly limit that raise a quota.threshold event. */
 export const QUOTA_THRESHOLDS = [80, 100] as const;

@@ -116,6 +116,23 @@ async function checkCode(
   return kind;
 }
 
+/** Writes a user's new recovery codes in place of all the old ones; refused when two-factor sign-in is off. */
+async function regenerateCodes(db: Db, userId: string): Promise<string[]> {
+  const codes = newRecoveryCodes();
+  await db.transaction(async (tx) => {
+    const on = await tx.query('SELECT 1 FROM portal_totp WHERE user_id = $1 AND enabled_at IS NOT NULL FOR UPDATE', [
+      userId,
+    ]);
+    if (on.length === 0) throw twoFactorErrors.notOn();
+    await replaceRecoveryCodes(
+      tx,
+      userId,
+      codes.map((c) => recoveryCodeHash(c)!),
+    );
+  });
+  return codes;
+}
+
 /** After the right password: the id of the login's second step (only its hash is stored). */
 async function startChallenge(db: Db, userId: string): Promise<string> {
   const id = crypto.randomBytes(32).toString('base64url');
@@ -209,6 +226,12 @@ export function createTwoFactorService(deps: TwoFactorDeps) {
       await checkCode(deps, userId, input, address, recheckSubjects(deps, userId));
       await db.transaction((tx) => removeTwoFactor(tx, userId));
     },
+
+    /**
+     * New recovery codes for a user whose two-factor sign-in is on (the caller has re-checked the
+     * password): the old ones, used or not, stop working in the same transaction.
+     */
+    regenerateRecoveryCodes: (userId: string) => regenerateCodes(db, userId),
 
     startChallenge: (userId: string) => startChallenge(db, userId),
     challengeUser: (id: string) => challengeUser(db, id),

@@ -4,7 +4,7 @@
 // same transaction. Each fact is ordered on its own: an update older than the stored one changes
 // nothing and writes no event; one that repeats the stored value (a redelivery) writes no event.
 import type { Queryable } from '../db/db.js';
-import { type OutboxEvent, writeEvents } from '../events/outbox.js';
+import { type OutboxEvent, writeEvents } from '../lifecycle/write-events.js';
 import type { TemplateChange } from '../provider/parse-webhook.js';
 
 /** Statuses a template cannot be sent in: a send of one fails at once (TEMPLATE_NOT_APPROVED). */

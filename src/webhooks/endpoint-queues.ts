@@ -1,6 +1,7 @@
 // Claimed deliveries wait here per endpoint until one of its few request slots frees up, so a
 // slow or dead endpoint holds at most `concurrency` requests of this process and never the others.
-import type { ClaimedDelivery, Endpoint } from './delivery-store.js';
+import type { ClaimedDelivery } from '../lifecycle/record-deliveries.js';
+import type { Endpoint } from './delivery-store.js';
 
 export type EndpointQueues = ReturnType<typeof createEndpointQueues>;
 

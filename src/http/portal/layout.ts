@@ -31,6 +31,7 @@ const NAV: [string, string, Area][] = [
   ['/portal/inbox', 'Inbox', 'inbox'],
   ['/portal/broadcasts', 'Broadcasts', 'broadcasts'],
   ['/portal/templates', 'Templates', 'templates'],
+  ['/portal/suppressions', 'Suppressions', 'suppressions'],
   ['/portal/team', 'Team', 'team'],
   ['/portal/audit', 'Audit log', 'audit'],
   ['/portal/profile', 'Your account', 'own'],

@@ -29,6 +29,8 @@ import { registerOverviewRoutes } from './overview-routes.js';
 import { registerPasswordResetRoutes } from './password-reset-routes.js';
 import { registerProfileRoutes } from './profile-routes.js';
 import { PRE_CSRF_COOKIE, sendPage } from './reply.js';
+import { registerSignupRoutes } from './signup-routes.js';
+import { registerSuppressionPages } from './suppressions-routes.js';
 import { registerTeamRoutes } from './team-routes.js';
 import { registerTemplateRoutes } from './templates-routes.js';
 import { registerTwoFactorRoutes } from './two-factor-routes.js';
@@ -76,6 +78,7 @@ function loadAssets() {
   return {
     'portal.css': { type: 'text/css; charset=utf-8', body: fs.readFileSync(new URL('portal.css', dir)) },
     'portal.js': { type: 'text/javascript; charset=utf-8', body: fs.readFileSync(new URL('portal.js', dir)) },
+    'signup.js': { type: 'text/javascript; charset=utf-8', body: fs.readFileSync(new URL('signup.js', dir)) },
     'htmx.min.js': {
       type: 'text/javascript; charset=utf-8',
       body: fs.readFileSync(require.resolve('htmx.org/dist/htmx.min.js')),
@@ -133,7 +136,10 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
       pageGroup(portal, 'overview', (g) => registerOverviewRoutes(g, deps));
       pageGroup(portal, 'messages', (g) => registerMessageRoutes(g, deps));
       pageGroup(portal, 'keys', (g) => registerKeyRoutes(g, deps));
-      pageGroup(portal, 'accounts', (g) => registerAccountRoutes(g, deps));
+      pageGroup(portal, 'accounts', (g) => {
+        registerAccountRoutes(g, deps);
+        registerSignupRoutes(g, deps);
+      });
       pageGroup(portal, 'webhooks', (g) => registerWebhookRoutes(g, deps));
       pageGroup(portal, 'inbox', (g) => {
         registerInboxRoutes(g, deps);
@@ -142,6 +148,7 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
       });
       pageGroup(portal, 'broadcasts', (g) => registerBroadcastRoutes(g, deps));
       pageGroup(portal, 'templates', (g) => registerTemplateRoutes(g, deps));
+      pageGroup(portal, 'suppressions', (g) => registerSuppressionPages(g, deps));
       pageGroup(portal, 'audit', (g) => registerAuditRoutes(g, deps));
       pageGroup(portal, 'team', (g) => registerTeamRoutes(g, deps));
       pageGroup(portal, 'own', (g) => {
@@ -159,7 +166,8 @@ function securityHeaders(reply: FastifyReply, secureCookies: boolean): void {
   reply.header('x-frame-options', 'DENY');
   reply.header('referrer-policy', 'no-referrer');
   reply.header('x-content-type-options', 'nosniff');
-  reply.header('cross-origin-opener-policy', 'same-origin');
+  // A page that opens a provider popup (signup-routes.ts) sets its own, looser opener policy.
+  if (!reply.getHeader('cross-origin-opener-policy')) reply.header('cross-origin-opener-policy', 'same-origin');
   reply.header('permissions-policy', 'camera=(), microphone=(), geolocation=()');
   if (secureCookies) reply.header('strict-transport-security', 'max-age=31536000');
   if (!reply.getHeader('cache-control')) reply.header('cache-control', 'no-store');
