@@ -6,15 +6,15 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { migrate } from '../src/db/migrate.js';
-import { claimDueDeliveries } from '../src/lifecycle/record-deliveries.js';
-import { writeEvents } from '../src/lifecycle/write-events.js';
-import { purgeOnce } from '../src/purge/purger.js';
 import {
-  deliveryPayload,
+  claimDueDeliveries,
   HEALTH_SUCCESS_GRAIN_MS,
   recordOutcomes,
   updateEndpointHealth,
-} from '../src/webhooks/delivery-store.js';
+} from '../src/lifecycle/record-deliveries.js';
+import { writeEvents } from '../src/lifecycle/write-events.js';
+import { purgeOnce } from '../src/purge/purger.js';
+import { deliveryPayload } from '../src/webhooks/delivery-store.js';
 import { backend, createTestDatabase, type TestDatabase } from './support/harness.js';
 
 describe(`delivery payload stored once, on the event (${backend})`, () => {

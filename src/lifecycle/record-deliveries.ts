@@ -1,8 +1,7 @@
 // The deliverer's writes of webhook deliveries (as the lifecycle's other modules hold the
 // messages'): claiming due deliveries under a lease (FOR UPDATE SKIP LOCKED, so concurrent workers
-// never take the same row), counting each attempt as its POST starts, handing leases back, and the
-// deliveries' and attempts' parts of the outcome statement (webhooks/delivery-store.ts
-// recordOutcomes runs it with the endpoints' health, one statement per batch).
+// never take the same row), counting each attempt as its POST starts, handing leases back, and
+// recording each attempt's outcome (webhooks/deliverer.ts runs them).
 import type { Db } from '../db/db.js';
 import type { PostResult } from '../outbound/outbound-client.js';
 
@@ -148,14 +147,35 @@ export async function releaseDeliveryLeases(db: Pick<Db, 'query'>, workerId: str
   ]);
 }
 
+const MAX_RESPONSE_BODY = 1024;
+
 /**
- * The deliverer's outcome statement's write of the deliveries (a data-modifying CTE of
- * webhooks/delivery-store.ts recordOutcomes, which names it `outcomes`): the outcomes on the
- * deliveries worker $1 still holds (ids $2, statuses $3, attempts $4, next tries $5, status codes
- * $6), ending their lease, each delivery's first try ever in its own row (decision 0057) from the
- * statement's `tries`. RETURNING id and took_first (that first try was taken by the row).
+ * Records a batch of outcomes in one statement, so one round trip and one transaction (issue #26:
+ * it was BEGIN, three statements and COMMIT): the outcomes on the deliveries this worker still
+ * holds, ending their lease; each HTTP try with the first KiB of the answer (a delivery's first
+ * try in its own row, later ones in webhook_attempts: decision 0057); each
+ * endpoint's last success and failure, moved forward (never back), in endpoint id order. A success
+ * within a second of the stored one, on an endpoint whose stored state is healthy (no failure after
+ * that success), leaves the endpoint row alone (decision 0046): it would rewrite it after every
+ * batch of POSTs for a timestamp that moves by milliseconds. A first success, any failure and a
+ * success after a failure are always written, so `lastSuccessAt` is at most a second behind and the
+ * order of the two timestamps (what "failing" means) is exact.
  */
-export const DELIVERY_OUTCOMES_UPDATE = `-- A delivery's first try ever goes into its own row (decision 0057): the SET reads the row
+export async function recordOutcomes(
+  db: Pick<Db, 'query'>,
+  workerId: string,
+  updates: DeliveryUpdate[],
+  attempts: Attempt[],
+  health: Map<string, EndpointHealth>,
+): Promise<void> {
+  const ids = [...health.keys()].sort();
+  await db.query(
+    `WITH tries AS (
+       SELECT a.*, row_number() OVER (PARTITION BY a.delivery_id ORDER BY a.attempted_at, a.ord) AS nth
+         FROM unnest($7::uuid[], $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[]) WITH ORDINALITY
+              AS a(delivery_id, attempted_at, status_code, duration_ms, response_body, error, ord)),
+     outcomes AS (
+       -- A delivery's first try ever goes into its own row (decision 0057): the SET reads the row
        -- as it was, so a row with no first try yet takes this one; RETURNING reads it as written.
        UPDATE webhook_deliveries d SET status = t.status, attempt_count = t.attempts, next_attempt_at = t.next,
               last_status_code = COALESCE(t.code, d.last_status_code), locked_by = NULL, locked_until = NULL,
@@ -168,13 +188,9 @@ export const DELIVERY_OUTCOMES_UPDATE = `-- A delivery's first try ever goes int
          FROM unnest($2::uuid[], $3::text[], $4::int[], $5::timestamptz[], $6::int[]) AS t(id, status, attempts, next, code)
               LEFT JOIN tries f ON f.delivery_id = t.id AND f.nth = 1
         WHERE d.id = t.id AND d.locked_by = $1
-       RETURNING d.id, d.first_attempt_at IS NOT DISTINCT FROM f.attempted_at AND f.delivery_id IS NOT NULL AS took_first`;
-
-/**
- * The same statement's write of the other tries (`attempts`): every try of `tries` but a first
- * one `outcomes` took, into webhook_attempts. RETURNING 1.
- */
-export const DELIVERY_ATTEMPTS_INSERT = `-- The other tries. Only for deliveries still there: one deleted with its endpoint during the
+       RETURNING d.id, d.first_attempt_at IS NOT DISTINCT FROM f.attempted_at AND f.delivery_id IS NOT NULL AS took_first),
+     attempts AS (
+       -- The other tries. Only for deliveries still there: one deleted with its endpoint during the
        -- POST (a portal delete) would fail the foreign key and with it every outcome of the batch.
        -- Those this statement updated are locked by it (a delete waits); one whose lease was lost is checked.
        INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body, error)
@@ -182,4 +198,44 @@ export const DELIVERY_ATTEMPTS_INSERT = `-- The other tries. Only for deliveries
          FROM tries a LEFT JOIN outcomes o ON o.id = a.delivery_id
         WHERE NOT (a.nth = 1 AND o.took_first IS TRUE)
           AND (o.id IS NOT NULL OR EXISTS (SELECT 1 FROM webhook_deliveries kept WHERE kept.id = a.delivery_id))
-       RETURNING 1`;
+       RETURNING 1),
+     health AS (
+       UPDATE webhook_endpoints e SET
+         last_success_at = CASE WHEN t.ok_at IS NULL THEN e.last_success_at ELSE greatest(e.last_success_at, t.ok_at) END,
+         last_failure_at = CASE WHEN t.fail_at IS NULL THEN e.last_failure_at ELSE greatest(e.last_failure_at, t.fail_at) END,
+         last_failure_reason = CASE WHEN t.fail_at IS NULL OR t.fail_at < e.last_failure_at THEN e.last_failure_reason ELSE t.reason END
+         FROM unnest($13::uuid[], $14::timestamptz[], $15::timestamptz[], $16::text[]) AS t(id, ok_at, fail_at, reason)
+        WHERE e.id = t.id
+          AND NOT (t.fail_at IS NULL AND e.last_success_at IS NOT NULL
+                   AND (e.last_failure_at IS NULL OR e.last_failure_at <= e.last_success_at)
+                   AND t.ok_at < e.last_success_at + interval '${HEALTH_SUCCESS_GRAIN_MS} milliseconds')
+       RETURNING 1)
+     SELECT (SELECT count(*) FROM outcomes) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM health) AS n`,
+    [
+      workerId,
+      updates.map((r) => r.id),
+      updates.map((r) => r.status),
+      updates.map((r) => r.attempts),
+      updates.map((r) => r.next?.toISOString() ?? null),
+      updates.map((r) => r.code),
+      attempts.map((a) => a.deliveryId),
+      attempts.map((a) => a.at.toISOString()),
+      attempts.map((a) => a.post.statusCode),
+      attempts.map((a) => a.post.durationMs),
+      attempts.map((a) => a.post.body?.slice(0, MAX_RESPONSE_BODY) ?? null),
+      attempts.map((a) => a.post.error),
+      ids,
+      ids.map((id) => health.get(id)!.success?.toISOString() ?? null),
+      ids.map((id) => health.get(id)!.failure?.toISOString() ?? null),
+      ids.map((id) => health.get(id)!.reason),
+    ],
+  );
+}
+
+/** Moves endpoints' last success and failure forward alone (see recordOutcomes). */
+export async function updateEndpointHealth(db: Pick<Db, 'query'>, health: Map<string, EndpointHealth>): Promise<void> {
+  await recordOutcomes(db, '', [], [], health);
+}
+
+/** How far `lastSuccessAt` may lag the last success of a healthy endpoint (see updateEndpointHealth). */
+export const HEALTH_SUCCESS_GRAIN_MS = 1000;

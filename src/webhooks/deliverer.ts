@@ -12,6 +12,7 @@ import {
   type ClaimedDelivery,
   type DeliveryUpdate,
   type EndpointHealth,
+  recordOutcomes,
   releaseDeliveries,
   releaseDeliveryLeases,
   startDeliveryAttempts,
@@ -21,7 +22,7 @@ import { backoffDelayMs } from '../shared/backoff.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit } from '../shared/group-commit.js';
 import { createLeasedWorker } from '../shared/worker-loop.js';
-import { type Endpoint, loadEndpoints, recordOutcomes } from './delivery-store.js';
+import { type Endpoint, loadEndpoints } from './delivery-store.js';
 import { createEndpointQueues } from './endpoint-queues.js';
 import { requestHeaders, signatureHeader } from './signature.js';
 
