@@ -15,14 +15,16 @@ const LAYERS = [
   ['db'],
   ['shared'],
   ['plans', 'events', 'outbound', 'provider', 'health', 'secrets'],
-  ['lifecycle', 'metrics', 'usage'],
+  ['lifecycle', 'metrics'],
+  ['usage'],
   ['customers'],
   ['accounts', 'media'],
   ['auth'],
   ['suppressions'],
   ['keys', 'messages', 'senders', 'templates', 'inbound', 'portal'],
-  ['broadcasts', 'receipts', 'webhooks', 'purge', 'conversations'],
-  ['dispatch'],
+  ['broadcasts', 'receipts', 'webhooks', 'conversations'],
+  // The purger calls each table owner's purge function (broadcasts/ among them).
+  ['dispatch', 'purge'],
 ];
 
 const layerRules = LAYERS.flatMap((layer, i) => {

@@ -15,6 +15,7 @@ import { registerAdminPortalRoutes } from './http/routes/admin-portal-routes.js'
 import { registerAdminRoutes } from './http/routes/admin-routes.js';
 import { registerBroadcastRoutes } from './http/routes/broadcast-routes.js';
 import { registerChatAccountRoutes } from './http/routes/chat-accounts-routes.js';
+import { registerEventStreamRoutes } from './http/routes/event-stream-routes.js';
 import { registerInboundMediaRoutes } from './http/routes/inbound-media-routes.js';
 import { registerInboundRoutes } from './http/routes/inbound-routes.js';
 import { createKeyAudit } from './http/routes/key-audit.js';
@@ -85,13 +86,19 @@ function registerApi(api: Server, config: Config, s: Services): void {
     const keyAudit = createKeyAudit(s.audit, s.keys);
     registerCrossFieldValidation(scope, { allowPrivateUrls: config.unsafeAllowPrivateUrls });
     registerMessageRoutes(scope, { sends, queries: messageQueries, cancels: messageCancel });
-    registerChatAccountRoutes(scope, { publicBaseUrl: config.publicBaseUrl, messagingLimits: s.messagingLimits });
+    registerChatAccountRoutes(scope, {
+      publicBaseUrl: config.publicBaseUrl,
+      messagingLimits: s.messagingLimits,
+      directory,
+      embeddedSignup: s.embeddedSignup,
+    });
     registerMediaRoutes(scope, { media });
     registerBroadcastRoutes(scope, { broadcasts });
     registerInboundRoutes(scope, { senders, settings, audited: keyAudit });
     registerInboundMediaRoutes(scope, { files: s.inboundFiles, reads: s.reads });
     registerSuppressionRoutes(scope, { suppressions });
     registerWebhookRoutes(scope, { endpoints, audited: keyAudit });
+    registerEventStreamRoutes(scope, { streams: s.eventStreams });
     registerTemplateRoutes(scope, { templates });
     registerUsageRoutes(scope, { usage });
   });
@@ -127,6 +134,8 @@ function registerPortalPages(api: Server, config: Config, s: Services): void {
     twoFactor: s.twoFactor,
     passwordResets: s.passwordResets,
     messagingLimits: s.messagingLimits,
+    suppressions: s.suppressions,
+    embeddedSignup: s.embeddedSignup,
   });
 }
 

@@ -45,12 +45,14 @@ import { createInboundFiles } from './senders/inbound-files.js';
 import { createSenderService } from './senders/sender-service.js';
 import type { Sealer } from './shared/crypto.js';
 import { createSealer } from './shared/crypto.js';
+import { createEmbeddedSignup } from './signup/embedded-signup.js';
 import { createSuppressionService } from './suppressions/suppression-service.js';
 import { createTemplateCatalog } from './templates/template-catalog.js';
 import { createTemplateCategories } from './templates/template-categories.js';
 import { createTemplateService } from './templates/template-service.js';
 import { createUsageService } from './usage/usage-service.js';
 import { createEndpointService } from './webhooks/endpoint-service.js';
+import { createEventStreamService } from './webhooks/event-stream.js';
 
 /** Every service of the process, built once. */
 export type Services = Awaited<ReturnType<typeof createServices>>;
@@ -61,7 +63,12 @@ export async function createServices(config: Config, deps: { db: Db; log: Logger
   registerDbGauges(metrics, { db, log, quotaTopN: config.metricsQuotaTopN });
   const sealer = await openSealer(config, db, log);
   const platform = createPlatform(config, { db, metrics, sealer, resolve: deps.resolve ?? systemResolve });
-  return { metrics, sealer, ...platform, ...createCapabilities(config, { db, log, metrics, sealer, ...platform }) };
+  const capabilities = createCapabilities(config, { db, log, metrics, sealer, ...platform });
+  const { provider } = platform;
+  const embeddedSignup = createSelfServeLinking(config, { db, provider, accounts: capabilities.accounts });
+  // GET /events/stream's streams (decision 0072).
+  const eventStreams = createEventStreamService({ db, log });
+  return { metrics, sealer, ...platform, eventStreams, ...capabilities, embeddedSignup };
 }
 
 /** The sealer of stored secrets, checked against the key the database was sealed with. */
@@ -195,6 +202,23 @@ function createCapabilities(
     receipts,
     ...createPortalSignIn(config, { db, log, sealer }),
   };
+}
+
+/** Self-serve linking with the provider's Embedded Signup (decision 0076). */
+function createSelfServeLinking(
+  config: Config,
+  deps: Pick<Parameters<typeof createEmbeddedSignup>[0], 'db' | 'provider' | 'accounts'>,
+) {
+  return createEmbeddedSignup({
+    ...deps,
+    settings: {
+      appId: config.embeddedSignupAppId,
+      configId: config.embeddedSignupConfigId,
+      appSecret: config.providerAppSecret,
+      sdkUrl: config.embeddedSignupSdkUrl,
+      plans: config.embeddedSignupPlans,
+    },
+  });
 }
 
 /** Two-factor sign-in and password reset by email (decision 0051). */

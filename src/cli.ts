@@ -1,11 +1,14 @@
 #!/usr/bin/env node
-// chatgate: serve [--role all|api|worker] | migrate | emulator | admin ... | help | --version (settings from config.ts, which reads the environment)
+// chatgate: serve [--role all|api|worker] | migrate | emulator | admin ... | send | messages | listen | help | --version (settings from config.ts, which reads the environment)
 // The service, the database drivers and the emulator are imported by the commands that run them: help,
 // --version, a bad command line and `admin` (an HTTP client) answer without loading them (~1 s each).
+import fs from 'node:fs';
 import path from 'node:path';
 
 import { adminHelp, runAdminCli } from './admin/admin-cli.js';
+import { CommandError } from './admin/api-call.js';
 import { chatgateVersion, parseCommandArgs, UsageError, wantsHelp } from './admin/cli-args.js';
+import { CUSTOMER_HELP, CUSTOMER_USAGE, runCustomerCli } from './admin/customer-cli.js';
 import { clearDevEnv, DEV_HELP, DEV_USAGE, devAdminToken, devEnv, devEnvFile, devSetup } from './admin/dev.js';
 import { dataDirOperatorToken, firstStartHelp, laterStartHelp, readOperatorToken } from './admin/operator-token.js';
 import type { Role } from './app.js';
@@ -26,14 +29,29 @@ const HELP: Record<string, string> = {
   runs the HTTP API and the workers (all, the default), only the API, or only the workers;
   applies pending migrations first. Settings come from the environment or .env (docs/configuration.md).
   With the embedded database and no ADMIN_TOKEN, the first start makes an operator token, keeps it
-  in DATA_DIR/admin-token (0600) and prints it once; later starts use it and print where it is.`,
+  in DATA_DIR/admin-token (0600) and prints it once; later starts use it and print where it is.
+
+examples:
+  chatgate serve
+  chatgate serve --role api      (and chatgate serve --role worker in another process)`,
   migrate: `usage: chatgate migrate
-  applies the database's pending migrations and exits (DATABASE_URL, or the embedded database in DATA_DIR).`,
+  applies the database's pending migrations and exits (DATABASE_URL, or the embedded database in DATA_DIR).
+
+examples:
+  chatgate migrate
+  DATABASE_URL=postgres://chatgate@db:5432/chatgate chatgate migrate`,
   emulator: `usage: chatgate emulator
   runs the provider emulator, a local stand-in for the provider's Cloud API (docs/emulator.md):
-  EMULATOR_PORT (4010), EMULATOR_HOST, EMULATOR_CALLBACK_URL, PROVIDER_APP_SECRET, EMULATOR_LATENCY_MS.`,
+  EMULATOR_PORT (4010), EMULATOR_HOST, EMULATOR_CALLBACK_URL, PROVIDER_APP_SECRET, EMULATOR_LATENCY_MS.
+
+examples:
+  chatgate emulator
+  EMULATOR_PORT=4020 EMULATOR_LATENCY_MS=200 chatgate emulator`,
   admin: adminHelp([]),
   dev: DEV_HELP,
+  send: CUSTOMER_HELP.send!,
+  listen: CUSTOMER_HELP.listen!,
+  messages: `${CUSTOMER_HELP['messages get']!.split('\n\nexamples')[0]}\n\n${CUSTOMER_HELP['messages list']}`,
 };
 
 const USAGE = `usage: chatgate <command> [options]
@@ -41,6 +59,7 @@ const USAGE = `usage: chatgate <command> [options]
   migrate                         apply database migrations and exit
   emulator                        run the provider emulator (EMULATOR_PORT, default 4010)
   admin ...                       operator commands (chatgate admin --help)
+${CUSTOMER_USAGE}
   dev [--emulator]                local development: the service, a customer, an account, a sandbox key
   dev env                         the export lines of a running \`chatgate dev\`, once it is ready
   help [COMMAND]                  this text, or a command's help
@@ -156,6 +175,8 @@ function helpAsked(command: string | undefined, rest: string[]): string | null {
     if (topic === 'admin') return adminHelp(more);
     return HELP[topic] ?? null;
   }
+  if (command === 'messages' && (rest[0] === 'get' || rest[0] === 'list') && wantsHelp(rest))
+    return CUSTOMER_HELP[`messages ${rest[0]}`]!;
   if (command in HELP && wantsHelp(rest)) return command === 'admin' ? adminHelp(rest) : HELP[command]!;
   return null;
 }
@@ -212,6 +233,16 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'dev':
       return dev(rest, readEnvironment());
+    case 'send':
+    case 'messages':
+    case 'listen': {
+      const env = readEnvironment();
+      return runCustomerCli(argv, {
+        baseUrl: loadAdminCliConfig(env).baseUrl,
+        apiKey: env.CHATGATE_API_KEY || undefined,
+        readFile: (file) => fs.readFileSync(file, 'utf8'),
+      });
+    }
     case 'admin': {
       const env = readEnvironment();
       const config = loadAdminCliConfig(env);
@@ -234,6 +265,10 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (err: unknown) => {
+    if (err instanceof CommandError) {
+      console.error(err.message);
+      process.exit(err.exitCode);
+    }
     if (err instanceof UsageError) {
       console.error(err.message);
       process.exit(2);

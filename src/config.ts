@@ -7,6 +7,7 @@ import path from 'node:path';
 import { type InboundMediaSettings, readInboundMediaSettings } from './config-inbound-media.js';
 import { type MailSettings, readMailSettings } from './config-mail.js';
 import { createReaders, type Env, type Readers } from './config-readers.js';
+import { readSignupSettings, type SignupSettings } from './config-signup.js';
 import { apiVersionProblem, DEFAULT_API_VERSION } from './provider/api-versions.js';
 import { DEFAULT_BLOCKED_MARKETS, parseMarkets } from './shared/markets.js';
 
@@ -113,7 +114,8 @@ export type Config = {
   metricsMaxIdLabels: number;
 } & DerivedSettings &
   InboundMediaSettings &
-  MailSettings;
+  MailSettings &
+  SignupSettings;
 
 /** Settings computed from the others in loadConfig (none is read from the environment). */
 export type DerivedSettings = {
@@ -210,6 +212,7 @@ export function loadConfig(env: Env): Config {
     ...readServerSettings(r, problems),
     ...readWorkSettings(r, problems),
     ...readMailSettings(r, problems),
+    ...readSignupSettings(r, problems),
   };
   checkTogether(config, problems);
   if (problems.length > 0) throw new ConfigError(problems);

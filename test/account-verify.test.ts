@@ -1,8 +1,9 @@
 // Linking an OFFICIAL account with `?verify=true` (what `chatgate admin accounts create|update`
 // asks for unless --no-verify): the provider reads the phone number with the token first, as the
 // account prober does. A rejected token is refused with a 400 on official.accessToken and nothing
-// is saved; a provider that cannot be asked links the account and says so; without the flag the
-// operator API is as before.
+// is saved; a provider that cannot be asked links the account as AUTHENTICATING (never CONNECTED;
+// the prober connects it once the provider accepts the token, decision 0072) and says so (the CLI:
+// exit 3); without the flag the operator API is as before.
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
@@ -11,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { chatgateArgs } from './support/cli-build.js';
 import { type Emulator, startLiveService } from './support/emulator.js';
-import { ADMIN_TOKEN, call, type Service, startService } from './support/harness.js';
+import { ADMIN_TOKEN, call, eventually, type Service, startService } from './support/harness.js';
 
 const run = promisify(execFile);
 const TOKEN = 'EAAG-verify-right-token';
@@ -119,7 +120,26 @@ describe('credential check when an account is linked or its token changes', () =
     });
     expect(res.status).toBe(201);
     expect(res.body.credentialCheck).toMatchObject({ result: 'unverified', detail: expect.any(String) });
+    // Never CONNECTED with a token nobody checked (decision 0072): it waits as AUTHENTICATING.
+    expect(res.body).toMatchObject({ status: 'AUTHENTICATING' });
   });
+
+  it('an account saved unverified is connected by the account prober once the provider accepts its token', async () => {
+    const customerId = await customer(svc.url);
+    const pn = await number();
+    await emu.rule({ phoneNumberId: pn, to: 'lookup', httpStatus: 503, times: 1 }); // the check cannot get an answer
+    const res = await call(svc.url, 'POST', `/admin/customers/${customerId}/chat-accounts?verify=true`, {
+      admin: true,
+      body: account(pn, TOKEN),
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ status: 'AUTHENTICATING', credentialCheck: { result: 'unverified' } });
+    await eventually(async () => {
+      const list = await call(svc.url, 'GET', `/admin/customers/${customerId}/chat-accounts`, { admin: true });
+      const a = list.body.chatAccounts.find((x: { id: string }) => x.id === res.body.id);
+      return a?.status === 'CONNECTED' ? a : undefined;
+    }, 90_000);
+  }, 120_000);
 
   it('chatgate admin accounts create checks the token unless --no-verify', async () => {
     const customerId = await customer(svc.url);
@@ -128,17 +148,40 @@ describe('credential check when an account is linked or its token changes', () =
       run(process.execPath, chatgateArgs('admin', 'accounts', 'create', customerId, ...args), {
         env: { ...process.env, CHATGATE_URL: svc.url, ADMIN_TOKEN },
       }).then(
-        (r) => ({ code: 0, out: r.stdout }),
-        (e: { code: number; stdout: string }) => ({ code: e.code, out: e.stdout }),
+        (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
+        (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout, err: e.stderr }),
       );
     const common = ['--type', 'OFFICIAL', '--phone', '+15550100200', '--display-name', 'V', '--waba-id', 'w1'];
     const refused = await admin(...common, '--phone-number-id', pn, '--access-token', 'EAAG-wrong-token');
     expect(refused.code).toBe(1);
-    expect(refused.out).toContain('rejected this access token');
+    // One line on stderr, never the raw JSON answer.
+    expect(refused.err).toMatch(
+      /^error: 400 validation_error: official\.accessToken the provider rejected this access token[^\n]*\n$/,
+    );
+    expect(refused.out).toBe('');
     const linked = await admin(...common, '--phone-number-id', pn, '--access-token', TOKEN, '--quiet');
     expect(linked).toMatchObject({ code: 0, out: expect.stringMatching(/^[0-9a-f-]{36}\n$/) });
     const pn2 = await number();
     const unchecked = await admin(...common, '--phone-number-id', pn2, '--access-token', 'EAAG-wrong', '--no-verify');
     expect(unchecked.code).toBe(0);
+  });
+
+  it('chatgate admin accounts create: a token that could not be checked is saved AUTHENTICATING, exit 3', async () => {
+    const customerId = await customer(offline.url);
+    const r = await run(
+      process.execPath,
+      chatgateArgs('admin', 'accounts', 'create', customerId, '--type', 'OFFICIAL', '--phone', '+15550100200')
+        .concat(['--display-name', 'U', '--waba-id', 'w1', '--phone-number-id', 'pn-unverified'])
+        .concat(['--access-token', 'EAAG-any', '--quiet']),
+      { env: { ...process.env, CHATGATE_URL: offline.url, ADMIN_TOKEN } },
+    ).then(
+      () => ({ code: 0, out: '', err: '' }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout, err: e.stderr }),
+    );
+    expect(r.code).toBe(3);
+    expect(r.out).toMatch(/^[0-9a-f-]{36}\n$/);
+    expect(r.err).toMatch(/^chatgate admin accounts create: saved as AUTHENTICATING, not CONNECTED: [^\n]*\n$/);
+    const list = await call(offline.url, 'GET', `/admin/customers/${customerId}/chat-accounts`, { admin: true });
+    expect(list.body.chatAccounts).toMatchObject([{ id: r.out.trim(), status: 'AUTHENTICATING' }]);
   });
 });

@@ -55,6 +55,8 @@ describe('chatgate admin', () => {
           '+447700900001',
           '--test-recipient',
           '+447700900002',
+          // No provider here: unchecked, the account would wait AUTHENTICATING (account-verify.test.ts).
+          '--no-verify',
         )
       ).out,
     );

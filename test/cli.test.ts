@@ -76,7 +76,18 @@ describe.skipIf(backend === 'postgres')('chatgate --help, help and --version', (
     expect(adminHelp.stdout).toBe(adminFlag.stdout);
     for (const r of lists) {
       expect(r.code).toBe(0);
-      for (const c of ['serve', 'migrate', 'emulator', 'admin', 'dev', 'help', '--version'])
+      for (const c of [
+        'serve',
+        'migrate',
+        'emulator',
+        'admin',
+        'send',
+        'messages',
+        'listen',
+        'dev',
+        'help',
+        '--version',
+      ])
         expect(r.stdout).toContain(c);
     }
   }, 120_000);

@@ -335,6 +335,8 @@ describe('text the database cannot store, anywhere', () => {
         '/portal/templates',
         '/portal/webhooks',
         '/portal/keys',
+        '/portal/suppressions',
+        '/portal/suppressions/remove',
       ];
       const forms = [
         '/portal/keys',
@@ -345,6 +347,7 @@ describe('text the database cannot store, anywhere', () => {
         '/portal/broadcasts/preview',
         '/portal/profile',
         '/portal/team',
+        '/portal/suppressions',
       ];
       const queryKey = fc.constantFrom('q', 'externalId', 'phone', 'status', 'accountId', 'since', 'cursor', 'x');
       const fieldKey = fc.constantFrom('name', 'url', 'pattern', 'text', 'request', 'email', 'recipients', 'x');

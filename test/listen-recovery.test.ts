@@ -5,12 +5,15 @@
 // drops its cache on reconnect, so a key revoked through another process while this one was
 // deaf stops working here at once, not after the cache's 60 s safety net. PGlite has no
 // connection to lose (its notifications are in-process).
+import crypto from 'node:crypto';
+
 import type { Sql } from 'postgres';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { LISTEN_APPLICATION_NAME } from '../src/db/pg-listener.js';
+import { createPgListener, LISTEN_APPLICATION_NAME } from '../src/db/pg-listener.js';
 import { openPostgresDb } from '../src/db/postgres-db.js';
+import { startFaultProxy } from './support/fault-proxy.js';
 import {
   backend,
   call,
@@ -106,9 +109,11 @@ describe.skipIf(backend !== 'postgres')('losing the LISTEN connection (postgres)
     await server.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS false`);
     try {
       const before = await listeners();
+      const logged = listenLog.length;
       await admin.unsafe(`SELECT pg_terminate_backend(pid) FROM (${LISTEN_BACKENDS}) l`);
       await eventually(async () => (await listeners()).every((pid) => !before.includes(pid)), 20_000);
-      await new Promise((resolve) => setTimeout(resolve, 1000)); // reconnects are tried and refused meanwhile
+      // A reconnect tried and refused meanwhile (the other process logs each), not a fixed second.
+      await eventually(async () => listenLog.slice(logged).some((l) => l.level === 'error'), 20_000);
     } finally {
       await server.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`);
       await server.end();
@@ -141,4 +146,65 @@ describe.skipIf(backend !== 'postgres')('losing the LISTEN connection (postgres)
       10_000,
     );
   });
+});
+
+describe.skipIf(backend !== 'postgres')('a loss while listening again (postgres)', () => {
+  it('a loss that comes with the answer to the repair’s LISTEN is repaired at once, not at the next watchdog check', async () => {
+    const database = await createTestDatabase();
+    const target = new URL(database.url!);
+    const proxy = await startFaultProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const admin = postgres(database.url!, { max: 1, onnotice: () => {} });
+    const logged: string[] = [];
+    // The watchdog looks once a minute here: within the waits below, only a repair can listen again.
+    const listener = createPgListener(proxy.via(database.url!), {
+      checkEveryMs: 60_000,
+      log: {
+        warn: (_obj, msg) => void logged.push(`warn: ${msg}`),
+        error: (_obj, msg) => void logged.push(`error: ${msg}`),
+      },
+    });
+    const heard: string[] = [];
+    let listened = 0;
+    const terminate = () => admin.unsafe(`SELECT pg_terminate_backend(pid) FROM (${LISTEN_BACKENDS}) l`);
+    /** Notifies until a notification is heard: the positive signal that the channel is listened. */
+    const hears = (tag: string) =>
+      eventually(async () => {
+        await admin.unsafe(`NOTIFY listen_twice, '${tag}-${crypto.randomUUID()}'`);
+        return heard.some((p) => p.startsWith(`${tag}-`));
+      }, 20_000);
+    try {
+      await listener.listen(
+        'listen_twice',
+        (payload) => heard.push(payload),
+        () => listened++,
+      );
+      await hears('before');
+      // The next connection's answer to LISTEN is held until its backend is terminated too, and
+      // handed over with the server's goodbye in one read: lost again as the repair finishes.
+      let caught = false;
+      proxy.setMode({
+        kind: 'joinBeforeClose',
+        from: Buffer.from('LISTEN\0'),
+        onHeld: () => {
+          caught = true;
+          terminate().then(
+            () => {},
+            () => {},
+          );
+        },
+      });
+      await terminate();
+      await eventually(async () => caught, 20_000);
+      // Well under the minute of the watchdog: the second loss is repaired by itself.
+      await hears('after');
+      expect(listened).toBe(3); // the first LISTEN, the repair the second loss cut short, the one after
+      expect(logged.filter((l) => l === 'warn: listening again after losing the LISTEN connection')).toHaveLength(2);
+      expect(proxy.counts().total).toBe(3);
+    } finally {
+      await listener.close();
+      await admin.end();
+      await proxy.close();
+      await database.drop();
+    }
+  }, 60_000);
 });

@@ -303,6 +303,7 @@ describe('operator API', () => {
       name: `Gamma ${tag} 100%_off`,
       plan: 'basic',
       defaultCountry: null,
+      embeddedSignup: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

@@ -171,6 +171,10 @@ describe(`an attempt is counted when it starts (${backend})`, () => {
 });
 
 describe.runIf(backend === 'postgres')('a send that kills its worker (worker processes, PostgreSQL)', () => {
+  // A killed worker's lease is passed on the tests' clock (test/support/test-clock.ts), not waited
+  // out: the leases are written and read with the database's now(), which the clock moves for the
+  // worker processes too. Eight webhook leases of 12 s were most of this file's time.
+  const LEASE_S = { send: 3, webhook: 12 };
   let emu: Emulator;
   let database: TestDatabase;
   let api: Service;
@@ -186,8 +190,8 @@ describe.runIf(backend === 'postgres')('a send that kills its worker (worker pro
         ENCRYPTION_KEY,
         WORKER_POLL_MS: '50',
         PROVIDER_TIMEOUT_MS: '1000',
-        WORKER_LEASE_SECONDS: '3', // a killed worker's messages are claimed again 3 s later
-        WEBHOOK_LEASE_SECONDS: '12', // the least allowed
+        WORKER_LEASE_SECONDS: String(LEASE_S.send), // a killed worker's messages are claimed again after it
+        WEBHOOK_LEASE_SECONDS: String(LEASE_S.webhook), // the least allowed
         UNSAFE_ALLOW_PRIVATE_URLS: 'true',
         ...extra,
       },
@@ -204,7 +208,7 @@ describe.runIf(backend === 'postgres')('a send that kills its worker (worker pro
   beforeAll(async () => {
     emu = await startEmulator();
     receiver = await startReceiver();
-    database = await createTestDatabase();
+    database = await createTestDatabase({ clock: true });
     api = await startService({
       role: 'api',
       database,
@@ -236,6 +240,7 @@ describe.runIf(backend === 'postgres')('a send that kills its worker (worker pro
       const w = worker(`poison-worker-${attempt}`);
       await eventually(async () => heldFor(emu, poison).length >= attempt, 120_000, 10);
       await kill(w);
+      await database.clock!.advance(LEASE_S.send * 1000); // its lease has run out
       const [row] = await database.db.query<{ attempt_count: number; status: string }>(
         'SELECT attempt_count, status FROM messages WHERE id = $1',
         [poison],
@@ -292,6 +297,7 @@ describe.runIf(backend === 'postgres')('a send that kills its worker (worker pro
       const w = worker(`hook-worker-${attempt}`);
       await eventually(async () => posts() >= attempt, 120_000, 10);
       await kill(w);
+      await database.clock!.advance(LEASE_S.webhook * 1000); // its lease has run out
       const [row] = await database.db.query<{ attempt_count: number; status: string }>(
         'SELECT attempt_count, status FROM webhook_deliveries WHERE endpoint_id = $1',
         [endpoint.body.id],

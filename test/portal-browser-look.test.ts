@@ -1,5 +1,7 @@
 // Issue #27, "On a phone and in the dark" (decision 0052): every portal page, with content, in
-// chromium at 1280 px light, 1280 px dark (the system's colour scheme) and 390 px. Each page passes
+// chromium at 1280 px and 390 px, each light and dark (the system's colour scheme); the content has
+// 200-character names and URLs (issue #37: a key, a rule, a broadcast, a webhook URL, an
+// externalId, a suppression's reason), and no page is wider than the screen. Each page passes
 // axe with no violation at all, keyboard focus is visible, dark mode follows the system setting,
 // and at 390 px the document never scrolls sideways (wide tables scroll inside their own box).
 // A screenshot of each is kept under test-artifacts/screenshots/ (CI keeps the folder).
@@ -61,6 +63,16 @@ const PAGES: { name: string; path: (s: Seeded) => string; public?: true; status?
     path: (s) => `/portal/webhooks/${s.endpointId}/replay?since=${DAY_AGO}&until=${IN_A_MINUTE}`,
   },
   { name: 'webhook-delivery', path: (s) => `/portal/webhooks/${s.endpointId}/deliveries/${s.deliveryId}` },
+  {
+    name: 'webhook-deliveries-filtered',
+    path: (s) => `/portal/webhooks/${s.endpointId}?eventType=message.status&status=succeeded`,
+  },
+  { name: 'webhook-events', path: () => '/portal/webhooks/events' },
+  { name: 'suppressions', path: () => '/portal/suppressions' },
+  {
+    name: 'suppression-remove',
+    path: (s) => `/portal/suppressions/remove?account=${s.accountId}&phone=%2B16505557999`,
+  },
   { name: 'security', path: () => '/portal/account/security' },
   { name: 'team', path: () => '/portal/team' },
   { name: 'profile', path: () => '/portal/profile' },
@@ -86,7 +98,14 @@ const MODES: { name: string; options: BrowserContextOptions }[] = [
     name: 'light-390',
     options: { viewport: { width: 390, height: 844 }, colorScheme: 'light', isMobile: true, hasTouch: true },
   },
+  {
+    name: 'dark-390',
+    options: { viewport: { width: 390, height: 844 }, colorScheme: 'dark', isMobile: true, hasTouch: true },
+  },
 ];
+
+/** 200 characters, starting with `start` (names, references and reasons at the length that once widened pages). */
+const long = (start: string) => `${start}${'x'.repeat(200 - start.length)}`;
 
 type Violation = { id: string; impact: string; nodes: { target: string[] }[] };
 
@@ -117,7 +136,7 @@ async function focusOutline(page: Page): Promise<{ tag: string; style: string; w
   });
 }
 
-describe('portal look: every page at 1280 px light and dark and at 390 px', () => {
+describe('portal look: every page at 1280 and 390 px, light and dark, with 200-character names and URLs', () => {
   let live: Awaited<ReturnType<typeof startLiveService>>;
   let svc: Service;
   let emu: Emulator;
@@ -159,11 +178,13 @@ describe('portal look: every page at 1280 px light and dark and at 390 px', () =
     expect(((await inbound.json()) as { delivered: boolean }).delivered).toBe(true);
     const messageId = await send('look-1');
     for (let i = 2; i <= 4; i++) await send(`look-${i}`);
+    await send(long('look-long-'));
     const scheduledId = await send('look-later', { sendAt: new Date(Date.now() + 86_400_000).toISOString() });
     const b = await call(svc.url, 'POST', '/messages/broadcast', {
       key: t.key,
       body: {
         externalId: 'look-broadcast',
+        name: long('Spring sale '),
         chatAccountId: accountId,
         content: { type: 'text', text: 'Spring sale' },
         recipients: [1, 2, 3].map((i) => ({ phoneE164: `+1650555710${i}` })),
@@ -174,7 +195,7 @@ describe('portal look: every page at 1280 px light and dark and at 390 px', () =
     const rule = await call(svc.url, 'POST', '/forwarding-rules', {
       key: t.key,
       body: {
-        name: 'orders',
+        name: long('orders '),
         condition: { type: 'regex', pattern: 'order #\\d+' },
         destination: { type: 'http', url: `${receiver.url}/forward` },
       },
@@ -187,6 +208,18 @@ describe('portal look: every page at 1280 px light and dark and at 390 px', () =
     const deliveries = await call(svc.url, 'GET', `/webhook-endpoints/${endpointId}/deliveries`, { key: t.key });
     expect(deliveries.status, JSON.stringify(deliveries.body)).toBe(200);
     const deliveryId = deliveries.body.deliveries[0].id as string;
+    // A long URL for the endpoint (the receiver answers on any path).
+    const longUrl = `${receiver.url}/hooks/${'segment/'.repeat(30)}end?token=${'t'.repeat(60)}`;
+    const patched = await call(svc.url, 'PATCH', `/webhook-endpoints/${endpointId}`, {
+      key: t.key,
+      body: { url: longUrl },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const suppressed = await call(svc.url, 'POST', `/chat-accounts/${accountId}/suppressions`, {
+      key: t.key,
+      body: { phone: '+16505557999', reason: long('Asked by phone: ') },
+    });
+    expect(suppressed.status, JSON.stringify(suppressed.body)).toBe(201);
     const inboundId = await eventually(async () => {
       const list = await call(svc.url, 'GET', '/inbound-messages', { key: t.key });
       return (list.body.inboundMessages?.[0]?.inboundMessageId as string | undefined) ?? false;
@@ -194,7 +227,10 @@ describe('portal look: every page at 1280 px light and dark and at 390 px', () =
     // Audit entries and a key to revoke: a key created through the portal (with the password).
     const client = new PortalClient(svc.url);
     await client.login(owner);
-    const created = await client.submit('/portal/keys', '/portal/keys', { name: 'look key', password: PASSWORD });
+    const created = await client.submit('/portal/keys', '/portal/keys', {
+      name: long('look key '),
+      password: PASSWORD,
+    });
     expect(created.status).toBe(303);
     const keys = await client.get('/portal/keys');
     const keyId = /\/portal\/keys\/([0-9a-f-]{36})\/revoke/.exec(keys.text)![1]!;

@@ -121,13 +121,18 @@ describe('portal two-factor sign-in and password reset in chromium', () => {
 
     await logOutAndIn(page, email);
     await enterCode(page, codes[0]!.toLowerCase()); // typed in lower case: still the code
-    await page.waitForURL(`${svc.url}/portal`);
+    // After a recovery code: the security page says it is spent and how many are left.
+    await page.waitForURL(`${svc.url}/portal/account/security?done=recovery`);
+    expect(await text(page.getByRole('status'))).toBe(
+      'You logged in with a recovery code, which now no longer works. You have 9 unused recovery codes left.',
+    );
     await logOutAndIn(page, email);
     await enterCode(page, codes[0]!);
     expect(await text(page.getByRole('alert'))).toBe('Wrong code.');
     await page.getByLabel('Code').fill(codes[1]!);
     await page.getByRole('button', { name: 'Verify' }).click();
-    await page.waitForURL(`${svc.url}/portal`);
+    await page.waitForURL(`${svc.url}/portal/account/security?done=recovery`);
+    expect(await text(page.getByRole('status'))).toContain('You have 8 unused recovery codes left.');
     const audit = await svc.db.query<{ action: string }>(
       `SELECT action FROM portal_audit_log WHERE user_id = $1 AND action = 'login.recovery_code'`,
       [user.id],
@@ -148,6 +153,60 @@ describe('portal two-factor sign-in and password reset in chromium', () => {
     // Off: the password is enough again.
     await logOutAndIn(page, email);
     await page.waitForURL(`${svc.url}/portal`);
+    await page.context().close();
+  });
+
+  it('shows a QR code of the setup key; new recovery codes are shown once, audited, and the old ones stop working', async () => {
+    const email = 'qr@browser-sign-in.example';
+    const user = await createPortalUser(svc.url, customerId, email);
+    const page = await loggedIn(browser, svc.url, email);
+    await page.getByRole('link', { name: 'Security' }).click();
+    await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
+    // The QR code is an image the page draws under its CSP (a data: URL), of the otpauth:// URI.
+    const qr = page.getByRole('img', { name: 'QR code of the setup key for your authenticator app' });
+    await qr.waitFor();
+    const src = (await qr.getAttribute('src'))!;
+    expect(src).toMatch(/^data:image\/svg\+xml;base64,/);
+    expect(Buffer.from(src.split(',')[1]!, 'base64').toString()).toMatch(/^<svg [^>]*viewBox/);
+    const box = (await qr.boundingBox())!;
+    expect(box.width).toBeGreaterThanOrEqual(150);
+    expect(await qr.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+    await checkPage(page, '61-two-factor-qr');
+    const secret = await text(page.locator('#totp-secret'));
+    await page.getByLabel('Your password').fill(PASSWORD);
+    await page.getByLabel('Code from your app').fill(totpCode(secret));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    const old = (await text(page.locator('#recovery-codes'))).split('\n').map((c) => c.trim());
+
+    // New codes: the password first.
+    await page.goto(`${svc.url}/portal/account/security`);
+    await page.getByLabel('Password', { exact: true }).fill('wrong-password-123');
+    await page.getByRole('button', { name: 'Make new recovery codes' }).click();
+    expect(await text(page.getByRole('alert'))).toBe('Wrong password.');
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Make new recovery codes' }).click();
+    expect(await text(page.getByRole('status'))).toBe('New recovery codes are made: the old ones no longer work.');
+    const fresh = (await text(page.locator('#recovery-codes'))).split('\n').map((c) => c.trim());
+    expect(fresh).toHaveLength(10);
+    expect(fresh.filter((c) => old.includes(c))).toEqual([]);
+    await checkPage(page, '62-two-factor-new-codes');
+    await page.reload();
+    expect(await page.locator('#recovery-codes').count()).toBe(0);
+    const audit = await svc.db.query<{ action: string }>('SELECT action FROM portal_audit_log WHERE user_id = $1', [
+      user.id,
+    ]);
+    expect(audit.map((a) => a.action)).toEqual(
+      expect.arrayContaining(['two_factor.recovery_codes', 'two_factor.recovery_codes_failed']),
+    );
+
+    // An old code no longer logs in; a new one does.
+    await logOutAndIn(page, email);
+    await enterCode(page, old[0]!);
+    expect(await text(page.getByRole('alert'))).toBe('Wrong code.');
+    await page.getByLabel('Code').fill(fresh[0]!);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(`${svc.url}/portal/account/security?done=recovery`);
+    expect(await text(page.getByRole('status'))).toContain('You have 9 unused recovery codes left.');
     await page.context().close();
   });
 

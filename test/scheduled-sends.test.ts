@@ -1,6 +1,7 @@
 // Scheduled sends (sendAt) and POST /messages/{id}/cancel, against the real server and database.
 // A scheduled message is made due without waiting its 60 s by moving its stored due time (the row
-// is the job: this is the clock the dispatcher reads); one test waits for a due time 3 s ahead.
+// is the job: this is the clock the dispatcher reads); one test waits for a due time 3 s ahead, and
+// one passes the spec's minute of lead on the tests' clock (test/support/test-clock.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { notify } from '../src/db/db.js';
@@ -439,4 +440,42 @@ describe('the dispatcher wakes at a due time, not at its next poll', () => {
     expect(record.at).toBeGreaterThanOrEqual(dueAt);
     expect(record.at - dueAt).toBeLessThan(45_000);
   }, 90_000);
+});
+
+describe('the minimum lead on the tests’ clock', () => {
+  let live: Awaited<ReturnType<typeof startLiveService>>;
+  beforeAll(async () => {
+    live = await startLiveService({}, { clock: true });
+  });
+  afterAll(() => live.stop());
+
+  it('a message the spec’s 60 s ahead waits, its due time untouched, until the service’s clock passes it; then it is sent once', async () => {
+    const { svc, emu } = live;
+    const clock = svc.clock!;
+    await resetEmulator(emu);
+    const t = await createTenant(svc.url);
+    const sendAt = ahead(60, 500);
+    const later = await call(svc.url, 'POST', '/messages', { key: t.key, body: textMessage('lead', { sendAt }) });
+    expect(later.status).toBe(201);
+    const sentTo = (id: string) => emu.sent().filter((s) => s.messageId === id);
+    /** A message sent now: once it is, the dispatcher has passed over the scheduled one since. */
+    const marker = async (externalId: string) => {
+      const m = await call(svc.url, 'POST', '/messages', { key: t.key, body: textMessage(externalId) });
+      expect(m.status).toBe(201);
+      await reached(svc, t.key, m.body.messageId, ['sent', 'delivered']);
+    };
+    await marker('lead-marker-1');
+    expect((await statusOf(svc, t.key, later.body.messageId)).status).toBe('pending');
+    // 50 s on: still ten seconds before its time.
+    await clock.advance(50_000);
+    await marker('lead-marker-2');
+    expect((await statusOf(svc, t.key, later.body.messageId)).status).toBe('pending');
+    expect(sentTo(later.body.messageId)).toEqual([]);
+    // Past its time: sent, once, and not before the time asked for (the provider's clock is the
+    // test's too).
+    await clock.advance(11_000);
+    await reached(svc, t.key, later.body.messageId, ['sent', 'delivered']);
+    expect(sentTo(later.body.messageId)).toHaveLength(1);
+    expect(sentTo(later.body.messageId)[0]!.at).toBeGreaterThanOrEqual(Date.parse(sendAt));
+  });
 });

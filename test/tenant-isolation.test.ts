@@ -5,6 +5,7 @@
 // at once everywhere without touching anyone else.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { type Emulator, startLiveService } from './support/emulator.js';
 import {
   call,
   createKey,
@@ -14,6 +15,7 @@ import {
   startService,
   textMessage,
 } from './support/harness.js';
+import { officialCustomer } from './support/official-customer.js';
 
 type Ids = { messageId: string; externalId: string };
 
@@ -344,5 +346,193 @@ describe('tenant isolation', () => {
       });
       expect(aSend.status).toBe(201);
     });
+  });
+});
+
+// Every list and get of the API through the one scope rule (src/shared/scope.ts, decision 0070):
+// customer A's live key sees A's live data (and A's sandbox messages), A's sandbox key only A's
+// sandbox data, and customer B's live and sandbox keys nothing of A's at all.
+describe('every list: live key, sandbox key, another customer', () => {
+  let svc: Service;
+  let emu: Emulator;
+  let stop: () => Promise<void>;
+  type Keys = { customerId: string; accountId: string; phoneNumberId: string; live: string; sandbox: string };
+  let A: Keys;
+  let B: Keys;
+  const SENDER = '+16505550123';
+  const SUPPRESSED = '+16505550199';
+  // A's data, by kind: the ids a live key of A must see, and the sandbox ones.
+  const a = {} as Record<
+    'liveMessage' | 'sandboxMessage' | 'broadcast' | 'liveEndpoint' | 'sandboxEndpoint' | 'liveRule' | 'sandboxRule',
+    string
+  > & { inbound: string; broadcastMessage: string };
+
+  const api = async (key: string, method: string, path: string, body?: unknown) => {
+    const res = await call(svc.url, method, path, { key, body });
+    return res;
+  };
+  const created = async (key: string, path: string, body: unknown, field: string) => {
+    const res = await api(key, 'POST', path, body);
+    expect(res.status, `${path} ${JSON.stringify(res.body)}`).toBe(201);
+    return res.body[field] as string;
+  };
+  const customer = async (): Promise<Keys> => {
+    const c = await officialCustomer(svc.url, emu, { plan: 'pro' });
+    return {
+      customerId: c.customerId,
+      accountId: c.accountIds[0]!,
+      phoneNumberId: c.phoneNumberIds[0]!,
+      live: c.key,
+      sandbox: await createKey(svc.url, c.customerId, { sandbox: true }),
+    };
+  };
+
+  beforeAll(async () => {
+    ({ emu, svc, stop } = await startLiveService({ UNSAFE_ALLOW_PRIVATE_URLS: 'true' }));
+    A = await customer();
+    B = await customer();
+    a.liveMessage = await created(A.live, '/messages', textMessage('iso-live'), 'messageId');
+    a.sandboxMessage = await created(A.sandbox, '/messages', textMessage('iso-sandbox'), 'messageId');
+    a.broadcast = await created(
+      A.live,
+      '/messages/broadcast',
+      {
+        externalId: 'iso-broadcast',
+        content: { type: 'text', text: 'Hi' },
+        recipients: [{ phoneE164: '+16505550110' }],
+      },
+      'broadcastId',
+    );
+    a.broadcastMessage = (await api(A.live, 'GET', `/messages?broadcastId=${a.broadcast}`)).body.messages[0].messageId;
+    const hook = { url: 'http://127.0.0.1:9/hook', events: ['message.status'] };
+    a.liveEndpoint = await created(A.live, '/webhook-endpoints', hook, 'id');
+    a.sandboxEndpoint = await created(A.sandbox, '/webhook-endpoints', hook, 'id');
+    const rule = (name: string) => ({
+      name,
+      condition: { type: 'contains', pattern: 'never matches this' },
+      destination: { type: 'http', url: 'http://127.0.0.1:9/rule' },
+    });
+    a.liveRule = await created(A.live, '/forwarding-rules', rule('live'), 'id');
+    a.sandboxRule = await created(A.sandbox, '/forwarding-rules', rule('sandbox'), 'id');
+    expect(
+      (await api(A.live, 'POST', `/chat-accounts/${A.accountId}/suppressions`, { phone: SUPPRESSED })).status,
+    ).toBe(201);
+    const res = await fetch(`${emu.url}/__emulator/inbound`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ phoneNumberId: A.phoneNumberId, from: SENDER, text: 'hello', name: 'Ann' }),
+    });
+    expect((await res.json()).delivered).toBe(true);
+    a.inbound = await eventually(async () => {
+      const list = await api(A.live, 'GET', '/inbound-messages');
+      return list.body.inboundMessages?.[0]?.inboundMessageId as string | undefined;
+    });
+  });
+  afterAll(() => stop?.());
+
+  /** What one key reads of every list (ids), and of usage and the sender lookup. */
+  const lists = async (key: string, account: string) => {
+    const ids = async (path: string, field: string, id: string) => {
+      const res = await api(key, 'GET', path);
+      expect(res.status, `${path} ${JSON.stringify(res.body)}`).toBe(200);
+      return (res.body[field] as Record<string, string>[]).map((x) => x[id]!).sort();
+    };
+    const usage = (await api(key, 'GET', '/usage')).body;
+    const sender = (await api(key, 'GET', `/inbound-senders/${encodeURIComponent(SENDER)}`)).body;
+    return {
+      messages: await ids('/messages?limit=100', 'messages', 'messageId'),
+      broadcasts: await ids('/broadcasts', 'broadcasts', 'broadcastId'),
+      endpoints: await ids('/webhook-endpoints', 'webhookEndpoints', 'id'),
+      rules: await ids('/forwarding-rules', 'forwardingRules', 'id'),
+      inbound: await ids('/inbound-messages', 'inboundMessages', 'inboundMessageId'),
+      suppressions: await ids(`/chat-accounts/${account}/suppressions`, 'suppressions', 'phone'),
+      used: usage.used as number,
+      accepted: (usage.byAccount as { accepted: number }[]).reduce((n, x) => n + x.accepted, 0),
+      senderWritten: sender.hasWritten as boolean,
+    };
+  };
+
+  it("A's live key lists A's live data and A's sandbox messages", async () => {
+    expect(await lists(A.live, A.accountId)).toEqual({
+      messages: [a.liveMessage, a.sandboxMessage, a.broadcastMessage].sort(),
+      broadcasts: [a.broadcast],
+      endpoints: [a.liveEndpoint],
+      rules: [a.liveRule],
+      inbound: [a.inbound],
+      suppressions: [SUPPRESSED],
+      used: 2,
+      accepted: 2,
+      senderWritten: true,
+    });
+  });
+
+  it("A's sandbox key lists only A's sandbox data", async () => {
+    expect(await lists(A.sandbox, A.accountId)).toEqual({
+      messages: [a.sandboxMessage],
+      broadcasts: [],
+      endpoints: [a.sandboxEndpoint],
+      rules: [a.sandboxRule],
+      inbound: [],
+      suppressions: [],
+      used: 0,
+      accepted: 0,
+      senderWritten: false,
+    });
+  });
+
+  it("B's live and sandbox keys list nothing of A's", async () => {
+    for (const key of [B.live, B.sandbox])
+      expect(await lists(key, B.accountId)).toEqual({
+        messages: [],
+        broadcasts: [],
+        endpoints: [],
+        rules: [],
+        inbound: [],
+        suppressions: [],
+        used: 0,
+        accepted: 0,
+        senderWritten: false,
+      });
+  });
+
+  it("every get of A's ids is not found for B's keys, and for A's sandbox key where the id is live", async () => {
+    const notFound = (path: string, error: string) => ({ path, status: 404, body: { error } });
+    const gets: [string, string][] = [
+      [`/messages/${a.liveMessage}`, 'message_not_found'],
+      [`/messages/${a.sandboxMessage}`, 'message_not_found'],
+      [`/broadcasts/${a.broadcast}`, 'broadcast_not_found'],
+      [`/webhook-endpoints/${a.liveEndpoint}`, 'webhook_endpoint_not_found'],
+      [`/webhook-endpoints/${a.sandboxEndpoint}`, 'webhook_endpoint_not_found'],
+      [`/webhook-endpoints/${a.liveEndpoint}/deliveries`, 'webhook_endpoint_not_found'],
+      [`/forwarding-rules/${a.liveRule}`, 'forwarding_rule_not_found'],
+      [`/forwarding-rules/${a.sandboxRule}`, 'forwarding_rule_not_found'],
+      [`/inbound-messages/${a.inbound}`, 'inbound_message_not_found'],
+      [`/inbound-messages/${a.inbound}/media`, 'inbound_message_not_found'],
+      [`/chat-accounts/${A.accountId}/suppressions`, 'account_not_found'],
+    ];
+    for (const key of [B.live, B.sandbox])
+      for (const [path, error] of gets) {
+        const res = await api(key, 'GET', path);
+        expect({ path, status: res.status, body: { error: res.body?.error } }).toEqual(notFound(path, error));
+      }
+    const liveOnes = gets.filter(([path]) =>
+      [a.liveMessage, a.broadcast, a.liveEndpoint, a.liveRule, a.inbound].some((id) => path.includes(id)),
+    );
+    for (const [path, error] of liveOnes) {
+      const res = await api(A.sandbox, 'GET', path);
+      expect({ path, status: res.status, body: { error: res.body?.error } }).toEqual(notFound(path, error));
+    }
+    // Controls: each id is found by the key whose world it is in.
+    for (const [key, path] of [
+      [A.live, `/messages/${a.sandboxMessage}`],
+      [A.sandbox, `/messages/${a.sandboxMessage}`],
+      [A.live, `/broadcasts/${a.broadcast}`],
+      [A.live, `/webhook-endpoints/${a.liveEndpoint}`],
+      [A.sandbox, `/webhook-endpoints/${a.sandboxEndpoint}`],
+      [A.live, `/forwarding-rules/${a.liveRule}`],
+      [A.sandbox, `/forwarding-rules/${a.sandboxRule}`],
+      [A.live, `/inbound-messages/${a.inbound}`],
+    ] as const)
+      expect({ path, status: (await api(key, 'GET', path)).status }).toEqual({ path, status: 200 });
   });
 });

@@ -1,11 +1,12 @@
-// The usage rollup is striped by connection (migration 015, decision 0017): transactions on two
+// The usage rollups are striped by connection (migration 015, decision 0017): transactions on two
 // connections adding to one account's day never wait for each other, and GET /usage adds the
-// stripes up.
+// stripes up. Shown on the pricing rollup, which the receipts' transactions still write (the status
+// counters come from events since decision 0078: test/usage-rollup.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type Db } from '../src/db/db.js';
 import { openPostgresDb } from '../src/db/postgres-db.js';
-import { countSteps, type UsageStep } from '../src/lifecycle/usage-rollup.js';
+import { countPricing, type PricedMessage } from '../src/lifecycle/usage-rollup.js';
 import { backend, call, createTenant, type Service, startService, type Tenant } from './support/harness.js';
 
 const stripeOf = async (db: Pick<Db, 'query'>) =>
@@ -44,30 +45,29 @@ describe(`usage rollup stripes (${backend})`, () => {
     throw new Error('no second stripe among 40 connections');
   }
 
-  const steps = (to: UsageStep['to'], n: number): UsageStep[] =>
+  const priced = (billable: boolean, n: number): PricedMessage[] =>
     Array.from({ length: n }, () => ({
       customerId: t.customerId,
       accountId: t.accountId,
       sandbox: false,
-      to,
       at: new Date(),
+      pricing: { billable, category: 'utility', pricingModel: 'PMP', type: 'regular' },
     }));
 
   it('GET /usage adds up what every connection counted', async () => {
     const writers: Pick<Db, 'transaction'>[] = backend === 'postgres' ? await twoStripes() : [svc.db, svc.db];
-    await writers[0]!.transaction((tx) => countSteps(tx, steps('delivered', 3)));
-    await writers[1]!.transaction((tx) => countSteps(tx, steps('delivered', 4)));
-    await writers[1]!.transaction((tx) => countSteps(tx, steps('read', 2)));
+    await writers[0]!.transaction((tx) => countPricing(tx, priced(true, 3)));
+    await writers[1]!.transaction((tx) => countPricing(tx, priced(true, 4)));
+    await writers[1]!.transaction((tx) => countPricing(tx, priced(false, 2)));
     const usage = await call(svc.url, 'GET', '/usage', { key: t.key });
     expect(usage.status).toBe(200);
-    const today = new Date().toISOString().slice(0, 10);
-    expect(usage.body.byDay.find((d: { date: string }) => d.date === today)).toMatchObject({ delivered: 7, read: 2 });
-    expect(usage.body.byAccount).toEqual([
-      expect.objectContaining({ chatAccountId: t.accountId, delivered: 7, read: 2 }),
+    expect(usage.body.pricing).toMatchObject({ billable: 7, free: 2, unknown: 0 });
+    expect(usage.body.pricing.byCategory).toEqual([
+      expect.objectContaining({ category: 'utility', billable: 7, free: 2 }),
     ]);
     if (backend === 'postgres') {
       const rows = await svc.db.query<{ n: number }>(
-        'SELECT count(*)::int AS n FROM usage_daily WHERE chat_account_id = $1',
+        "SELECT count(*)::int AS n FROM usage_pricing_daily WHERE chat_account_id = $1 AND billable = 'billable'",
         [t.accountId],
       );
       expect(rows[0]!.n).toBe(2);
@@ -78,12 +78,13 @@ describe(`usage rollup stripes (${backend})`, () => {
     'an open transaction counting for an account does not hold up another connection counting for it',
     async () => {
       const [a, b] = await twoStripes();
+      const before = (await call(svc.url, 'GET', '/usage', { key: t.key })).body.pricing.billable as number;
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
       let counted!: () => void;
       const first = new Promise<void>((r) => (counted = r));
       const open = a.transaction(async (tx) => {
-        await countSteps(tx, steps('sent', 1));
+        await countPricing(tx, priced(true, 1));
         counted();
         await held; // uncommitted, its rollup row locked
       });
@@ -92,14 +93,14 @@ describe(`usage rollup stripes (${backend})`, () => {
         // With one row per account and day this waits for the first commit: lock_timeout ends it.
         await b.transaction(async (tx) => {
           await tx.query("SET LOCAL lock_timeout = '1s'");
-          await countSteps(tx, steps('sent', 1));
+          await countPricing(tx, priced(true, 1));
         });
       } finally {
         release();
         await open;
       }
       const usage = await call(svc.url, 'GET', '/usage', { key: t.key });
-      expect(usage.body.byAccount[0].sent).toBe(2);
+      expect(usage.body.pricing.billable).toBe(before + 2);
     },
   );
 });

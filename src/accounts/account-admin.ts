@@ -12,6 +12,7 @@ import { errors, operatorErrors } from '../shared/errors.js';
 import type { AccountStatus, AccountType, SendPolicyMode } from '../shared/vocab.js';
 import { judgeProbe } from './account-probe-policy.js';
 import { ACCOUNT_COLUMNS, type AccountRow, toAccountRecord } from './account-record.js';
+import { insertAccountRow, updateAccountColumns } from './account-store.js';
 import { toOperatorAccount } from './account-view.js';
 import { messagingLimitsOf, setMessagingLimit } from './portfolio-store.js';
 import { resetSendPace } from './send-pace.js';
@@ -114,6 +115,8 @@ async function insertAccount(
   customerId: string,
   input: NewAccountInput,
   level?: ThroughputLevel,
+  /** Arm the account prober at once (a token not yet checked). */
+  probe = false,
 ) {
   const { db, sealer, invalidate, publicBaseUrl } = deps;
   try {
@@ -129,37 +132,30 @@ async function insertAccount(
       const id = crypto.randomUUID();
       const o = input.official ?? {};
       const status = input.status ?? 'CONNECTED';
-      await tx.query(
-        `INSERT INTO chat_accounts (id, customer_id, type, status, phone_number, display_name, connected_at,
-            phone_number_id, waba_id, access_token_enc, app_secret_enc, integration_id, management_token_enc,
-            waba_verification, verified_name, send_policy_mode, test_recipients, throughput_mps, marketing_messages_api,
-            portfolio_id, throughput_level)
-         VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $4 = 'CONNECTED' THEN now() END,
-            $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
-        [
-          id,
-          customerId,
-          input.type,
-          status,
-          input.phoneNumber,
-          input.displayName,
-          o.phoneNumberId ?? null,
-          o.wabaId ?? null,
-          seal(sealer, o.accessToken, id, 'access_token_enc') ?? null,
-          seal(sealer, o.appSecret, id, 'app_secret_enc') ?? null,
-          o.integrationId ?? null,
-          seal(sealer, o.managementToken, id, 'management_token_enc') ?? null,
-          input.type === 'OFFICIAL' ? (o.wabaVerification ?? 'unverifiable') : null,
-          o.verifiedName ?? null,
-          input.type === 'OFFICIAL' ? (input.sendPolicy?.mode ?? 'PRODUCTION') : null,
-          input.sendPolicy?.testRecipients ?? [],
-          // The operator's rate, else the level the credential check read, else the provider's default.
-          input.throughputMps ?? (level ? THROUGHPUT_LEVEL_MPS[level] : 80),
-          input.marketingMessagesApi ?? false,
-          input.portfolioId ?? null,
-          level ?? null,
-        ],
-      );
+      await insertAccountRow(tx, [
+        id,
+        customerId,
+        input.type,
+        status,
+        input.phoneNumber,
+        input.displayName,
+        o.phoneNumberId ?? null,
+        o.wabaId ?? null,
+        seal(sealer, o.accessToken, id, 'access_token_enc') ?? null,
+        seal(sealer, o.appSecret, id, 'app_secret_enc') ?? null,
+        o.integrationId ?? null,
+        seal(sealer, o.managementToken, id, 'management_token_enc') ?? null,
+        input.type === 'OFFICIAL' ? (o.wabaVerification ?? 'unverifiable') : null,
+        o.verifiedName ?? null,
+        input.type === 'OFFICIAL' ? (input.sendPolicy?.mode ?? 'PRODUCTION') : null,
+        input.sendPolicy?.testRecipients ?? [],
+        // The operator's rate, else the level the credential check read, else the provider's default.
+        input.throughputMps ?? (level ? THROUGHPUT_LEVEL_MPS[level] : 80),
+        input.marketingMessagesApi ?? false,
+        input.portfolioId ?? null,
+        level ?? null,
+        probe,
+      ]);
       if (input.messagingLimit !== undefined) await setMessagingLimit(tx, [id], input.messagingLimit, 'operator');
       await invalidate(tx, customerId);
       return view(tx, publicBaseUrl, id);
@@ -232,7 +228,7 @@ async function changeAccount(deps: AccountAdminDeps, id: string, input: AccountI
           'probe_attempts = 0',
         );
       if (sets.length > 0) {
-        await tx.query(`UPDATE chat_accounts SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, params);
+        await updateAccountColumns(tx, sets, params);
       }
       // After the portfolio moved, so the limit is the new portfolio's.
       if (input.messagingLimit !== undefined) await setMessagingLimit(tx, [id], input.messagingLimit, 'operator');
@@ -269,7 +265,17 @@ export function createAccountAdmin(deps: AccountAdminDeps) {
           ? await verifyToken(deps, input.official!.phoneNumberId!, input.official!.accessToken!)
           : undefined;
       const { level, ...credentialCheck } = check ?? {};
-      const created = await insertAccount(deps, customerId, input, level);
+      // A token the provider could not be asked about is never CONNECTED: the account waits as
+      // AUTHENTICATING, and the account prober connects it once the provider accepts the token
+      // (decision 0072). A status the operator chose other than CONNECTED is kept.
+      const unverified = check?.result === 'unverified' && (input.status ?? 'CONNECTED') === 'CONNECTED';
+      const created = await insertAccount(
+        deps,
+        customerId,
+        unverified ? { ...input, status: 'AUTHENTICATING' } : input,
+        level,
+        unverified,
+      );
       return check ? { ...created, credentialCheck } : created;
     },
 

@@ -10,7 +10,7 @@ import { backoffDelayMs, doublingScheduleMs } from '../shared/backoff.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createWorkerLoop } from '../shared/worker-loop.js';
 import { judgeProbe, type ProbeVerdict } from './account-probe-policy.js';
-import { claimDueProbes, type DueProbe, recordProbeAccepted, recordProbeFailed } from './account-probe-store.js';
+import { claimDueProbes, type DueProbe, recordProbeAccepted, recordProbeFailed } from './account-store.js';
 
 export type AccountProberOptions = {
   pollMs: number;

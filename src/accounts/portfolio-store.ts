@@ -263,3 +263,8 @@ export async function setMessagingLimit(
   );
   return rows.length;
 }
+
+/** The purger: conversation starts older than the messaging limit's 24 hours no longer count (decision 0044). */
+export async function purgePortfolioRecipients(db: Pick<Queryable, 'query'>): Promise<void> {
+  await db.query(`DELETE FROM portfolio_recipients WHERE started_at < now() - interval '25 hours'`);
+}

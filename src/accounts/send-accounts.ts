@@ -10,6 +10,7 @@ import {
   openAccessToken,
   toAccountRecord,
 } from './account-record.js';
+import { markAccountRow } from './account-store.js';
 
 /** The account record plus its unsealed token (null when missing or sealed with another key). */
 export type SendAccount = AccountRecord & { accessToken: string | null };
@@ -41,10 +42,5 @@ export async function markAccountError(
 ): Promise<void> {
   const probeDelayMs = PROBED_ACCOUNT_ERRORS.has(errorCode) ? firstProbeDelayMs : null;
   // A NULL delay gives a NULL probe_next_at: not probed.
-  await q.query(
-    `UPDATE chat_accounts SET status = $2, last_error_code = $3, updated_at = now(),
-            probe_next_at = now() + make_interval(secs => $4::float8 / 1000), probe_attempts = 0
-      WHERE id = $1`,
-    [accountId, status, errorCode, probeDelayMs],
-  );
+  await markAccountRow(q, accountId, status, errorCode, probeDelayMs);
 }

@@ -4,6 +4,7 @@
 // wins until the level changes again.
 import type { Queryable } from '../db/db.js';
 import type { ThroughputLevel } from '../provider/phone-number.js';
+import { updateThroughputLevel } from './account-store.js';
 import { resetSendPace } from './send-pace.js';
 
 /** Messages per second of each documented level (docs/provider-protocol-2026.md, "Throughput level"). */
@@ -15,13 +16,8 @@ export async function recordThroughputLevel(
   accountId: string,
   level: ThroughputLevel,
 ): Promise<number | null> {
-  const rows = await q.query<{ throughput_mps: number }>(
-    `UPDATE chat_accounts SET throughput_level = $2, throughput_mps = $3, updated_at = now()
-      WHERE id = $1 AND throughput_level IS DISTINCT FROM $2
-      RETURNING throughput_mps`,
-    [accountId, level, THROUGHPUT_LEVEL_MPS[level]],
-  );
-  if (rows.length === 0) return null;
+  const mps = await updateThroughputLevel(q, accountId, level, THROUGHPUT_LEVEL_MPS[level]);
+  if (mps === null) return null;
   await resetSendPace(q, accountId);
-  return rows[0]!.throughput_mps;
+  return mps;
 }

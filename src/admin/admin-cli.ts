@@ -1,8 +1,11 @@
 // `chatgate admin ...`: the operator API from a terminal. Lists and gets print tables (--json: the
-// answer as JSON); other commands print the JSON answer; exits 1 on an error answer.
+// answer as JSON); other commands print the JSON answer. An error answer is one line on stderr and
+// exit 1; the service out of reach exit 4; an account saved unverified exit 3 (api-call.ts, EXIT).
 import { parseArgs } from 'node:util';
 
+import { ADMIN_EXAMPLES } from './admin-examples.js';
 import { PAGED, VIEWS } from './admin-views.js';
+import { errorLine, EXIT } from './api-call.js';
 import { parseCommandArgs, UsageError, wantsHelp } from './cli-args.js';
 
 const ACCOUNT_OPTIONS = [
@@ -65,7 +68,7 @@ const COMMANDS: Record<string, Command> = {
     usage:
       'CUSTOMER_ID --type OFFICIAL|DIRECT --phone +E164 --display-name NAME [account options] [--no-verify] [--quiet]',
     about:
-      "links a chat account; an OFFICIAL account's access token is first checked with the provider (a rejected token is refused; --no-verify skips the check) (--quiet: only its id)",
+      "links a chat account; an OFFICIAL account's access token is first checked with the provider (a rejected token is refused; one the provider could not be asked about is saved AUTHENTICATING, never CONNECTED, exit 3; --no-verify skips the check) (--quiet: only its id)",
     id: 'CUSTOMER_ID',
     options: ['type', 'phone', 'display-name', ...ACCOUNT_OPTIONS, 'no-verify', 'quiet'],
     quiet: 'id',
@@ -148,6 +151,9 @@ function helpFor(words: string[]): string {
       `usage: ${usageLine(name)}`,
       `  ${command.about}`,
       ...(command.usage.includes('account options') ? ['', ACCOUNT_HELP] : []),
+      '',
+      'examples:',
+      ...(ADMIN_EXAMPLES[name] ?? []).map((e) => `  ${e}`),
       '',
       "needs ADMIN_TOKEN, else the embedded service's DATA_DIR/admin-token; CHATGATE_URL defaults to http://127.0.0.1:$PORT",
     ].join('\n');
@@ -309,14 +315,18 @@ export async function runAdminCli(
     if (v.all && listField && res.ok) text = JSON.stringify(await followCursors(JSON.parse(text), listField));
   } catch (err) {
     if (err instanceof HttpError) {
-      console.log(err.body);
-      return 1;
+      console.error(errorLine(err.status, err.body));
+      return EXIT.refused;
     }
-    console.error(`cannot reach the service at ${env.baseUrl} (is it running? set CHATGATE_URL or PORT)`);
-    return 1;
+    console.error(`error: cannot reach the service at ${env.baseUrl} (is it running? set CHATGATE_URL or PORT)`);
+    return EXIT.unreachable;
   }
-  printAnswer(name, command, v, res, text);
-  return res.ok ? 0 : 1;
+  // An error answer is one line on stderr (`error: 400 validation_error: name must be …`), exit 1.
+  if (!res.ok) {
+    console.error(errorLine(res.status, text));
+    return EXIT.refused;
+  }
+  return printAnswer(name, command, v, res, text);
 
   /** Every page of a paged list, merged into one answer. */
   async function followCursors(first: Record<string, unknown>, field: string) {
@@ -327,7 +337,7 @@ export async function runAdminCli(
       url.searchParams.set('cursor', cursor);
       const next = await request(url.toString());
       const nextText = await next.text();
-      if (!next.ok) throw new HttpError(nextText);
+      if (!next.ok) throw new HttpError(next.status, nextText);
       const answer = JSON.parse(nextText) as Record<string, unknown>;
       items.push(...(answer[field] as unknown[]));
       cursor = answer.nextCursor as string | null;
@@ -386,15 +396,20 @@ function routeOf(name: string, id: CommandLine['id'], v: CommandLine['v']): [str
   return routes[name]!();
 }
 
-/** Prints an answer: a table for lists and gets (unless --json), one field with --quiet, else the JSON. */
+/**
+ * Prints a successful answer: a table for lists and gets (unless --json), one field with --quiet,
+ * else the JSON. The exit code: 0, or 3 when an account was saved with a token the provider could
+ * not check (it stays AUTHENTICATING until the prober verifies it, decision 0072).
+ */
 function printAnswer(name: string, command: CommandLine['command'], v: CommandLine['v'], res: Response, text: string) {
-  const check =
-    res.ok && text.startsWith('{')
-      ? (JSON.parse(text) as { credentialCheck?: { result: string; detail: string | null } }).credentialCheck
-      : undefined;
+  const check = text.startsWith('{')
+    ? (JSON.parse(text) as { credentialCheck?: { result: string; detail: string | null } }).credentialCheck
+    : undefined;
   if (check?.result === 'unverified')
     console.error(
-      `chatgate admin ${name}: linked, but the access token could not be checked with the provider (${check.detail ?? 'no answer'})`,
+      name === 'accounts create'
+        ? `chatgate admin ${name}: saved as AUTHENTICATING, not CONNECTED: the access token could not be checked with the provider (${check.detail ?? 'no answer'}); the account prober checks it again and connects it once the provider accepts it (exit 3)`
+        : `chatgate admin ${name}: saved, but the access token could not be checked with the provider (${check.detail ?? 'no answer'}) (exit 3)`,
     );
   const view = VIEWS[name];
   if (res.ok && v.quiet && command.quiet && text)
@@ -402,10 +417,14 @@ function printAnswer(name: string, command: CommandLine['command'], v: CommandLi
   else if (res.ok && view && !v.json && text) console.log(view(JSON.parse(text)));
   else if (text) console.log(text.startsWith('{') ? JSON.stringify(JSON.parse(text), null, 2) : text);
   else console.log(`${res.status} ${res.statusText}`);
+  return check?.result === 'unverified' ? EXIT.unverified : EXIT.ok;
 }
 
 class HttpError extends Error {
-  constructor(readonly body: string) {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {
     super('error answer');
   }
 }

@@ -31,7 +31,10 @@ usage: chatgate dev env [--wait SECONDS]
   prints those export lines once a running \`chatgate dev\` has them (waits up to 120 s), so that
     npx tsx src/cli.ts dev &
     eval "$(npx tsx src/cli.ts dev env)"
-  sets CHATGATE_URL, ADMIN_TOKEN, CHATGATE_CUSTOMER_ID, CHATGATE_ACCOUNT_ID and CHATGATE_API_KEY.`;
+  sets CHATGATE_URL, ADMIN_TOKEN, CHATGATE_CUSTOMER_ID, CHATGATE_ACCOUNT_ID and CHATGATE_API_KEY,
+  which the customer commands use:
+    npx tsx src/cli.ts send --to +15551230000 --text hi
+    npx tsx src/cli.ts listen --forward-to http://localhost:8080/hook`;
 
 const stateFile = (dataDir: string) => path.join(dataDir, 'dev.json');
 export const devEnvFile = (dataDir: string) => path.join(dataDir, 'dev.env');

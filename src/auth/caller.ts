@@ -8,15 +8,12 @@ import type { AccountRecord } from '../accounts/account-record.js';
 import { type Feature, requireFeature } from '../plans/plans.js';
 import { errors } from '../shared/errors.js';
 import { normalizePhone } from '../shared/phone.js';
+import type { Scope } from '../shared/scope.js';
 import type { Principal, Tenant } from './directory.js';
 
 export type Caller = { principal: Principal; tenant: Tenant };
 
-/**
- * What a read covers: the customer, the account the key is scoped to (or the one asked for), and
- * `sandboxOnly` for a sandbox key, which never reads live data (decision 0024-sandbox-keys).
- */
-export type Scope = { customerId: string; accountId: string | null; sandboxOnly?: boolean };
+export type { Scope };
 
 /** 403 feature_not_available when the caller's plan lacks the feature. */
 export function requirePlan(caller: Caller, feature: Feature): void {

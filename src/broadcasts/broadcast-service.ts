@@ -22,6 +22,7 @@ import {
   type BroadcastListFilter,
   findBroadcast,
   listBroadcasts,
+  markBroadcastCancelled,
   toBroadcast,
   toBroadcasts,
 } from './broadcast-store.js';
@@ -161,11 +162,7 @@ async function cancelBroadcast(db: Db, caller: Caller, id: string): Promise<Broa
       // The quota row first, as every insert locks it first (no deadlock with sends).
       await lockQuotaForRefund(tx, [record.customerId]);
       // A broadcast with nothing left to send is complete, not cancelled.
-      await tx.query(
-        `UPDATE broadcasts SET cancelled_at = COALESCE(cancelled_at, now())
-          WHERE id = $1 AND EXISTS (SELECT 1 FROM messages WHERE customer_id = $2 AND broadcast_id = $1 AND status IN ('pending', 'queued'))`,
-        [record.id, record.customerId],
-      );
+      await markBroadcastCancelled(tx, record.id, record.customerId);
       const held = await holdUnsent(tx, record.customerId, { broadcastId: record.id }, holder);
       await failUnsent(tx, holder, held, CANCELLED_ERROR);
       return record;

@@ -2,11 +2,14 @@
 // (one aggregate over messages_broadcast, for one broadcast or a whole page). Every query starts
 // from the customer id, and from the scoped account when the key has one; another customer's
 // broadcast does not exist.
+// This module is also the one writer of broadcasts (ARCHITECTURE.md, "Who writes what"): the
+// record's insert, its cancellation and the purger's deletion.
+import { deleteInChunks } from '../db/chunked.js';
 import type { Queryable } from '../db/db.js';
-import type { Scope } from '../messages/message-store.js';
 import { errors } from '../shared/errors.js';
 import { keysetPage } from '../shared/keyset.js';
 import { UUID_PATTERN } from '../shared/schemas.js';
+import { type Scope, scopeWhere } from '../shared/scope.js';
 import { type BroadcastStatus, MESSAGE_STATUSES, type MessageStatus, SEND_ERROR_CODES } from '../shared/vocab.js';
 
 export type BroadcastRecord = {
@@ -72,12 +75,16 @@ export async function broadcastExists(q: Queryable, customerId: string, external
  * Broadcasts are live data only (sandbox keys cannot create one): a sandbox scope finds none.
  */
 export async function findBroadcast(q: Queryable, scope: Scope, id: string, lock = false): Promise<BroadcastRecord> {
+  const params: unknown[] = [];
+  const where = scopeWhere(scope, 'broadcasts', params);
+  params.push(id, UUID.test(id) ? id.toLowerCase() : null);
+  const ext = `$${params.length - 1}`;
+  const uid = `$${params.length}::uuid`;
   const rows = await q.query<RecordRow>(
     `SELECT ${RECORD_COLUMNS} FROM broadcasts
-      WHERE customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2) AND NOT $5::boolean
-        AND (external_id = $3 OR ($4::uuid IS NOT NULL AND id = $4::uuid))
-      ORDER BY (id = $4::uuid) IS TRUE DESC LIMIT 1${lock ? ' FOR UPDATE' : ''}`,
-    [scope.customerId, scope.accountId, id, UUID.test(id) ? id.toLowerCase() : null, scope.sandboxOnly === true],
+      WHERE ${where.join(' AND ')} AND (external_id = ${ext} OR (${uid} IS NOT NULL AND id = ${uid}))
+      ORDER BY (id = ${uid}) IS TRUE DESC LIMIT 1${lock ? ' FOR UPDATE' : ''}`,
+    params,
   );
   const r = rows[0];
   if (!r) throw errors.broadcastNotFound();
@@ -102,13 +109,8 @@ export async function listBroadcasts(
   scope: Scope,
   f: BroadcastListFilter,
 ): Promise<{ records: BroadcastRecord[]; nextCursor: string | null }> {
-  const where = ['b.customer_id = $1'];
-  const params: unknown[] = [scope.customerId];
-  if (scope.accountId !== null) {
-    params.push(scope.accountId);
-    where.push(`b.chat_account_id = $${params.length}::uuid`);
-  }
-  if (scope.sandboxOnly === true) where.push('false');
+  const params: unknown[] = [];
+  const where = scopeWhere(scope, 'broadcasts', params, 'b');
   if (f.status !== undefined) where.push(STATUS_CONDITION[f.status]);
   const page = await keysetPage<RecordRow>(
     q,
@@ -170,4 +172,40 @@ export async function toBroadcasts(q: Queryable, customerId: string, records: Br
 /** The public broadcast of one record. */
 export async function toBroadcast(q: Queryable, b: BroadcastRecord): Promise<Broadcast> {
   return (await toBroadcasts(q, b.customerId, [b]))[0]!;
+}
+
+/**
+ * The record, idempotent on (customer, externalId), and only while the key ($4) is not revoked:
+ * (id, customer, account, key, externalId, payload hash, recipients, created, expires, name,
+ * content JSON, sendAt). Its id, or no row when not written.
+ */
+export function insertBroadcastRecord(tx: Queryable, params: unknown[]): Promise<{ id: string }[]> {
+  return tx.query<{ id: string }>(
+    `INSERT INTO broadcasts (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipients, created_at, expires_at, name, content, send_at)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::jsonb, $12::timestamptz
+      WHERE $4::uuid IS NULL -- a portal user (their session was checked at the edge)
+         OR EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $4 AND k.revoked_at IS NULL)
+     ON CONFLICT (customer_id, external_id) DO NOTHING
+     RETURNING id`,
+    params,
+  );
+}
+
+/** Marks the broadcast cancelled, unless nothing of it is left to send (it is complete then). */
+export async function markBroadcastCancelled(tx: Queryable, id: string, customerId: string): Promise<void> {
+  await tx.query(
+    `UPDATE broadcasts SET cancelled_at = COALESCE(cancelled_at, now())
+          WHERE id = $1 AND EXISTS (SELECT 1 FROM messages WHERE customer_id = $2 AND broadcast_id = $1 AND status IN ('pending', 'queued'))`,
+    [id, customerId],
+  );
+}
+
+/** The purger: a record goes once its lifetime has passed and its messages are gone; how many went. */
+export function purgeBroadcasts(db: Pick<Queryable, 'query'>, chunk: number): Promise<number> {
+  return deleteInChunks(
+    db,
+    `DELETE FROM broadcasts WHERE id IN (SELECT b.id FROM broadcasts b WHERE b.expires_at <= now()
+       AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.broadcast_id = b.id) LIMIT $1) RETURNING id`,
+    chunk,
+  );
 }

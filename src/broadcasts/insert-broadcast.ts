@@ -9,9 +9,11 @@ import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
 import { admitByQuota, lockQuota } from '../lifecycle/charge-quota.js';
 import { chargeAndWake, messageInsert, type NewMessageRow } from '../lifecycle/create-messages.js';
+import { lockMediaForBroadcast } from '../lifecycle/media-lifecycle.js';
 import type { AcceptedSend } from '../messages/accept-send.js';
 import { quotaMonth } from '../plans/plans.js';
 import { errors } from '../shared/errors.js';
+import { insertBroadcastRecord } from './broadcast-store.js';
 
 /** The message rows of a broadcast, as parallel columns (what unnest takes). */
 export type BroadcastRows = {
@@ -34,28 +36,20 @@ export type BroadcastInsert = { created: true; id: string } | { created: false; 
 
 async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInsert> {
   const n = b.rows.recipients.length;
-  const record = await tx.query<{ id: string }>(
-    `INSERT INTO broadcasts (id, customer_id, chat_account_id, api_key_id, external_id, payload_hash, recipients, created_at, expires_at, name, content, send_at)
-     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::jsonb, $12::timestamptz
-      WHERE $4::uuid IS NULL -- a portal user (their session was checked at the edge)
-         OR EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $4 AND k.revoked_at IS NULL)
-     ON CONFLICT (customer_id, external_id) DO NOTHING
-     RETURNING id`,
-    [
-      b.id,
-      b.customerId,
-      b.chatAccountId,
-      b.apiKeyId,
-      b.externalId,
-      b.payloadHash,
-      n,
-      b.createdAt.toISOString(),
-      b.expiresAt.toISOString(),
-      b.name,
-      b.contentJson,
-      b.scheduledAt?.toISOString() ?? null,
-    ],
-  );
+  const record = await insertBroadcastRecord(tx, [
+    b.id,
+    b.customerId,
+    b.chatAccountId,
+    b.apiKeyId,
+    b.externalId,
+    b.payloadHash,
+    n,
+    b.createdAt.toISOString(),
+    b.expiresAt.toISOString(),
+    b.name,
+    b.contentJson,
+    b.scheduledAt?.toISOString() ?? null,
+  ]);
   if (record.length === 0) {
     const [existing] = await tx.query<{ id: string; payload_hash: string }>(
       'SELECT id, payload_hash FROM broadcasts WHERE customer_id = $1 AND external_id = $2',
@@ -78,11 +72,7 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
 
   // The upload is locked, so it cannot be deleted before this commits, and marked used.
   if (b.mediaId !== null) {
-    const media = await tx.query(
-      'UPDATE media_files SET used_at = COALESCE(used_at, now()) WHERE id = $1 AND customer_id = $2 AND (used_at IS NOT NULL OR expires_at > now()) RETURNING id',
-      [b.mediaId, b.customerId],
-    );
-    if (media.length === 0) throw errors.invalidMedia('media_not_found');
+    if (!(await lockMediaForBroadcast(tx, b.mediaId, b.customerId))) throw errors.invalidMedia('media_not_found');
   }
 
   const inserted = await tx.query(INSERT.sql, INSERT.params(messageRows(b)));

@@ -12,11 +12,13 @@ export type Customer = {
   name: string;
   plan: Plan;
   defaultCountry: string | null;
+  /** Self-serve linking (decision 0076): as set for this customer; null: its plan decides. */
+  embeddedSignup: boolean | null;
   createdAt: string;
   updatedAt: string;
 };
 
-export const CUSTOMER_COLUMNS = 'id, name, plan, default_country, created_at, updated_at';
+export const CUSTOMER_COLUMNS = 'id, name, plan, default_country, embedded_signup, created_at, updated_at';
 
 /** A row of CUSTOMER_COLUMNS as the database returns it. */
 export type CustomerRow = {
@@ -24,6 +26,7 @@ export type CustomerRow = {
   name: string;
   plan: Plan;
   default_country: string | null;
+  embedded_signup: boolean | null;
   created_at: Date;
   updated_at: Date;
 };
@@ -34,6 +37,7 @@ export function toCustomer(r: CustomerRow): Customer {
     name: r.name,
     plan: r.plan,
     defaultCountry: r.default_country,
+    embeddedSignup: r.embedded_signup,
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
   };
@@ -80,13 +84,17 @@ export function createCustomerService(deps: {
     },
 
     /** A plan change also re-clips the lifetime of stored messages to the new retention. */
-    async update(id: string, patch: { name?: string; plan?: Plan; defaultCountry?: string | null }): Promise<Customer> {
+    async update(
+      id: string,
+      patch: { name?: string; plan?: Plan; defaultCountry?: string | null; embeddedSignup?: boolean | null },
+    ): Promise<Customer> {
       return db.transaction(async (tx) => {
         const rows = await tx.query<CustomerRow>(
           `UPDATE customers SET
               name = COALESCE($2, name),
               plan = COALESCE($3, plan),
               default_country = CASE WHEN $4::boolean THEN $5 ELSE default_country END,
+              embedded_signup = CASE WHEN $6::boolean THEN $7::boolean ELSE embedded_signup END,
               updated_at = now()
             WHERE id = $1 RETURNING ${CUSTOMER_COLUMNS}`,
           [
@@ -95,6 +103,8 @@ export function createCustomerService(deps: {
             patch.plan ?? null,
             patch.defaultCountry !== undefined,
             patch.defaultCountry ?? null,
+            patch.embeddedSignup !== undefined,
+            patch.embeddedSignup ?? null,
           ],
         );
         const r = rows[0];

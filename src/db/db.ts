@@ -11,6 +11,10 @@ export interface Queryable {
    * coalesced with the other commits of this process (see notifyAfterCommit).
    */
   notifyAfterCommit?(channel: string): void;
+  /** In a transaction of `Db.transaction`: runs `fn` once it has committed (never after a rollback). */
+  afterCommit?(fn: () => void): void;
+  /** The process-local bag of the Db this runs on (see `Db.context`). */
+  context?: Map<symbol, unknown>;
 }
 
 /**
@@ -22,6 +26,12 @@ export type DbStats = { size: number; inUse: number; waiting: number };
 
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /**
+   * A bag of this process's parts that work on this database, shared by every wrapper of it and
+   * given to its transactions (`Queryable.context`): e.g. the deliverer that takes a delivery at
+   * its insert (events/local-delivery.ts).
+   */
+  readonly context: Map<symbol, unknown>;
   stats(): DbStats;
   /**
    * `deadlineMs`: this transaction's own bound, instead of the configured one (PostgreSQL), for the
@@ -57,6 +67,19 @@ export async function notifyAfterCommit(q: Queryable, channel: string): Promise<
 }
 
 export const NOTIFY_GAP_MS = 10;
+
+/**
+ * Runs a transaction's after-commit callbacks; one that throws is logged to stderr and does not
+ * stop the others (the commit has happened, the caller's answer stands).
+ */
+export function runAfterCommit(fns: (() => void)[]): void {
+  for (const fn of fns)
+    try {
+      fn();
+    } catch (err) {
+      console.error('an after-commit callback failed', err);
+    }
+}
 
 /** One process's coalesced NOTIFYs: at most one per channel per gap, sent by `send`. */
 export function createNotifyCoalescer(send: (channel: string) => Promise<unknown>, gapMs = NOTIFY_GAP_MS) {

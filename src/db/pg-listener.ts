@@ -8,7 +8,10 @@
 // - a watchdog asks the connection which channels it listens on (`pg_listening_channels()`), so a
 //   loss that no close announced is found too, within one check (a small query every 10 s);
 // - each time a channel is listened again, its subscribers' `onListen` runs: notifications sent
-//   while it was deaf are lost, and the subscribers look for what they announced.
+//   while it was deaf are lost, and the subscribers look for what they announced;
+// - a loss told while a repair runs makes that repair look once more before it ends: on a busy
+//   machine the answer to its last LISTEN and the server's goodbye are read at once, and the
+//   process stayed deaf until the watchdog's next check.
 import pg from 'pg';
 
 import { DatabaseDeadlineError } from './db-errors.js';
@@ -118,6 +121,7 @@ export function createPgListener(
   const channels = new Map<string, Set<Subscriber>>();
   let closed = false;
   let repairing: Promise<void> | null = null;
+  let lostWhileRepairing = false; // a loss told while a repair runs: it looks again before it ends
   const { run, close } = createListenConnection(url, opts.deadlines ?? DEFAULT_DEADLINES, {
     onNotify: (channel, payload) => channels.get(channel)?.forEach((s) => s.onPayload(payload)),
     onLost: () => void (!closed && channels.size > 0 && repair('connection closed')),
@@ -125,9 +129,11 @@ export function createPgListener(
 
   /** Listens on every subscribed channel the connection is not listening on, until that succeeds. */
   function repair(reason: string): Promise<void> {
-    repairing ??= (async () => {
+    if (repairing) return ((lostWhileRepairing = true), repairing);
+    repairing = (async () => {
       let failures = 0;
       while (!closed) {
+        lostWhileRepairing = false;
         try {
           const rows = await run<{ channel: string }>('SELECT pg_listening_channels() AS channel');
           const listening = new Set(rows.map((r) => r.channel));
@@ -140,7 +146,7 @@ export function createPgListener(
             );
             for (const c of missing) for (const s of channels.get(c) ?? []) s.onListen?.();
           }
-          return;
+          if (!lostWhileRepairing) return;
         } catch (err) {
           failures++;
           if (closed) return;

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 
 import { PGlite } from '@electric-sql/pglite';
 
-import { createInFlightCounter, createNotifyCoalescer, type Db, type Queryable } from './db.js';
+import { createInFlightCounter, createNotifyCoalescer, type Db, type Queryable, runAfterCommit } from './db.js';
 import { openPgliteThread } from './pglite-thread.js';
 
 type PgliteLike = Pick<PGlite, 'query' | 'exec'>;
@@ -93,16 +93,27 @@ export async function openPgliteDb(
   const notifier = createNotifyCoalescer((channel) =>
     inFlight.track(() => conn.query('SELECT pg_notify($1, $2)', [channel, ''])),
   );
+  const context = new Map<symbol, unknown>();
   return {
     kind: 'pglite',
+    context,
     query: (text, params) => inFlight.track(() => conn.query(text, params)),
     exec: (text) => inFlight.track(() => conn.exec(text)),
     async transaction(fn) {
       const channels = new Set<string>();
+      const after: (() => void)[] = [];
       const result = await inFlight.track(() =>
-        conn.transaction((tx) => fn({ ...tx, notifyAfterCommit: (c) => void channels.add(c) })),
+        conn.transaction((tx) =>
+          fn({
+            ...tx,
+            context,
+            notifyAfterCommit: (c) => void channels.add(c),
+            afterCommit: (f) => void after.push(f),
+          }),
+        ),
       );
       for (const c of channels) notifier.ping(c);
+      runAfterCommit(after);
       return result;
     },
     stats: inFlight.stats,

@@ -10,7 +10,7 @@
 // or transaction whose client is gone does not hold its locks on.
 import pg from 'pg';
 
-import { createInFlightCounter, createNotifyCoalescer, type Db, type Queryable } from './db.js';
+import { createInFlightCounter, createNotifyCoalescer, type Db, type Queryable, runAfterCommit } from './db.js';
 import { DatabaseDeadlineError, databaseFault } from './db-errors.js';
 import { createPgListener, type PgListener } from './pg-listener.js';
 
@@ -176,12 +176,15 @@ export async function openPostgresDb(url: string, poolSize: number, opts: Postgr
   const inFlight = createInFlightCounter(poolSize);
   let listener: PgListener | null = null; // opened at the first listen: a CLI command never listens
   const notifier = createNotifyCoalescer((channel) => run((q) => q.query('SELECT pg_notify($1, $2)', [channel, ''])));
+  const context = new Map<symbol, unknown>();
   return {
     kind: 'postgres',
+    context,
     query: (text, params) => inFlight.track(() => run((q) => q.query(text, params))),
     exec: (text) => inFlight.track(() => run((q) => q.exec(text))),
     async transaction<T>(fn: (tx: Queryable) => Promise<T>, txOpts?: { deadlineMs?: number }) {
       const channels = new Set<string>();
+      const after: (() => void)[] = [];
       const result = await inFlight.track(() =>
         onConnection(pool, txOpts?.deadlineMs ?? deadlines.transactionMs, async (client, broken, rolledBack) => {
           const tx = wrap(client);
@@ -190,7 +193,12 @@ export async function openPostgresDb(url: string, poolSize: number, opts: Postgr
           if (txOpts?.deadlineMs !== undefined) await tx.exec('SET LOCAL statement_timeout = 0');
           let result: T;
           try {
-            result = await fn({ ...tx, notifyAfterCommit: (c) => void channels.add(c) });
+            result = await fn({
+              ...tx,
+              context,
+              notifyAfterCommit: (c) => void channels.add(c),
+              afterCommit: (f) => void after.push(f),
+            });
           } catch (err) {
             // A broken connection is destroyed by onConnection; a healthy one is rolled back here,
             // and destroyed if even that fails. The caller sees its own error either way.
@@ -202,6 +210,7 @@ export async function openPostgresDb(url: string, poolSize: number, opts: Postgr
         }),
       );
       for (const c of channels) notifier.ping(c);
+      runAfterCommit(after);
       return result;
     },
     stats: inFlight.stats,

@@ -16,6 +16,7 @@ import type { ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createLeasedWorker } from '../shared/worker-loop.js';
 import { createThroughputRefresh } from './account-maintenance.js';
+import { changeEvents, type DispatchHooks } from './dispatch-events.js';
 import { createHeldSends, createLiveDispatch, earliest, type HeldSends } from './live-dispatch.js';
 import { type Outcome, writeOutcomes } from './outcomes.js';
 import type { MediaPreparer } from './prepare-media.js';
@@ -23,7 +24,6 @@ import { failRefusedRecipients, type RecipientChecks } from './recipient-checks.
 import { createPairPacing, type PairPacing } from './recipient-pacing.js';
 import { resolveReplyTargets } from './reply-targets.js';
 import { simulateSandboxStep } from './sandbox-simulator.js';
-import { createWorkerActivity } from './worker-activity.js';
 
 export type DispatcherOptions = {
   batchSize: number;
@@ -47,8 +47,6 @@ export type DispatcherOptions = {
   pairSpacingMs: number;
   /** How long an account's sends pause after the provider's maintenance refusal, 131057 (PROVIDER_MAINTENANCE_PAUSE_MS). */
   maintenancePauseMs: number;
-  /** The period of the worker's activity line (WORKER_ACTIVITY_LOG_MS; 0: none). */
-  activityLogMs?: number;
 };
 
 export function createDispatcher(deps: {
@@ -63,16 +61,8 @@ export function createDispatcher(deps: {
   categories: RecipientChecks['categories'];
   /** MARKETING_BLOCKED_MARKETS (see shared/markets.ts). */
   blockedMarkets: readonly string[];
-  /** Counts booked sends whose timer fired late: booked again, or returned to the queue. */
-  onLateSends?: (outcome: 'rebooked' | 'returned', n: number) => void;
-  /** Counts sends held back by their recipient's pair-rate pacing. */
-  onPairHeld?: (n: number) => void;
-  /** Counts send outcomes kept after a failed write: written later, or lost with the lease (decision 0061). */
-  onKeptOutcome?: (result: 'written' | 'lost') => void;
-  /** Counts accounts whose send pace was lowered after the provider's 130429 (decision 0055). */
-  onPaceLowered?: (n: number) => void;
-  /** Counts the portfolio messaging limit's refusals and alerts (decision 0044). */
-  onPortfolioLimit?: RecipientChecks['onPortfolioLimit'];
+  /** Where the dispatcher tells what it did (dispatch-events.ts); the observers subscribe in the composition root. */
+  hooks: DispatchHooks;
 }) {
   const { db, log, options } = deps;
   // Built in order, each from what it needs: the sends held between claim and outcome; the worker,
@@ -82,9 +72,8 @@ export function createDispatcher(deps: {
   const throughput = createThroughputRefresh({ db, log, sealer: deps.sealer, provider: deps.provider });
   const held = createHeldSends(throughput.stop);
   const pairPacing = createPairPacing(db);
-  const everyMs = options.activityLogMs ?? 60_000;
-  const activity = createWorkerActivity({ db, log, workerId: () => worker.workerId, everyMs });
-  const tally = activity.tally;
+  const { hooks } = deps;
+  const tally = changeEvents(hooks);
   const loop = { db, log, pollMs: options.pollMs, channel: MESSAGES_READY };
   const worker = createLeasedWorker<Outcome>('dispatcher', loop, {
     pass,
@@ -106,18 +95,15 @@ export function createDispatcher(deps: {
     retryTimeScale,
     confirmWaitMs: options.confirmWaitMs,
     leaseSeconds: options.leaseSeconds,
-    onKeptOutcome: deps.onKeptOutcome,
     pacingHorizonMs,
     sendStartRoomMs: options.sendStartRoomMs,
     maxMediaSteps,
     worker,
     held,
-    onLateSends: deps.onLateSends ?? (() => {}),
-    onPairHeld: deps.onPairHeld ?? (() => {}),
+    hooks,
     categories: deps.categories,
     pairPacing,
     maintenancePauseMs: options.maintenancePauseMs,
-    tally,
   });
 
   /** Claim, then move each message one step: sandbox ones simulated, live ones refused, booked or sent. */
@@ -127,7 +113,9 @@ export function createDispatcher(deps: {
     const claimed = await claimDue(db, worker.workerId, Math.min(options.batchSize, room), options.leaseSeconds);
     // Idle: sleep no later than the next due time (a scheduled send leaves on time).
     if (claimed.length === 0) return { didWork: false, nextDueAt: await nextDueTime(db) };
-    activity.logTakeovers(claimed);
+    for (const message of claimed)
+      if (message.previousHolder !== null && message.previousHolder !== worker.workerId)
+        hooks.emit('leaseTakeover', { message, workerId: worker.workerId });
     const now = new Date();
     const sandbox = claimed.filter((m) => m.sandbox);
     const targets = await liveReady({ ...deps, tally }, worker.workerId, claimed);
@@ -142,7 +130,12 @@ export function createDispatcher(deps: {
     return { didWork: true, nextDueAt };
   }
 
-  return { workerId: worker.workerId, ...activity.around(worker), stalledMs: worker.stalledMs };
+  return {
+    workerId: worker.workerId,
+    start: () => worker.start(),
+    stop: () => worker.stop(),
+    stalledMs: worker.stalledMs,
+  };
 }
 
 /** What the outcome writer needs, and what it tells the live path (blocked accounts, learned pairs, pauses). */
@@ -166,7 +159,7 @@ function outcomeDeps(
     onPairLearned: parts.pairPacing.learned,
     maintenancePauseMs: options.maintenancePauseMs,
     onPaused: (ids) => ids.forEach((id) => parts.throughput.after(id, options.maintenancePauseMs)),
-    onSlowed: (slowed) => deps.onPaceLowered?.(slowed.length),
+    onSlowed: (slowed) => deps.hooks.emit('paceLowered', { count: slowed.length }),
     tally: parts.tally,
   };
 }
@@ -176,11 +169,11 @@ function outcomeDeps(
  * fail here; replies and reactions whose target has no provider id yet wait (reply-targets.ts).
  */
 async function liveReady(
-  deps: Omit<RecipientChecks, 'onPortfolioLimit'> & { onPortfolioLimit?: RecipientChecks['onPortfolioLimit'] },
+  deps: Omit<RecipientChecks, 'onPortfolioLimit'> & { hooks: DispatchHooks },
   workerId: string,
   claimed: Claimed[],
 ) {
-  const { db, log, tally } = deps;
+  const { db, log, tally, hooks } = deps;
   const refusedOrNot = await failRefusedRecipients(
     {
       db,
@@ -188,7 +181,7 @@ async function liveReady(
       tally,
       categories: deps.categories,
       blockedMarkets: deps.blockedMarkets,
-      ...(deps.onPortfolioLimit ? { onPortfolioLimit: deps.onPortfolioLimit } : {}),
+      onPortfolioLimit: (limit) => hooks.emit('portfolioLimit', limit),
     },
     workerId,
     await failCancelled(

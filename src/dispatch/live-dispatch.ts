@@ -7,7 +7,7 @@ import { loadSendAccounts, type SendAccount } from '../accounts/send-accounts.js
 import { pacedMps } from '../accounts/send-pace.js';
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
-import { applyTransitions, type ChangeTally, logChanges } from '../lifecycle/apply-transitions.js';
+import { applyTransitions, logChanges } from '../lifecycle/apply-transitions.js';
 import { type Claimed, startAttempts } from '../lifecycle/claim.js';
 import * as transition from '../lifecycle/transitions.js';
 import { countedAtStart, type Transition } from '../lifecycle/transitions.js';
@@ -15,6 +15,7 @@ import type { ProviderClient, ProviderRoute, SendOutcome } from '../provider/clo
 import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit, type GroupCommit } from '../shared/group-commit.js';
 import type { LeasedWorker } from '../shared/worker-loop.js';
+import { changeEvents, type DispatchHooks } from './dispatch-events.js';
 import { writeKept } from './kept-outcomes.js';
 import { type AttemptResult, recordAttempt, refuseBeforeSending } from './live-send.js';
 import { holdMarketingRoute, marketingRoutes, notOnboarded } from './marketing-route.js';
@@ -46,8 +47,6 @@ type Live = {
   confirmWaitMs: number;
   /** The claim's lease, extended while an outcome that could not be written is kept (decision 0061). */
   leaseSeconds: number;
-  /** Counts kept outcomes written late, and those given up because the lease was lost. */
-  onKeptOutcome?: (result: 'written' | 'lost') => void;
   /** How far ahead an account's send slots may be booked. */
   pacingHorizonMs: number;
   /** How long after its booking a send may still get its provider connection (decision 0061). */
@@ -55,19 +54,16 @@ type Live = {
   /** Media steps (fetch, upload) at once in this process (MAX_MEDIA_STEPS). */
   maxMediaSteps: number;
   worker: Pick<LeasedWorker<Outcome>, 'workerId' | 'begin' | 'record'>;
-  onLateSends: (outcome: 'rebooked' | 'returned', n: number) => void;
+  /** Where late sends, pair-held sends, kept outcomes and written changes are told (dispatch-events.ts). */
+  hooks: DispatchHooks;
   /** Pair-rate pacing (decision 0037), shared with the outcome writer that learns it. */
   pairPacing: PairPacing;
   /** Template categories, for the route of a MARKETING template (decision 0038). */
   categories: RecipientChecks['categories'];
-  /** Counts sends held back by their recipient's pair-rate pacing (decision 0037). */
-  onPairHeld: (n: number) => void;
   /** How long an account's sends pause after the provider's maintenance refusal (131057; decision 0042). */
   maintenancePauseMs: number;
   /** The booked sends and blocked accounts, which the worker's outcome writer and its stop act on too. */
   held: HeldSends;
-  /** Told of the changes this path writes (the worker's activity line). */
-  tally?: ChangeTally;
   mediaSteps: number;
   /** Sends whose timer fired late, waiting (one event-loop turn) to be booked again together. */
   late: (Booked & { settle: () => void })[];
@@ -186,7 +182,7 @@ async function dispatchLive(live: Live, messages: Claimed[]): Promise<Date | nul
   // A recipient the provider limited (131056) waits its turn without taking an account slot.
   const paced = await live.pairPacing.split(ready);
   deferred.push(...paced.held.map((h) => transition.wait(h.m, now, h.until)));
-  if (paced.held.length > 0) live.onPairHeld(paced.held.length);
+  if (paced.held.length > 0) live.hooks.emit('pairHeld', { count: paced.held.length });
   const routes = await marketingRoutes(live.categories, accounts, paced.go, now);
   const byAccount = new Map<string, Claimed[]>();
   for (const m of paced.go) byAccount.set(m.chatAccountId, [...(byAccount.get(m.chatAccountId) ?? []), m]);
@@ -201,7 +197,7 @@ async function dispatchLive(live: Live, messages: Claimed[]): Promise<Date | nul
         live.db.transaction((tx) => applyTransitions(tx, live.worker.workerId, [...refused, ...deferred])),
       ),
       'refused or put back before sending',
-      live.tally,
+      changeEvents(live.hooks),
     );
   return earliest(deferred);
 }
@@ -297,7 +293,7 @@ async function started(live: Live, m: Claimed, step: () => Promise<AttemptResult
     log: live.log,
     workerId: live.worker.workerId,
     leaseSeconds: live.leaseSeconds,
-    onKept: live.onKeptOutcome,
+    onKept: (result: 'written' | 'lost') => live.hooks.emit('keptOutcome', { result }),
   };
   await writeKept(kept, m, () => live.worker.record(outcome));
 }
@@ -440,8 +436,8 @@ async function rebookLate(live: Live): Promise<void> {
     });
   }
   live.log.debug({ rebooked, returned: back.length }, 'late sends booked again');
-  if (rebooked > 0) live.onLateSends('rebooked', rebooked);
-  if (back.length > 0) live.onLateSends('returned', back.length);
+  if (rebooked > 0) live.hooks.emit('lateSends', { outcome: 'rebooked', count: rebooked });
+  if (back.length > 0) live.hooks.emit('lateSends', { outcome: 'returned', count: back.length });
   batch.forEach((b) => b.settle());
   await Promise.all(back);
 }

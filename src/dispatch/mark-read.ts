@@ -8,10 +8,12 @@
 import { loadSendAccounts } from '../accounts/send-accounts.js';
 import { type Caller, readScope, requirePlan } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
+import { claimReadMark, clearReadMark } from '../inbound/inbound-store.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ProviderClient } from '../provider/cloud-api.js';
 import type { Sealer } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
+import { scopeWhere } from '../shared/scope.js';
 import { createDbClock, reserveSlots } from './pacing.js';
 
 export type ReadMark = { inboundMessageId: string; readAt: string; typing: boolean; sandbox?: true };
@@ -37,6 +39,10 @@ export function createReadMarker(deps: Deps) {
     async markRead(caller: Caller, id: string, typing: boolean): Promise<ReadMark> {
       requirePlan(caller, 'inbox');
       const scope = readScope(caller);
+      // The id is looked up in the caller's customer and account whatever the key: a sandbox key
+      // is answered a simulation for an id of its own (and 404 for any other), never the live mark.
+      const params: unknown[] = [id.toLowerCase()];
+      const where = ['id = $1::uuid', ...scopeWhere({ ...scope, sandboxOnly: false }, 'inbound_messages', params)];
       const [row] = await db.query<{
         chat_account_id: string;
         provider_message_id: string;
@@ -44,8 +50,8 @@ export function createReadMarker(deps: Deps) {
         read_typing: boolean | null;
       }>(
         `SELECT chat_account_id, provider_message_id, read_at, read_typing FROM inbound_messages
-          WHERE customer_id = $1 AND id = $2::uuid AND ($3::uuid IS NULL OR chat_account_id = $3::uuid)`,
-        [scope.customerId, id.toLowerCase(), scope.accountId],
+          WHERE ${where.join(' AND ')}`,
+        params,
       );
       // An id that is not the caller's is not found, for a sandbox key as for a live one (issue #32).
       if (!row) throw errors.inboundMessageNotFound();
@@ -59,10 +65,7 @@ export function createReadMarker(deps: Deps) {
         return { inboundMessageId, readAt: r.read_at.toISOString(), typing: r.read_typing === true };
       };
       if (row.read_at) return already({ read_at: row.read_at, read_typing: row.read_typing });
-      const [claimed] = await db.query<{ read_at: Date }>(
-        `UPDATE inbound_messages SET read_at = now(), read_typing = $2 WHERE id = $1 AND read_at IS NULL RETURNING read_at`,
-        [inboundMessageId, typing],
-      );
+      const claimed = await claimReadMark(db, inboundMessageId, typing);
       if (!claimed) {
         const [now] = await db.query<{ read_at: Date; read_typing: boolean | null }>(
           'SELECT read_at, read_typing FROM inbound_messages WHERE id = $1',
@@ -74,9 +77,7 @@ export function createReadMarker(deps: Deps) {
       try {
         await callProvider(deps, row.chat_account_id, row.provider_message_id, typing);
       } catch (err) {
-        await db.query('UPDATE inbound_messages SET read_at = NULL, read_typing = NULL WHERE id = $1', [
-          inboundMessageId,
-        ]);
+        await clearReadMark(db, inboundMessageId);
         deps.metrics.markRead.inc({ result: 'failed' });
         throw err;
       }

@@ -3,6 +3,7 @@
 // to /messages. The template's category is its current one (template webhooks first, then the
 // catalog: templates/template-categories.ts). While the provider says the account is not onboarded
 // there (131055), its sends go to /messages; the API is tried again after a while.
+import { holdMarketingUntil } from '../accounts/account-store.js';
 import type { SendAccount } from '../accounts/send-accounts.js';
 import type { Db } from '../db/db.js';
 import type { Claimed } from '../lifecycle/claim.js';
@@ -41,5 +42,5 @@ export const notOnboarded = (outcome: SendOutcome) =>
 export async function holdMarketingRoute(db: Pick<Db, 'query'>, account: SendAccount): Promise<void> {
   const until = new Date(Date.now() + REFUSAL_HOLD_MS);
   account.marketingMessagesRefusedUntil = until;
-  await db.query(`UPDATE chat_accounts SET marketing_messages_refused_until = $2 WHERE id = $1`, [account.id, until]);
+  await holdMarketingUntil(db, account.id, until);
 }

@@ -6,6 +6,7 @@
 import type { SendAccount } from '../accounts/send-accounts.js';
 import type { Db } from '../db/db.js';
 import type { Claimed } from '../lifecycle/claim.js';
+import { recordProviderMediaId } from '../lifecycle/media-lifecycle.js';
 import * as transition from '../lifecycle/transitions.js';
 import type { MediaStore } from '../media/media-store.js';
 import { detectType, isAnimatedWebp, maxBytesOf, mediaMismatch } from '../media/media-type.js';
@@ -104,10 +105,7 @@ async function fromUpload(p: Preparer, m: Claimed, account: SendAccount, mediaId
         { data, mimetype: file.mimetype, filename: file.filename },
       );
       if (outcome.ok) {
-        await p.db.query(
-          `UPDATE media_files SET provider_ids = provider_ids || jsonb_build_object($2::text, $3::text) WHERE id = $1`,
-          [mediaId, account.phoneNumberId, outcome.providerMediaId],
-        );
+        await recordProviderMediaId(p.db, mediaId, account.phoneNumberId!, outcome.providerMediaId);
       }
       return outcome;
     })().finally(() => p.uploading.delete(key));

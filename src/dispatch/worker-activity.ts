@@ -3,11 +3,12 @@
 // the messages due now across the database (its backlog, shared by every worker); and one warn line
 // per lease takeover, a message claimed while another worker's lease on it had expired (that
 // worker died, hung or lost its database: the message's attempt may have reached the provider).
+// It listens to the dispatcher's events (dispatch-events.ts), subscribed in the composition root.
 import type { Logger } from 'pino';
 
 import type { Db } from '../db/db.js';
-import type { AppliedChange } from '../lifecycle/apply-transitions.js';
-import { type Claimed, countDue } from '../lifecycle/claim.js';
+import { countDue } from '../lifecycle/claim.js';
+import type { DispatchHooks } from './dispatch-events.js';
 
 export type WorkerActivity = ReturnType<typeof createWorkerActivity>;
 
@@ -38,30 +39,24 @@ export function createWorkerActivity(deps: {
   }
 
   return {
-    /** Counts a batch of logged changes: sent, failed, or queued again for another attempt. */
-    tally(changes: AppliedChange[]): void {
-      for (const c of changes) {
-        if (c.to === 'sent') counts.sent++;
-        else if (c.to === 'failed') counts.failed++;
-        else if (c.retry) counts.retried++;
-      }
-    },
-    /** One warn line per claimed message whose expired lease another worker held. */
-    logTakeovers(claimed: Claimed[]): void {
-      const worker = deps.workerId();
-      for (const m of claimed)
-        if (m.previousHolder !== null && m.previousHolder !== worker)
-          deps.log.warn(
-            {
-              messageId: m.id,
-              customerId: m.customerId,
-              accountId: m.chatAccountId,
-              worker,
-              previousWorker: m.previousHolder,
-              attempts: m.attemptCount,
-            },
-            'lease takeover: claimed a message whose lease of another worker expired unfinished',
-          );
+    /** Counts the dispatcher's sent, failed and retried messages; one warn line per lease takeover. */
+    subscribe(hooks: DispatchHooks): void {
+      hooks.on('sent', (e) => void (counts.sent += e.count));
+      hooks.on('failed', (e) => void (counts.failed += e.count));
+      hooks.on('retried', (e) => void (counts.retried += e.count));
+      hooks.on('leaseTakeover', ({ message: m, workerId }) =>
+        deps.log.warn(
+          {
+            messageId: m.id,
+            customerId: m.customerId,
+            accountId: m.chatAccountId,
+            worker: workerId,
+            previousWorker: m.previousHolder,
+            attempts: m.attemptCount,
+          },
+          'lease takeover: claimed a message whose lease of another worker expired unfinished',
+        ),
+      );
     },
     /** The loop's start and stop, with the activity line's timer started after and stopped before it. */
     around(loop: { start(): Promise<void>; stop(): Promise<void> }) {

@@ -97,6 +97,9 @@ export function registerInboundControl(app: FastifyInstance, state: EmulatorStat
       const kind = String(message.type);
       message[kind] = { ...(message[kind] as object), ...inboundMediaObject(state, b.phoneNumberId, kind, b.media) };
     }
+    // A number onboarded by Embedded Signup sends the app nothing until the app subscribed to its WABA.
+    const signup = [...state.signups.values()].find((s) => s.phoneNumberId === b.phoneNumberId);
+    if (signup && !signup.subscribed) return { id, delivered: false, reason: 'app not subscribed to the WABA' };
     const contact = { profile: { name: b.name ?? 'Emulated User' }, ...(from ? { wa_id: from } : {}) };
     const status = await sender.post(
       envelope(state, b.phoneNumberId, {

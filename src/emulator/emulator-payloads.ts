@@ -173,17 +173,56 @@ function checkList(action: Obj) {
   if (ids.size > 10) fail('interactive.action.sections', 'at most 10 rows in all sections');
 }
 
+/** A flow message's action, as the provider's Flows reference has it ("Sending a Flow"). */
+function checkFlow(action: Obj) {
+  const p = 'interactive.action.parameters';
+  if (action.name !== 'flow') fail('interactive.action.name', 'must be flow');
+  const params = obj(action.parameters, p);
+  onlyKeys(
+    params,
+    [
+      'flow_message_version',
+      'flow_token',
+      'flow_id',
+      'flow_name',
+      'flow_cta',
+      'flow_action',
+      'flow_action_payload',
+      'mode',
+    ],
+    p,
+  );
+  if (params.flow_message_version !== '3') fail(`${p}.flow_message_version`, 'must be "3"');
+  if ((params.flow_id === undefined) === (params.flow_name === undefined))
+    fail(p, 'exactly one of flow_id or flow_name is required');
+  str(params, 'flow_cta', p, 20);
+  if (/\p{Extended_Pictographic}/u.test(String(params.flow_cta))) fail(`${p}.flow_cta`, 'emoji are not supported');
+  const kind = params.flow_action ?? 'navigate';
+  if (kind !== 'navigate' && kind !== 'data_exchange') fail(`${p}.flow_action`, 'must be navigate or data_exchange');
+  if (kind === 'navigate') {
+    const payload = obj(params.flow_action_payload, `${p}.flow_action_payload`);
+    str(payload, 'screen', `${p}.flow_action_payload`, 1000);
+    if (payload.data !== undefined && Object.keys(obj(payload.data, `${p}.flow_action_payload.data`)).length === 0)
+      fail(`${p}.flow_action_payload.data`, 'must be a non-empty object');
+  } else if (params.flow_action_payload !== undefined)
+    fail(`${p}.flow_action_payload`, 'must be omitted for data_exchange');
+  if (params.mode !== undefined && params.mode !== 'draft' && params.mode !== 'published')
+    fail(`${p}.mode`, 'must be draft or published');
+}
+
 function checkInteractive(v: unknown, world: PayloadWorld) {
   const i = obj(v, 'interactive');
   onlyKeys(i, ['type', 'header', 'body', 'footer', 'action'], 'interactive');
   const type = String(i.type);
-  if (!['button', 'list', 'cta_url'].includes(type)) fail('interactive.type', 'must be button, list or cta_url');
+  if (!['button', 'list', 'cta_url', 'flow'].includes(type))
+    fail('interactive.type', 'must be button, list, cta_url or flow');
   if (i.header !== undefined) checkHeader(i.header, type, world);
   str(obj(i.body, 'interactive.body'), 'text', 'interactive.body', 1024);
   if (i.footer !== undefined) str(obj(i.footer, 'interactive.footer'), 'text', 'interactive.footer', 60);
   const action = obj(i.action, 'interactive.action');
   if (type === 'button') checkButtons(action);
   if (type === 'list') checkList(action);
+  if (type === 'flow') checkFlow(action);
   if (type === 'cta_url') {
     if (action.name !== 'cta_url') fail('interactive.action.name', 'must be cta_url');
     const params = obj(action.parameters, 'interactive.action.parameters');

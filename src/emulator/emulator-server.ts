@@ -13,6 +13,7 @@ import { registerPhoneNumberRoute } from './emulator-phone-numbers.js';
 import { registerPortfolioControls } from './emulator-portfolios.js';
 import { registerSendCounts } from './emulator-send-counts.js';
 import { registerSettingsControl } from './emulator-settings.js';
+import { registerSignupRoutes } from './emulator-signup.js';
 import { createEmulatorState, type EmulatorState } from './emulator-state.js';
 import { registerTemplateControls, registerTemplateRoutes } from './emulator-templates.js';
 import { registerUserPreferenceControl } from './emulator-user-preferences.js';
@@ -49,6 +50,7 @@ export function createEmulator(opts: EmulatorOptions): { app: FastifyInstance; s
   registerInboundMediaRoutes(app, state);
   registerPhoneNumberRoute(app, state);
   registerTemplateRoutes(app, state);
+  registerSignupRoutes(app, state, opts.appSecret);
 
   // ---- control API ----
   registerStateControls(app, state, sender.queue);

@@ -106,6 +106,21 @@ export function inMaintenance(n: NumberSettings | undefined, now = Date.now()): 
   return false;
 }
 
+/** One customer's run of Embedded Signup: what the flow gave the page, and the onboarding done since. */
+export type EmulatedSignup = {
+  code: string;
+  wabaId: string;
+  phoneNumberId: string;
+  businessId: string;
+  /** The business token the code exchanges for. */
+  accessToken: string;
+  /** The number's two-step verification PIN when it already had one (register must give it); else any. */
+  pin: string | null;
+  exchanged: boolean;
+  subscribed: boolean;
+  registeredPin: string | null;
+};
+
 export type SentRecord = {
   phoneNumberId: string;
   to: string;
@@ -184,6 +199,8 @@ export function createEmulatorState() {
     templates: new Map<string, EmulatedTemplate[]>(),
     /** Per-WABA management tokens: when set, template calls must carry exactly this bearer token. */
     managementTokens: new Map<string, string>(),
+    /** Embedded Signup sessions by code, and what each onboarding step did (emulator-signup.ts). */
+    signups: new Map<string, EmulatedSignup>(),
     /** Per-WABA category the provider files new templates under, whatever was asked (recategorisation). */
     forcedCategories: new Map<string, string>(),
     /** Template management calls received (for tests: which token, which query). */

@@ -15,6 +15,11 @@ export type OutboxEvent = {
    * sandbox key) get only these; live endpoints get every event, as before (decision 0024-sandbox-keys).
    */
   sandbox?: boolean;
+  /**
+   * The account a usage counter step counts for: set on a message.status event that is a counted
+   * step of a live message (lifecycle/usage-rollup.ts adds such events to usage_daily, decision 0078).
+   */
+  usageAccountId?: string | null;
 };
 
 export const DELIVERIES_READY = 'chatgate_deliveries_ready';

@@ -12,9 +12,11 @@ import { type Plan, PLAN_LIMITS } from '../plans/plans.js';
 import { eventContentFields } from '../provider/inbound-content-view.js';
 import type { InboundReferral } from '../provider/parse-inbound-content.js';
 import type { InboundMessage } from '../provider/parse-webhook.js';
-import { moveRecipientKeys, recipientKey } from '../suppressions/recipient-keys.js';
+import { type KeyMove, moveRecipientKeys, recipientKey } from '../suppressions/recipient-keys.js';
 import { suppressKeywordSenders } from '../suppressions/suppression-store.js';
 import { recordInboundMedia } from './inbound-media-store.js';
+import { claimReceptionRows, insertInboundMessages } from './inbound-store.js';
+import { copyIdentities, forgetOldIdentities, learnIdentities, moveSenderKeys, upsertSenders } from './sender-store.js';
 
 export type InboundAccount = { id: string; customerId: string; plan: Plan; channel: string };
 
@@ -89,11 +91,10 @@ export async function ingestBatch(tx: Queryable, items: InboundItem[]): Promise<
 
 /** 1. Receptions: the first sight of (account, provider message id) wins, in this batch or any. */
 async function claimReceptions(tx: Queryable, items: InboundItem[]): Promise<InboundItem[]> {
-  const fresh = await tx.query<{ chat_account_id: string; provider_message_id: string }>(
-    `INSERT INTO inbound_receptions (chat_account_id, provider_message_id)
-     SELECT DISTINCT a, m FROM unnest($1::uuid[], $2::text[]) AS t(a, m)
-     ON CONFLICT DO NOTHING RETURNING chat_account_id, provider_message_id`,
-    [items.map((i) => i.account.id), items.map((i) => i.message.providerMessageId)],
+  const fresh = await claimReceptionRows(
+    tx,
+    items.map((i) => i.account.id),
+    items.map((i) => i.message.providerMessageId),
   );
   const unclaimed = new Set(fresh.map((r) => key(r.chat_account_id, r.provider_message_id)));
   return items.filter((item) => unclaimed.delete(key(item.account.id, item.message.providerMessageId)));
@@ -112,14 +113,8 @@ async function resolveNumbers(tx: Queryable, todo: InboundItem[]): Promise<FromO
     const pairs = [...learned].map(([k, phone]) => [...k.split('\u0000'), phone] as [string, string, string]);
     // Only a pair that is new (or a changed number) returns: the rows kept under the id alone
     // move to the number then (decision 0036), not on every message of a known pair.
-    const fresh = await tx.query<{ chat_account_id: string; user_id: string; phone_e164: string }>(
-      `INSERT INTO sender_identities AS s (chat_account_id, user_id, phone_e164) SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])
-       ON CONFLICT (chat_account_id, user_id) DO UPDATE SET phone_e164 = EXCLUDED.phone_e164
-         WHERE s.phone_e164 IS DISTINCT FROM EXCLUDED.phone_e164
-       RETURNING chat_account_id, user_id, phone_e164`,
-      [pairs.map((p) => p[0]), pairs.map((p) => p[1]), pairs.map((p) => p[2])],
-    );
-    await moveRecipientKeys(
+    const fresh = await learnIdentities(tx, pairs);
+    await moveKeys(
       tx,
       fresh.map((r) => ({ accountId: r.chat_account_id, from: r.user_id, to: r.phone_e164 })),
     );
@@ -175,32 +170,16 @@ async function countSenders(
   const senders = new Map<string, SenderRow>();
   if (agg.size === 0) return { agg, senders };
   const rows = [...agg.values()];
-  const result = await tx.query<{
-    chat_account_id: string;
-    phone_e164: string;
-    first_inbound_at: Date;
-    first_referral: InboundReferral | string | null;
-    created: boolean;
-  }>(
-    `INSERT INTO senders AS s (chat_account_id, customer_id, phone_e164, first_inbound_at, last_inbound_at, inbound_count, display_name, first_referral)
-     SELECT a, c, p, f, l, n, NULLIF(d, ''), r::jsonb FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[], $7::text[], $8::text[])
-       AS t(a, c, p, f, l, n, d, r) ORDER BY a, p
-     ON CONFLICT (chat_account_id, phone_e164) DO UPDATE SET
-       last_inbound_at = greatest(s.last_inbound_at, EXCLUDED.last_inbound_at),
-       inbound_count = s.inbound_count + EXCLUDED.inbound_count,
-       display_name = COALESCE(EXCLUDED.display_name, s.display_name)
-     RETURNING chat_account_id, phone_e164, first_inbound_at, first_referral, (xmax = 0) AS created`,
-    [
-      rows.map((r) => r.account.id),
-      rows.map((r) => r.account.customerId),
-      rows.map((r) => r.phone),
-      rows.map((r) => r.first.toISOString()),
-      rows.map((r) => r.last.toISOString()),
-      rows.map((r) => r.count),
-      rows.map((r) => r.name),
-      rows.map((r) => (r.referral ? JSON.stringify(r.referral) : null)),
-    ],
-  );
+  const result = await upsertSenders(tx, [
+    rows.map((r) => r.account.id),
+    rows.map((r) => r.account.customerId),
+    rows.map((r) => r.phone),
+    rows.map((r) => r.first.toISOString()),
+    rows.map((r) => r.last.toISOString()),
+    rows.map((r) => r.count),
+    rows.map((r) => r.name),
+    rows.map((r) => (r.referral ? JSON.stringify(r.referral) : null)),
+  ]);
   for (const r of result)
     senders.set(key(r.chat_account_id, r.phone_e164), {
       created: r.created,
@@ -232,30 +211,23 @@ async function storeInbox(tx: Queryable, todo: InboundItem[], fromOf: FromOf): P
   });
   const toStore = prepared.filter((p) => p.stored);
   if (toStore.length === 0) return prepared;
-  await tx.query(
-    `INSERT INTO inbound_messages (id, customer_id, chat_account_id, channel, provider_message_id, from_e164, from_display_name, message_type,
-                                   text, display_text, reply_to_provider_message_id, received_at, expires_at, from_user_id, content)
-     SELECT id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, r + make_interval(days => d), u, ct::jsonb
-       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::int[], $14::text[], $15::text[])
-         AS t(id, c, a, ch, pm, f, dn, mt, tx, dt, rp, r, d, u, ct)`,
-    [
-      toStore.map((p) => p.id),
-      toStore.map((p) => p.item.account.customerId),
-      toStore.map((p) => p.item.account.id),
-      toStore.map((p) => p.item.account.channel),
-      toStore.map((p) => p.item.message.providerMessageId),
-      toStore.map((p) => p.from),
-      toStore.map((p) => p.item.message.fromDisplayName),
-      toStore.map((p) => p.item.message.messageType),
-      toStore.map((p) => p.item.message.text),
-      toStore.map((p) => p.item.message.displayText),
-      toStore.map((p) => p.item.message.contextId),
-      toStore.map((p) => p.item.message.receivedAt.toISOString()),
-      toStore.map((p) => PLAN_LIMITS[p.item.account.plan].retentionDays),
-      toStore.map((p) => p.item.message.userId),
-      toStore.map((p) => (p.item.message.content ? JSON.stringify(p.item.message.content) : null)),
-    ],
-  );
+  await insertInboundMessages(tx, [
+    toStore.map((p) => p.id),
+    toStore.map((p) => p.item.account.customerId),
+    toStore.map((p) => p.item.account.id),
+    toStore.map((p) => p.item.account.channel),
+    toStore.map((p) => p.item.message.providerMessageId),
+    toStore.map((p) => p.from),
+    toStore.map((p) => p.item.message.fromDisplayName),
+    toStore.map((p) => p.item.message.messageType),
+    toStore.map((p) => p.item.message.text),
+    toStore.map((p) => p.item.message.displayText),
+    toStore.map((p) => p.item.message.contextId),
+    toStore.map((p) => p.item.message.receivedAt.toISOString()),
+    toStore.map((p) => PLAN_LIMITS[p.item.account.plan].retentionDays),
+    toStore.map((p) => p.item.message.userId),
+    toStore.map((p) => (p.item.message.content ? JSON.stringify(p.item.message.content) : null)),
+  ]);
   return prepared;
 }
 
@@ -371,19 +343,11 @@ async function moveChangedUserIds(tx: Queryable, items: InboundItem[]): Promise<
     moves.map((i) => i.message.previousUserId!),
     moves.map((i) => i.message.userId!),
   ];
-  const known = await tx.query<{ chat_account_id: string; user_id: string; phone_e164: string }>(
-    `INSERT INTO sender_identities (chat_account_id, user_id, phone_e164)
-     SELECT s.chat_account_id, t.n, s.phone_e164 FROM sender_identities s
-       JOIN unnest($1::uuid[], $2::text[], $3::text[]) AS t(a, o, n) ON s.chat_account_id = t.a AND s.user_id = t.o
-      WHERE t.o <> t.n
-     ON CONFLICT (chat_account_id, user_id) DO UPDATE SET phone_e164 = EXCLUDED.phone_e164
-     RETURNING chat_account_id, user_id, phone_e164`,
-    args,
-  );
+  const known = await copyIdentities(tx, args);
   // What was kept under the old id alone (no number known) now belongs to the new id; rows kept
   // under a known number stay there (decision 0036).
   const phoneOf = new Map(known.map((r) => [key(r.chat_account_id, r.user_id), r.phone_e164]));
-  await moveRecipientKeys(
+  await moveKeys(
     tx,
     moves.map((i) => ({
       accountId: i.account.id,
@@ -391,9 +355,11 @@ async function moveChangedUserIds(tx: Queryable, items: InboundItem[]): Promise<
       to: phoneOf.get(key(i.account.id, i.message.userId!)) ?? i.message.userId!,
     })),
   );
-  await tx.query(
-    `DELETE FROM sender_identities s USING unnest($1::uuid[], $2::text[], $3::text[]) AS t(a, o, n)
-      WHERE s.chat_account_id = t.a AND s.user_id = t.o AND t.o <> t.n`,
-    args,
-  );
+  await forgetOldIdentities(tx, args);
+}
+
+/** Moves every per-person row to its new recipient key: the sender aggregate, then the others. */
+async function moveKeys(tx: Queryable, moves: KeyMove[]): Promise<void> {
+  await moveSenderKeys(tx, moves);
+  await moveRecipientKeys(tx, moves);
 }

@@ -10,6 +10,7 @@ import {
   callerAccount,
   callerPhones,
   ownAccount,
+  readScope,
   requireLive,
   requirePlan,
   requireUnscoped,
@@ -19,6 +20,7 @@ import type { Db } from '../db/db.js';
 import { checkDestinationUrl } from '../outbound/destination-check.js';
 import type { Resolve } from '../outbound/outbound-client.js';
 import { AppError, errors } from '../shared/errors.js';
+import { type Scope, scopeWhere } from '../shared/scope.js';
 import type { Condition } from './forwarding-match.js';
 import { ruleMatcher } from './rule-matcher.js';
 
@@ -63,10 +65,10 @@ function checkAllowed(caller: Caller): void {
 }
 
 /** The rules a caller manages: the customer's (not with a key scoped to one account), live or sandbox as its key is. */
-function ruleOwner(caller: Caller): { customerId: string; sandbox: boolean } {
+function ruleOwner(caller: Caller): Scope {
   checkAllowed(caller);
   requireUnscoped(caller);
-  return { customerId: caller.tenant.customerId, sandbox: caller.principal.sandbox };
+  return readScope(caller);
 }
 
 /** The account of a filter: plan, then never a sandbox key, then the caller's account in scope. */
@@ -103,10 +105,13 @@ async function validate(deps: SettingsDeps, customerId: string, input: RuleInput
   }
 }
 
-async function getRule(db: Db, owner: { customerId: string; sandbox: boolean }, id: string) {
+async function getRule(db: Db, owner: Scope, id: string) {
+  const params: unknown[] = [];
+  const where = scopeWhere(owner, 'forwarding_rules', params);
+  params.push(id);
   const [row] = await db.query<Row>(
-    'SELECT * FROM forwarding_rules WHERE customer_id = $1 AND sandbox = $2 AND id = $3',
-    [owner.customerId, owner.sandbox, id],
+    `SELECT * FROM forwarding_rules WHERE ${where.join(' AND ')} AND id = $${params.length}`,
+    params,
   );
   if (!row) throw ruleNotFound();
   return toRule(row);
@@ -119,9 +124,11 @@ async function insertRule(deps: SettingsDeps, caller: Caller, input: NewRuleInpu
   await validate(deps, owner.customerId, input);
   return db.transaction(async (tx) => {
     await lockCustomer(tx, owner.customerId);
+    const params: unknown[] = [];
+    const where = scopeWhere(owner, 'forwarding_rules', params);
     const [count] = await tx.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM forwarding_rules WHERE customer_id = $1 AND sandbox = $2',
-      [owner.customerId, owner.sandbox],
+      `SELECT count(*)::int AS n FROM forwarding_rules WHERE ${where.join(' AND ')}`,
+      params,
     );
     if ((count?.n ?? 0) >= MAX_RULES) throw errors.limitReached('forwarding rules', MAX_RULES);
     const [row] = await tx.query<Row>(
@@ -137,7 +144,7 @@ async function insertRule(deps: SettingsDeps, caller: Caller, input: NewRuleInpu
         input.condition.caseSensitive ?? false,
         input.destination.url,
         input.isActive ?? true,
-        owner.sandbox,
+        owner.sandboxOnly === true,
       ],
     );
     return toRule(row!);
@@ -167,7 +174,7 @@ async function changeRule(deps: SettingsDeps, caller: Caller, id: string, input:
       condition?.caseSensitive ?? null,
       input.destination?.url ?? null,
       input.isActive ?? null,
-      owner.sandbox,
+      owner.sandboxOnly === true,
     ],
   );
   if (!row) throw ruleNotFound();
@@ -223,11 +230,12 @@ export function createSettingsService(deps: SettingsDeps) {
     createRule: (caller: Caller, input: NewRuleInput) => insertRule(deps, caller, input),
 
     async listRules(caller: Caller) {
-      const owner = ruleOwner(caller);
+      const params: unknown[] = [];
+      const where = scopeWhere(ruleOwner(caller), 'forwarding_rules', params);
       return (
         await db.query<Row>(
-          'SELECT * FROM forwarding_rules WHERE customer_id = $1 AND sandbox = $2 ORDER BY created_at, id',
-          [owner.customerId, owner.sandbox],
+          `SELECT * FROM forwarding_rules WHERE ${where.join(' AND ')} ORDER BY created_at, id`,
+          params,
         )
       ).map(toRule);
     },
@@ -240,7 +248,7 @@ export function createSettingsService(deps: SettingsDeps) {
       const owner = ruleOwner(caller);
       const rows = await db.query(
         'DELETE FROM forwarding_rules WHERE customer_id = $1 AND sandbox = $2 AND id = $3 RETURNING id',
-        [owner.customerId, owner.sandbox, id],
+        [owner.customerId, owner.sandboxOnly === true, id],
       );
       if (rows.length === 0) throw ruleNotFound();
     },

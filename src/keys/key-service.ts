@@ -9,6 +9,7 @@ import { randomHex, sha256Hex } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
 import { UUID_PATTERN } from '../shared/schemas.js';
 import type { TemplateAccess } from '../shared/vocab.js';
+import { insertKey, revokeKey } from './key-store.js';
 
 export const MAX_ACTIVE_KEYS = 5;
 export const LIVE_PREFIX = 'ak_live_';
@@ -100,22 +101,18 @@ async function createKey(deps: KeyServiceDeps, customerId: string, input: Create
     const sandbox = input.sandbox ?? false;
     const key = generateKey(sandbox);
     const id = crypto.randomUUID();
-    const rows = await tx.query<KeyRow>(
-      `INSERT INTO api_keys (id, customer_id, chat_account_id, name, sandbox, template_access, key_hash, key_enc, key_hint)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
-      [
-        id,
-        customerId,
-        input.chatAccountId ?? null,
-        input.name ?? null,
-        sandbox,
-        input.templateAccess ?? 'none',
-        sha256Hex(key),
-        sealer.seal(key, { table: 'api_keys', column: 'key_enc', id }),
-        key.slice(-4),
-      ],
-    );
-    return { ...toKeyView(rows[0]!), key };
+    const row = await insertKey<KeyRow>(tx, COLUMNS, [
+      id,
+      customerId,
+      input.chatAccountId ?? null,
+      input.name ?? null,
+      sandbox,
+      input.templateAccess ?? 'none',
+      sha256Hex(key),
+      sealer.seal(key, { table: 'api_keys', column: 'key_enc', id }),
+      key.slice(-4),
+    ]);
+    return { ...toKeyView(row), key };
   });
 }
 
@@ -163,12 +160,7 @@ export function createKeyService(deps: KeyServiceDeps) {
      */
     async revoke(id: string, customerId: string | null = null): Promise<{ customerId: string }> {
       return db.transaction(async (tx) => {
-        const rows = await tx.query<{ customer_id: string }>(
-          `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
-            WHERE id = $1 AND ($2::uuid IS NULL OR customer_id = $2::uuid) RETURNING customer_id`,
-          [id, customerId],
-        );
-        const owner = rows[0]?.customer_id;
+        const owner = await revokeKey(tx, id, customerId);
         if (!owner) throw errors.notFound('API key');
         await directory.invalidate(tx, owner);
         return { customerId: owner };

@@ -1,6 +1,7 @@
 // "Last used" of API keys: written at most once a minute per key and process, off the request's
 // path, so authentication stays free of writes.
 import type { Db } from '../db/db.js';
+import { touchKey } from './key-store.js';
 
 const EVERY_MS = 60_000;
 
@@ -13,8 +14,7 @@ export function createKeyUsage(deps: { db: Db; onError: (err: unknown) => void }
       if (now - (lastWrite.get(keyId) ?? 0) < EVERY_MS) return;
       if (lastWrite.size > 100_000) lastWrite.clear();
       lastWrite.set(keyId, now);
-      const p = deps.db
-        .query('UPDATE api_keys SET last_used_at = now() WHERE id = $1', [keyId])
+      const p = touchKey(deps.db, keyId)
         .catch(deps.onError)
         .finally(() => pending.delete(p));
       pending.add(p);

@@ -7,8 +7,8 @@
 // message: lock their wamids, (3) look again, (4) park those still unknown; (5) one UPDATE of
 // every changed message (its status and the price a receipt carried; a row that would come out
 // the same is not rewritten); (6) one statement for all
-// events and their deliveries; (7) one upsert of the usage rollup (usage-rollup.ts) and, when the
-// batch prices a message for the first time, one of the pricing rollup; (4) to (7) go out together, pipelined (plus the media release when a receipt takes a message out of the
+// events and their deliveries (the usage steps among them: usage-rollup.ts); (7) when the batch
+// prices a message for the first time, one upsert of the pricing rollup; (4) to (7) go out together, pipelined (plus the media release when a receipt takes a message out of the
 // queue, rare: then in turn).
 //
 // The race with the send's own commit is closed by a transaction-scoped advisory lock per wamid:
@@ -21,7 +21,7 @@ import type { ReceiptPricing, ReceiptStatus, StatusReceipt } from '../provider/p
 import { releaseMedia } from './media-lifecycle.js';
 import { type EventMessage, messageStatusEvent } from './message-status-event.js';
 import type { SendErrorDetail } from './transitions.js';
-import { countPricing, countSteps, type PricedMessage, type UsageStep } from './usage-rollup.js';
+import { countPricing, type PricedMessage } from './usage-rollup.js';
 import { type OutboxEvent, writeEvents } from './write-events.js';
 
 const RANK: Record<string, number> = { pending: -1, queued: -1, sent: 1, delivered: 2, read: 3, failed: 9 };
@@ -92,7 +92,6 @@ export async function applyReceipts(tx: Queryable, items: ReceiptItem[]): Promis
 
   const changes = new Map<string, Change>();
   const events: OutboxEvent[] = [];
-  const reached: UsageStep[] = [];
   const outcomes: ReceiptOutcome[] = [];
   const parked: ReceiptItem[] = [];
   for (const item of items) {
@@ -124,13 +123,6 @@ export async function applyReceipts(tx: Queryable, items: ReceiptItem[]): Promis
       if (to === 'read') c.readAt ??= r.occurredAt;
       if (to === 'failed') c.failedAt = r.occurredAt;
       events.push(messageStatusEvent({ message: row, from: from[i]!, to, at: r.occurredAt, error }));
-      reached.push({
-        customerId: row.customerId,
-        accountId: row.chatAccountId,
-        sandbox: row.sandbox,
-        to,
-        at: r.occurredAt,
-      });
     });
     c.status = steps[steps.length - 1]!;
     c.error = error ?? c.error;
@@ -139,7 +131,7 @@ export async function applyReceipts(tx: Queryable, items: ReceiptItem[]): Promis
     outcomes.push('applied');
   }
 
-  await writeBatch(tx, [...changes.values()], events, reached, parked);
+  await writeBatch(tx, [...changes.values()], events, parked);
   return outcomes;
 }
 
@@ -148,7 +140,6 @@ async function writeBatch(
   tx: Queryable,
   changes: Change[],
   events: OutboxEvent[],
-  reached: UsageStep[],
   parked: ReceiptItem[],
 ): Promise<void> {
   // A receipt can take a message out of the queue (an answer lost after the provider accepted it):
@@ -164,7 +155,6 @@ async function writeBatch(
   await Promise.all([
     advance,
     writeEvents(tx, events),
-    countSteps(tx, reached),
     countPricing(tx, firstPrices(changes)),
     parked.length > 0 ? parkReceipts(tx, parked) : null,
   ]);

@@ -9,7 +9,6 @@ import { releaseMedia } from './media-lifecycle.js';
 import { recordRetries, type Retry } from './message-retries.js';
 import { type EventMessage, messageStatusEvent } from './message-status-event.js';
 import { attemptsAdded, type SendErrorDetail, type Transition } from './transitions.js';
-import { countSteps } from './usage-rollup.js';
 import { writeEvents } from './write-events.js';
 
 const EMITTING: readonly MessageStatus[] = ['sent', 'delivered', 'read', 'failed'];
@@ -141,7 +140,7 @@ export async function applyTransitions(
   const steps = rows.filter((r) => EMITTING.includes(r.to_status) && r.to_status !== r.from_status);
   // A send attempt's outcome that queues the message again is a retry (whenever its attempt was counted).
   const attempted = new Set(transitions.filter((t) => t.attempted).map((t) => t.id));
-  // The events, the usage rollup and the retries' answers, issued together: pipelined on PostgreSQL.
+  // The events (usage steps among them: usage-rollup.ts) and the retries' answers, issued together: pipelined on PostgreSQL.
   await Promise.all([
     recordRetries(tx, retriesOf(rows, attempted)),
     writeEvents(
@@ -149,16 +148,6 @@ export async function applyTransitions(
       steps.map((r) =>
         messageStatusEvent({ message: r, from: r.from_status, to: r.to_status, at: r.at, error: r.error }),
       ),
-    ),
-    countSteps(
-      tx,
-      steps.map((r) => ({
-        customerId: r.customerId,
-        accountId: r.chatAccountId,
-        sandbox: r.sandbox,
-        to: r.to_status,
-        at: r.at,
-      })),
     ),
   ]);
   return rows.map((r) => ({

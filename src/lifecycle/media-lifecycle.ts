@@ -8,6 +8,9 @@
 // Deleting races with a send that is being inserted: the insert locks the file's row (see
 // insert-batch.ts), and deletion locks the rows first, then deletes in a second statement, whose
 // fresh snapshot sees a message committed while it waited.
+//
+// This module is the one writer of media_files (ARCHITECTURE.md, "Who writes what"; decision
+// 0069): the upload's row, its provider ids, its use and its deletion.
 import type { Db, Queryable } from '../db/db.js';
 
 const NONE_WAITING = `NOT EXISTS (SELECT 1 FROM messages m WHERE m.media_id = f.id AND m.status IN ('pending', 'queued'))`;
@@ -58,4 +61,46 @@ export async function purgeMedia(db: Db, chunk: number): Promise<number> {
     total += n;
     if (n < chunk) return total;
   }
+}
+
+/** Records a new upload's row (in the transaction that stores its bytes); its expiry. */
+export async function insertMediaFile(
+  tx: Pick<Queryable, 'query'>,
+  params: [string, string, string, string, number, string, number],
+): Promise<{ expires_at: Date }> {
+  const [r] = await tx.query<{ expires_at: Date }>(
+    `INSERT INTO media_files (id, customer_id, filename, mimetype, size_bytes, sha256, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7)) RETURNING expires_at`,
+    params,
+  );
+  return r!;
+}
+
+/** Remembers the provider's media id of the file for one phone number. */
+export async function recordProviderMediaId(
+  db: Pick<Queryable, 'query'>,
+  mediaId: string,
+  phoneNumberId: string,
+  providerMediaId: string,
+): Promise<void> {
+  await db.query(
+    `UPDATE media_files SET provider_ids = provider_ids || jsonb_build_object($2::text, $3::text) WHERE id = $1`,
+    [mediaId, phoneNumberId, providerMediaId],
+  );
+}
+
+/**
+ * Locks a broadcast's upload and marks it used; false when the customer has no such file still
+ * usable (unused and expired, or deleted).
+ */
+export async function lockMediaForBroadcast(
+  tx: Pick<Queryable, 'query'>,
+  mediaId: string,
+  customerId: string,
+): Promise<boolean> {
+  const media = await tx.query(
+    'UPDATE media_files SET used_at = COALESCE(used_at, now()) WHERE id = $1 AND customer_id = $2 AND (used_at IS NOT NULL OR expires_at > now()) RETURNING id',
+    [mediaId, customerId],
+  );
+  return media.length > 0;
 }

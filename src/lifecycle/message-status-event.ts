@@ -2,6 +2,7 @@
 // provider receipt). Written to the outbox in the transaction of the change.
 import type { OutboxEvent } from '../events/outbox.js';
 import type { SendErrorDetail } from './transitions.js';
+import { isCounted } from './usage-rollup.js';
 
 /** The message as the event names it. */
 export type EventMessage = {
@@ -37,6 +38,8 @@ export function messageStatusEvent(c: StatusChange): OutboxEvent {
     customerId: c.message.customerId,
     type: 'message.status',
     sandbox: c.message.sandbox,
+    // A live message's first reach of a counted status is a usage step (decision 0078).
+    usageAccountId: !c.message.sandbox && isCounted(c.to) ? c.message.chatAccountId : null,
     createdAt: new Date(),
     data: {
       messageId: c.message.id,

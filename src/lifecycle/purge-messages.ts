@@ -2,6 +2,7 @@
 // its record is deleted by the purge pass, with no `failed` state and no event, and its
 // externalId becomes reusable (the spec's lifecycle table). A send still in flight then finds no
 // row to record its outcome on, and its receipts are parked until they are dropped unmatched.
+import { deleteInChunks } from '../db/chunked.js';
 import type { Db } from '../db/db.js';
 
 /** Deletes the messages whose lifetime has passed, a chunk per statement; returns how many. */
@@ -13,15 +14,3 @@ export async function purgeExpiredMessages(db: Pick<Db, 'query'>, chunk: number)
   );
 }
 
-/**
- * Runs a purge statement (`$1`: the chunk size, RETURNING a row per row deleted) until a chunk
- * comes back short, each statement its own short transaction; returns how many rows went.
- */
-export async function deleteInChunks(db: Pick<Db, 'query'>, sql: string, chunk: number): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const rows = await db.query(sql, [chunk]);
-    total += rows.length;
-    if (rows.length < chunk) return total;
-  }
-}

@@ -1,7 +1,7 @@
 // The purge pass's end of parked receipts (purge/purger.ts runs it): receipts never matched to a
 // message in a week (sent from elsewhere, or purged) are dropped.
+import { deleteInChunks } from '../db/chunked.js';
 import type { Db } from '../db/db.js';
-import { deleteInChunks } from './purge-messages.js';
 
 /** Deletes the receipts parked for over a week, a chunk per statement; returns how many. */
 export const purgeParkedReceipts = (db: Pick<Db, 'query'>, chunk: number): Promise<number> =>

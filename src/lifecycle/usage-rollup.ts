@@ -1,16 +1,18 @@
-// The daily usage rollup (usage_daily, read by GET /usage) kept up by the lifecycle: each status a
-// live message reaches counts once, on the UTC day it happened (provider time when known), in one
-// set-based upsert per batch, in the transaction of the change itself. Sandbox messages never count.
-import type { Queryable } from '../db/db.js';
+// The daily usage rollup (usage_daily, read by GET /usage): each status a live message reaches
+// counts once, on the UTC day it happened (provider time when known). Sandbox messages never count.
+//
+// `accepted` is counted by the intake, in its own transaction (create-messages.ts). The other four
+// come from the message.status events the lifecycle writes anyway (decision 0078): such an event
+// carries the account it counts for and its transaction's id (migration 046), and `rollUpUsage`
+// adds the steps of the transactions that have ended since to usage_daily and moves the watermark,
+// in one transaction. A receipt's or an outcome's transaction writes no rollup row.
+// Readers add the rows and the events at or above the watermark (`USAGE_ROWS`, one statement:
+// one snapshot), so a count is the same before and after the rollup that moves it.
+import type { Db, Queryable } from '../db/db.js';
 import type { ReceiptPricing } from '../provider/parse-webhook.js';
-import type { MessageStatus } from '../shared/vocab.js';
 
 /** The statuses the rollup counts (a message's first reach of each); `accepted` is the intake's. */
 const COUNTED = ['sent', 'delivered', 'read', 'failed'] as const;
-type Counted = (typeof COUNTED)[number];
-
-/** One status a message reached. */
-export type UsageStep = { customerId: string; accountId: string; sandbox: boolean; to: MessageStatus; at: Date };
 
 /**
  * The stripe of usage_daily a statement adds to: its connection's (migration 015). Concurrent
@@ -20,43 +22,67 @@ export type UsageStep = { customerId: string; accountId: string; sandbox: boolea
 export const USAGE_STRIPE = '(pg_backend_pid() % 8)::smallint';
 export const USAGE_CONFLICT = '(customer_id, day, chat_account_id, stripe)';
 
-const isCounted = (s: MessageStatus): s is Counted => (COUNTED as readonly string[]).includes(s);
+/** Whether reaching `status` is a usage step (its event then carries the account: message-status-event.ts). */
+export const isCounted = (status: string): boolean => (COUNTED as readonly string[]).includes(status);
+
+/** An event's usage counters (one of them 1), its UTC day (the step's time) and account, as columns. */
+const EVENT_STEP = `((e.data ->> 'timestamp')::timestamptz AT TIME ZONE 'UTC')::date AS day,
+       e.usage_account AS chat_account_id, 0 AS accepted,
+       ${COUNTED.map((c) => `(e.data ->> 'status' = '${c}')::int AS ${c}`).join(', ')}`;
 
 /**
- * Adds a batch's steps to the rollup: one statement, its rows in key order (two batches touching
- * the same rows lock them in one order, so they never deadlock on them). Call it last in the
- * transaction, after the messages' own rows are changed.
+ * The usage rows as a relation to read from (`FROM ${USAGE_ROWS} AS u`): the rolled-up rows
+ * (stripes not added up) and one row per counted event not rolled up yet, with the columns
+ * customer_id, day (date), chat_account_id, accepted, sent, delivered, read, failed. Read in one
+ * statement, so one snapshot: a rollup commits wholly before it or after it. A reader's conditions
+ * on these columns are pushed down into both halves.
  */
-export async function countSteps(tx: Queryable, steps: UsageStep[]): Promise<void> {
-  const rows = new Map<string, { customerId: string; day: string; accountId: string; n: Record<Counted, number> }>();
-  for (const s of steps) {
-    if (s.sandbox || !isCounted(s.to)) continue;
-    const day = s.at.toISOString().slice(0, 10);
-    const k = `${s.customerId}/${day}/${s.accountId}`;
-    const row = rows.get(k) ?? {
-      customerId: s.customerId,
-      day,
-      accountId: s.accountId,
-      n: { sent: 0, delivered: 0, read: 0, failed: 0 },
-    };
-    row.n[s.to] += 1;
-    rows.set(k, row);
-  }
-  if (rows.size === 0) return;
-  const sorted = [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
-  await tx.query(
-    `INSERT INTO usage_daily AS u (customer_id, day, chat_account_id, sent, delivered, read, failed, stripe)
-     SELECT *, ${USAGE_STRIPE} FROM unnest($1::uuid[], $2::date[], $3::uuid[], $4::int[], $5::int[], $6::int[], $7::int[])
-     ON CONFLICT ${USAGE_CONFLICT} DO UPDATE SET
-       sent = u.sent + EXCLUDED.sent, delivered = u.delivered + EXCLUDED.delivered,
-       read = u.read + EXCLUDED.read, failed = u.failed + EXCLUDED.failed`,
-    [
-      sorted.map((r) => r.customerId),
-      sorted.map((r) => r.day),
-      sorted.map((r) => r.accountId),
-      ...COUNTED.map((c) => sorted.map((r) => r.n[c])),
-    ],
-  );
+export const USAGE_ROWS = `(
+  SELECT customer_id, day, chat_account_id, accepted, ${COUNTED.join(', ')} FROM usage_daily
+  UNION ALL
+  SELECT e.customer_id, ${EVENT_STEP}
+    FROM events e WHERE e.usage_tx >= (SELECT next_tx FROM usage_watermark))`;
+
+/**
+ * Adds the usage steps of every transaction that has ended since the last rollup to usage_daily
+ * and moves the watermark past them, in one transaction (so each step counts exactly once).
+ * Another process rolling up at the same moment makes this one a no-op. Returns the steps added.
+ */
+export async function rollUpUsage(db: Pick<Db, 'transaction'>): Promise<number> {
+  return db.transaction(async (tx) => {
+    // The lock first, in its own statement: the next statement's snapshot is taken after the
+    // previous rollup committed, so it sees the watermark that rollup left and every step above.
+    const [held] = await tx.query<{ ok: boolean }>('SELECT true AS ok FROM usage_watermark FOR UPDATE SKIP LOCKED');
+    if (!held) return 0;
+    // The watermark moves to the oldest transaction that may still write a step: the snapshot's
+    // oldest in progress, except those another database's session is running (they cannot write
+    // our events; on a shared server one left open elsewhere would otherwise hold the rollup
+    // back), or to the snapshot's xmax when there is none. Every transaction below it has ended:
+    // its events are visible in this statement's snapshot, or never will be.
+    const [moved] = await tx.query<{ n: string }>(
+      `WITH snap AS (SELECT pg_current_snapshot() AS s),
+       elsewhere AS (SELECT backend_xid FROM pg_stat_activity WHERE datname <> current_database() AND backend_xid IS NOT NULL),
+       w AS (
+         SELECT u.next_tx AS lo,
+                least(pg_snapshot_xmax(snap.s),
+                      (SELECT min(x) FROM pg_snapshot_xip(snap.s) AS x WHERE x::xid NOT IN (SELECT backend_xid FROM elsewhere))) AS hi
+           FROM usage_watermark u, snap),
+       steps AS (
+         SELECT e.customer_id, ${EVENT_STEP}
+           FROM events e, w WHERE e.usage_tx >= w.lo AND e.usage_tx < w.hi),
+       added AS (
+         INSERT INTO usage_daily AS u (customer_id, day, chat_account_id, sent, delivered, read, failed, stripe)
+         SELECT customer_id, day, chat_account_id, ${COUNTED.map((c) => `sum(${c})`).join(', ')}, ${USAGE_STRIPE}
+           FROM steps GROUP BY customer_id, day, chat_account_id ORDER BY customer_id, day, chat_account_id
+         ON CONFLICT ${USAGE_CONFLICT} DO UPDATE SET
+           sent = u.sent + EXCLUDED.sent, delivered = u.delivered + EXCLUDED.delivered,
+           read = u.read + EXCLUDED.read, failed = u.failed + EXCLUDED.failed
+         RETURNING 1),
+       mark AS (UPDATE usage_watermark SET next_tx = w.hi FROM w WHERE w.hi > w.lo RETURNING 1)
+       SELECT (SELECT count(*) FROM steps)::text AS n, (SELECT count(*) FROM added) + (SELECT count(*) FROM mark) AS writes`,
+    );
+    return Number(moved?.n ?? 0);
+  });
 }
 
 /** A message a receipt priced for the first time, with the receipt's time. */

@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 
 import { lockCustomer } from '../customers/customer-service.js';
 import type { Db } from '../db/db.js';
+import { insertMediaFile } from '../lifecycle/media-lifecycle.js';
 import { contentMedia, type MediaKind } from '../shared/content.js';
 import { errors } from '../shared/errors.js';
 import type { MediaStore } from './media-store.js';
@@ -52,13 +53,17 @@ export function createMediaService(deps: { db: Db; store: MediaStore; unusedTtlS
         // The customer row serialises uploads, so the limit holds under concurrency.
         await lockCustomer(tx, customerId);
         if ((await pending(tx, customerId)) >= MAX_PENDING_MEDIA) throw errors.mediaPendingLimit(MAX_PENDING_MEDIA);
-        const [r] = await tx.query<{ expires_at: Date }>(
-          `INSERT INTO media_files (id, customer_id, filename, mimetype, size_bytes, sha256, expires_at)
-           VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7)) RETURNING expires_at`,
-          [id, customerId, file.filename, mimetype, file.data.length, sha256, deps.unusedTtlSeconds],
-        );
+        const r = await insertMediaFile(tx, [
+          id,
+          customerId,
+          file.filename,
+          mimetype,
+          file.data.length,
+          sha256,
+          deps.unusedTtlSeconds,
+        ]);
         await store.put(tx, id, customerId, file.data);
-        return r!;
+        return r;
       });
       return {
         mediaId: id,

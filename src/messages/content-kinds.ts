@@ -22,7 +22,15 @@ export const INTERACTIVE_LIMITS = {
   rowDescription: 72,
   sectionTitle: 24,
   ctaDisplayText: 20,
+  /** Flows: the button opening the Flow ("20 characters maximum, emoji not supported"). */
+  flowCta: 20,
 } as const;
+
+/**
+ * Our bounds on a flow message where the provider documents none: ids, names, tokens and screen
+ * names, and the first screen's data (its JSON, in characters). Decision 0075.
+ */
+export const FLOW_LIMITS = { id: 100, name: 200, token: 1000, screen: 100, dataJson: 10_000 } as const;
 
 /**
  * The longest text message the provider delivers (characters, as it counts them: code points).
@@ -99,7 +107,7 @@ export const ContactCard = Obj({
 export const ContactsContent = Type.Array(ContactCard, { minItems: 1, maxItems: CONTACT_LIMITS.cards });
 
 export const InteractiveContent = Obj({
-  type: Type.Union([Type.Literal('button'), Type.Literal('list'), Type.Literal('cta_url')]),
+  type: Type.Union([Type.Literal('button'), Type.Literal('list'), Type.Literal('cta_url'), Type.Literal('flow')]),
   header: Type.Optional(
     Obj({
       type: Type.Union(['text', 'image', 'video', 'document'].map((t) => Type.Literal(t))),
@@ -134,6 +142,45 @@ export const InteractiveContent = Obj({
   /** type `cta_url`: one button opening an https URL. */
   ctaUrl: Type.Optional(
     Obj({ displayText: Text(L.ctaDisplayText), url: Type.String({ minLength: 1, maxLength: 2048 }) }),
+  ),
+  /** type `flow`: a button opening one of the business's WhatsApp Flows (decision 0075). */
+  flow: Type.Optional(
+    Obj({
+      flowId: Type.Optional(
+        Type.String({ minLength: 1, maxLength: FLOW_LIMITS.id, description: 'The Flow by id; or flowName.' }),
+      ),
+      flowName: Type.Optional(
+        Type.String({ minLength: 1, maxLength: FLOW_LIMITS.name, description: 'The Flow by name; or flowId.' }),
+      ),
+      flowToken: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: FLOW_LIMITS.token,
+          description: "Your token for this send; the user's reply carries it back (`flowReply.flowToken`).",
+        }),
+      ),
+      cta: Type.String({ minLength: 1, maxLength: L.flowCta, description: 'The button text (no emoji).' }),
+      action: Type.Optional(
+        Type.Union([Type.Literal('navigate'), Type.Literal('data_exchange')], {
+          description: '`navigate` (default): open `actionPayload.screen`; `data_exchange`: ask your Flow endpoint.',
+        }),
+      ),
+      actionPayload: Type.Optional(
+        Obj({
+          screen: Type.String({ minLength: 1, maxLength: FLOW_LIMITS.screen, description: 'The first screen.' }),
+          data: Type.Optional(
+            Type.Record(Type.String(), Type.Unknown(), {
+              description: "The first screen's input data (a non-empty object).",
+            }),
+          ),
+        }),
+      ),
+      mode: Type.Optional(
+        Type.Union([Type.Literal('published'), Type.Literal('draft')], {
+          description: '`draft` to test a Flow not yet published.',
+        }),
+      ),
+    }),
   ),
 });
 

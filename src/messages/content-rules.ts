@@ -5,7 +5,7 @@
 import { checkOutboundUrl } from '../outbound/address-guard.js';
 import { CAPTIONED_KINDS, isMediaKind } from '../shared/content.js';
 import type { Problem } from '../shared/errors.js';
-import { EMOJI_MAX, INTERACTIVE_LIMITS } from './content-kinds.js';
+import { EMOJI_MAX, FLOW_LIMITS, INTERACTIVE_LIMITS } from './content-kinds.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -59,7 +59,7 @@ export function templateComponentProblems(c: Record<string, unknown>, path: stri
 }
 
 /** The part each interactive type needs, and only that one. */
-const PART_OF: Record<string, string> = { button: 'buttons', list: 'list', cta_url: 'ctaUrl' };
+const PART_OF: Record<string, string> = { button: 'buttons', list: 'list', cta_url: 'ctaUrl', flow: 'flow' };
 
 function interactiveProblems(i: Record<string, unknown>, opts: Opts): Problem[] {
   const path = 'content.interactive';
@@ -77,6 +77,39 @@ function interactiveProblems(i: Record<string, unknown>, opts: Opts): Problem[] 
   if (isObject(i.list) && Array.isArray(i.list.sections)) problems.push(...listProblems(i.list.sections));
   if (isObject(i.ctaUrl) && typeof i.ctaUrl.url === 'string' && !isHttpsUrl(i.ctaUrl.url))
     problems.push({ path: `${path}.ctaUrl.url`, message: 'must be an https URL' });
+  if (isObject(i.flow)) problems.push(...flowProblems(i.flow));
+  return problems;
+}
+
+const EMOJI_ANYWHERE = /\p{Extended_Pictographic}|\p{Regional_Indicator}/u;
+
+/**
+ * A flow message (decision 0075): the Flow by id or by name, the screen to open when it navigates
+ * and none when it exchanges data, the screen's data a non-empty object of bounded size, no emoji
+ * in the button (the provider's reference says it takes none).
+ */
+function flowProblems(f: Record<string, unknown>): Problem[] {
+  const path = 'content.interactive.flow';
+  const problems: Problem[] = [];
+  if ((f.flowId !== undefined) === (f.flowName !== undefined))
+    problems.push({ path, message: 'must have exactly one of flowId or flowName' });
+  if (typeof f.cta === 'string' && EMOJI_ANYWHERE.test(f.cta))
+    problems.push({ path: `${path}.cta`, message: 'must not contain emoji (the provider refuses them here)' });
+  const action = f.action ?? 'navigate';
+  if (action === 'navigate' && f.actionPayload === undefined)
+    problems.push({ path: `${path}.actionPayload`, message: 'is required when flow.action is navigate (its screen)' });
+  if (action === 'data_exchange' && f.actionPayload !== undefined)
+    problems.push({ path: `${path}.actionPayload`, message: 'is not allowed when flow.action is data_exchange' });
+  const payload = isObject(f.actionPayload) ? f.actionPayload : null;
+  if (payload !== null && isObject(payload.data)) {
+    if (Object.keys(payload.data).length === 0)
+      problems.push({ path: `${path}.actionPayload.data`, message: 'must not be empty (leave it out instead)' });
+    else if (JSON.stringify(payload.data).length > FLOW_LIMITS.dataJson)
+      problems.push({
+        path: `${path}.actionPayload.data`,
+        message: `must be at most ${FLOW_LIMITS.dataJson} characters as JSON`,
+      });
+  }
   return problems;
 }
 

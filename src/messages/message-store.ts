@@ -6,6 +6,7 @@ import type { Db, Queryable } from '../db/db.js';
 import { type Reaction, reactionsTo } from '../lifecycle/message-reactions.js';
 import { errors } from '../shared/errors.js';
 import { keysetPage } from '../shared/keyset.js';
+import { scopeWhere } from '../shared/scope.js';
 import { CANCELLED_SQL } from '../shared/vocab.js';
 import { type Message, MESSAGE_COLUMNS, type MessageRow, toMessage } from './message-view.js';
 
@@ -56,17 +57,22 @@ export function containsPattern(text: string): string {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The lookup of GET /messages/{id}: by messageId or by the caller's externalId, a messageId match first. */
-const LOOKUP = `customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2) AND (sandbox OR NOT $5::boolean)
-  AND (external_id = $3 OR ($4::uuid IS NOT NULL AND id = $4::uuid))
-  ORDER BY (id = $4::uuid) IS TRUE DESC LIMIT 1`;
-const lookupParams = (scope: Scope, id: string) => [
-  scope.customerId,
-  scope.accountId,
-  id,
-  UUID.test(id) ? id.toLowerCase() : null,
-  scope.sandboxOnly === true,
-];
+/**
+ * The lookup of GET /messages/{id} in the scope: by messageId or by the caller's externalId, a
+ * messageId match first.
+ */
+function lookup(scope: Scope, id: string): { where: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const where = scopeWhere(scope, 'messages', params);
+  params.push(id, UUID.test(id) ? id.toLowerCase() : null);
+  const ext = `$${params.length - 1}`;
+  const uid = `$${params.length}::uuid`;
+  return {
+    where: `${where.join(' AND ')} AND (external_id = ${ext} OR (${uid} IS NOT NULL AND id = ${uid}))
+  ORDER BY (id = ${uid}) IS TRUE DESC LIMIT 1`,
+    params,
+  };
+}
 
 /** The message GET /messages/{id} would answer: its id and whether it is a sandbox message. */
 export async function findMessageRow(
@@ -74,9 +80,10 @@ export async function findMessageRow(
   scope: Scope,
   id: string,
 ): Promise<{ id: string; sandbox: boolean } | null> {
+  const { where, params } = lookup(scope, id);
   const [row] = await q.query<{ id: string; sandbox: boolean }>(
-    `SELECT id, sandbox FROM messages WHERE ${LOOKUP}`,
-    lookupParams(scope, id),
+    `SELECT id, sandbox FROM messages WHERE ${where}`,
+    params,
   );
   return row ?? null;
 }
@@ -117,10 +124,8 @@ export function createMessageQueries(db: Db) {
 
     /** GET /messages/{id} for a scope already resolved from a caller, with the users' reactions to it. */
     async getInScope(scope: Scope, id: string): Promise<Message & { reactions: Reaction[] }> {
-      const rows = await db.query<MessageRow>(
-        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE ${LOOKUP}`,
-        lookupParams(scope, id),
-      );
+      const { where, params } = lookup(scope, id);
+      const rows = await db.query<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE ${where}`, params);
       const r = rows[0];
       if (!r) throw errors.messageNotFound();
       return { ...toMessage(r), reactions: await reactionsTo(db, r.id) };
@@ -140,14 +145,12 @@ export function createMessageQueries(db: Db) {
       queries.pageInScope(readScope(caller, q.chatAccountId), { ...q, chatAccountId: undefined }),
 
     async pageInScope(scope: Scope, f: ListFilter) {
-      const where = ['customer_id = $1'];
-      const params: unknown[] = [scope.customerId];
+      const params: unknown[] = [];
+      const where = scopeWhere(scope, 'messages', params);
       const add = (clause: (n: string) => string, value: unknown) => {
         params.push(value);
         where.push(clause(`$${params.length}`));
       };
-      if (scope.accountId !== null) add((n) => `chat_account_id = ${n}::uuid`, scope.accountId);
-      if (scope.sandboxOnly === true) where.push('sandbox');
       if (f.chatAccountId !== undefined) add((n) => `chat_account_id = ${n}::uuid`, f.chatAccountId);
       if (f.status !== undefined) add((n) => `status = ${n}`, f.status);
       if (f.externalId !== undefined) add((n) => `external_id = ${n}`, f.externalId);

@@ -8,6 +8,7 @@ import type { Principal } from '../auth/directory.js';
 import type { Queryable } from '../db/db.js';
 import type { ReplyTarget } from '../shared/content.js';
 import { errors } from '../shared/errors.js';
+import { type Scope, scopeWhere, seesNothing } from '../shared/scope.js';
 
 export type MessageRef = { messageId?: string; externalId?: string; inboundMessageId?: string };
 
@@ -17,6 +18,13 @@ export type MessageRef = { messageId?: string; externalId?: string; inboundMessa
  */
 export type Conversation = { customerId: string; accountId: string; phone: string; userId?: string | null };
 
+/** The caller's read scope: its customer, the key's account, the key's sandbox world. */
+const scopeOf = (principal: Principal, c: Conversation): Scope => ({
+  customerId: c.customerId,
+  accountId: principal.scopeAccountId,
+  sandboxOnly: principal.sandbox,
+});
+
 const invalid = (path: string, message: string) => errors.validation([{ path, message }]);
 
 const NOT_A_REACTION = 'is a reaction: a reaction cannot be replied or reacted to';
@@ -25,6 +33,10 @@ const SAME_CONVERSATION = 'must be a message of the same conversation (the same 
 /** Ours: by id or by the caller's externalId. */
 async function ourMessage(q: Queryable, principal: Principal, c: Conversation, ref: MessageRef, path: string) {
   const byId = ref.messageId?.toLowerCase() ?? null;
+  const params: unknown[] = [];
+  const where = scopeWhere(scopeOf(principal, c), 'messages', params);
+  params.push(byId, ref.externalId ?? null);
+  const [uid, ext] = [`$${params.length - 1}::uuid`, `$${params.length}`];
   const [row] = await q.query<{
     id: string;
     chat_account_id: string;
@@ -36,10 +48,10 @@ async function ourMessage(q: Queryable, principal: Principal, c: Conversation, r
   }>(
     `SELECT id, chat_account_id, recipient, sandbox, status, provider_message_id, content->>'type' AS type
        FROM messages
-      WHERE customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2::uuid) AND (sandbox OR NOT $3::boolean)
-        AND (($4::uuid IS NOT NULL AND id = $4::uuid) OR ($4::uuid IS NULL AND external_id = $5))
+      WHERE ${where.join(' AND ')}
+        AND ((${uid} IS NOT NULL AND id = ${uid}) OR (${uid} IS NULL AND external_id = ${ext}))
       LIMIT 1`,
-    [c.customerId, principal.scopeAccountId, principal.sandbox, byId, ref.externalId ?? null],
+    params,
   );
   if (!row) throw errors.messageNotFound();
   if (row.sandbox !== principal.sandbox)
@@ -53,7 +65,11 @@ async function ourMessage(q: Queryable, principal: Principal, c: Conversation, r
 
 /** An inbound message of the inbox (plan Pro stores them): never for a sandbox key. */
 async function inboundMessage(q: Queryable, principal: Principal, c: Conversation, id: string, path: string) {
-  if (principal.sandbox) throw errors.messageNotFound();
+  const scope = scopeOf(principal, c);
+  if (seesNothing(scope, 'inbound_messages')) throw errors.messageNotFound();
+  const params: unknown[] = [];
+  const where = scopeWhere(scope, 'inbound_messages', params);
+  params.push(id.toLowerCase());
   const [row] = await q.query<{
     id: string;
     chat_account_id: string;
@@ -63,8 +79,8 @@ async function inboundMessage(q: Queryable, principal: Principal, c: Conversatio
     message_type: string;
   }>(
     `SELECT id, chat_account_id, from_e164, from_user_id, provider_message_id, message_type FROM inbound_messages
-      WHERE customer_id = $1 AND ($2::uuid IS NULL OR chat_account_id = $2::uuid) AND id = $3::uuid`,
-    [c.customerId, principal.scopeAccountId, id.toLowerCase()],
+      WHERE ${where.join(' AND ')} AND id = $${params.length}::uuid`,
+    params,
   );
   if (!row) throw errors.messageNotFound();
   // The same person: by number, or by user id (a sender who hid their number, issue #35).

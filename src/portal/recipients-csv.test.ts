@@ -1,7 +1,7 @@
 // Broadcast recipients from CSV: the phone first (a header skipped), or the column a header names.
 import { describe, expect, it } from 'vitest';
 
-import { parseRecipients } from './recipients-csv.js';
+import { csvColumns, parseRecipients } from './recipients-csv.js';
 
 describe('parseRecipients', () => {
   it('reads phone, reference and values in that order, skipping a header', () => {
@@ -16,5 +16,19 @@ describe('parseRecipients', () => {
     expect(parseRecipients(csv)).toEqual([
       { line: 2, raw: '+15551230003', phoneE164: '+15551230003', externalId: 'x-1' },
     ]);
+  });
+
+  it('reads the columns as the mapping step names them (issue #37)', () => {
+    const csv = 'Name,Mobile,Order,City\nAna,+15551230004,o-4,Porto\n';
+    expect(csvColumns(csv)).toEqual([
+      { name: 'Name', sample: 'Ana', role: 'phone' },
+      { name: 'Mobile', sample: '+15551230004', role: 'externalId' },
+      { name: 'Order', sample: 'o-4', role: 'value' },
+      { name: 'City', sample: 'Porto', role: 'value' },
+    ]);
+    expect(parseRecipients(csv, ['value', 'phone', 'externalId', 'value'])).toEqual([
+      { line: 2, raw: '+15551230004', phoneE164: '+15551230004', externalId: 'o-4', values: ['Ana', 'Porto'] },
+    ]);
+    expect(() => parseRecipients(csv, ['ignore', 'ignore', 'value', 'value'])).toThrow(/no column/);
   });
 });

@@ -113,6 +113,23 @@ async function checkCode(
   return kind;
 }
 
+/** Writes a user's new recovery codes in place of all the old ones; refused when two-factor sign-in is off. */
+async function replaceRecoveryCodes(db: Db, userId: string): Promise<string[]> {
+  const codes = newRecoveryCodes();
+  await db.transaction(async (tx) => {
+    const on = await tx.query('SELECT 1 FROM portal_totp WHERE user_id = $1 AND enabled_at IS NOT NULL FOR UPDATE', [
+      userId,
+    ]);
+    if (on.length === 0) throw twoFactorErrors.notOn();
+    await tx.query('DELETE FROM portal_recovery_codes WHERE user_id = $1', [userId]);
+    await tx.query('INSERT INTO portal_recovery_codes (user_id, code_hash) SELECT $1, unnest($2::text[])', [
+      userId,
+      codes.map((c) => recoveryCodeHash(c)!),
+    ]);
+  });
+  return codes;
+}
+
 /** After the right password: the id of the login's second step (only its hash is stored). */
 async function startChallenge(db: Db, userId: string): Promise<string> {
   const id = crypto.randomBytes(32).toString('base64url');
@@ -229,6 +246,12 @@ export function createTwoFactorService(deps: TwoFactorDeps) {
         await tx.query('DELETE FROM portal_login_challenges WHERE user_id = $1', [userId]);
       });
     },
+
+    /**
+     * New recovery codes for a user whose two-factor sign-in is on (the caller has re-checked the
+     * password): the old ones, used or not, stop working in the same transaction.
+     */
+    regenerateRecoveryCodes: (userId: string) => replaceRecoveryCodes(db, userId),
 
     startChallenge: (userId: string) => startChallenge(db, userId),
     challengeUser: (id: string) => challengeUser(db, id),

@@ -10,7 +10,8 @@ export function contentFields(content: InboundContent | null | undefined, reacte
   const c = content ?? NO_CONTENT;
   return {
     media: c.media,
-    interactive: c.interactive,
+    // flowReply: a Flow's answer (nfm_reply), null on other replies and on rows stored before.
+    interactive: c.interactive ? { ...c.interactive, flowReply: c.interactive.flowReply ?? null } : null,
     button: c.button,
     reaction: c.reaction
       ? { ...c.reaction, messageId: reactedTo?.id ?? null, externalId: reactedTo?.external_id ?? null }

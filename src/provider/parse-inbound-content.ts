@@ -56,9 +56,34 @@ export type InboundOrder = {
   }[];
 };
 
+/**
+ * A Flow's answer (`interactive.nfm_reply`, decision 0075): the provider's `response_json` parsed
+ * when it is JSON within the bound, else kept as text with the reason.
+ */
+export type InboundFlowReply = {
+  /** `flow`, or `address_message`. */
+  name: string | null;
+  body: string | null;
+  /** The parsed answer (an object, as the Flow returned it); null when not parsed. */
+  response: unknown;
+  /** The `response_json` text when it was not parsed (invalid or too long, then cut); else null. */
+  responseRaw: string | null;
+  invalidJson: boolean;
+  truncated: boolean;
+  /** The answer's `flow_token`: the token given with the send. */
+  flowToken: string | null;
+};
+
 export type InboundContent = {
   media: InboundMedia | null;
-  interactive: { type: string; id: string | null; title: string | null; description: string | null } | null;
+  interactive: {
+    type: string;
+    id: string | null;
+    title: string | null;
+    description: string | null;
+    /** nfm_reply only (absent on rows stored before). */
+    flowReply?: InboundFlowReply | null;
+  } | null;
   button: { payload: string | null; text: string | null } | null;
   /** The message reacted to, by provider id; emoji null when the user removed the reaction. */
   reaction: { emoji: string | null; providerMessageId: string | null } | null;
@@ -97,6 +122,8 @@ export const CONTENT_LIMITS = {
   perContact: 10,
   orderItems: 100,
   errors: 5,
+  /** A Flow's `response_json` (characters): ours, the provider documents no bound. */
+  flowResponse: 20_000,
 } as const;
 
 const obj = (v: unknown): Record<string, unknown> =>
@@ -200,6 +227,41 @@ function order(m: Record<string, unknown>): InboundOrder {
   };
 }
 
+/** Characters the database cannot keep in JSON (NUL, unpaired surrogates), made U+FFFD. */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const scrub = (v: unknown): unknown =>
+  typeof v === 'string'
+    ? v.replace(UNSTORABLE, '\uFFFD')
+    : Array.isArray(v)
+      ? v.map(scrub)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(Object.entries(v).map(([k, x]) => [String(scrub(k)), scrub(x)]))
+        : v;
+
+function flowReply(r: Record<string, unknown>): InboundFlowReply {
+  const raw = typeof r.response_json === 'string' ? r.response_json : null;
+  const base = { name: s(r.name, 50), body: s(r.body, CONTENT_LIMITS.text), flowToken: null };
+  const max = CONTENT_LIMITS.flowResponse;
+  if (raw === null) return { ...base, response: null, responseRaw: null, invalidJson: false, truncated: false };
+  if (raw.length > max)
+    return { ...base, response: null, responseRaw: s(raw, max), invalidJson: false, truncated: true };
+  let parsed: unknown;
+  try {
+    parsed = scrub(JSON.parse(raw));
+  } catch {
+    return { ...base, response: null, responseRaw: String(scrub(raw)), invalidJson: true, truncated: false };
+  }
+  const token = obj(parsed).flow_token;
+  return {
+    ...base,
+    response: parsed,
+    responseRaw: null,
+    invalidJson: false,
+    truncated: false,
+    flowToken: s(token, 1000),
+  };
+}
+
 const EMPTY: Omit<InboundContent, 'providerErrors' | 'context'> = {
   media: null,
   interactive: null,
@@ -239,6 +301,7 @@ export function inboundContent(m: Record<string, unknown>): InboundContent {
       id: s(reply.id, CONTENT_LIMITS.id),
       title: s(reply.title),
       description: s(reply.description),
+      ...(kind === 'nfm_reply' ? { flowReply: flowReply(reply) } : {}),
     };
   } else if (type === 'button') {
     const b = obj(m.button);

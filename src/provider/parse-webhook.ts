@@ -173,7 +173,9 @@ function describeInbound(m: Record<string, unknown>): {
     case 'interactive': {
       const i = obj(m.interactive);
       const reply = obj(i.button_reply ?? i.list_reply);
-      return { messageType: 'interactive', text: str(reply.title), displayText: str(reply.title) };
+      // A Flow's answer (nfm_reply) has no title; its body ("Sent") is what the chat shows.
+      const shown = str(reply.title) ?? str(obj(i.nfm_reply).body);
+      return { messageType: 'interactive', text: shown, displayText: shown };
     }
     case 'order': {
       const o = obj(m.order);

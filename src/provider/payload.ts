@@ -8,7 +8,7 @@ import type { ContentType } from '../shared/vocab.js';
 type Typed<T> = T & { type?: string };
 
 export type Interactive = {
-  type: 'button' | 'list' | 'cta_url';
+  type: 'button' | 'list' | 'cta_url' | 'flow';
   header?: { type: string; text?: string } & Partial<Record<'image' | 'video' | 'document', MediaRef>>;
   body: { text: string };
   footer?: { text: string };
@@ -18,6 +18,15 @@ export type Interactive = {
     sections: { title?: string; rows: { id: string; title: string; description?: string }[] }[];
   };
   ctaUrl?: { displayText: string; url: string };
+  flow?: {
+    flowId?: string;
+    flowName?: string;
+    flowToken?: string;
+    cta: string;
+    action?: 'navigate' | 'data_exchange';
+    actionPayload?: { screen: string; data?: Record<string, unknown> };
+    mode?: 'published' | 'draft';
+  };
 };
 
 export type ContactCard = {
@@ -160,8 +169,31 @@ function interactiveObject(content: SendContent, providerMedia: ProviderMediaRef
               defined({ title: s.title, rows: s.rows.map((r) => defined({ ...r })) }),
             ),
           }
-        : { name: 'cta_url', parameters: { display_text: i.ctaUrl!.displayText, url: i.ctaUrl!.url } };
+        : i.type === 'flow'
+          ? flowAction(i.flow!)
+          : { name: 'cta_url', parameters: { display_text: i.ctaUrl!.displayText, url: i.ctaUrl!.url } };
   return defined({ type: i.type, header, body: { text: i.body.text }, footer: i.footer, action });
+}
+
+/**
+ * A flow message's action (Flows, "Sending a Flow"; docs/provider-protocol-2026.md): message
+ * version 3, the Flow by id or name, the action and, for navigate, its first screen and data.
+ */
+function flowAction(f: NonNullable<Interactive['flow']>) {
+  const p = f.actionPayload;
+  return {
+    name: 'flow',
+    parameters: defined({
+      flow_message_version: '3',
+      flow_token: f.flowToken,
+      flow_id: f.flowId,
+      flow_name: f.flowName,
+      flow_cta: f.cta,
+      flow_action: f.action ?? 'navigate',
+      flow_action_payload: p ? defined({ screen: p.screen, data: p.data }) : undefined,
+      mode: f.mode,
+    }),
+  };
 }
 
 /** A button's parameter as the provider names it for its sub_type. */

@@ -1,10 +1,14 @@
 // The purger: deletes messages past their lifetime (TTL clipped to plan retention), uploads past
-// theirs, and old events.
+// theirs, and old events. Each table's deletion is its owner's purge function (ARCHITECTURE.md,
+// "Who writes what"); this module writes only purge_runs.
 // Every process runs the loop; a run-record row under an advisory lock lets one process per
 // interval do the pass, and each chunk is its own short transaction.
 import type { Logger } from 'pino';
 
+import { purgePortfolioRecipients } from '../accounts/portfolio-store.js';
+import { purgeBroadcasts } from '../broadcasts/broadcast-store.js';
 import type { Db } from '../db/db.js';
+import { purgeInboundMessages, purgeInboundReceptions } from '../inbound/inbound-store.js';
 import { purgeMedia } from '../lifecycle/media-lifecycle.js';
 import { forgetPairs } from '../lifecycle/pace-recipient.js';
 import { purgeDeliveries, purgeEvents } from '../lifecycle/purge-events.js';
@@ -42,20 +46,9 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
     return claimed.length > 0;
   });
   if (!myTurn) return null;
-  const chunked = async (sql: string) => {
-    let total = 0;
-    for (;;) {
-      const rows = await db.query(sql, [CHUNK]);
-      total += rows.length;
-      if (rows.length < CHUNK) return total;
-    }
-  };
   const messages = await purgeExpiredMessages(db, CHUNK);
   // A broadcast record goes once its lifetime has passed and its messages are gone.
-  const broadcasts = await chunked(
-    `DELETE FROM broadcasts WHERE id IN (SELECT b.id FROM broadcasts b WHERE b.expires_at <= now()
-       AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.broadcast_id = b.id) LIMIT $1) RETURNING id`,
-  );
+  const broadcasts = await purgeBroadcasts(db, CHUNK);
   // Uploads: expired unused ones, and used ones whose messages are gone (after the messages, so a
   // file never outlives the messages that use it).
   const media = await purgeMedia(db, CHUNK);
@@ -64,13 +57,8 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
   const events = await purgeEvents(db, CHUNK);
   // Inbox content follows plan retention; the sender aggregate is never purged. Receptions (the
   // dedupe of provider retries, which stop after 7 days) go after 8.
-  const inbound = await chunked(
-    `DELETE FROM inbound_messages WHERE id IN (SELECT id FROM inbound_messages WHERE expires_at <= now() LIMIT $1) RETURNING id`,
-  );
-  await chunked(
-    `DELETE FROM inbound_receptions WHERE (chat_account_id, provider_message_id) IN (
-       SELECT chat_account_id, provider_message_id FROM inbound_receptions WHERE received_at < now() - interval '8 days' LIMIT $1) RETURNING 1`,
-  );
+  const inbound = await purgeInboundMessages(db, CHUNK);
+  await purgeInboundReceptions(db, CHUNK);
   // Failed portal logins past the throttle's window count for nothing: a few rows at most per
   // address and account, so one statement.
   await purgeLoginFailures(db);
@@ -80,7 +68,7 @@ export async function purgeOnce(db: Db, intervalSeconds: number, force = false):
   // Recipients no longer paced after the pair rate limit (decision 0037): a few rows, one statement.
   await forgetPairs(db);
   // Conversation starts older than the messaging limit's 24 hours no longer count (decision 0044).
-  await db.query(`DELETE FROM portfolio_recipients WHERE started_at < now() - interval '25 hours'`);
+  await purgePortfolioRecipients(db);
   return { messages, broadcasts, events, receipts, deliveries, inbound, media };
 }
 

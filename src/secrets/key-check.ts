@@ -4,6 +4,7 @@
 // starting and then failing every send on a token it cannot open.
 import type { Db, Queryable } from '../db/db.js';
 import type { Sealer } from '../shared/crypto.js';
+import { recordKeyState, startRotation } from './key-state-store.js';
 import { keyOf, SEALED_COLUMNS, sealedAt } from './sealed-columns.js';
 
 const LOCK_KEY = 727_002; // arbitrary, constant: the key-state lock (migrations use 727_001)
@@ -65,10 +66,7 @@ export async function checkEncryptionKey(
           `${source} does not open the secrets already in this database: start every process with the key that sealed them` +
             (prev ? '' : ' (or, to rotate, that key as ENCRYPTION_KEY_PREVIOUS and the new one as ENCRYPTION_KEY)'),
         );
-      await tx.query('INSERT INTO encryption_key_state (current_key_id, previous_key_id) VALUES ($1, $2)', [
-        mine,
-        prev,
-      ]);
+      await recordKeyState(tx, mine, prev);
       return 'recorded';
     }
     if (state.currentKeyId === mine) {
@@ -84,10 +82,7 @@ export async function checkEncryptionKey(
         throw new EncryptionKeyError(
           `the rotation from key ${state.previousKeyId} to key ${state.currentKeyId} has not finished: run \`chatgate admin rekey\` before rotating to ${source} (id ${mine})`,
         );
-      await tx.query('UPDATE encryption_key_state SET current_key_id = $1, previous_key_id = $2, updated_at = now()', [
-        mine,
-        prev,
-      ]);
+      await startRotation(tx, mine, prev);
       return 'rotation started';
     }
     throw new EncryptionKeyError(

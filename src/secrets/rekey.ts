@@ -7,6 +7,7 @@ import type { Db } from '../db/db.js';
 import type { Sealer } from '../shared/crypto.js';
 import { operatorErrors } from '../shared/errors.js';
 import { readKeyState } from './key-check.js';
+import { finishRotation } from './key-state-store.js';
 import { keyOf, SEALED_COLUMNS, sealedAt } from './sealed-columns.js';
 
 const BATCH = 200;
@@ -78,11 +79,7 @@ export function createRekey(deps: { db: Db; sealer: Sealer }) {
         }
       }
       const remaining = await countRemaining();
-      if (remaining === 0)
-        await db.query(
-          'UPDATE encryption_key_state SET previous_key_id = NULL, updated_at = now() WHERE current_key_id = $1',
-          [sealer.keyId],
-        );
+      if (remaining === 0) await finishRotation(db, sealer.keyId);
       const state = await readKeyState(db);
       return {
         keyId: sealer.keyId,

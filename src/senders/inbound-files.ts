@@ -6,6 +6,7 @@ import { type Caller, readScope, requirePlan } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
 import type { MediaStore } from '../media/media-store.js';
 import { errors } from '../shared/errors.js';
+import { scopeWhere, seesNothing } from '../shared/scope.js';
 
 export type InboundFile = { data: Buffer; mimeType: string; size: number; filename: string | null };
 
@@ -17,7 +18,9 @@ export function createInboundFiles(deps: { db: Db; store: MediaStore }) {
     async open(caller: Caller, inboundMessageId: string): Promise<InboundFile> {
       requirePlan(caller, 'inbox');
       const scope = readScope(caller);
-      if (scope.sandboxOnly) throw errors.inboundMessageNotFound();
+      if (seesNothing(scope, 'inbound_messages')) throw errors.inboundMessageNotFound();
+      const params: unknown[] = [inboundMessageId.toLowerCase()];
+      const where = ['i.id = $1::uuid', ...scopeWhere(scope, 'inbound_messages', params, 'i')];
       const [row] = await db.query<{
         media_id: string | null;
         state: string | null;
@@ -28,8 +31,8 @@ export function createInboundFiles(deps: { db: Db; store: MediaStore }) {
       }>(
         `SELECT f.id AS media_id, f.state, f.mime_type, f.filename, f.attempts, f.last_error
            FROM inbound_messages i LEFT JOIN inbound_media f ON f.inbound_message_id = i.id
-          WHERE i.customer_id = $1 AND i.id = $2::uuid AND ($3::uuid IS NULL OR i.chat_account_id = $3::uuid)`,
-        [scope.customerId, inboundMessageId.toLowerCase(), scope.accountId],
+          WHERE ${where.join(' AND ')}`,
+        params,
       );
       if (!row) throw errors.inboundMessageNotFound();
       if (row.media_id === null) throw errors.inboundMediaNotFound();

@@ -7,6 +7,7 @@ import { contentFields } from '../provider/inbound-content-view.js';
 import type { InboundContent, InboundReferral } from '../provider/parse-inbound-content.js';
 import { errors } from '../shared/errors.js';
 import { checkCursor, keysetPage } from '../shared/keyset.js';
+import { type Scope, scopeWhere, seesNothing } from '../shared/scope.js';
 import { suppressedAmong, suppressionKey } from '../suppressions/suppression-store.js';
 import { type InboundMediaColumns, MEDIA_COLUMNS, withFetch } from './inbound-media-view.js';
 import { replyWindowExpiresAt } from './reply-window.js';
@@ -109,7 +110,7 @@ export function createSenderService(deps: { db: Db }) {
         limit: q.limit,
         cursor: q.cursor,
       };
-      if (!scope.sandboxOnly) return readInbox(db, scope, page);
+      if (!seesNothing(scope, 'inbound_messages')) return readInbox(db, scope, page);
       checkCursor(q.cursor);
       return { inboundMessages: [], nextCursor: null };
     },
@@ -118,12 +119,11 @@ export function createSenderService(deps: { db: Db }) {
     async inboundMessage(caller: Caller, id: string) {
       requirePlan(caller, 'inbox');
       const scope = readScope(caller);
-      const rows = scope.sandboxOnly
+      const params: unknown[] = [id];
+      const where = ['i.id = $1::uuid', ...scopeWhere(scope, 'inbound_messages', params, 'i')];
+      const rows = seesNothing(scope, 'inbound_messages')
         ? []
-        : await db.query<InboxRow>(
-            `${INBOX_SELECT} WHERE i.id = $1::uuid AND i.customer_id = $2 AND ($3::uuid IS NULL OR i.chat_account_id = $3::uuid)`,
-            [id, scope.customerId, scope.accountId],
-          );
+        : await db.query<InboxRow>(`${INBOX_SELECT} WHERE ${where.join(' AND ')}`, params);
       if (!rows[0]) throw errors.inboundMessageNotFound();
       return toInbound(rows[0]);
     },
@@ -132,12 +132,15 @@ export function createSenderService(deps: { db: Db }) {
 
 /** One entry per distinct number, from one query; numbers that never wrote included. Simulated for a sandbox key. */
 async function lookup(db: Db, caller: Caller, accountId: string, phones: string[]): Promise<Sender[]> {
-  const customerId = caller.tenant.customerId;
+  const scope: Scope = { customerId: caller.tenant.customerId, accountId, sandboxOnly: caller.principal.sandbox };
   const distinct = [...new Set(phones)];
-  if (caller.principal.sandbox) {
+  if (seesNothing(scope, 'senders')) {
     const now = new Date();
     return distinct.map((p) => simulated(p, accountId, now));
   }
+  const params: unknown[] = [];
+  const where = scopeWhere(scope, 'senders', params);
+  params.push(distinct);
   const rows = await db.query<{
     phone_e164: string;
     first_inbound_at: Date;
@@ -146,8 +149,8 @@ async function lookup(db: Db, caller: Caller, accountId: string, phones: string[
     first_referral: InboundReferral | string | null;
   }>(
     `SELECT phone_e164, first_inbound_at, last_inbound_at, inbound_count, first_referral FROM senders
-        WHERE customer_id = $1 AND chat_account_id = $2 AND phone_e164 = ANY($3::text[])`,
-    [customerId, accountId, distinct],
+        WHERE ${where.join(' AND ')} AND phone_e164 = ANY($${params.length}::text[])`,
+    params,
   );
   const found = new Map(rows.map((r) => [r.phone_e164, r]));
   const suppressed = await suppressedAmong(
@@ -184,16 +187,15 @@ async function lookup(db: Db, caller: Caller, accountId: string, phones: string[
 /** The inbox, newest first; replyTo resolved to our message while it still exists. */
 async function readInbox(
   db: Db,
-  scope: { customerId: string; accountId: string | null },
+  scope: Scope,
   f: { from?: string; since?: Date; until?: Date; limit: number; cursor?: string },
 ) {
-  const where = ['i.customer_id = $1'];
-  const params: unknown[] = [scope.customerId];
+  const params: unknown[] = [];
+  const where = scopeWhere(scope, 'inbound_messages', params, 'i');
   const add = (clause: (n: string) => string, value: unknown) => {
     params.push(value);
     where.push(clause(`$${params.length}`));
   };
-  if (scope.accountId !== null) add((n) => `i.chat_account_id = ${n}::uuid`, scope.accountId);
   if (f.from !== undefined) add((n) => `i.from_e164 = ${n}`, f.from);
   if (f.since !== undefined) add((n) => `i.received_at >= ${n}::timestamptz`, f.since.toISOString());
   if (f.until !== undefined) add((n) => `i.received_at <= ${n}::timestamptz`, f.until.toISOString());

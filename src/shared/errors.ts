@@ -82,6 +82,14 @@ export const errors = {
   invalidWebhookUrl: (reason: string) => new AppError(400, 'invalid_webhook_url', { reason }),
   webhookEndpointNotFound: () => new AppError(404, 'webhook_endpoint_not_found'),
   webhookDeliveryNotFound: () => new AppError(404, 'webhook_delivery_not_found'),
+  /** GET /events/stream: the customer already has `limit` streams open (decision 0072). */
+  streamLimit: (limit: number) =>
+    new AppError(
+      429,
+      'stream_limit',
+      { limit, message: `at most ${limit} event streams may be open at once for a customer; close one` },
+      { 'retry-after': '60' },
+    ),
   quotaExceeded: (limit: number, used: number, resetsAt: string) =>
     new AppError(429, 'quota_exceeded', { limit, used, resetsAt }),
   // Operator API and HTTP plumbing (not in the public spec's table; documented in docs/api.md)

@@ -4,11 +4,12 @@
 // default country, and a sandbox key reads an empty list and changes nothing (403
 // sandbox_not_supported), as the list and the keywords decide live sends (decision
 // 0024-sandbox-keys). Every query here also takes the customer id.
-import { type Caller, callerAccount, callerPhone, requireLive } from '../auth/caller.js';
+import { type Caller, callerAccount, callerPhone, readScope, requireLive } from '../auth/caller.js';
 import type { Db } from '../db/db.js';
 import { AppError } from '../shared/errors.js';
 import { checkCursor, keysetPage } from '../shared/keyset.js';
 import { USER_ID_PATTERN } from '../shared/schemas.js';
+import { scopeWhere, seesNothing } from '../shared/scope.js';
 import type { SuppressionSource } from '../shared/vocab.js';
 import { DEFAULT_OPT_OUT_KEYWORDS, foldKeyword } from './opt-out-keywords.js';
 import { addSuppressions, keywordsOf, removeSuppressions } from './suppression-store.js';
@@ -18,6 +19,9 @@ export type Suppression = { phone: string; reason: string; source: SuppressionSo
 export const suppressionNotFound = () => new AppError(404, 'suppression_not_found');
 
 const USER_ID = new RegExp(USER_ID_PATTERN);
+
+/** A LIKE pattern for "contains", its wildcards taken literally. */
+const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** The entry's key: a business-scoped user id as given (kept under the id: decision 0036), else the number. */
 const keyOf = (caller: Caller, given: string) => (USER_ID.test(given) ? given : callerPhone(caller, given, 'phone'));
@@ -51,20 +55,22 @@ export function createSuppressionService(deps: { db: Db }) {
 
   return {
     /** Newest first, cursor paging as GET /messages; empty for a sandbox key (its cursor still checked). */
-    async list(caller: Caller, account: string, page: { limit: number; cursor?: string }) {
-      const customerId = caller.tenant.customerId;
-      const accountId = callerAccount(caller, account).id;
-      if (caller.principal.sandbox) {
+    async list(caller: Caller, account: string, page: { limit: number; cursor?: string; phoneContains?: string }) {
+      const scope = readScope(caller, account);
+      if (seesNothing(scope, 'suppressions')) {
         checkCursor(page.cursor);
         return { suppressions: [], nextCursor: null };
       }
+      const params: unknown[] = [];
+      const where = scopeWhere(scope, 'suppressions', params);
+      // The portal's search: part of a number (or user id), LIKE wildcards taken literally.
+      if (page.phoneContains) {
+        params.push(containsPattern(page.phoneContains));
+        where.push(`phone_e164 LIKE $${params.length} ESCAPE '\\'`);
+      }
       const p = await keysetPage<Row>(
         db,
-        {
-          select: 'SELECT id, phone_e164, reason, source, created_at FROM suppressions',
-          where: ['customer_id = $1', 'chat_account_id = $2'],
-          params: [customerId, accountId],
-        },
+        { select: 'SELECT id, phone_e164, reason, source, created_at FROM suppressions', where, params },
         page,
       );
       return { suppressions: p.rows.map(toSuppression), nextCursor: p.nextCursor };

@@ -180,3 +180,13 @@ export async function applyUserPreferences(
     ['customer'],
   );
 }
+
+/** Moves entries to a new recipient key ($1 accounts, $2 old keys, $3 new keys); an entry of the new key wins. */
+export async function moveSuppressionKeys(tx: Queryable, args: string[][]): Promise<void> {
+  await tx.query(
+    `UPDATE suppressions s SET phone_e164 = t.n FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(a, o, n)
+      WHERE s.chat_account_id = t.a AND s.phone_e164 = t.o
+        AND NOT EXISTS (SELECT 1 FROM suppressions x WHERE x.chat_account_id = t.a AND x.phone_e164 = t.n)`,
+    args,
+  );
+}

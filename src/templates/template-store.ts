@@ -15,20 +15,5 @@ export async function loadManagementCredential(
   return r?.waba_id && r.management_token_enc ? { wabaId: r.waba_id, sealedToken: r.management_token_enc } : null;
 }
 
-/**
- * Records that a management call just succeeded with this sealed credential; nothing changes when
- * the operator replaced it meanwhile. True when the row changed.
- */
-export async function markManagementVerified(
-  tx: Queryable,
-  customerId: string,
-  accountId: string,
-  sealedToken: string,
-): Promise<boolean> {
-  const rows = await tx.query(
-    `UPDATE chat_accounts SET template_management_verified_at = now()
-      WHERE customer_id = $1 AND id = $2 AND management_token_enc = $3 RETURNING id`,
-    [customerId, accountId, sealedToken],
-  );
-  return rows.length > 0;
-}
+// Written by the accounts' store (the one writer of chat_accounts).
+export { markManagementVerified } from '../accounts/account-store.js';

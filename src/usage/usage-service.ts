@@ -1,9 +1,12 @@
 // A customer's usage in one UTC month (GET /usage and the portal's chart): the quota numbers as
 // the quota check uses them (the quota_usage counter, the plan's limit) and the daily rollup
-// (usage_daily) by day and by account. Two small reads by primary key, never a scan of messages;
-// the rollup's stripes of one day and account (migration 015) are added up here.
+// (usage_daily) by day and by account, with the counted events not rolled up yet (USAGE_ROWS,
+// decision 0078). Small reads by key, never a scan of messages; the rollup's stripes of one day and
+// account (migration 015) and the events' rows are added up here.
 import type { Db } from '../db/db.js';
+import { USAGE_ROWS } from '../lifecycle/usage-rollup.js';
 import { type Plan, PLAN_LIMITS, quotaMonth } from '../plans/plans.js';
+import { type Scope, scopeWhere, seesNothing } from '../shared/scope.js';
 
 export const USAGE_COUNTERS = ['accepted', 'sent', 'delivered', 'read', 'failed'] as const;
 export type UsageCounters = Record<(typeof USAGE_COUNTERS)[number], number>;
@@ -32,7 +35,7 @@ export type PricingCounts = { billable: number; free: number; unknown: number };
 const PRICING_KEYS = ['billable', 'free', 'unknown'] as const;
 
 /** What is read: the customer, its plan now, and the account a scoped key is limited to. */
-export type UsageScope = { customerId: string; plan: Plan; accountId: string | null };
+export type UsageScope = Scope & { plan: Plan };
 
 /**
  * Who asks, as src/auth/caller.ts's Caller carries it (this layer sits below auth/): the key's
@@ -53,11 +56,38 @@ type PricedRow = { category: string; billable: (typeof PRICING_KEYS)[number]; n:
 
 /** The priced messages of [from, to) by category and billable flag (usage_pricing_daily's stripes added up). */
 function pricedRows(db: Pick<Db, 'query'>, scope: UsageScope, from: string, to: string): Promise<PricedRow[]> {
+  const params: unknown[] = [];
+  const where = scopeWhere(scope, 'usage_pricing_daily', params);
+  params.push(from, to);
   return db.query<PricedRow>(
     `SELECT category, billable, sum(messages)::int AS n FROM usage_pricing_daily
-      WHERE customer_id = $1 AND day >= $2::date AND day < $3::date AND ($4::uuid IS NULL OR chat_account_id = $4::uuid)
+      WHERE ${where.join(' AND ')} AND day >= $${params.length - 1}::date AND day < $${params.length}::date
       GROUP BY category, billable ORDER BY category, billable`,
-    [scope.customerId, from, to, scope.accountId],
+    params,
+  );
+}
+
+/** The quota counter of the month (the customer's, whatever the key's account). */
+function quotaUsed(db: Pick<Db, 'query'>, scope: UsageScope, day1: string) {
+  const params: unknown[] = [];
+  const where = scopeWhere(scope, 'quota_usage', params);
+  params.push(day1);
+  return db.query<{ used: number }>(
+    `SELECT used FROM quota_usage WHERE ${where.join(' AND ')} AND month = $${params.length}::date`,
+    params,
+  );
+}
+
+/** The usage rollup of [from, to) by day and account. */
+function dailyRows(db: Pick<Db, 'query'>, scope: UsageScope, from: string, to: string) {
+  const params: unknown[] = [];
+  const where = scopeWhere(scope, 'usage_daily', params);
+  params.push(from, to);
+  return db.query<Record<string, unknown> & { day: string; chat_account_id: string }>(
+    `SELECT to_char(day, 'YYYY-MM-DD') AS day, chat_account_id, ${USAGE_COUNTERS.join(', ')}
+       FROM ${USAGE_ROWS} AS u
+      WHERE ${where.join(' AND ')} AND day >= $${params.length - 1}::date AND day < $${params.length}::date`,
+    params,
   );
 }
 
@@ -88,10 +118,14 @@ export function createUsageService(deps: { db: Pick<Db, 'query'> }) {
     async get(caller: UsageCaller, month?: string, now = new Date()): Promise<Usage> {
       const { principal, tenant } = caller;
       const usage = await service.ofScope(
-        { customerId: tenant.customerId, plan: tenant.plan, accountId: principal.scopeAccountId },
+        {
+          customerId: tenant.customerId,
+          plan: tenant.plan,
+          accountId: principal.scopeAccountId,
+          sandboxOnly: principal.sandbox,
+        },
         month,
         now,
-        principal.sandbox,
       );
       return usage;
     },
@@ -102,23 +136,14 @@ export function createUsageService(deps: { db: Pick<Db, 'query'> }) {
      * byDay and byAccount are limited to a scoped key's account. `limit` is the plan's now: the
      * quota table keeps counts, not the plan a past month had.
      */
-    async ofScope(caller: UsageScope, month?: string, now = new Date(), countsHidden = false): Promise<Usage> {
+    async ofScope(caller: UsageScope, month?: string, now = new Date()): Promise<Usage> {
       const first = month ? new Date(`${month}-01T00:00:00Z`) : new Date(`${quotaMonth(now).month}T00:00:00Z`);
       const { month: day1, resetsAt } = quotaMonth(first);
-      const [quota, rows, priced] = countsHidden
+      const [quota, rows, priced] = seesNothing(caller, 'usage_daily')
         ? [[], [], []]
         : await Promise.all([
-            deps.db.query<{ used: number }>(
-              'SELECT used FROM quota_usage WHERE customer_id = $1 AND month = $2::date',
-              [caller.customerId, day1],
-            ),
-            deps.db.query<Record<string, unknown> & { day: string; chat_account_id: string }>(
-              `SELECT to_char(day, 'YYYY-MM-DD') AS day, chat_account_id, ${USAGE_COUNTERS.join(', ')}
-             FROM usage_daily
-            WHERE customer_id = $1 AND day >= $2::date AND day < $3::date
-              AND ($4::uuid IS NULL OR chat_account_id = $4::uuid)`,
-              [caller.customerId, day1, resetsAt.slice(0, 10), caller.accountId],
-            ),
+            quotaUsed(deps.db, caller, day1),
+            dailyRows(deps.db, caller, day1, resetsAt.slice(0, 10)),
             pricedRows(deps.db, caller, day1, resetsAt.slice(0, 10)),
           ]);
       const byDay = new Map<string, UsageCounters & { date: string }>();

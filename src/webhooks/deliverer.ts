@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 
 import type { Db } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
+import { type HandedDelivery, type LocalDeliverer, setLocalDeliverer } from '../events/local-delivery.js';
 import { DELIVERIES_READY } from '../events/outbox.js';
 import {
   claimDueDeliveries,
@@ -21,9 +22,9 @@ import type { OutboundClient, PostResult } from '../outbound/outbound-client.js'
 import { backoffDelayMs } from '../shared/backoff.js';
 import type { Sealer } from '../shared/crypto.js';
 import { createGroupCommit } from '../shared/group-commit.js';
-import { createLeasedWorker } from '../shared/worker-loop.js';
+import { createLeasedWorker, type PassResult } from '../shared/worker-loop.js';
 import { type Endpoint, loadEndpoints } from './delivery-store.js';
-import { createEndpointQueues } from './endpoint-queues.js';
+import { createEndpointQueues, type EndpointQueues } from './endpoint-queues.js';
 import { requestHeaders, signatureHeader } from './signature.js';
 
 /** Delays after attempt 1…7 (≈30 s, 2 min, 8 min, 32 min, ≈2 h, then 4 h): 8 attempts in ≈11 h. */
@@ -100,8 +101,8 @@ export function createDeliverer(deps: {
     releaseLeases: (workerId) => releaseDeliveryLeases(db, workerId),
   });
 
-  /** Claim, then queue each delivery behind its endpoint (or drop it: endpoint gone or inactive). */
-  async function pass() {
+  /** Claim, then queue each delivery behind its endpoint. */
+  async function pass(): Promise<PassResult> {
     const room = options.maxInFlight - worker.inFlight() - queues.waiting();
     if (room <= 0) return { didWork: false };
     const limit = Math.min(options.batchSize, room);
@@ -112,35 +113,111 @@ export function createDeliverer(deps: {
       maxAttempts: WEBHOOK_MAX_ATTEMPTS,
     });
     if (claimed.length === 0) return { didWork: false };
-    // Those the claim counted first: they had a free slot each, and take it at the pump below.
-    claimed.sort((a, b) => Number(b.counted) - Number(a.counted));
-    const endpoints = await loadEndpoints(db, sealer, [...new Set(claimed.map((d) => d.endpointId))]).catch(
-      async (err: unknown) => {
-        // Nothing was POSTed: the claim's counted attempts go back with the leases.
-        await releaseDeliveries(db, worker.workerId, claimed).catch(() => undefined);
-        throw err;
-      },
-    );
-    const dropped: Result[] = [];
-    const overflow: ClaimedDelivery[] = [];
-    for (const d of claimed) {
-      const endpoint = endpoints.get(d.endpointId);
-      // Deactivated since the event: nothing is sent (the test event goes to inactive endpoints too).
-      if (!endpoint || (!endpoint.isActive && d.eventType !== 'webhook.test'))
-        dropped.push({ delivery: d, at: new Date(), post: null, skipped: 'inactive' });
-      // Every attempt counted, the last never finished: not sent again.
-      else if (d.attemptCount >= WEBHOOK_MAX_ATTEMPTS)
-        dropped.push({ delivery: d, at: new Date(), post: null, skipped: 'interrupted' });
-      else if (queues.isFull(endpoint.id)) overflow.push(d);
-      else queues.push(d, endpoint);
-    }
-    queues.pumpAll();
-    if (overflow.length > 0) await releaseDeliveries(db, worker.workerId, overflow);
-    if (dropped.length > 0) await Promise.all(dropped.map((s) => worker.record(s)));
-    return { didWork: overflow.length + dropped.length < claimed.length };
+    return enqueue(claimed);
   }
 
-  return { workerId: worker.workerId, start: worker.start, stop: worker.stop };
+  const enqueue = (claimed: ClaimedDelivery[]): Promise<PassResult> =>
+    queueClaimed({ db, sealer, workerId: worker.workerId, queues, record: (r) => worker.record(r) }, claimed);
+
+  const local = createHandoff({ log, workerId: worker.workerId, leaseSeconds: options.leaseSeconds, queues, enqueue });
+
+  return {
+    workerId: worker.workerId,
+    async start() {
+      await worker.start();
+      local.taking = true;
+      setLocalDeliverer(db, local);
+    },
+    async stop() {
+      local.taking = false;
+      setLocalDeliverer(db, null);
+      await local.drain();
+      await worker.stop();
+    },
+  };
+}
+
+/** Queues each claimed delivery behind its endpoint (or drops it: endpoint gone or inactive). */
+async function queueClaimed(
+  c: { db: Db; sealer: Sealer; workerId: string; queues: EndpointQueues; record: (r: Result) => Promise<void> },
+  claimed: ClaimedDelivery[],
+): Promise<PassResult> {
+  const { db, sealer, queues } = c;
+  // Those the claim counted first: they had a free slot each, and take it at the pump below.
+  claimed.sort((a, b) => Number(b.counted) - Number(a.counted));
+  const endpoints = await loadEndpoints(db, sealer, [...new Set(claimed.map((d) => d.endpointId))]).catch(
+    async (err: unknown) => {
+      // Nothing was POSTed: the claim's counted attempts go back with the leases.
+      await releaseDeliveries(db, c.workerId, claimed).catch(() => undefined);
+      throw err;
+    },
+  );
+  const dropped: Result[] = [];
+  const overflow: ClaimedDelivery[] = [];
+  for (const d of claimed) {
+    const endpoint = endpoints.get(d.endpointId);
+    // Deactivated since the event: nothing is sent (the test event goes to inactive endpoints too).
+    if (!endpoint || (!endpoint.isActive && d.eventType !== 'webhook.test'))
+      dropped.push({ delivery: d, at: new Date(), post: null, skipped: 'inactive' });
+    // Every attempt counted, the last never finished: not sent again.
+    else if (d.attemptCount >= WEBHOOK_MAX_ATTEMPTS)
+      dropped.push({ delivery: d, at: new Date(), post: null, skipped: 'interrupted' });
+    else if (queues.isFull(endpoint.id)) overflow.push(d);
+    else queues.push(d, endpoint);
+  }
+  queues.pumpAll();
+  if (overflow.length > 0) await releaseDeliveries(db, c.workerId, overflow);
+  if (dropped.length > 0) await Promise.all(dropped.map((s) => c.record(s)));
+  return { didWork: overflow.length + dropped.length < claimed.length };
+}
+
+/**
+ * This deliverer as the outbox's local deliverer (decision 0079): deliveries written leased to it
+ * by a transaction of this process, queued together when several commit at once (one read of their
+ * endpoints per batch).
+ */
+function createHandoff(deps: {
+  log: Logger;
+  workerId: string;
+  leaseSeconds: number;
+  queues: EndpointQueues;
+  enqueue: (claimed: ClaimedDelivery[]) => Promise<unknown>;
+}): LocalDeliverer & { taking: boolean; drain: () => Promise<void> } {
+  const { log, queues } = deps;
+  const handed = createGroupCommit<ClaimedDelivery, void>(
+    async (ds) => {
+      // Some only when this worker has stopped meanwhile: their leases run out, then others claim them.
+      if (handoff.taking) await deps.enqueue(ds);
+      return ds.map(() => undefined);
+    },
+    { maxBatch: 500, maxInFlight: 1 },
+  );
+  const handoff = {
+    taking: false,
+    holder: deps.workerId,
+    leaseSeconds: deps.leaseSeconds,
+    freeSlots() {
+      const rooms = queues.rooms();
+      return {
+        endpointIds: rooms.map((r) => r.endpointId),
+        slots: rooms.map((r) => r.slots),
+        otherwise: queues.claimLimits().defaultSlots,
+      };
+    },
+    take(ds: HandedDelivery[]) {
+      for (const d of ds)
+        handed
+          .submit({ ...d, attemptCount: 0, counted: true })
+          .catch((err: unknown) =>
+            log.error(
+              { err, deliveryId: d.id },
+              'a webhook delivery handed over at its insert was not queued; its lease will expire and it be claimed',
+            ),
+          );
+    },
+    drain: () => handed.drain(),
+  };
+  return handoff;
 }
 
 /** One signed POST of a delivery's stored body. */

@@ -5,10 +5,18 @@
 // (decision 0024-sandbox-keys). Every query starts from the customer id and that partition.
 import crypto from 'node:crypto';
 
-import { type Caller, requirePlan, requireUnscoped } from '../auth/caller.js';
+import { type Caller, readScope, requirePlan, requireUnscoped } from '../auth/caller.js';
 import { lockCustomer } from '../customers/customer-service.js';
 import { type Db, notifyAfterCommit } from '../db/db.js';
 import { DELIVERIES_READY } from '../events/outbox.js';
+import {
+  COLUMNS,
+  deleteEndpoint,
+  type EndpointRow,
+  insertEndpoint,
+  rotateEndpointSecret,
+  updateEndpointRow,
+} from '../lifecycle/endpoint-rows.js';
 import { requeueDelivery, requeueFailed } from '../lifecycle/requeue-deliveries.js';
 import { writeEvents } from '../lifecycle/write-events.js';
 import { checkDestinationUrl } from '../outbound/destination-check.js';
@@ -16,6 +24,7 @@ import type { Resolve } from '../outbound/outbound-client.js';
 import type { Sealer } from '../shared/crypto.js';
 import { errors } from '../shared/errors.js';
 import { keysetPage } from '../shared/keyset.js';
+import { type Scope, scopeWhere } from '../shared/scope.js';
 import { DEFAULT_EVENT_TYPES } from '../shared/vocab.js';
 import { countFailed, deliveryPayload } from './delivery-store.js';
 
@@ -24,23 +33,6 @@ export const MAX_ACTIVE_ENDPOINTS = 5;
 export const ROTATION_OVERLAP_HOURS = 24;
 
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
-
-const COLUMNS =
-  'id, url, description, events, is_active, last_success_at, last_failure_at, last_failure_reason, created_at, updated_at';
-
-/** A row of COLUMNS as the database returns it. */
-type EndpointRow = {
-  id: string;
-  url: string;
-  description: string;
-  events: string[];
-  is_active: boolean;
-  last_success_at: Date | null;
-  last_failure_at: Date | null;
-  last_failure_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-};
 
 function toEndpoint(r: EndpointRow) {
   return {
@@ -63,8 +55,8 @@ export type EndpointService = ReturnType<typeof createEndpointService>;
 
 type Deps = { db: Db; sealer: Sealer; allowPrivateUrls: boolean; resolve: Resolve };
 
-/** The endpoints a caller manages: the customer's, live or sandbox as the caller's key is. */
-type Owner = { customerId: string; sandbox: boolean };
+/** The endpoints a caller manages: the customer's (never a scoped key's), live or sandbox as the caller's key is. */
+type Owner = Scope;
 
 /** Who may manage endpoints: a key not scoped to one account (403 key_scope_insufficient), on a plan with webhooks. */
 function checkAllowed(caller: Caller): void {
@@ -74,7 +66,7 @@ function checkAllowed(caller: Caller): void {
 
 function ownerOf(caller: Caller): Owner {
   checkAllowed(caller);
-  return { customerId: caller.tenant.customerId, sandbox: caller.principal.sandbox };
+  return readScope(caller);
 }
 
 export function createEndpointService(deps: Deps) {
@@ -97,9 +89,11 @@ export function createEndpointService(deps: Deps) {
 
     async list(caller: Caller) {
       const owner = ownerOf(caller);
+      const params: unknown[] = [];
+      const where = scopeWhere(owner, 'webhook_endpoints', params);
       const rows = await db.query<EndpointRow>(
-        `SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 AND sandbox = $2 ORDER BY created_at, id`,
-        [owner.customerId, owner.sandbox],
+        `SELECT ${COLUMNS} FROM webhook_endpoints WHERE ${where.join(' AND ')} ORDER BY created_at, id`,
+        params,
       );
       return rows.map(toEndpoint);
     },
@@ -111,11 +105,8 @@ export function createEndpointService(deps: Deps) {
     /** Deletes the endpoint with its delivery history (cascade). */
     async remove(caller: Caller, id: string): Promise<void> {
       const owner = ownerOf(caller);
-      const rows = await db.query(
-        'DELETE FROM webhook_endpoints WHERE customer_id = $1 AND sandbox = $2 AND id = $3 RETURNING id',
-        [owner.customerId, owner.sandbox, id],
-      );
-      if (rows.length === 0) throw errors.webhookEndpointNotFound();
+      if (!(await deleteEndpoint(db, owner.customerId, owner.sandboxOnly === true, id)))
+        throw errors.webhookEndpointNotFound();
     },
 
     /** A new secret, shown once; the previous one keeps signing for 24 hours (the oldest, if rotated twice). */
@@ -125,8 +116,7 @@ export function createEndpointService(deps: Deps) {
     sendTest: (caller: Caller, id: string) => sendTest(db, ownerOf(caller), id),
 
     /** Delivery history, newest first, each with its attempts. */
-    deliveries: (caller: Caller, id: string, page: { limit: number; cursor?: string }) =>
-      listDeliveries(db, ownerOf(caller), id, page),
+    deliveries: (caller: Caller, id: string, page: DeliveryPage) => listDeliveries(db, ownerOf(caller), id, page),
 
     /** One delivery with its attempts and the body it sends. */
     delivery: (caller: Caller, id: string, deliveryId: string) => getDelivery(db, ownerOf(caller), id, deliveryId),
@@ -165,17 +155,24 @@ async function checkUrl(deps: Deps, url: string): Promise<void> {
 /** Active endpoints of the owner's partition (live and sandbox endpoints have 5 each). */
 async function lockedCount(tx: Pick<Db, 'query'>, owner: Owner, exceptId: string | null): Promise<number> {
   await lockCustomer(tx, owner.customerId);
+  const params: unknown[] = [];
+  const where = scopeWhere(owner, 'webhook_endpoints', params);
+  params.push(exceptId);
   const [row] = await tx.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM webhook_endpoints WHERE customer_id = $1 AND sandbox = $2 AND is_active AND id IS DISTINCT FROM $3::uuid',
-    [owner.customerId, owner.sandbox, exceptId],
+    `SELECT count(*)::int AS n FROM webhook_endpoints
+      WHERE ${where.join(' AND ')} AND is_active AND id IS DISTINCT FROM $${params.length}::uuid`,
+    params,
   );
   return row?.n ?? 0;
 }
 
 async function getRow(db: Db, owner: Owner, id: string): Promise<EndpointRow> {
+  const params: unknown[] = [];
+  const where = scopeWhere(owner, 'webhook_endpoints', params);
+  params.push(id);
   const rows = await db.query<EndpointRow>(
-    `SELECT ${COLUMNS} FROM webhook_endpoints WHERE customer_id = $1 AND sandbox = $2 AND id = $3`,
-    [owner.customerId, owner.sandbox, id],
+    `SELECT ${COLUMNS} FROM webhook_endpoints WHERE ${where.join(' AND ')} AND id = $${params.length}`,
+    params,
   );
   if (!rows[0]) throw errors.webhookEndpointNotFound();
   return rows[0];
@@ -193,19 +190,15 @@ async function createEndpoint(
   const row = await db.transaction(async (tx) => {
     if ((await lockedCount(tx, owner, null)) >= MAX_ACTIVE_ENDPOINTS)
       throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
-    const rows = await tx.query<EndpointRow>(
-      `INSERT INTO webhook_endpoints (id, customer_id, url, description, events, secret_enc, sandbox) VALUES ($1, $2, $3, $4, $5::text[], $6, $7) RETURNING ${COLUMNS}`,
-      [
-        id,
-        owner.customerId,
-        input.url,
-        input.description ?? '',
-        [...new Set(input.events ?? DEFAULT_EVENT_TYPES)],
-        sealer.seal(secret, { table: 'webhook_endpoints', column: 'secret_enc', id }),
-        owner.sandbox,
-      ],
-    );
-    return rows[0]!;
+    return insertEndpoint(tx, [
+      id,
+      owner.customerId,
+      input.url,
+      input.description ?? '',
+      [...new Set(input.events ?? DEFAULT_EVENT_TYPES)],
+      sealer.seal(secret, { table: 'webhook_endpoints', column: 'secret_enc', id }),
+      owner.sandboxOnly === true,
+    ]);
   });
   return { ...toEndpoint(row), secret };
 }
@@ -218,22 +211,17 @@ async function updateEndpoint(deps: Deps, owner: Owner, id: string, patch: Endpo
     if (patch.isActive === true && (await lockedCount(tx, owner, id)) >= MAX_ACTIVE_ENDPOINTS) {
       throw errors.limitReached('active webhook endpoints', MAX_ACTIVE_ENDPOINTS);
     }
-    const rows = await tx.query<EndpointRow>(
-      `UPDATE webhook_endpoints SET url = COALESCE($3, url), events = COALESCE($4::text[], events),
-              description = COALESCE($5, description), is_active = COALESCE($6, is_active), updated_at = now()
-        WHERE customer_id = $1 AND id = $2 AND sandbox = $7 RETURNING ${COLUMNS}`,
-      [
-        owner.customerId,
-        id,
-        patch.url ?? null,
-        patch.events ? [...new Set(patch.events)] : null,
-        patch.description ?? null,
-        patch.isActive ?? null,
-        owner.sandbox,
-      ],
-    );
-    if (!rows[0]) throw errors.webhookEndpointNotFound();
-    return rows[0];
+    const updated = await updateEndpointRow(tx, [
+      owner.customerId,
+      id,
+      patch.url ?? null,
+      patch.events ? [...new Set(patch.events)] : null,
+      patch.description ?? null,
+      patch.isActive ?? null,
+      owner.sandboxOnly === true,
+    ]);
+    if (!updated) throw errors.webhookEndpointNotFound();
+    return updated;
   });
   return toEndpoint(row);
 }
@@ -247,24 +235,15 @@ async function updateEndpoint(deps: Deps, owner: Owner, id: string, patch: Endpo
 async function rotateSecret(deps: Deps, owner: Owner, id: string) {
   const { db, sealer } = deps;
   const secret = newSecret();
-  // Every right-hand side reads the row as it was before this UPDATE.
-  const rows = await db.query<EndpointRow & { previous_secret_expires_at: Date }>(
-    `UPDATE webhook_endpoints
-        SET previous_secret_enc = CASE WHEN previous_secret_expires_at > now() THEN previous_secret_enc ELSE secret_enc END,
-            previous_secret_expires_at = CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at
-                                              ELSE now() + make_interval(hours => $4) END,
-            secret_enc = $3, updated_at = now()
-      WHERE customer_id = $1 AND id = $2 AND sandbox = $5 RETURNING ${COLUMNS}, previous_secret_expires_at`,
-    [
-      owner.customerId,
-      id,
-      sealer.seal(secret, { table: 'webhook_endpoints', column: 'secret_enc', id }),
-      ROTATION_OVERLAP_HOURS,
-      owner.sandbox,
-    ],
-  );
-  if (!rows[0]) throw errors.webhookEndpointNotFound();
-  return { ...toEndpoint(rows[0]), secret, previousSecretExpiresAt: iso(rows[0].previous_secret_expires_at) };
+  const row = await rotateEndpointSecret(db, [
+    owner.customerId,
+    id,
+    sealer.seal(secret, { table: 'webhook_endpoints', column: 'secret_enc', id }),
+    ROTATION_OVERLAP_HOURS,
+    owner.sandboxOnly === true,
+  ]);
+  if (!row) throw errors.webhookEndpointNotFound();
+  return { ...toEndpoint(row), secret, previousSecretExpiresAt: iso(row.previous_secret_expires_at) };
 }
 
 async function sendTest(db: Db, owner: Owner, id: string) {
@@ -308,14 +287,27 @@ const DELIVERY_SELECT = `SELECT d.id, d.event_id, d.event_type, d.status, d.atte
                         FROM webhook_attempt_history a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
        FROM webhook_deliveries d`;
 
-async function listDeliveries(db: Db, owner: Owner, id: string, page: { limit: number; cursor?: string }) {
+/** A page of an endpoint's deliveries; the portal also filters by event type and status (the API does not). */
+type DeliveryPage = { limit: number; cursor?: string; eventType?: string; status?: string };
+
+async function listDeliveries(db: Db, owner: Owner, id: string, page: DeliveryPage) {
   await getRow(db, owner, id);
+  const where = ['d.customer_id = $1', 'd.endpoint_id = $2'];
+  const params: unknown[] = [owner.customerId, id];
+  for (const [column, value] of [
+    ['d.event_type', page.eventType],
+    ['d.status', page.status],
+  ] as const) {
+    if (value === undefined) continue;
+    params.push(value);
+    where.push(`${column} = $${params.length}`);
+  }
   const { rows: items, nextCursor } = await keysetPage<DeliveryRow>(
     db,
     {
       select: DELIVERY_SELECT,
-      where: ['d.customer_id = $1', 'd.endpoint_id = $2'],
-      params: [owner.customerId, id],
+      where,
+      params,
       key: { at: 'd.created_at', id: 'd.id' },
     },
     page,

@@ -151,9 +151,9 @@ export const providerEnv = (emulator: { url: string }) => ({
 });
 
 /** The whole service pointed at a new emulator, which posts receipts back to it. */
-export async function startLiveService(env: Record<string, string> = {}) {
+export async function startLiveService(env: Record<string, string> = {}, opts: { clock?: boolean } = {}) {
   const emu = await startEmulator();
-  const svc = await startService({ env: { ...providerEnv(emu), WORKER_POLL_MS: '50', ...env } });
+  const svc = await startService({ env: { ...providerEnv(emu), WORKER_POLL_MS: '50', ...env }, clock: opts.clock });
   await emu.settings({ callbackUrl: `${svc.url}/provider/webhooks/app` });
   return {
     emu,

@@ -1,10 +1,22 @@
 // A fault-injection TCP proxy for tests: sits between the service and PostgreSQL (or any TCP
 // server) and, on command, resets every connection (RST, as in a failover), stalls them (no byte
 // either way until it is lifted, as in a network partition), or slows them (each chunk held for a
-// delay). New connections made during a stall are accepted and held too.
+// delay). New connections made during a stall are accepted and held too. `joinBeforeClose` holds
+// what the server sends from a chosen answer on and hands it over in one piece when the server
+// closes: a client on a busy machine reads a last answer and the server's goodbye at once.
 import net from 'node:net';
 
-export type FaultMode = { kind: 'pass' } | { kind: 'stall' } | { kind: 'slow'; delayMs: number };
+export type FaultMode =
+  | { kind: 'pass' }
+  | { kind: 'stall' }
+  | { kind: 'slow'; delayMs: number }
+  /**
+   * Once: from the first chunk the server sends that contains `from`, that connection's chunks to
+   * the client are held; `onHeld` is called (to end the server's side, e.g. pg_terminate_backend),
+   * and when the server closes, everything held goes to the client in one write, then the close.
+   * The mode is back to `pass` as soon as it has caught its chunk.
+   */
+  | { kind: 'joinBeforeClose'; from: Buffer; onHeld: () => void };
 
 export type FaultProxy = {
   readonly port: number;
@@ -18,7 +30,13 @@ export type FaultProxy = {
   close(): Promise<void>;
 };
 
-type Pair = { client: net.Socket; upstream: net.Socket; held: { to: net.Socket; chunk: Buffer }[] };
+type Pair = {
+  client: net.Socket;
+  upstream: net.Socket;
+  held: { to: net.Socket; chunk: Buffer }[];
+  /** joinBeforeClose: what the server sent since the caught chunk, for the client in one write. */
+  joined?: Buffer[];
+};
 
 export async function startFaultProxy(target: { host: string; port: number }): Promise<FaultProxy> {
   let mode: FaultMode = { kind: 'pass' };
@@ -26,7 +44,14 @@ export async function startFaultProxy(target: { host: string; port: number }): P
   let total = 0;
 
   const forward = (pair: Pair, to: net.Socket, chunk: Buffer) => {
-    if (mode.kind === 'stall') {
+    if (pair.joined && to === pair.client) {
+      pair.joined.push(chunk);
+    } else if (mode.kind === 'joinBeforeClose' && to === pair.client && chunk.includes(mode.from)) {
+      const { onHeld } = mode;
+      mode = { kind: 'pass' };
+      pair.joined = [chunk];
+      onHeld();
+    } else if (mode.kind === 'stall') {
       pair.held.push({ to, chunk });
     } else if (mode.kind === 'slow') {
       // Order is kept: every chunk waits the same delay from its arrival.
@@ -40,6 +65,14 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     const pair: Pair = { client, upstream, held: [] };
     pairs.add(pair);
     const end = () => {
+      if (pair.joined && !client.destroyed) {
+        // The server's last answer and its goodbye, in one piece, then the close.
+        client.end(Buffer.concat(pair.joined));
+        pair.joined = undefined;
+        upstream.destroy();
+        pairs.delete(pair);
+        return;
+      }
       pairs.delete(pair);
       client.destroy();
       upstream.destroy();

@@ -14,6 +14,7 @@ import { quotaMonth } from '../../src/plans/plans.js';
 import { checkAgainstDocument } from './openapi-check.js';
 import { newPgliteDataDir } from './pglite-template.js';
 import { postgresTemplate } from './postgres-template.js';
+import { installClockPglite, installClockPostgres, type TestClock, testClock } from './test-clock.js';
 import { logDestination, recordSecret, recordSecretsIn } from './test-logs.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -23,22 +24,24 @@ export const backend = serverUrl ? 'postgres' : 'pglite';
 recordSecret('admin-token', ADMIN_TOKEN);
 recordSecret('encryption-key', ENCRYPTION_KEY);
 
-export type TestDatabase = { db: Db; url: string | null; drop(): Promise<void> };
+export type TestDatabase = { db: Db; url: string | null; drop(): Promise<void>; clock?: TestClock };
 
 /**
  * A fresh database for one test file, with every migration applied (a copy of the run's template:
  * test/support/pglite-template.ts, postgres-template.ts), or, with `empty`, as initdb leaves it.
  * PGlite runs on the test's own thread unless `thread` (or EMBEDDED_DB_THREAD=true in the test
- * run's environment) puts it in a thread of its own.
+ * run's environment) puts it in a thread of its own. With `clock`, the tests' clock
+ * (test/support/test-clock.ts) runs the database's now() and the process's Date: `clock.advance`.
  */
 export async function createTestDatabase(
-  opts: { thread?: boolean; empty?: boolean } = {},
+  opts: { thread?: boolean; empty?: boolean; clock?: boolean } = {},
 ): Promise<TestDatabase & { name?: string }> {
   const thread = opts.thread ?? process.env.EMBEDDED_DB_THREAD === 'true';
   if (!serverUrl) {
     const from = await newPgliteDataDir(opts.empty ? 'empty' : 'migrated');
     const db = await openPgliteDb(null, { thread, from });
-    return { db, url: null, drop: () => db.close() };
+    if (opts.clock) await installClockPglite(db);
+    return { db, url: null, drop: () => db.close(), clock: opts.clock ? testClock(db, !thread) : undefined };
   }
   const name = `chatgate_test_${crypto.randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: serverUrl });
@@ -47,11 +50,17 @@ export async function createTestDatabase(
   await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
+  if (opts.clock) {
+    const inside = new pg.Client({ connectionString: url.toString() });
+    await inside.connect();
+    await installClockPostgres(inside, admin, name).finally(() => inside.end());
+  }
   const db = await openPostgresDb(url.toString(), 10);
   return {
     db,
     url: url.toString(),
     name,
+    clock: opts.clock ? testClock(db, false) : undefined,
     async drop() {
       await db.close();
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -87,17 +96,19 @@ export type Service = {
   db: Db;
   database: TestDatabase;
   config: Config;
+  /** With `startService({ clock: true })` (or a database made with one): the tests' clock. */
+  clock?: TestClock;
   stop(): Promise<void>;
 };
 
 /** The whole service (API and workers unless a role is given) on a fresh database. */
 export async function startService(
-  opts: { env?: Record<string, string>; role?: Role; database?: TestDatabase; resolve?: Resolve } = {},
+  opts: { env?: Record<string, string>; role?: Role; database?: TestDatabase; resolve?: Resolve; clock?: boolean } = {},
 ): Promise<Service> {
   const config = testConfig(opts.env);
   // EMBEDDED_DB_THREAD among a test's settings opens its database that way.
   const thread = opts.env?.EMBEDDED_DB_THREAD === undefined ? undefined : config.embeddedDbThread;
-  const database = opts.database ?? (await createTestDatabase(thread === undefined ? undefined : { thread }));
+  const database = opts.database ?? (await createTestDatabase({ thread, clock: opts.clock }));
   for (const name of ['PROVIDER_APP_SECRET', 'PROVIDER_VERIFY_TOKEN', 'ADMIN_TOKEN'] as const)
     recordSecret(name.toLowerCase().replaceAll('_', '-'), opts.env?.[name]);
   // Logged at info to a file of the run (TEST_LOG_LEVEL also shows them), with the service's own
@@ -117,6 +128,7 @@ export async function startService(
     db: database.db,
     database,
     config,
+    clock: database.clock,
     async stop() {
       try {
         await app.stop();
@@ -248,7 +260,8 @@ export async function eventually<T>(
   timeoutMs = 15_000,
   everyMs = 50,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  // The monotonic clock: the tests' clock (test-clock.ts) moves Date, not this wait.
+  const deadline = performance.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
@@ -257,7 +270,7 @@ export async function eventually<T>(
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline)
+    if (performance.now() > deadline)
       throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }

@@ -3,6 +3,7 @@
 // ChatGateError, every list also as an async iterator (iterateX). Calls that are safe to repeat
 // (reads, lookups, and sends, which are idempotent by externalId) are retried on network errors,
 // timeouts and 5xx answers; the others are sent once. Every method takes RequestOptions last.
+import { readEventStream, type StreamedEvent } from './event-stream.js';
 import {
   type InboundFile,
   iterateAll,
@@ -47,6 +48,7 @@ import type {
   SendMessageRequest,
   SetInboxFilterRequest,
   SetOptOutKeywordsRequest,
+  SignupRequest,
   Suppression,
   SuppressionPage,
   Template,
@@ -140,6 +142,15 @@ export class ChatGate {
   /** GET /chat-accounts. */
   async listChatAccounts(options: RequestOptions = {}): Promise<ChatAccount[]> {
     return (await this.#t.json<Schemas['ChatAccountList']>('GET', '/chat-accounts', { retry: true }, options)).accounts;
+  }
+
+  /**
+   * POST /chat-accounts/embedded-signup: links your own number with what the provider's Embedded
+   * Signup gave your page (the login's code, the session's WABA and number ids) and the PIN. Not
+   * retried: a code is good once.
+   */
+  linkChatAccountBySignup(body: SignupRequest, options: RequestOptions = {}): Promise<ChatAccount> {
+    return this.#t.json('POST', '/chat-accounts/embedded-signup', { body, retry: false }, options);
   }
 
   /** The chat accounts, as an async iterator. */
@@ -245,6 +256,20 @@ export class ChatGate {
   /** The webhook endpoints, as an async iterator. */
   iterateWebhookEndpoints(options: RequestOptions = {}): AsyncGenerator<WebhookEndpoint> {
     return iterateAll(this.listWebhookEndpoints(options));
+  }
+
+  /**
+   * GET /events/stream: the customer's events as they happen (Server-Sent Events), for development
+   * (what `chatgate listen` reads). A live key gets every event (plans Basic and Pro), a sandbox key
+   * those of sandbox messages (every plan). `lastEventId` resumes after that event. The stream ends
+   * after an hour, or when `options.signal` aborts; `timeoutMs` bounds only the wait for its start.
+   */
+  async *streamEvents(
+    query: { lastEventId?: string } = {},
+    options: RequestOptions = {},
+  ): AsyncGenerator<StreamedEvent> {
+    const headers: Record<string, string> = query.lastEventId ? { 'last-event-id': query.lastEventId } : {};
+    yield* readEventStream(await this.#t.stream('/events/stream', headers, options));
   }
 
   /** GET /webhook-endpoints/{id}. */

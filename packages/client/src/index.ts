@@ -6,6 +6,7 @@ import type { ChatGateOperator } from './operator.js';
 
 export * from './client.js';
 export { type ApiErrorCode, ChatGateError, type ErrorCode, isChatGateError, type Problem } from './errors.js';
+export { readEventStream, type StreamedEvent } from './event-stream.js';
 export * from './events.js';
 export type { components, operations, paths, webhooks } from './openapi-types.js';
 export * from './operator.js';

@@ -75,6 +75,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/chat-accounts/embedded-signup': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Link your own number with the provider’s Embedded Signup
+     * @description Finishes the provider's Embedded Signup (v4) that your page ran with the provider's JS SDK: we exchange the code for a business token (sealed), subscribe our app to the WABA's webhooks, register the number with the PIN and link it as an OFFICIAL account. Off unless the operator configured it, and per plan or customer. Not with a sandbox key or a key scoped to one account.
+     */
+    post: operations['linkChatAccountBySignup'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/messages/broadcast': {
     parameters: {
       query?: never;
@@ -482,6 +502,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/events/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The customer's events, live, as Server-Sent Events (for development: chatgate listen)
+     * @description A `text/event-stream` of the key's customer's events, each as a webhook delivery would carry it: `id:` the eventId, `event:` the type, `data:` the envelope (`{eventId, type, createdAt, data}`) on one line. A live key gets every event of the customer, a sandbox key only those of sandbox messages, as webhook endpoints made with each do (`webhook.test` goes to its endpoint only and is never streamed). Live keys need a plan with webhooks (Basic, Pro); sandbox keys may listen on every plan. Not with a key scoped to one account. Events are streamed from when the stream opens, about a second after they happen; `Last-Event-ID` (an eventId of this customer) resumes after that event. A comment line (`: keepalive`) comes every 15 s; the stream ends after an hour (reconnect with Last-Event-ID); at most 3 streams per customer are open at once (`429 stream_limit`). Use `chatgate listen --forward-to URL` to have each event posted, signed as webhook deliveries are, to a local server.
+     */
+    get: operations['streamEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/chat-accounts/{accountId}/templates': {
     parameters: {
       query?: never;
@@ -572,7 +612,7 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    /** Change a customer's plan, default country or name */
+    /** Change a customer's plan, default country, name or self-serve linking */
     patch: operations['updateCustomer'];
     trace?: never;
   };
@@ -1093,6 +1133,7 @@ export interface components {
       /** @enum {string} */
       plan: 'free' | 'starter' | 'basic' | 'pro';
       defaultCountry: string | null;
+      embeddedSignup: boolean | null;
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
@@ -1186,11 +1227,23 @@ export interface components {
     };
     /** @description A reply to an interactive message; `replyTo` names the message it answered. */
     InboundInteractive: {
-      /** @description `button_reply`, `list_reply`, or another reply type the provider adds. */
+      /** @description `button_reply`, `list_reply`, `nfm_reply` (a Flow's answer), or another reply type the provider adds. */
       type: string;
       id: string | null;
       title: string | null;
       description: string | null;
+      flowReply: {
+        name: string | null;
+        body: string | null;
+        /** @description The Flow's answer: the provider's `response_json` parsed (an object); null when it was not valid JSON or too long. */
+        response: unknown;
+        responseRaw: string | null;
+        /** @description `response_json` was not valid JSON (kept in `responseRaw`). */
+        invalidJson: boolean;
+        /** @description `response_json` was longer than 20,000 characters (its start kept in `responseRaw`). */
+        truncated: boolean;
+        flowToken: string | null;
+      } | null;
     };
     /** @description A medium's description from the provider; on the inbox's messages also the fetch of the file (`state`…), which GET /inbound-messages/{id}/media serves. */
     InboundMedia: {
@@ -1749,6 +1802,32 @@ export interface components {
       eventId: string;
       /** @constant */
       queued: true;
+    };
+    /** @description Embedded Signup: the provider refused or failed one of its steps (the code's exchange, the app's subscription to the WABA, the number's registration, its read); nothing was linked. A code is good once and for a short time: run the flow again. */
+    SignupFailedError: {
+      /** @constant */
+      error: 'signup_failed';
+      /** @enum {string} */
+      step: 'exchange_code' | 'subscribe_app' | 'register_number' | 'read_number';
+      /** @description What the provider said (secrets redacted). */
+      message?: string;
+      /** @description Sanitized provider detail: httpStatus, code, subcode, message, userTitle, fbtraceId (tokens redacted). */
+      provider?: {
+        [key: string]: unknown;
+      };
+    } & {
+      [key: string]: unknown;
+    };
+    /** @description The customer already has the most event streams open at once (3, live and sandbox together). */
+    StreamLimitError: {
+      /** @constant */
+      error: 'stream_limit';
+      /** @description Streams open at once. */
+      limit: number;
+      /** @description What to do. */
+      message?: string;
+    } & {
+      [key: string]: unknown;
     };
     /** @description The request fails validation; `details` has one entry per problem. */
     ValidationError: {
@@ -2698,7 +2777,7 @@ export interface operations {
               birthday?: string;
             }[];
             interactive?: {
-              type: 'button' | 'list' | 'cta_url';
+              type: 'button' | 'list' | 'cta_url' | 'flow';
               header?: {
                 type: 'text' | 'image' | 'video' | 'document';
                 text?: string;
@@ -2740,6 +2819,28 @@ export interface operations {
               ctaUrl?: {
                 displayText: string;
                 url: string;
+              };
+              flow?: {
+                /** @description The Flow by id; or flowName. */
+                flowId?: string;
+                /** @description The Flow by name; or flowId. */
+                flowName?: string;
+                /** @description Your token for this send; the user's reply carries it back (`flowReply.flowToken`). */
+                flowToken?: string;
+                /** @description The button text (no emoji). */
+                cta: string;
+                /** @description `navigate` (default): open `actionPayload.screen`; `data_exchange`: ask your Flow endpoint. */
+                action?: 'navigate' | 'data_exchange';
+                actionPayload?: {
+                  /** @description The first screen. */
+                  screen: string;
+                  /** @description The first screen's input data (a non-empty object). */
+                  data?: {
+                    [key: string]: unknown;
+                  };
+                };
+                /** @description `draft` to test a Flow not yet published. */
+                mode?: 'published' | 'draft';
               };
             };
             reaction?: {
@@ -3144,6 +3245,145 @@ export interface operations {
       };
     };
   };
+  linkChatAccountBySignup: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The login's `code` (FB.login's `authResponse.code`; exchanged once, within a short time). */
+          code: string;
+          /** @description The session's `waba_id` (the SDK's `WA_EMBEDDED_SIGNUP` message event). */
+          wabaId: string;
+          /** @description The session's `phone_number_id`. */
+          phoneNumberId: string;
+          /** @description The session's `business_id` (kept for nothing yet; accepted). */
+          businessId?: string;
+          /** @description Six digits: the number's two-step verification PIN, set (or checked) when we register it. */
+          pin: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Created: ChatAccount */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ChatAccount'];
+        };
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /**
+       * @description `Missing x-api-key header`: No `x-api-key` header.
+       *
+       *     `Invalid API key`: Unknown or revoked key.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
+        };
+      };
+      /**
+       * @description `feature_not_available`: The feature is not in the plan (webhooks and broadcasts: Basic and Pro; inbox, rules: Pro).
+       *
+       *     `sandbox_not_supported`: Not with a sandbox key: it changes nothing live (broadcasts and cancelling them, cancelling a live message, creating templates, inbox filters, suppression lists, opt-out keywords).
+       *
+       *     `key_scope_insufficient`: A key scoped to one chat account tried to manage webhooks or forwarding rules.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            | components['schemas']['FeatureNotAvailableError']
+            | components['schemas']['SandboxNotSupportedError']
+            | components['schemas']['KeyScopeInsufficientError'];
+        };
+      };
+      /**
+       * @description `already_exists`: Operator API: the resource exists (a phoneNumberId linked twice, a portal user with this email).
+       *
+       *     `limit_reached`: A count limit: 5 active webhook endpoints, 50 forwarding rules; operator: accounts per plan, 5 keys.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AlreadyExistsError'] | components['schemas']['LimitReachedError'];
+        };
+      };
+      /** @description `payload_too_large`: The body is over the route limit (1 MiB by default, 8 MiB for broadcasts). */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PayloadTooLargeError'];
+        };
+      };
+      /** @description `unsupported_media_type`: Another content type than the route reads (application/json; multipart/form-data for uploads). */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnsupportedMediaTypeError'];
+        };
+      };
+      /** @description `signup_failed`: Embedded Signup: the provider refused or failed one of its steps (the code's exchange, the app's subscription to the WABA, the number's registration, its read); nothing was linked. A code is good once and for a short time: run the flow again. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SignupFailedError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
+    };
+  };
   sendBroadcast: {
     parameters: {
       query?: never;
@@ -3280,7 +3520,7 @@ export interface operations {
               birthday?: string;
             }[];
             interactive?: {
-              type: 'button' | 'list' | 'cta_url';
+              type: 'button' | 'list' | 'cta_url' | 'flow';
               header?: {
                 type: 'text' | 'image' | 'video' | 'document';
                 text?: string;
@@ -3322,6 +3562,28 @@ export interface operations {
               ctaUrl?: {
                 displayText: string;
                 url: string;
+              };
+              flow?: {
+                /** @description The Flow by id; or flowName. */
+                flowId?: string;
+                /** @description The Flow by name; or flowId. */
+                flowName?: string;
+                /** @description Your token for this send; the user's reply carries it back (`flowReply.flowToken`). */
+                flowToken?: string;
+                /** @description The button text (no emoji). */
+                cta: string;
+                /** @description `navigate` (default): open `actionPayload.screen`; `data_exchange`: ask your Flow endpoint. */
+                action?: 'navigate' | 'data_exchange';
+                actionPayload?: {
+                  /** @description The first screen. */
+                  screen: string;
+                  /** @description The first screen's input data (a non-empty object). */
+                  data?: {
+                    [key: string]: unknown;
+                  };
+                };
+                /** @description `draft` to test a Flow not yet published. */
+                mode?: 'published' | 'draft';
               };
             };
             reaction?: {
@@ -6607,6 +6869,97 @@ export interface operations {
       };
     };
   };
+  streamEvents: {
+    parameters: {
+      query?: never;
+      header?: {
+        'last-event-id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description `validation_error`: The request fails validation; `details` has one entry per problem.
+       *
+       *     `bad_request`: A request the router cannot read (a malformed %-escape, an over-long parameter).
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'] | components['schemas']['BadRequestError'];
+        };
+      };
+      /**
+       * @description `Missing x-api-key header`: No `x-api-key` header.
+       *
+       *     `Invalid API key`: Unknown or revoked key.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MissingApiKeyError'] | components['schemas']['InvalidApiKeyError'];
+        };
+      };
+      /**
+       * @description `feature_not_available`: The feature is not in the plan (webhooks and broadcasts: Basic and Pro; inbox, rules: Pro).
+       *
+       *     `key_scope_insufficient`: A key scoped to one chat account tried to manage webhooks or forwarding rules.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            components['schemas']['FeatureNotAvailableError'] | components['schemas']['KeyScopeInsufficientError'];
+        };
+      };
+      /** @description `stream_limit`: The customer already has the most event streams open at once (3, live and sandbox together). */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StreamLimitError'];
+        };
+      };
+      /** @description `Internal server error`: Unexpected error; retrying a send with the same `externalId` is safe. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InternalServerError'];
+        };
+      };
+      /** @description `database_unavailable`: The database (or its disk) cannot take the request now: it did not answer within its deadline, the connection was lost, or it is full, read-only or restarting. Try again after Retry-After; a send with the same `externalId` is never accepted twice. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseUnavailableError'];
+        };
+      };
+    };
+  };
   listTemplates: {
     parameters: {
       query?: {
@@ -7416,6 +7769,7 @@ export interface operations {
           name?: string;
           plan?: 'free' | 'starter' | 'basic' | 'pro';
           defaultCountry?: string | null;
+          embeddedSignup?: boolean | null;
         };
       };
     };

@@ -122,6 +122,40 @@ export class Transport {
     }
   }
 
+  /**
+   * A GET whose answer is a stream (text/event-stream): its body, once the head has come within the
+   * timeout (which then no longer applies); the caller's signal ends it. An error answer throws.
+   */
+  async stream(path: string, headers: Record<string, string>, options: RequestOptions = {}) {
+    const url = new URL(this.#baseUrl + path);
+    const where = `(GET ${url.origin}${url.pathname})`;
+    throwIfAborted(options.signal, where);
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    const head = new AbortController();
+    const timer = setTimeout(() => head.abort(), timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, head.signal]) : head.signal;
+    let res: Response;
+    try {
+      res = await this.#fetch(url, {
+        headers: { accept: 'text/event-stream', ...this.#headers, ...options.headers, ...headers, ...this.#auth },
+        signal,
+      });
+    } catch (err) {
+      throwIfAborted(options.signal, where);
+      const timeout = head.signal.aborted;
+      const message = timeout ? `no answer within ${timeoutMs} ms ${where}` : `${describeCause(err)} ${where}`;
+      throw new ChatGateError(0, timeout ? 'timeout' : 'network_error', { message }, null, { cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+    if (res.ok && res.body) return res.body;
+    const text = await res.text();
+    const body = text === '' ? null : parseJson(text);
+    const errorBody = body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : { message: text };
+    const code = typeof errorBody.error === 'string' ? errorBody.error : `http_${res.status}`;
+    throw new ChatGateError(res.status, code as ErrorCode, errorBody, res.headers.get('x-request-id'));
+  }
+
   #pause(attempt: number, signal: AbortSignal | undefined, where: string): Promise<void> {
     const ms = this.#retryDelayMs * 2 ** (attempt - 1) * (0.8 + Math.random() * 0.4);
     return new Promise((resolve, reject) => {

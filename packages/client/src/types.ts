@@ -110,6 +110,8 @@ export type BroadcastAck = Schemas['BroadcastAck'];
 export type Broadcast = Schemas['Broadcast'];
 export type BroadcastPage = Schemas['BroadcastPage'];
 export type ChatAccount = Schemas['ChatAccount'];
+/** POST /chat-accounts/embedded-signup's body (decision 0076). */
+export type SignupRequest = JsonBody<'linkChatAccountBySignup'>;
 export type Sender = Schemas['Sender'];
 export type InboundMessagePage = Schemas['InboundMessagePage'];
 export type InboundMessage = Schemas['InboundMessage'];

@@ -1,25 +1,13 @@
 // Every error body the API answers, by its `error` code: status, meaning, extra fields and an
 // example. The document gives each code a schema (components.schemas) and each operation the codes
 // it can answer (its route's 'x-errors'); the codes are those of src/shared/errors.ts and the spec's table.
-type Extra = Record<string, Record<string, unknown>>;
-export type ErrorDoc = {
-  status: number;
-  /** components.schemas name. */
-  schema: string;
-  description: string;
-  extra?: Extra;
-  example?: Record<string, unknown>;
-  headers?: Record<string, { description: string; schema: Record<string, unknown> }>;
-};
+import { type ErrorDoc, providerDetail, str } from './error-doc-parts.js';
+import { ADDED_DOCS } from './error-docs-added.js';
 
-const str = (description: string) => ({ type: 'string', description });
-const providerDetail = {
-  type: 'object',
-  additionalProperties: true,
-  description: 'Sanitized provider detail: httpStatus, code, subcode, message, userTitle, fbtraceId (tokens redacted).',
-};
+export type { ErrorDoc };
 
 const DOCS = {
+  ...ADDED_DOCS,
   validation_error: {
     status: 400,
     schema: 'ValidationError',

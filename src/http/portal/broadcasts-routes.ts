@@ -10,6 +10,7 @@ import { AppError, errors } from '../../shared/errors.js';
 import { findInputProblem } from '../input-guard.js';
 import { BROADCAST_LABELS, checkedView, checkRows, problemsOf, sendAtFormProblem } from './broadcast-check.js';
 import { type Catalog, composePage, loadCatalog } from './broadcast-compose.js';
+import { columnsOf, firstRecipients, mappingStep, rolesOf } from './broadcast-mapping.js';
 import { broadcastFields, broadcastList, progressBlock } from './broadcast-views.js';
 import type { PortalDeps } from './deps.js';
 import { audit, idParam, str, tenantOf } from './deps.js';
@@ -90,21 +91,27 @@ export function registerBroadcastRoutes(app: FastifyInstance, deps: PortalDeps):
     if (str(body, 'step') === 'pick')
       return sendPage(reply, (await compose(deps, a, '', { ...body, contentType: 'template' })).page);
     let rows: RecipientRow[];
+    // An uploaded file's text goes into the recipients field, so a check with another column mapping reads it again.
+    const text = recipientsText(body);
+    const form = { ...body, recipients: text };
+    const columns = columnsOf(text);
+    const roles = rolesOf(body, columns);
     try {
-      const text = recipientsText(body);
       if (findInputProblem(text, '')) throw new Error('it must not contain NUL characters');
-      rows = parseRecipients(text);
+      rows = parseRecipients(text, roles);
     } catch (err) {
       const problem = errors.validation([
         { path: 'recipients', message: `is not readable CSV: ${(err as Error).message}` },
       ]);
-      return sendPage(reply, (await compose(deps, a, errorBox(problem), body)).page, 400);
+      const top = html`${errorBox(problem)} ${mappingStep(columns, roles)}`;
+      return sendPage(reply, (await compose(deps, a, top, form)).page, 400);
     }
     const catalog = await loadCatalog(deps, a.caller, a.tenant);
     const c = checkRows(a.tenant.plan, deps.allowPrivateUrls, body, catalog, rows);
     const usage = await deps.usage.get(a.caller);
-    const top = checkedView(a.session, c, usage.remaining);
-    return sendPage(reply, composePage(a.ctx, a.tenant, catalog, top, body));
+    const top = html`${checkedView(a.session, c, usage.remaining)} ${firstRecipients(c.good)}
+    ${mappingStep(columns, roles)}`;
+    return sendPage(reply, composePage(a.ctx, a.tenant, catalog, top, form));
   };
   // The one route that takes a file (the CSV): multipart is parsed here only (upload.ts).
   registerUploadRoutes(app, '/portal/broadcasts/new', (upload) => upload.post('/broadcasts/preview', preview));

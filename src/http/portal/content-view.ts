@@ -135,10 +135,23 @@ function orderPart(o: NonNullable<InboundItem['order']>): Html {
   >`;
 }
 
+/** A Flow's answer in a line (decision 0075): its fields but the token, cut short; else its raw text. */
+function flowSummary(f: NonNullable<NonNullable<InboundItem['interactive']>['flowReply']>): string {
+  const cut = (t: string) => (t.length > 300 ? `${Array.from(t).slice(0, 300).join('')}…` : t);
+  if (f.response === null || typeof f.response !== 'object' || Array.isArray(f.response))
+    return cut(f.responseRaw ?? JSON.stringify(f.response) ?? '');
+  const fields = Object.entries(f.response as Record<string, unknown>).filter(([k]) => k !== 'flow_token');
+  return cut(fields.map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', '));
+}
+
 /** What an inbound message carries, in a line: by kind, else its text. */
 export function inboundContent(m: InboundItem): Html {
   const parts: Part[] = [];
-  if (m.interactive)
+  if (m.interactive?.flowReply)
+    parts.push(
+      html`<span class="choice"><strong>answered a Flow</strong> ${flowSummary(m.interactive.flowReply)}</span>`,
+    );
+  else if (m.interactive)
     parts.push(
       html`<span class="choice"
         ><strong>${m.interactive.type === 'list_reply' ? 'chose from a list' : 'pressed'}</strong> “${

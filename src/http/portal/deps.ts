@@ -21,6 +21,8 @@ import type { UserService } from '../../portal/user-service.js';
 import type { InboundFiles } from '../../senders/inbound-files.js';
 import type { SenderService } from '../../senders/sender-service.js';
 import { AppError, errors } from '../../shared/errors.js';
+import type { EmbeddedSignup } from '../../signup/embedded-signup.js';
+import type { SuppressionService } from '../../suppressions/suppression-service.js';
 import type { TemplateService } from '../../templates/template-service.js';
 import type { UsageService } from '../../usage/usage-service.js';
 import type { EndpointService } from '../../webhooks/endpoint-service.js';
@@ -57,8 +59,12 @@ export type PortalDeps = {
   twoFactor: TwoFactorService;
   /** Password reset by email; `enabled` only when SMTP_URL is set. */
   passwordResets: PasswordResetService;
+  /** The API's suppression lists (suppressions-routes.ts). */
+  suppressions: SuppressionService;
   /** Each account's portfolio messaging limit and use (decision 0044), shown on the accounts page. */
   messagingLimits: Pick<MessagingLimits, 'of'>;
+  /** Self-serve linking with the provider's Embedded Signup (signup-routes.ts, decision 0076). */
+  embeddedSignup: Pick<EmbeddedSignup, 'launch' | 'link'>;
 };
 
 /** The signed-in user's customer, and the user as the services take a caller (portalPrincipal). */

@@ -19,6 +19,7 @@ const NAV: [string, string][] = [
   ['/portal/inbox', 'Inbox'],
   ['/portal/broadcasts', 'Broadcasts'],
   ['/portal/templates', 'Templates'],
+  ['/portal/suppressions', 'Suppressions'],
   ['/portal/team', 'Team'],
   ['/portal/audit', 'Audit log'],
   ['/portal/profile', 'Your account'],

@@ -123,6 +123,8 @@ export function searchQuery(f: Filters): Omit<ListQuery, 'limit'> {
 type Listing = {
   messages: Message[];
   contentKinds: string[];
+  /** A text's text, a file's caption, a template's name and values (the message store's words). */
+  contentWords: string[];
   nextCursor: string | null;
   prevCursor: string | null;
   /** Which page this is (1 for the first), carried by the links: the rows' numbers without counting them all. */
@@ -195,7 +197,7 @@ function messagesTable(session: Session, tenant: Tenant, f: Filters, listing: Li
             <td><a href="/portal/messages/${m.messageId}">${m.externalId}</a></td>
             <td>${m.recipient}</td>
             <td>${accountName(m.chatAccountId)}</td>
-            <td>${listing.contentKinds[i] ?? ''}</td>
+            <td>${contentPreview(listing.contentKinds[i] ?? '', listing.contentWords[i] ?? '')}</td>
             <td><span class="status status-${shownStatus(m)}">${shownStatus(m)}</span></td>
             <td>${m.error ? html`<code>${String(m.error.code)}</code>` : ''}</td>
             <td>${m.sandbox ? sandboxBadge(true) : 'live'}</td>
@@ -205,6 +207,32 @@ function messagesTable(session: Session, tenant: Tenant, f: Filters, listing: Li
       ),
     )}
     ${shown === 0 ? html`<p>No messages match.</p>` : ''} ${pager(f, listing)}`;
+}
+
+/** How many characters of a message's words the list shows. */
+const PREVIEW_CHARS = 80;
+
+function shortened(words: string): string {
+  const chars = [...words.replace(/\s+/g, ' ').trim()];
+  return chars.length > PREVIEW_CHARS ? `${chars.slice(0, PREVIEW_CHARS - 1).join('')}…` : chars.join('');
+}
+
+/**
+ * The list's Content cell in words: a text's first characters; "Template <name>" and its values;
+ * a file's kind and caption. Never the content's JSON.
+ */
+export function contentPreview(kind: string, words: string): Html {
+  if (kind === 'template') {
+    const at = words.indexOf(': ');
+    const name = at < 0 ? words : words.slice(0, at);
+    const values = at < 0 ? '' : words.slice(at + 2);
+    return html`<span class="kind">Template</span> <strong>${name}</strong>${
+        values ? html`<br /><span class="preview">${shortened(values)}</span>` : ''
+      }`;
+  }
+  if (kind === 'text') return html`<span class="preview">${shortened(words)}</span>`;
+  return html`<span class="kind">${kind}</span
+    >${words ? html`<br /><span class="preview">${shortened(words)}</span>` : ''}`;
 }
 
 /** Previous and next page links, each carrying the filters and the page number. */

@@ -28,6 +28,8 @@ import { registerOverviewRoutes } from './overview-routes.js';
 import { registerPasswordResetRoutes } from './password-reset-routes.js';
 import { registerProfileRoutes } from './profile-routes.js';
 import { PRE_CSRF_COOKIE, sendPage } from './reply.js';
+import { registerSignupRoutes } from './signup-routes.js';
+import { registerSuppressionPages } from './suppressions-routes.js';
 import { registerTeamRoutes } from './team-routes.js';
 import { registerTemplateRoutes } from './templates-routes.js';
 import { registerTwoFactorRoutes } from './two-factor-routes.js';
@@ -75,6 +77,7 @@ function loadAssets() {
   return {
     'portal.css': { type: 'text/css; charset=utf-8', body: fs.readFileSync(new URL('portal.css', dir)) },
     'portal.js': { type: 'text/javascript; charset=utf-8', body: fs.readFileSync(new URL('portal.js', dir)) },
+    'signup.js': { type: 'text/javascript; charset=utf-8', body: fs.readFileSync(new URL('signup.js', dir)) },
     'htmx.min.js': {
       type: 'text/javascript; charset=utf-8',
       body: fs.readFileSync(require.resolve('htmx.org/dist/htmx.min.js')),
@@ -132,12 +135,14 @@ export function registerPortal(app: FastifyInstance, deps: PortalDeps): void {
       registerMessageRoutes(portal, deps);
       registerKeyRoutes(portal, deps);
       registerAccountRoutes(portal, deps);
+      registerSignupRoutes(portal, deps);
       registerWebhookRoutes(portal, deps);
       registerInboxRoutes(portal, deps);
       registerConversationRoutes(portal, deps);
       registerInboxMediaRoutes(portal, deps);
       registerBroadcastRoutes(portal, deps);
       registerTemplateRoutes(portal, deps);
+      registerSuppressionPages(portal, deps);
       registerAuditRoutes(portal, deps);
       registerTeamRoutes(portal, deps);
       registerProfileRoutes(portal, deps);
@@ -153,7 +158,8 @@ function securityHeaders(reply: FastifyReply, secureCookies: boolean): void {
   reply.header('x-frame-options', 'DENY');
   reply.header('referrer-policy', 'no-referrer');
   reply.header('x-content-type-options', 'nosniff');
-  reply.header('cross-origin-opener-policy', 'same-origin');
+  // A page that opens a provider popup (signup-routes.ts) sets its own, looser opener policy.
+  if (!reply.getHeader('cross-origin-opener-policy')) reply.header('cross-origin-opener-policy', 'same-origin');
   reply.header('permissions-policy', 'camera=(), microphone=(), geolocation=()');
   if (secureCookies) reply.header('strict-transport-security', 'max-age=31536000');
   if (!reply.getHeader('cache-control')) reply.header('cache-control', 'no-store');

@@ -3,6 +3,7 @@
 // code) and the login's second step (a code or a recovery code, bound to the password step by a
 // short-lived cookie naming a single-use challenge; no session exists before the code).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import QRCode from 'qrcode';
 
 import { CHALLENGE_MINUTES, type TwoFactorStatus } from '../../portal/two-factor-service.js';
 import { AppError } from '../../shared/errors.js';
@@ -48,11 +49,18 @@ function codeForm(token: string, problem: unknown) {
   );
 }
 
+const codesLeft = (n: number) => `${n} unused recovery code${n === 1 ? '' : 's'}`;
+
 function onSection(ctx: PageContext, status: TwoFactorStatus): Part {
-  return html`<p>
-      Two-factor sign-in is <strong>on</strong>. You have ${status.recoveryCodesLeft} unused recovery
-      code${status.recoveryCodesLeft === 1 ? '' : 's'} left.
-    </p>
+  return html`<p>Two-factor sign-in is <strong>on</strong>. You have ${codesLeft(status.recoveryCodesLeft)} left.</p>
+    <h2>New recovery codes</h2>
+    <p>Ten new codes replace all the old ones, used or not: the old ones stop working at once.</p>
+    <form method="post" action="${SECURITY}/two-factor/recovery-codes" class="stack">
+      ${csrfField(ctx.session)}
+      <label for="codes-password">Password</label>
+      <input id="codes-password" name="password" type="password" autocomplete="current-password" required />
+      <button type="submit">Make new recovery codes</button>
+    </form>
     <h2>Turn off two-factor sign-in</h2>
     <form method="post" action="${SECURITY}/two-factor/disable" class="stack">
       ${csrfField(ctx.session)}
@@ -64,10 +72,29 @@ function onSection(ctx: PageContext, status: TwoFactorStatus): Part {
     </form>`;
 }
 
-function pendingSection(ctx: PageContext, pending: { secret: string; uri: string }): Part {
+/**
+ * The set-up URI as a QR code for the authenticator app's camera: an SVG in a data: URL (the
+ * portal's CSP allows `img-src data:`, no inline script or style), dark on white in both schemes.
+ */
+async function qrImage(uri: string): Promise<Part> {
+  const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });
+  const src = `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
+  return html`<img
+    id="totp-qr"
+    class="qr"
+    src="${src}"
+    width="200"
+    height="200"
+    alt="QR code of the setup key for your authenticator app"
+  />`;
+}
+
+function pendingSection(ctx: PageContext, pending: { secret: string; uri: string }, qr: Part): Part {
   return html`<ol>
       <li>
-        Add an account in your authenticator app with this setup key (or open the link on the device that has the app):
+        Scan this QR code with your authenticator app:
+        <p>${qr}</p>
+        or add an account in the app with this setup key (or open the link on the device that has the app):
         <p><code id="totp-secret">${pending.secret}</code> ${copyButton('totp-secret')}</p>
         <p><a id="totp-uri" href="${pending.uri}">${pending.uri}</a></p>
       </li>
@@ -99,7 +126,7 @@ function offSection(ctx: PageContext): Part {
 function codesBlock(shown: { value: string } | 'gone' | null): Part {
   if (shown === null) return '';
   if (shown === 'gone')
-    return notice('The recovery codes were shown once and are gone. Turn two-factor sign-in off and on for new ones.');
+    return notice('The recovery codes were shown once and are gone. Make new ones below if you need them.');
   const codes = JSON.parse(shown.value) as string[];
   return html`<section class="card" aria-labelledby="codes-title">
     <h2 id="codes-title">Your recovery codes</h2>
@@ -120,10 +147,21 @@ async function securityPage(deps: PortalDeps, request: FastifyRequest, reply: Fa
   const body = html`${doneNotice(pageQuery(request), {
       on: 'Two-factor sign-in is on.',
       off: 'Two-factor sign-in is off.',
+      codes: 'New recovery codes are made: the old ones no longer work.',
+      // After a login with a recovery code (that code is spent): how many are left, counted now.
+      recovery: `You logged in with a recovery code, which now no longer works. You have ${codesLeft(
+        status.recoveryCodesLeft,
+      )} left.${status.recoveryCodesLeft <= 3 ? ' Make new ones below.' : ''}`,
     })}
     ${problem ? errorBox(problem) : ''} ${codesBlock(shown)}
     <h2>Two-factor sign-in</h2>
-    ${status.enabled ? onSection(ctx, status) : pending ? pendingSection(ctx, pending) : offSection(ctx)}`;
+    ${
+      status.enabled
+        ? onSection(ctx, status)
+        : pending
+          ? pendingSection(ctx, pending, await qrImage(pending.uri))
+          : offSection(ctx)
+    }`;
   return sendPage(reply, page(ctx, 'Security', body), problem?.status ?? 200);
 }
 
@@ -179,6 +217,19 @@ export function registerTwoFactorRoutes(app: FastifyInstance, deps: PortalDeps, 
     }
   });
 
+  app.post('/account/security/two-factor/recovery-codes', own, async (request, reply) => {
+    const { session } = await tenantOf(deps, request);
+    try {
+      await recheckPassword(deps, request, session, 'two_factor.recovery_codes', session.email);
+      const codes = await deps.twoFactor.regenerateRecoveryCodes(session.userId);
+      await audit(deps, request, session, 'two_factor.recovery_codes', session.email);
+      const shown = await stashSecret(deps, request, 'recovery-codes', JSON.stringify(codes));
+      return reply.redirect(`${SECURITY}?done=codes&shown=${shown}`, 303);
+    } catch (err) {
+      return refused(deps, request, reply)(err);
+    }
+  });
+
   registerCodeStep(app, deps, cookieName);
 }
 
@@ -211,7 +262,8 @@ function registerCodeStep(app: FastifyInstance, deps: PortalDeps, cookieName: st
           user.email,
           request.ip,
         );
-      return reply.redirect('/portal', 303);
+      // A recovery code is spent: the security page says so, with how many are left.
+      return reply.redirect(done.kind === 'recovery' ? `${SECURITY}?done=recovery` : '/portal', 303);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       if (err.code === 'login_expired') {

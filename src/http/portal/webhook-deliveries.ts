@@ -132,16 +132,20 @@ export function replayForm(endpointId: string): Html {
   const day = new Date(now.getTime() - 86400_000);
   const local = (d: Date) => d.toISOString().slice(0, 16);
   return html`<form method="get" action="/portal/webhooks/${endpointId}/replay" class="filters">
-    <div>
-      <label for="replay-since">From (UTC)</label>
-      <input id="replay-since" name="since" type="datetime-local" value="${local(day)}" required />
-    </div>
-    <div>
-      <label for="replay-until">Until (UTC)</label>
-      <input id="replay-until" name="until" type="datetime-local" value="${local(now)}" required />
-    </div>
-    <button type="submit">Replay failed deliveries…</button>
-  </form>`;
+      <div>
+        <label for="replay-since">From (UTC)</label>
+        <input id="replay-since" name="since" type="datetime-local" value="${local(day)}" required />
+      </div>
+      <div>
+        <label for="replay-until">Until (UTC)</label>
+        <input id="replay-until" name="until" type="datetime-local" value="${local(now)}" required />
+      </div>
+      <button type="submit">Replay failed deliveries…</button>
+    </form>
+    <p class="hint" id="replay-scope">
+      A replay sends again the deliveries that failed for good (no more retries). Deliveries still being retried are not
+      part of it: they keep their own next attempt (listed below); Redeliver on one sends it now.
+    </p>`;
 }
 
 const isoMinute = (d: Date) => d.toISOString();
@@ -228,6 +232,7 @@ function registerReplayRoutes(app: FastifyInstance, deps: PortalDeps, allowed: A
             ${n === 1 ? 'delivery' : 'deliveries'} to <code>${e.url}</code> ${span}? Each keeps its event id (your
             receiver deduplicates on it) and gets a fresh set of attempts.
           </p>
+          <p>Deliveries still being retried are not replayed: they keep their own next attempt.</p>
           ${n > MAX_REPLAY ? html`<p>One replay queues the oldest ${number(MAX_REPLAY)}; replay again for the rest.</p>` : ''}`,
         // The period rides in the action's query string (the confirmation form carries only its token).
         `/portal/webhooks/${e.id}/replay?${new URLSearchParams({ since: period.since.toISOString(), until: period.until.toISOString() }).toString()}`,

@@ -27,6 +27,7 @@ import {
 } from './layout.js';
 import { sendPage } from './reply.js';
 import { DELIVERY_STATUS, registerDeliveryRoutes, REPLAY_NOTICES, replayForm } from './webhook-deliveries.js';
+import { type DeliveryFilter, deliveryFilterForm, deliveryFilterOf, registerEventCatalogue } from './webhook-events.js';
 
 function listOf(body: unknown, name: string): string[] {
   const v = (body as Record<string, unknown> | undefined)?.[name];
@@ -78,6 +79,7 @@ function queuedNotice(request: FastifyRequest): Part {
 function eventsFieldset(checked: readonly string[]): Html {
   return html`<fieldset>
     <legend>Events</legend>
+    <p><a href="/portal/webhooks/events">What each event carries, with an example</a></p>
     ${EVENT_TYPES.map(
       (ev, i) =>
         html`<div>
@@ -173,9 +175,17 @@ async function listPage(deps: PortalDeps, ctx: PageContext, caller: Caller, top:
   );
 }
 
-async function detailPage(deps: PortalDeps, ctx: PageContext, caller: Caller, id: string, top: Part) {
+async function detailPage(
+  deps: PortalDeps,
+  ctx: PageContext,
+  caller: Caller,
+  id: string,
+  top: Part,
+  filter: DeliveryFilter = {},
+) {
   const e = await deps.endpoints.get(caller, id);
-  const { deliveries } = await deps.endpoints.deliveries(caller, id, { limit: 50 });
+  const { deliveries } = await deps.endpoints.deliveries(caller, id, { limit: 50, ...filter });
+  const filtered = filter.eventType !== undefined || filter.status !== undefined;
   const owner = ctx.session.role === 'owner';
   const action = (path: string, label: string) =>
     html`<form method="post" action="/portal/webhooks/${e.id}/${path}" class="inline">
@@ -219,18 +229,21 @@ async function detailPage(deps: PortalDeps, ctx: PageContext, caller: Caller, id
       }
       <h2>Deliveries</h2>
       ${
-        owner && deliveries.length > 0
+        owner && (deliveries.length > 0 || filtered)
           ? html`<h3>Replay the failed deliveries of a period</h3>
               ${replayForm(e.id)}`
           : ''
       }
+      ${deliveries.length > 0 || filtered ? deliveryFilterForm(e.id, filter) : ''}
       ${
-        deliveries.length === 0
-          ? html`<p class="empty">
-              No deliveries yet. Each event this endpoint subscribes to is sent here and listed with every attempt;
-              ${owner ? 'send a test event to see one.' : 'an owner can send a test event.'}
-            </p>`
-          : deliveriesTable(e.id, deliveries, owner ? action : null)
+        deliveries.length === 0 && filtered
+          ? html`<p class="empty">No deliveries match these filters.</p>`
+          : deliveries.length === 0
+            ? html`<p class="empty">
+                No deliveries yet. Each event this endpoint subscribes to is sent here and listed with every attempt;
+                ${owner ? 'send a test event to see one.' : 'an owner can send a test event.'}
+              </p>`
+            : deliveriesTable(e.id, deliveries, owner ? action : null)
       }
       <p><a href="/portal/webhooks">All endpoints</a></p>`,
   );
@@ -271,7 +284,8 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
       saved: 'Saved.',
       ...REPLAY_NOTICES,
     })}`;
-    return sendPage(reply, await detailPage(deps, a.ctx, a.caller, idParam(request), top));
+    const filter = deliveryFilterOf(pageQuery(request));
+    return sendPage(reply, await detailPage(deps, a.ctx, a.caller, idParam(request), top, filter));
   });
 
   app.post('/webhooks/:id', async (request, reply) => {
@@ -305,6 +319,8 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PortalDeps): v
   registerEndpointActions(app, deps);
   // One delivery's page, deleting an endpoint, replaying failed deliveries (webhook-deliveries.ts).
   registerDeliveryRoutes(app, deps, allowed);
+  // The events, each with its schema and an example (webhook-events.ts).
+  registerEventCatalogue(app, deps, allowed);
 }
 
 /** The actions on one endpoint: rotating its secret, a test event, a redelivery. */

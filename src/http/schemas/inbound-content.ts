@@ -45,10 +45,40 @@ export const InboundInteractive = component(
   'InboundInteractive',
   Type.Object(
     {
-      type: Type.String({ description: '`button_reply`, `list_reply`, or another reply type the provider adds.' }),
+      type: Type.String({
+        description:
+          "`button_reply`, `list_reply`, `nfm_reply` (a Flow's answer), or another reply type the provider adds.",
+      }),
       id: Nullable(Type.String({ description: 'The id of the chosen button or row, as you sent it.' })),
       title: Str,
       description: Nullable(Type.String({ description: 'list_reply: the row description.' })),
+      flowReply: Nullable(
+        Type.Object(
+          {
+            name: Nullable(Type.String({ description: '`flow` (or `address_message`).' })),
+            body: Str,
+            response: Type.Unknown({
+              description:
+                "The Flow's answer: the provider's `response_json` parsed (an object); null when it was not valid JSON or too long.",
+            }),
+            responseRaw: Nullable(
+              Type.String({
+                maxLength: 20000,
+                description:
+                  'The `response_json` text when it was not parsed (invalid or too long: then cut); else null.',
+              }),
+            ),
+            invalidJson: Type.Boolean({ description: '`response_json` was not valid JSON (kept in `responseRaw`).' }),
+            truncated: Type.Boolean({
+              description: '`response_json` was longer than 20,000 characters (its start kept in `responseRaw`).',
+            }),
+            flowToken: Nullable(
+              Type.String({ description: "The answer's `flow_token`: the `flowToken` you sent the Flow with." }),
+            ),
+          },
+          { description: "nfm_reply: the Flow's answer; `replyTo` names your flow message. Null on other replies." },
+        ),
+      ),
     },
     { description: 'A reply to an interactive message; `replyTo` names the message it answered.' },
   ),

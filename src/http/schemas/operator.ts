@@ -27,6 +27,12 @@ export const Customer = component(
       name: Type.String(),
       plan: Enum(['free', 'starter', 'basic', 'pro']),
       defaultCountry: Nullable(Type.String()),
+      embeddedSignup: Nullable(
+        Type.Boolean({
+          description:
+            "Self-serve linking with the provider's Embedded Signup (decision 0076): true or false for this customer; null: its plan decides (EMBEDDED_SIGNUP_PLANS).",
+        }),
+      ),
       createdAt: Time(),
       updatedAt: Time(),
       usage: Type.Optional(Type.Object({ month: Type.String(), used: Type.Integer(), limit: Type.Integer() })),
