@@ -15,12 +15,6 @@ import path from 'node:path';
 import { expect, it } from 'vitest';
 
 /**
- * TEMPORARY: the ledger tables the lead is moving into src/lifecycle/ this round. The scan skips
- * them for now; the lead removes each entry as its move lands, until this list is empty.
- */
-const LEDGER_PENDING = new Set(['messages', 'quota_usage']);
-
-/**
  * Files that write tables named at run time, and why. rekey re-seals the columns of
  * secrets/sealed-columns.ts in place (the same plaintext under the current key); it sits below
  * the owners in the layers, so it cannot call them.
@@ -187,7 +181,7 @@ it('has one writer module per table, the one ARCHITECTURE.md names', () => {
 
   const offenders: string[] = [];
   for (const [table, byModule] of [...writers].sort(([a], [b]) => a.localeCompare(b))) {
-    if (LEDGER_PENDING.has(table) || byModule.size === 1) continue;
+    if (byModule.size === 1) continue;
     offenders.push(
       `${table} is written by ${byModule.size} modules: ` +
         [...byModule].map(([mod, at]) => `${mod} (${at.sort(byLine).join(', ')})`).join('; '),
@@ -206,7 +200,6 @@ it('has one writer module per table, the one ARCHITECTURE.md names', () => {
       mismatched.push(`${table}: missing from ARCHITECTURE.md "Who writes what"`);
       continue;
     }
-    if (LEDGER_PENDING.has(table)) continue;
     const scanned = [...(writers.get(table)?.keys() ?? [])];
     if (scanned.length === 0 && !WRITTEN_BY_TRIGGERS[table]) mismatched.push(`${table}: no module writes it`);
     if (scanned.length === 1 && scanned[0] !== documented)

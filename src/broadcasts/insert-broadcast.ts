@@ -1,12 +1,13 @@
 // One transaction for a whole broadcast, a constant number of statements whatever its size: the
 // record (idempotent on the broadcast's externalId), then the lifecycle's intake
-// (lifecycle/create-messages.ts): the quota charged for every recipient at once with the limit in
-// the WHERE (all or nothing), one message row per recipient, the workers woken at commit. Any
-// refusal rolls back everything.
+// (lifecycle/create-messages.ts): the quota row locked and every recipient admitted at once, or
+// none (lifecycle/charge-quota.ts), one message row per recipient, the workers woken at commit.
+// Any refusal rolls back everything.
 import crypto from 'node:crypto';
 
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
+import { admitByQuota, lockQuota } from '../lifecycle/charge-quota.js';
 import { chargeAndWake, messageInsert, type NewMessageRow } from '../lifecycle/create-messages.js';
 import { lockMediaForBroadcast } from '../lifecycle/media-lifecycle.js';
 import type { AcceptedSend } from '../messages/accept-send.js';
@@ -59,22 +60,15 @@ async function insertOnce(tx: Queryable, b: NewBroadcast): Promise<BroadcastInse
     return { created: false, id: existing.id };
   }
 
-  // Every recipient is charged now, or none: the limit is in the WHERE of the locked row.
-  const charged = await chargeAndWake(tx, {
-    charges: [{ customerId: b.customerId, n, limit: b.quotaLimit }],
-    accounts: [{ customerId: b.customerId, chatAccountId: b.chatAccountId, n }],
-    usedMedia: [],
-    wake: true,
-    now: b.createdAt,
-  });
-  if (!charged.has(b.customerId)) {
-    const { month, resetsAt } = quotaMonth(b.createdAt);
-    const [usage] = await tx.query<{ used: number }>(
-      'SELECT used FROM quota_usage WHERE customer_id = $1 AND month = $2::date',
-      [b.customerId, month],
-    );
-    throw errors.quotaExceeded(b.quotaLimit, Number(usage?.used ?? 0), resetsAt);
-  }
+  // Every recipient is charged now, or none: one ask of n against the locked quota row
+  // (lifecycle/charge-quota.ts, the algorithm sends use too).
+  const { month, resetsAt } = quotaMonth(b.createdAt);
+  const used = await lockQuota(tx, [b.customerId], month);
+  const ask = { customerId: b.customerId, chatAccountId: b.chatAccountId, n, limit: b.quotaLimit };
+  const { verdicts, charges, accounts } = admitByQuota([ask], used);
+  const [verdict] = verdicts;
+  if (!verdict?.admitted) throw errors.quotaExceeded(b.quotaLimit, verdict?.used ?? 0, resetsAt);
+  await chargeAndWake(tx, { charges, accounts, usedMedia: [], wake: true, now: b.createdAt });
 
   // The upload is locked, so it cannot be deleted before this commits, and marked used.
   if (b.mediaId !== null) {

@@ -3,7 +3,7 @@
 // thresholds it reaches recorded (quota.threshold, quota-alerts.ts), its upload marked used and
 // the workers woken at commit. Sends (a group-committed batch, each admitted while its customer's
 // quota lasts: messages/insert-batch.ts) and broadcasts (every recipient or none:
-// broadcasts/insert-broadcast.ts) are the two callers; each adds only its own admission rule.
+// broadcasts/insert-broadcast.ts) are the two callers; both admit by charge-quota.ts.
 import type { Queryable } from '../db/db.js';
 import { quotaMonth } from '../plans/plans.js';
 import { queueQuotaAlerts, thresholdAlertsSql } from './quota-alerts.js';

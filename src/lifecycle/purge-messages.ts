@@ -13,4 +13,3 @@ export async function purgeExpiredMessages(db: Pick<Db, 'query'>, chunk: number)
     chunk,
   );
 }
-

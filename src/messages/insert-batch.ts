@@ -1,15 +1,12 @@
 // One transaction for a whole batch of accepted sends: quota rows locked, messages inserted
-// idempotently, quota charged for what was really created, workers woken. A constant number of
-// statements whatever the batch size.
+// idempotently (lifecycle/insert-sends.ts), quota charged for what was really created and admitted
+// (lifecycle/charge-quota.ts, the algorithm broadcasts use too), workers woken. A constant number
+// of statements whatever the batch size.
 import type { Db, Queryable } from '../db/db.js';
 import { retryTransient } from '../db/retry.js';
-import {
-  type AccountCount,
-  chargeAndWake,
-  messageInsert,
-  type NewMessageRow,
-  type QuotaCharge,
-} from '../lifecycle/create-messages.js';
+import { admitByQuota, dropUnadmitted } from '../lifecycle/charge-quota.js';
+import { chargeAndWake, type NewMessageRow } from '../lifecycle/create-messages.js';
+import { insertSends } from '../lifecycle/insert-sends.js';
 import { quotaMonth } from '../plans/plans.js';
 import type { AcceptedSend } from './accept-send.js';
 
@@ -47,85 +44,36 @@ const toRow = (m: NewMessage): NewMessageRow => ({
 });
 
 /**
- * The lifecycle's message insert, for rows whose key is not revoked and whose upload is still
- * there. A portal user's send (the conversation's reply box) has no key (api_key_id null).
+ * Admits what was created, in arrival order, while each customer's quota lasts (one ask of one
+ * message per send: lifecycle/charge-quota.ts); the rest is excess.
  */
-const INSERT = messageInsert(
-  1,
-  `(t.api_key_id IS NULL OR EXISTS (SELECT 1 FROM api_keys k WHERE k.id = t.api_key_id AND k.revoked_at IS NULL))
-       AND (t.media_id IS NULL OR EXISTS (SELECT 1 FROM media f WHERE f.id = t.media_id AND f.customer_id = t.customer_id))`,
-);
-
-/**
- * One statement: lock (creating if missing) this month's quota rows of the charged customers, in
- * customer id order so batches never deadlock, and read their usage; insert the messages
- * idempotently, re-checking each key's revocation. The usage read is the latest committed one and
- * stays ours until commit, so admitting by it cannot overshoot.
- */
-const LOCK_AND_INSERT_SQL = `
-  WITH quota AS (
-    INSERT INTO quota_usage AS q (customer_id, month)
-    SELECT c, $${INSERT.next}::date FROM unnest($${INSERT.next + 1}::uuid[]) AS c ORDER BY c
-    ON CONFLICT (customer_id, month) DO UPDATE SET used = q.used
-    RETURNING customer_id, used),
-  -- The uploads the messages use, locked so they cannot be deleted before this commits (a deleted
-  -- one leaves its message out).
-  media AS (
-    SELECT id, customer_id FROM media_files
-     WHERE id = ANY(${INSERT.param('media_id')}::uuid[]) AND (used_at IS NOT NULL OR expires_at > now()) ORDER BY id FOR UPDATE),
-  inserted AS (${INSERT.sql})
-  SELECT 'q' AS kind, customer_id::text AS id, used FROM quota
-  UNION ALL
-  SELECT 'm', id::text, NULL FROM inserted
-  UNION ALL
-  SELECT 'f', id::text || '/' || customer_id::text, NULL FROM media`;
-
-/** Admits what was created in arrival order until each customer's quota is full; the rest is excess. */
 function admit(items: NewMessage[], inserted: Set<string>, used: Map<string, number>, resetsAt: string) {
-  const outcomes: (InsertOutcome | null)[] = items.map(() => null);
+  const created = items.filter((m) => inserted.has(m.id));
+  const { verdicts, charges, accounts } = admitByQuota(
+    created.map((m) => ({ customerId: m.customerId, chatAccountId: m.chatAccountId, n: 1, limit: m.quotaLimit })),
+    used,
+  );
+  const verdictOf = new Map(created.map((m, i) => [m.id, verdicts[i]!]));
   const excess: string[] = [];
-  const admitted = new Map<string, QuotaCharge>();
-  /** Admitted per customer/account: the day's usage rollup (sandbox sends are never charged). */
-  const perAccount = new Map<string, AccountCount>();
-  items.forEach((m, i) => {
-    if (!inserted.has(m.id)) return;
-    if (m.quotaLimit !== null) {
-      const charge = admitted.get(m.customerId) ?? { customerId: m.customerId, n: 0, limit: m.quotaLimit };
-      const soFar = (used.get(m.customerId) ?? 0) + charge.n;
-      if (soFar >= m.quotaLimit) {
-        excess.push(m.id);
-        outcomes[i] = { kind: 'quota_exceeded', limit: m.quotaLimit, used: soFar, resetsAt };
-        return;
-      }
-      charge.n++;
-      admitted.set(m.customerId, charge);
-      const k = `${m.customerId}/${m.chatAccountId}`;
-      const count = perAccount.get(k) ?? { customerId: m.customerId, chatAccountId: m.chatAccountId, n: 0 };
-      count.n++;
-      perAccount.set(k, count);
+  const outcomes = items.map((m): InsertOutcome | null => {
+    const verdict = verdictOf.get(m.id);
+    if (verdict === undefined) return null;
+    if (!verdict.admitted) {
+      excess.push(m.id);
+      return { kind: 'quota_exceeded', limit: verdict.limit, used: verdict.used, resetsAt };
     }
-    outcomes[i] = {
-      kind: 'created',
-      ack: { messageId: m.id, externalId: m.externalId, status: 'pending', queued: true },
-    };
+    return { kind: 'created', ack: { messageId: m.id, externalId: m.externalId, status: 'pending', queued: true } };
   });
-  return { outcomes, excess, admitted, perAccount };
+  return { outcomes, excess, charges, accounts };
 }
 
 async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promise<InsertOutcome[]> {
   const { month, resetsAt } = quotaMonth(now);
   const charged = [...new Set(items.filter((m) => m.quotaLimit !== null).map((m) => m.customerId))].sort();
-  const rows = await tx.query<{ kind: 'q' | 'm' | 'f'; id: string; used: number | null }>(LOCK_AND_INSERT_SQL, [
-    ...INSERT.params(items.map(toRow)),
-    month,
-    charged,
-  ]);
-  const used = new Map(rows.filter((r) => r.kind === 'q').map((r) => [r.id, Number(r.used)]));
-  const inserted = new Set(rows.filter((r) => r.kind === 'm').map((r) => r.id));
-  const mediaFound = new Set(rows.filter((r) => r.kind === 'f').map((r) => r.id));
+  const { used, inserted, mediaFound } = await insertSends(tx, items.map(toRow), month, charged);
 
   // Admit what was created in arrival order until each customer's quota is full; undo the rest.
-  const { outcomes, excess, admitted, perAccount } = admit(items, inserted, used, resetsAt);
+  const { outcomes, excess, charges, accounts } = admit(items, inserted, used, resetsAt);
 
   // Requests that inserted nothing: an existing message with that externalId, or a revoked key.
   const others = items.filter((_, i) => outcomes[i] === null);
@@ -164,14 +112,14 @@ async function insertOnce(tx: Queryable, items: NewMessage[], now: Date): Promis
     });
   }
 
-  if (excess.length > 0) await tx.query('DELETE FROM messages WHERE id = ANY($1::uuid[])', [excess]);
-  if (admitted.size > 0 || inserted.size > excess.length) {
+  await dropUnadmitted(tx, excess);
+  if (charges.length > 0 || inserted.size > excess.length) {
     // Charges, rollup and alerts of what was admitted (sandbox sends charge nothing), its uploads
     // marked used, the workers woken. Every charge fits: admission counted from the locked rows.
     const created = items.filter((_, i) => outcomes[i]?.kind === 'created');
     await chargeAndWake(tx, {
-      charges: [...admitted.values()],
-      accounts: [...perAccount.values()],
+      charges,
+      accounts,
       usedMedia: [...new Set(created.flatMap((m) => (m.mediaId !== null ? [m.mediaId] : [])))],
       wake: created.length > 0,
       now,
