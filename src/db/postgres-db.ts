@@ -163,6 +163,9 @@ export async function openPostgresDb(url: string, poolSize: number, opts: Postgr
     connectionTimeoutMillis: deadlines.connectMs,
     statement_timeout: deadlines.statementMs,
     idle_in_transaction_session_timeout: deadlines.transactionMs,
+    // No JIT compilation: every statement here is short, and a plan whose row guess is large
+    // (the usage rollup's, benchmarks.md §25) paid hundreds of ms of server CPU to compile it.
+    options: '-c jit=off',
     keepAlive: true,
   });
   // An idle connection that fails is dropped by the pool; one that fails while in use reports it to

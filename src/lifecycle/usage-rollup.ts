@@ -68,8 +68,9 @@ export async function rollUpUsage(db: Pick<Db, 'transaction'>): Promise<number> 
                       (SELECT min(x) FROM pg_snapshot_xip(snap.s) AS x WHERE x::xid NOT IN (SELECT backend_xid FROM elsewhere))) AS hi
            FROM usage_watermark u, snap),
        steps AS (
+         -- The bounds as scalar subqueries: one index range scan of events_usage_tx.
          SELECT e.customer_id, ${EVENT_STEP}
-           FROM events e, w WHERE e.usage_tx >= w.lo AND e.usage_tx < w.hi),
+           FROM events e WHERE e.usage_tx >= (SELECT lo FROM w) AND e.usage_tx < (SELECT hi FROM w)),
        added AS (
          INSERT INTO usage_daily AS u (customer_id, day, chat_account_id, sent, delivered, read, failed, stripe)
          SELECT customer_id, day, chat_account_id, ${COUNTED.map((c) => `sum(${c})`).join(', ')}, ${USAGE_STRIPE}
