@@ -69,12 +69,15 @@ export async function checkGate(deps: PortalDeps, session: Session, request: Fas
   if (!(changing ? mayWrite : mayRead)(session.role, area)) {
     const who = changing ? RIGHTS[area].write : RIGHTS[area].read;
     const what = changing ? 'change anything here' : 'see this page';
+    // A role that may look here but not change anything gets the read-only answer, as before roles.
+    const title = changing && mayRead(session.role, area) ? 'Read only' : 'Not for your role';
     return sendPage(
       reply,
       refusedPage(
         ctx,
         html`Only ${roleList(who)} of your account can ${what}; your role is
           <strong>${roleName(session.role)}</strong>.`,
+        title,
       ),
       403,
     );
@@ -93,10 +96,10 @@ function roleList(roles: readonly PortalRole[]): string {
   return names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names.at(-1)!}`;
 }
 
-function refusedPage(ctx: PageContext, why: Part) {
+function refusedPage(ctx: PageContext, why: Part, title = 'Not for your role') {
   return page(
     ctx,
-    'Not for your role',
+    title,
     html`<p role="alert">${why} An owner or administrator can change your role.</p>
       <p><a href="/portal">Back to the overview</a></p>`,
   );
