@@ -12,7 +12,7 @@ import type { Db, Queryable } from '../db/db.js';
 import type { ReceiptPricing } from '../provider/parse-webhook.js';
 
 /** The statuses the rollup counts (a message's first reach of each); `accepted` is the intake's. */
-const COUNTED = ['sent', 'delivered', 'read', 'failed'] as const;
+export const COUNTED = ['sent', 'delivered', 'read', 'failed'] as const;
 
 /**
  * The stripe of usage_daily a statement adds to: its connection's (migration 015). Concurrent
@@ -80,7 +80,7 @@ export async function rollUpUsage(db: Pick<Db, 'transaction'>): Promise<number> 
            read = u.read + EXCLUDED.read, failed = u.failed + EXCLUDED.failed
          RETURNING 1),
        mark AS (UPDATE usage_watermark SET next_tx = w.hi FROM w WHERE w.hi > w.lo RETURNING 1)
-       SELECT (SELECT count(*) FROM steps)::text AS n, (SELECT count(*) FROM added) + (SELECT count(*) FROM mark) AS writes`,
+       SELECT (SELECT count(*) FROM steps)::text AS n`,
     );
     return Number(moved?.n ?? 0);
   });

@@ -4,11 +4,11 @@
 // decision 0078). Small reads by key, never a scan of messages; the rollup's stripes of one day and
 // account (migration 015) and the events' rows are added up here.
 import type { Db } from '../db/db.js';
-import { USAGE_ROWS } from '../lifecycle/usage-rollup.js';
+import { COUNTED, USAGE_ROWS } from '../lifecycle/usage-rollup.js';
 import { type Plan, PLAN_LIMITS, quotaMonth } from '../plans/plans.js';
 import { type Scope, scopeWhere, seesNothing } from '../shared/scope.js';
 
-export const USAGE_COUNTERS = ['accepted', 'sent', 'delivered', 'read', 'failed'] as const;
+export const USAGE_COUNTERS = ['accepted', ...COUNTED] as const;
 export type UsageCounters = Record<(typeof USAGE_COUNTERS)[number], number>;
 
 export type Usage = {

@@ -103,9 +103,9 @@ export function createDeliverer(deps: {
 
   /** Claim, then queue each delivery behind its endpoint. */
   async function pass(): Promise<PassResult> {
-    const room = options.maxInFlight - worker.inFlight() - queues.waiting();
-    if (room <= 0) return { didWork: false };
-    const limit = Math.min(options.batchSize, room);
+    const free = requestRoom(options, worker, queues);
+    if (free <= 0) return { didWork: false };
+    const limit = Math.min(options.batchSize, free);
     const claimed = await claimDueDeliveries(db, worker.workerId, {
       ...queues.claimLimits(),
       limit,
@@ -119,7 +119,7 @@ export function createDeliverer(deps: {
   const enqueue = (claimed: ClaimedDelivery[]): Promise<PassResult> =>
     queueClaimed({ db, sealer, workerId: worker.workerId, queues, record: (r) => worker.record(r) }, claimed);
 
-  const local = createHandoff({ log, workerId: worker.workerId, leaseSeconds: options.leaseSeconds, queues, enqueue });
+  const local = createHandoff({ log, queues, enqueue, worker, options });
 
   return {
     workerId: worker.workerId,
@@ -178,10 +178,10 @@ async function queueClaimed(
  */
 function createHandoff(deps: {
   log: Logger;
-  workerId: string;
-  leaseSeconds: number;
   queues: EndpointQueues;
   enqueue: (claimed: ClaimedDelivery[]) => Promise<unknown>;
+  worker: { workerId: string; inFlight(): number };
+  options: Pick<DelivererOptions, 'leaseSeconds' | 'maxInFlight'>;
 }): LocalDeliverer & { taking: boolean; drain: () => Promise<void> } {
   const { log, queues } = deps;
   const handed = createGroupCommit<ClaimedDelivery, void>(
@@ -194,15 +194,13 @@ function createHandoff(deps: {
   );
   const handoff = {
     taking: false,
-    holder: deps.workerId,
-    leaseSeconds: deps.leaseSeconds,
+    holder: deps.worker.workerId,
+    leaseSeconds: deps.options.leaseSeconds,
     freeSlots() {
-      const rooms = queues.rooms();
-      return {
-        endpointIds: rooms.map((r) => r.endpointId),
-        slots: rooms.map((r) => r.slots),
-        otherwise: queues.claimLimits().defaultSlots,
-      };
+      // None while the worker has no room for more requests: the claim waits for room the same way.
+      return requestRoom(deps.options, deps.worker, queues) > 0
+        ? queues.freeSlots()
+        : { endpointIds: [], slots: [], otherwise: 0 };
     },
     take(ds: HandedDelivery[]) {
       for (const d of ds)
@@ -218,6 +216,11 @@ function createHandoff(deps: {
     drain: () => handed.drain(),
   };
   return handoff;
+}
+
+/** Requests this worker may still start: its in-flight bound less what is in flight or waiting. */
+function requestRoom(o: { maxInFlight: number }, w: { inFlight(): number }, q: { waiting(): number }): number {
+  return o.maxInFlight - w.inFlight() - q.waiting();
 }
 
 /** One signed POST of a delivery's stored body. */

@@ -56,6 +56,14 @@ export function createEndpointQueues(opts: {
     /** The backlog one endpoint can take while none of its deliveries is here. */
     capacity,
     rooms,
+    /**
+     * Request slots free now per endpoint with deliveries here, and for any other: what a delivery
+     * handed over at its insert may take (events/local-delivery.ts).
+     */
+    freeSlots() {
+      const r = rooms();
+      return { endpointIds: r.map((x) => x.endpointId), slots: r.map((x) => x.slots), otherwise: opts.concurrency };
+    },
     /** What a claim may take for this process's queues (see claimDueDeliveries). */
     claimLimits() {
       return { excludedEndpointIds: full(), rooms: rooms(), defaultRoom: capacity, defaultSlots: opts.concurrency };
